@@ -1,0 +1,74 @@
+# gpuops: PGXS build.
+#   src/*.cpp   C++17 that talks to PostgreSQL, compiled by g++ through PGXS
+#   cuda/*.cu   device code, compiled by nvcc for sm_90 (+ PTX)
+#   cuda/*.cpp  host-only device-layer code (the CPU twin), compiled by g++
+# The device layer is linked into the one gpuops.so as a static archive,
+# with a static CUDA runtime, so the library loads on a host without a GPU
+# driver (CUDA calls then fail and gpuops keeps PostgreSQL's plans).
+#
+#   make            build         make install   install (PG_CONFIG=...)
+#   make check      set up, build, install and run every test (test/check.sh)
+#   make demo       a throwaway cluster, a query with gpuops off and on
+
+EXTENSION  = gpuops
+MODULE_big = gpuops
+DATA       = sql/gpuops--0.1.0.sql
+PGFILEDESC = "gpuops - sorts, joins and aggregates on the GPU"
+
+PG_CONFIG ?= pg_config
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+
+OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
+
+DEVICE_LIB  = cuda/libgpuops_device.a
+DEVICE_OBJS = $(patsubst %.cu,%.cu.o,$(wildcard cuda/*.cu)) \
+              $(patsubst %.cpp,%.host.o,$(wildcard cuda/*.cpp))
+DEVICE_HDRS = $(wildcard cuda/*.h cuda/*.hpp cuda/*.cuh)
+
+NVCC_FLAGS = -std=c++17 -O3 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
+             -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+# cuda/ never sees PostgreSQL's include path, so it cannot include its headers
+DEVICE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall -Icuda
+
+PG_CPPFLAGS = -Icuda -Isrc
+# gnu++17: PostgreSQL's headers use typeof
+PG_CXXFLAGS = -std=gnu++17 -Wno-register
+SHLIB_LINK += $(DEVICE_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+
+EXTRA_CLEAN = $(DEVICE_LIB) cuda/*.o results regression.diffs regression.out
+
+# PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
+override with_llvm = no
+
+# check and demo set the machine up first (headers may be missing), so they
+# must not need PGXS themselves.
+ifneq ($(filter-out check demo,$(or $(MAKECMDGOALS),all)),)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifeq ($(wildcard $(PGXS)),)
+$(error PostgreSQL server headers not found (pg_config: $(PG_CONFIG)); run "make check", which installs them, or apt-get install postgresql-server-dev-15)
+endif
+include $(PGXS)
+
+$(shlib): $(DEVICE_LIB)
+$(OBJS): $(wildcard src/*.h) $(DEVICE_HDRS)
+else
+.PHONY: check demo
+check:
+	bash test/check.sh
+
+demo:
+	bash test/demo.sh
+endif
+
+$(DEVICE_LIB): $(DEVICE_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
+	$(NVCC) $(NVCC_FLAGS) -Icuda -c $< -o $@
+
+cuda/%.host.o: cuda/%.cpp $(DEVICE_HDRS)
+	$(CXX) $(DEVICE_CXXFLAGS) -c $< -o $@
+

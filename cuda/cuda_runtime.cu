@@ -1,0 +1,296 @@
+/*
+ * cuda_runtime.cu
+ *    Per-process CUDA state; see cuda_runtime.cuh.
+ */
+#include <cstring>
+
+#include "cuda_runtime.cuh"
+
+namespace gpuops {
+namespace cuda {
+
+/* Errors after which the context is unusable for the rest of the process. */
+static bool
+is_sticky(cudaError_t err)
+{
+	switch (err)
+	{
+		case cudaErrorIllegalAddress:
+		case cudaErrorLaunchFailure:
+		case cudaErrorIllegalInstruction:
+		case cudaErrorMisalignedAddress:
+		case cudaErrorInvalidAddressSpace:
+		case cudaErrorInvalidPc:
+		case cudaErrorHardwareStackError:
+		case cudaErrorAssert:
+		case cudaErrorLaunchTimeout:
+		case cudaErrorECCUncorrectable:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static Runtime *the_runtime = nullptr;
+
+void
+throw_cuda(cudaError_t err, const char *what)
+{
+	GpuopsStatus status;
+
+	(void) cudaGetLastError();	/* clear a non-sticky error */
+	switch (err)
+	{
+		case cudaErrorMemoryAllocation:
+			status = GPUOPS_ERR_OUT_OF_MEMORY;
+			break;
+		case cudaErrorNoDevice:
+		case cudaErrorInsufficientDriver:
+		case cudaErrorInvalidDevice:
+		case cudaErrorDevicesUnavailable:
+		case cudaErrorSystemDriverMismatch:
+		case cudaErrorCompatNotSupportedOnDevice:
+		case cudaErrorNoKernelImageForDevice:
+			status = GPUOPS_ERR_NO_DEVICE;
+			break;
+		default:
+			status = GPUOPS_ERR_DEVICE;
+			break;
+	}
+	if (is_sticky(err) && the_runtime)
+		the_runtime->mark_broken(err);
+	fail(status, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+double
+elapsed_ms(cudaEvent_t a, cudaEvent_t b) noexcept
+{
+	float		ms = 0;
+
+	if (!a || !b || cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return 0;
+	}
+	return ms;
+}
+
+void
+Runtime::probe(GpuopsDeviceInfo *info)
+{
+	int			count = 0;
+	cudaError_t err = cudaGetDeviceCount(&count);
+
+	memset(info, 0, sizeof(*info));
+	cudaRuntimeGetVersion(&info->runtime_version);
+	if (cudaDriverGetVersion(&info->driver_version) != cudaSuccess)
+		info->driver_version = 0;
+	if (err != cudaSuccess || count == 0)
+	{
+		(void) cudaGetLastError();
+		snprintf(info->reason, sizeof(info->reason), "%s",
+				 err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device found");
+		return;
+	}
+	if (the_runtime && the_runtime->broken_ != cudaSuccess)
+	{
+		snprintf(info->reason, sizeof(info->reason),
+				 "the GPU failed earlier in this session (%s); reconnect to use it again",
+				 cudaGetErrorName(the_runtime->broken_));
+		return;
+	}
+	cudaDeviceProp prop;
+
+	if ((err = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		snprintf(info->reason, sizeof(info->reason), "%s", cudaGetErrorString(err));
+		return;
+	}
+	snprintf(info->name, sizeof(info->name), "%s", prop.name);
+	info->cc_major = prop.major;
+	info->cc_minor = prop.minor;
+	info->multiprocessors = prop.multiProcessorCount;
+	info->total_memory = prop.totalGlobalMem;
+	size_t		free_b = 0,
+				total_b = 0;
+
+	if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+		info->free_memory = free_b;
+	else
+		(void) cudaGetLastError();
+	if (prop.major < 7)
+	{
+		snprintf(info->reason, sizeof(info->reason),
+				 "compute capability %d.%d is below the 7.0 gpuops needs",
+				 prop.major, prop.minor);
+		return;
+	}
+	info->gpu_available = 1;
+}
+
+Runtime &
+Runtime::get(const GpuopsSettings &settings)
+{
+	if (!the_runtime)
+		the_runtime = new Runtime();
+	Runtime    &rt = *the_runtime;
+
+	if (rt.broken_ != cudaSuccess)
+		fail(GPUOPS_ERR_NO_DEVICE,
+			 "the GPU failed earlier in this session (%s); reconnect to use it again",
+			 cudaGetErrorName(rt.broken_));
+	if (!rt.initialized_)
+		rt.init(settings);
+	return rt;
+}
+
+void
+Runtime::init(const GpuopsSettings &settings)
+{
+	GpuopsDeviceInfo info;
+
+	probe(&info);
+	if (!info.gpu_available)
+		fail(GPUOPS_ERR_NO_DEVICE, "no usable GPU: %s", info.reason);
+	GPUOPS_CUDA_TRY(cudaSetDevice(0));
+	GPUOPS_CUDA_TRY(cudaFree(nullptr));	/* create the context now */
+	total_memory_ = info.total_memory;
+
+	/*
+	 * Keep freed device memory in the pool across queries (up to 1 GB) so a
+	 * query does not pay for mapping fresh memory; the rest goes back.
+	 */
+	cudaMemPool_t mempool;
+
+	GPUOPS_CUDA_TRY(cudaDeviceGetDefaultMemPool(&mempool, 0));
+	uint64_t	keep = 1ull << 30;
+
+	GPUOPS_CUDA_TRY(cudaMemPoolSetAttribute(mempool, cudaMemPoolAttrReleaseThreshold, &keep));
+
+	int			nstreams = settings.streams < 1 ? 1 : settings.streams;
+
+	for (int i = 0; i < nstreams; i++)
+	{
+		cudaStream_t s;
+
+		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		streams_.push_back(s);
+	}
+
+	buffer_bytes_ = settings.batch_bytes;
+	size_t		nbuf = settings.pinned_pool_bytes / buffer_bytes_;
+
+	if (nbuf < 2)
+		nbuf = 2;				/* one filling while one is copied */
+	GPUOPS_CUDA_TRY(cudaHostAlloc(&pool_, nbuf * buffer_bytes_, cudaHostAllocDefault));
+	buffers_.resize(nbuf);
+	for (size_t i = 0; i < nbuf; i++)
+	{
+		buffers_[i].host = static_cast<char *>(pool_) + i * buffer_bytes_;
+		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&buffers_[i].done, cudaEventDisableTiming));
+	}
+	GPUOPS_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void **>(&scalar_), 64, cudaHostAllocDefault));
+	initialized_ = true;
+}
+
+int
+Runtime::try_acquire_buffer()
+{
+	for (size_t i = 0; i < buffers_.size(); i++)
+	{
+		PinnedBuffer &b = buffers_[i];
+
+		if (b.busy && b.in_flight)
+		{
+			cudaError_t err = cudaEventQuery(b.done);
+
+			if (err == cudaSuccess)
+				b.busy = b.in_flight = false;
+			else if (err != cudaErrorNotReady)
+				throw_cuda(err, "cudaEventQuery(staging buffer)");
+		}
+		if (!b.busy)
+		{
+			b.busy = true;
+			return static_cast<int>(i);
+		}
+	}
+	return -1;
+}
+
+int
+Runtime::acquire_buffer_blocking()
+{
+	for (;;)
+	{
+		int			i = try_acquire_buffer();
+
+		if (i >= 0)
+			return i;
+		for (PinnedBuffer &b : buffers_)
+			if (b.busy && b.in_flight)
+			{
+				GPUOPS_CUDA_TRY(cudaEventSynchronize(b.done));
+				break;
+			}
+		bool		any_in_flight = false;
+
+		for (PinnedBuffer &b : buffers_)
+			any_in_flight |= b.in_flight;
+		if (!any_in_flight)
+			fail(GPUOPS_ERR_INTERNAL, "every staging buffer is held and none is in flight");
+	}
+}
+
+void
+Runtime::release_after(int i, cudaStream_t s)
+{
+	PinnedBuffer &b = buffers_[i];
+
+	GPUOPS_CUDA_TRY(cudaEventRecord(b.done, s));
+	b.in_flight = true;
+}
+
+void
+Runtime::release_now(int i)
+{
+	buffers_[i].busy = buffers_[i].in_flight = false;
+}
+
+void *
+Runtime::alloc(size_t bytes, cudaStream_t s)
+{
+	size_t		limit = limit_;
+
+	if (limit == 0)
+		limit = total_memory_ / 10 * 9;
+	if (used_ + bytes > limit)
+		fail(GPUOPS_ERR_OUT_OF_MEMORY,
+			 "device memory budget exceeded: %zu MB in use, %zu MB asked, limit %zu MB",
+			 used_ >> 20, bytes >> 20, limit >> 20);
+	void	   *p = nullptr;
+
+	GPUOPS_CUDA_TRY(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, s));
+	used_ += bytes;
+	return p;
+}
+
+void
+Runtime::free(void *p, size_t bytes, cudaStream_t s) noexcept
+{
+	if (!p)
+		return;
+	if (cudaFreeAsync(p, s) != cudaSuccess)
+		(void) cudaGetLastError();
+	used_ -= bytes;
+}
+
+void
+Runtime::mark_broken(cudaError_t err)
+{
+	broken_ = err;
+}
+
+}								/* namespace cuda */
+}								/* namespace gpuops */

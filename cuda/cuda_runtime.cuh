@@ -1,0 +1,94 @@
+/*
+ * cuda_runtime.cuh
+ *    Per-process CUDA state: lazy device initialization, the pinned staging
+ *    pool, the streams, and stream-ordered device memory under a budget.
+ *
+ * One instance per backend process, created on the first GPU operation (never
+ * in the postmaster: CUDA state does not survive fork).  The pinned pool is
+ * allocated once and reused by every query of the process, since pinning
+ * costs about 100 ms per 256 MB.
+ */
+#ifndef GPUOPS_CUDA_RUNTIME_CUH
+#define GPUOPS_CUDA_RUNTIME_CUH
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "device_common.hpp"
+
+namespace gpuops {
+namespace cuda {
+
+[[noreturn]] void throw_cuda(cudaError_t err, const char *what);
+
+#define GPUOPS_CUDA_TRY(call) \
+	do { \
+		cudaError_t gpuops_err_ = (call); \
+		if (gpuops_err_ != cudaSuccess) \
+			::gpuops::cuda::throw_cuda(gpuops_err_, #call); \
+	} while (0)
+
+/* Checks the launch of the kernel just queued. */
+#define GPUOPS_CUDA_CHECK_LAUNCH(what) GPUOPS_CUDA_TRY(cudaGetLastError())
+
+class Runtime
+{
+  public:
+	/* The process's runtime, initialized on first use; throws NO_DEVICE. */
+	static Runtime &get(const GpuopsSettings &settings);
+
+	/* Probes without initializing the pool; safe to call any time. */
+	static void probe(GpuopsDeviceInfo *info);
+
+	int			stream_count() const { return static_cast<int>(streams_.size()); }
+	cudaStream_t stream(int i) const { return streams_[i % streams_.size()]; }
+
+	/* Pinned staging buffers. */
+	size_t		buffer_bytes() const { return buffer_bytes_; }
+	int			buffer_count() const { return static_cast<int>(buffers_.size()); }
+	void	   *buffer(int i) const { return buffers_[i].host; }
+	int			try_acquire_buffer();	/* -1 when every buffer is in flight */
+	int			acquire_buffer_blocking();
+	void		release_after(int i, cudaStream_t s);	/* free once s passes here */
+	void		release_now(int i);
+	uint64_t   *pinned_scalar() const { return scalar_; }
+
+	/* Device memory from the stream-ordered pool, counted against the budget. */
+	void	   *alloc(size_t bytes, cudaStream_t s);
+	void		free(void *p, size_t bytes, cudaStream_t s) noexcept;
+	size_t		used() const { return used_; }
+	void		set_limit(size_t bytes) { limit_ = bytes; }
+
+	void		mark_broken(cudaError_t err);
+
+  private:
+	struct PinnedBuffer
+	{
+		void	   *host = nullptr;
+		bool		busy = false;	/* handed out, or copy in flight */
+		bool		in_flight = false;
+		cudaEvent_t done = nullptr;
+	};
+
+	void		init(const GpuopsSettings &settings);
+
+	bool		initialized_ = false;
+	cudaError_t broken_ = cudaSuccess;
+	size_t		total_memory_ = 0;
+	size_t		limit_ = 0;
+	size_t		used_ = 0;
+	std::vector<cudaStream_t> streams_;
+	std::vector<PinnedBuffer> buffers_;
+	size_t		buffer_bytes_ = 0;
+	void	   *pool_ = nullptr;
+	uint64_t   *scalar_ = nullptr;
+};
+
+/* Milliseconds between two completed events; 0 when either is missing. */
+double		elapsed_ms(cudaEvent_t a, cudaEvent_t b) noexcept;
+
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * device_common.hpp
+ *    Internal helpers of the device layer: the error type, the guard every
+ *    noexcept entry point runs its body in, and the thread-local message.
+ *
+ * Inside cuda/ failures travel as C++ exceptions (DeviceError); at each entry
+ * point guarded() turns them into a GpuopsStatus plus a message, so nothing
+ * ever unwinds into PostgreSQL's C frames.
+ */
+#ifndef GPUOPS_DEVICE_COMMON_HPP
+#define GPUOPS_DEVICE_COMMON_HPP
+
+#if defined(PG_VERSION_NUM) || defined(POSTGRES_H)
+#error "cuda/ must not include PostgreSQL headers"
+#endif
+
+#include <cstdarg>
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "gpuops_device.h"
+
+namespace gpuops {
+
+class DeviceError : public std::exception
+{
+  public:
+	DeviceError(GpuopsStatus status, std::string msg)
+		: status_(status), msg_(std::move(msg)) {}
+	GpuopsStatus status() const noexcept { return status_; }
+	const char *what() const noexcept override { return msg_.c_str(); }
+
+  private:
+	GpuopsStatus status_;
+	std::string msg_;
+};
+
+/* Records the message returned by gpuops_last_error(). */
+void set_last_error(const char *fmt, ...) noexcept
+	__attribute__((format(printf, 1, 2)));
+
+[[noreturn]] void fail(GpuopsStatus status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The injected failures, raised where a real one of that kind would occur. */
+inline void
+maybe_inject(GpuopsFault want, GpuopsFault have)
+{
+	if (want != have)
+		return;
+	switch (have)
+	{
+		case GPUOPS_FAULT_NO_DEVICE:
+			fail(GPUOPS_ERR_NO_DEVICE, "no GPU device (injected fault)");
+		case GPUOPS_FAULT_OUT_OF_MEMORY:
+			fail(GPUOPS_ERR_OUT_OF_MEMORY, "out of device memory (injected fault)");
+		case GPUOPS_FAULT_KERNEL_ERROR:
+			fail(GPUOPS_ERR_DEVICE, "kernel failed (injected fault)");
+		default:
+			break;
+	}
+}
+
+/*
+ * Runs the body of a noexcept entry point.  The body returns a status
+ * (GPUOPS_OK or GPUOPS_PENDING) or throws; any exception becomes a status.
+ */
+template <class F>
+GpuopsStatus
+guarded(F &&body) noexcept
+{
+	try
+	{
+		return body();
+	}
+	catch (const DeviceError &e)
+	{
+		set_last_error("%s", e.what());
+		return e.status();
+	}
+	catch (const std::bad_alloc &)
+	{
+		set_last_error("out of host memory in the device layer");
+		return GPUOPS_ERR_OUT_OF_MEMORY;
+	}
+	catch (const std::exception &e)
+	{
+		set_last_error("internal error in the device layer: %s", e.what());
+		return GPUOPS_ERR_INTERNAL;
+	}
+	catch (...)
+	{
+		set_last_error("unknown internal error in the device layer");
+		return GPUOPS_ERR_INTERNAL;
+	}
+}
+
+}								/* namespace gpuops */
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * gpuops_device.h
+ *    The one interface between the PostgreSQL side (src/) and the device
+ *    layer (cuda/).
+ *
+ * Plain C structs, status codes and noexcept entry points only: the device
+ * layer never includes a PostgreSQL header and never raises a PostgreSQL
+ * error, and the PostgreSQL side never sees a C++ exception or a CUDA type.
+ * Turning a status into an ereport happens in exactly one place on the
+ * PostgreSQL side (src/device_error.cpp).
+ *
+ * Two backends implement the same operations: CUDA, and a CPU twin that runs
+ * the same batch algorithms on the host (used for gpuops.device = cpu and as
+ * the fallback when the device fails).  Each operation is reached through a
+ * GpuopsBackend table of function pointers, chosen by the caller.
+ */
+#ifndef GPUOPS_DEVICE_H
+#define GPUOPS_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define GPUOPS_NOEXCEPT noexcept
+extern "C" {
+#else
+#define GPUOPS_NOEXCEPT
+#endif
+
+typedef enum GpuopsStatus
+{
+	GPUOPS_OK = 0,
+	GPUOPS_PENDING,				/* asynchronous work not finished yet */
+	GPUOPS_ERR_NO_DEVICE,		/* no usable GPU (none present, driver missing) */
+	GPUOPS_ERR_OUT_OF_MEMORY,	/* device or pinned memory exhausted / over budget */
+	GPUOPS_ERR_DEVICE,			/* kernel launch/execution or copy failed */
+	GPUOPS_ERR_UNSUPPORTED,		/* the request is outside what the backend can do */
+	GPUOPS_ERR_INTERNAL			/* a bug: bad arguments, broken invariant */
+} GpuopsStatus;
+
+/* Failures a superuser can force (gpuops.fault_injection). */
+typedef enum GpuopsFault
+{
+	GPUOPS_FAULT_NONE = 0,
+	GPUOPS_FAULT_NO_DEVICE,
+	GPUOPS_FAULT_OUT_OF_MEMORY,
+	GPUOPS_FAULT_KERNEL_ERROR
+} GpuopsFault;
+
+/* Per-backend-process settings, copied from GUCs before each operation. */
+typedef struct GpuopsSettings
+{
+	size_t		pinned_pool_bytes;	/* pinned staging pool, allocated once */
+	size_t		batch_bytes;	/* one staging buffer */
+	int			streams;		/* CUDA streams for copy/kernel overlap */
+	size_t		device_memory_limit;	/* 0 = 90% of the device's memory */
+	GpuopsFault fault;			/* injected failure, GPUOPS_FAULT_NONE normally */
+} GpuopsSettings;
+
+typedef struct GpuopsDeviceInfo
+{
+	int			gpu_available;	/* 1 when a usable GPU was found */
+	char		reason[256];	/* why not, when gpu_available == 0 */
+	char		name[256];
+	int			cc_major;
+	int			cc_minor;
+	int			multiprocessors;
+	uint64_t	total_memory;
+	uint64_t	free_memory;
+	int			driver_version; /* CUDA encoding: 1000 * major + 10 * minor */
+	int			runtime_version;
+} GpuopsDeviceInfo;
+
+/* Key types of the sort; each is normalized to an unsigned integer key. */
+typedef enum GpuopsKeyType
+{
+	GPUOPS_KEY_INT4 = 0,		/* int32 values, 4-byte key */
+	GPUOPS_KEY_INT8,			/* int64 values, 8-byte key */
+	GPUOPS_KEY_FLOAT8			/* IEEE double, 8-byte key; NaN above +Inf, -0 == 0 */
+} GpuopsKeyType;
+
+typedef struct GpuopsSortSpec
+{
+	GpuopsKeyType key_type;
+	int			descending;		/* invert the normalized key */
+} GpuopsSortSpec;
+
+/*
+ * Timings and counters one operation reports for EXPLAIN ANALYZE.
+ * Milliseconds; copy time covers host<->device transfers, kernel time the
+ * device-side work (normalize, sort); both are 0 on the CPU backend except
+ * kernel_ms, which then is the time of the host implementation.
+ */
+typedef struct GpuopsStats
+{
+	uint64_t	rows;
+	uint32_t	batches;
+	uint32_t	sort_bits;		/* key bits the radix sort actually examined */
+	double		copy_ms;
+	double		kernel_ms;
+	uint64_t	device_bytes;	/* peak device memory held by the operation */
+} GpuopsStats;
+
+/* A staging buffer handed out by a backend for the caller to fill. */
+typedef struct GpuopsStageBuffer
+{
+	void	   *values;			/* key values, packed at the key's width */
+	uint32_t	capacity_rows;
+} GpuopsStageBuffer;
+
+typedef struct GpuopsSort GpuopsSort;	/* opaque, owned by the backend */
+
+/*
+ * A backend: the same operations on the GPU or on the host.
+ *
+ * Sort protocol (key-pointer sort; rows are numbered 0..n-1 in the order their
+ * keys were submitted, the tuples themselves never leave the host):
+ *   sort_begin
+ *   repeat: sort_stage (may return GPUOPS_PENDING while every staging buffer
+ *           is in flight; call again) -> fill values -> sort_submit(nrows)
+ *   sort_finish   (queues the sort; returns at once)
+ *   repeat sort_poll until it returns GPUOPS_OK (GPUOPS_PENDING meanwhile)
+ *   sort_result   (row numbers in sorted order; stable: ties keep input order)
+ *   sort_end      (always, also after any failure; frees everything)
+ * Every function except sort_end returns a status; after a failure the
+ * message is available from last_error() until the next call.
+ */
+typedef struct GpuopsBackend
+{
+	const char *name;			/* "cuda" or "cpu" */
+	GpuopsStatus (*probe) (GpuopsDeviceInfo *info) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_begin) (const GpuopsSettings *settings,
+								const GpuopsSortSpec *spec,
+								GpuopsSort **sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_stage) (GpuopsSort *sort, GpuopsStageBuffer *buf) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_submit) (GpuopsSort *sort, uint32_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_finish) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_poll) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_result) (GpuopsSort *sort, uint32_t *order,
+								 uint64_t nrows) GPUOPS_NOEXCEPT;
+	void		(*sort_stats) (const GpuopsSort *sort, GpuopsStats *stats) GPUOPS_NOEXCEPT;
+	void		(*sort_end) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+} GpuopsBackend;
+
+extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
+extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
+
+/* Message of the last failure in this process (thread-local), never NULL. */
+extern const char *gpuops_last_error(void) GPUOPS_NOEXCEPT;
+
+/* Build description, e.g. "CUDA 13.0, sm_90". */
+extern const char *gpuops_build_info(void) GPUOPS_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUOPS_DEVICE_H */

@@ -1,0 +1,314 @@
+/*
+ * batch.cpp
+ *    Column batches and the child-plan batch source; see batch.h.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/tupmacs.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/expandeddatum.h"
+#include "utils/memutils.h"
+}
+
+#include "batch.h"
+
+#define ARENA_CHUNK (1024 * 1024)
+#define FIRST_CAPACITY 1024
+
+void
+GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent,
+				   const char *name)
+{
+	memset(store, 0, sizeof(*store));
+	store->cxt = AllocSetContextCreate(parent, "gpuops row store", ALLOCSET_DEFAULT_SIZES);
+	(void) name;
+	store->ncols = desc->natts;
+	store->cols = (GpuopsColumnDesc *)
+		MemoryContextAllocZero(parent, sizeof(GpuopsColumnDesc) * Max(desc->natts, 1));
+	for (int c = 0; c < desc->natts; c++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, c);
+		GpuopsColumnDesc *col = &store->cols[c];
+
+		col->typlen = att->attlen;
+		col->typbyval = att->attbyval;
+		col->typalign = att->attalign;
+		if (att->attlen > 0)
+		{
+			col->width = att->attbyval ? att->attlen
+				: att_align_nominal(att->attlen, att->attalign);
+			col->by_pointer = false;
+		}
+		else
+		{
+			col->width = sizeof(char *);
+			col->by_pointer = true;
+		}
+	}
+}
+
+void
+GpuopsRowStoreReset(GpuopsRowStore *store)
+{
+	MemoryContextReset(store->cxt);
+	store->batches = NULL;
+	store->nbatches = store->maxbatches = 0;
+	store->nrows = 0;
+	store->arena = NULL;
+	store->arena_used = store->arena_size = 0;
+}
+
+void
+GpuopsRowStoreFree(GpuopsRowStore *store)
+{
+	if (store->cxt)
+		MemoryContextDelete(store->cxt);
+	store->cxt = NULL;
+}
+
+Size
+GpuopsRowStoreMemory(GpuopsRowStore *store)
+{
+	return MemoryContextMemAllocated(store->cxt, true);
+}
+
+static void
+BatchGrow(GpuopsRowStore *store, GpuopsBatch *batch, uint32 capacity)
+{
+	for (int c = 0; c < store->ncols; c++)
+	{
+		Size		bytes = (Size) capacity * store->cols[c].width;
+
+		batch->values[c] = (char *) (batch->values[c]
+									 ? repalloc_huge(batch->values[c], bytes)
+									 : MemoryContextAllocHuge(store->cxt, bytes));
+		if (batch->nulls[c])
+		{
+			Size		old = (batch->capacity + 7) / 8;
+			Size		now = (capacity + 7) / 8;
+
+			batch->nulls[c] = (uint8 *) repalloc(batch->nulls[c], now);
+			memset(batch->nulls[c] + old, 0, now - old);
+		}
+	}
+	batch->capacity = capacity;
+}
+
+GpuopsBatch *
+GpuopsRowStoreOpenBatch(GpuopsRowStore *store)
+{
+	GpuopsBatch *batch;
+
+	if (store->nbatches > 0)
+	{
+		batch = store->batches[store->nbatches - 1];
+		if (batch->nrows < GPUOPS_BATCH_ROWS)
+			return batch;
+	}
+	if (store->nbatches == store->maxbatches)
+	{
+		int			n = Max(16, store->maxbatches * 2);
+
+		store->batches = (GpuopsBatch **) (store->batches
+										   ? repalloc(store->batches, n * sizeof(GpuopsBatch *))
+										   : MemoryContextAlloc(store->cxt, n * sizeof(GpuopsBatch *)));
+		store->maxbatches = n;
+	}
+	batch = (GpuopsBatch *) MemoryContextAllocZero(store->cxt, sizeof(GpuopsBatch));
+	batch->values = (char **) MemoryContextAllocZero(store->cxt, sizeof(char *) * Max(store->ncols, 1));
+	batch->nulls = (uint8 **) MemoryContextAllocZero(store->cxt, sizeof(uint8 *) * Max(store->ncols, 1));
+	/* the first batch grows from small, so tiny inputs stay tiny */
+	BatchGrow(store, batch, store->nbatches == 0 ? FIRST_CAPACITY : GPUOPS_BATCH_ROWS);
+	store->batches[store->nbatches++] = batch;
+	return batch;
+}
+
+static char *
+ArenaAlloc(GpuopsRowStore *store, Size len)
+{
+	Size		need = MAXALIGN(len);
+	char	   *p;
+
+	if (store->arena == NULL || store->arena_used + need > store->arena_size)
+	{
+		Size		size = Max((Size) ARENA_CHUNK, need);
+
+		store->arena = (char *) MemoryContextAllocHuge(store->cxt, size);
+		store->arena_size = size;
+		store->arena_used = 0;
+	}
+	p = store->arena + store->arena_used;
+	store->arena_used += need;
+	return p;
+}
+
+/* Copies a by-reference variable-length datum into the arena. */
+static char *
+CopyVarlen(GpuopsRowStore *store, const GpuopsColumnDesc *col, Datum d)
+{
+	char	   *src = DatumGetPointer(d);
+	char	   *dst;
+
+	if (col->typlen == -2)
+	{
+		Size		len = strlen(src) + 1;
+
+		dst = ArenaAlloc(store, len);
+		memcpy(dst, src, len);
+		return dst;
+	}
+	if (VARATT_IS_EXTERNAL_EXPANDED(src))
+	{
+		/* flatten expanded objects; they live in memory that goes away */
+		ExpandedObjectHeader *eoh = DatumGetEOHP(d);
+		Size		len = EOH_get_flat_size(eoh);
+
+		dst = ArenaAlloc(store, len);
+		EOH_flatten_into(eoh, dst, len);
+		return dst;
+	}
+	if (VARATT_IS_EXTERNAL_INDIRECT(src))
+	{
+		struct varlena *flat = detoast_external_attr((struct varlena *) src);
+		Size		len = VARSIZE_ANY(flat);
+
+		dst = ArenaAlloc(store, len);
+		memcpy(dst, flat, len);
+		pfree(flat);
+		return dst;
+	}
+	/* plain, compressed or on-disk TOAST pointer: copy as is, like tuplesort */
+	{
+		Size		len = VARSIZE_ANY(src);
+
+		dst = ArenaAlloc(store, len);
+		memcpy(dst, src, len);
+		return dst;
+	}
+}
+
+void
+GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot *slot)
+{
+	uint32		i;
+
+	Assert(batch->nrows < GPUOPS_BATCH_ROWS);
+	if (batch->nrows == batch->capacity)
+		BatchGrow(store, batch, Min(batch->capacity * 2, GPUOPS_BATCH_ROWS));
+	i = batch->nrows;
+	slot_getallattrs(slot);
+	for (int c = 0; c < store->ncols; c++)
+	{
+		const GpuopsColumnDesc *col = &store->cols[c];
+		char	   *dst = batch->values[c] + (Size) i * col->width;
+		Datum		d = slot->tts_values[c];
+
+		if (slot->tts_isnull[c])
+		{
+			if (batch->nulls[c] == NULL)
+				batch->nulls[c] = (uint8 *) MemoryContextAllocZero(store->cxt,
+																   (batch->capacity + 7) / 8);
+			batch->nulls[c][i >> 3] |= (uint8) (1 << (i & 7));
+			memset(dst, 0, col->width); /* staged keys of NULL rows are zero */
+			continue;
+		}
+		if (col->typbyval)
+			store_att_byval(dst, d, col->typlen);
+		else if (!col->by_pointer)
+			memcpy(dst, DatumGetPointer(d), col->typlen);
+		else
+		{
+			char	   *p = CopyVarlen(store, col, d);
+
+			memcpy(dst, &p, sizeof(char *));
+		}
+	}
+	batch->nrows++;
+	store->nrows++;
+}
+
+void
+GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row, TupleTableSlot *slot)
+{
+	GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
+	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+
+	ExecClearTuple(slot);
+	for (int c = 0; c < store->ncols; c++)
+	{
+		const GpuopsColumnDesc *col = &store->cols[c];
+		const char *src = batch->values[c] + (Size) i * col->width;
+
+		if (GpuopsBatchIsNull(batch, c, i))
+		{
+			slot->tts_values[c] = (Datum) 0;
+			slot->tts_isnull[c] = true;
+			continue;
+		}
+		slot->tts_isnull[c] = false;
+		if (col->typbyval)
+			slot->tts_values[c] = fetch_att(src, true, col->typlen);
+		else if (!col->by_pointer)
+			slot->tts_values[c] = PointerGetDatum(src);
+		else
+		{
+			char	   *p;
+
+			memcpy(&p, src, sizeof(char *));
+			slot->tts_values[c] = PointerGetDatum(p);
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/* The child-plan source. */
+typedef struct ChildPlanSource
+{
+	GpuopsBatchSource base;
+	PlanState  *child;
+	bool		done;
+} ChildPlanSource;
+
+static bool
+ChildPlanFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
+{
+	ChildPlanSource *cps = (ChildPlanSource *) src;
+
+	while (!cps->done && batch->nrows < GPUOPS_BATCH_ROWS)
+	{
+		TupleTableSlot *slot = ExecProcNode(cps->child);
+
+		if (TupIsNull(slot))
+		{
+			cps->done = true;
+			break;
+		}
+		GpuopsBatchAppendSlot(store, batch, slot);
+	}
+	return !cps->done;
+}
+
+static void
+ChildPlanRescan(GpuopsBatchSource *src)
+{
+	ChildPlanSource *cps = (ChildPlanSource *) src;
+
+	cps->done = false;
+	if (cps->child->chgParam == NULL)
+		ExecReScan(cps->child);
+	/* else ExecProcNode rescans it, with the new parameter values */
+}
+
+GpuopsBatchSource *
+GpuopsChildPlanSource(PlanState *child)
+{
+	ChildPlanSource *cps = (ChildPlanSource *) palloc0(sizeof(ChildPlanSource));
+
+	cps->base.fill = ChildPlanFill;
+	cps->base.rescan = ChildPlanRescan;
+	cps->child = child;
+	return &cps->base;
+}

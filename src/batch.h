@@ -1,0 +1,106 @@
+/*
+ * batch.h
+ *    Columnar batches of rows pulled from a child plan, and the batch-source
+ *    interface that produces them.
+ *
+ * A GpuopsRowStore holds an operator's input as a sequence of column batches
+ * of GPUOPS_BATCH_ROWS rows each: fixed-width values packed at their native
+ * width (so a key column is one contiguous array that a single memcpy stages
+ * into a pinned buffer), a null bitmap per column, and a variable-length
+ * arena for varlena and cstring values.  Rows are numbered 0..n-1 in arrival
+ * order; row r lives in batch r >> GPUOPS_BATCH_SHIFT.  Rows are turned back
+ * into tuples by filling a virtual slot whose datums point into the store.
+ *
+ * A GpuopsBatchSource fills batches.  The first one pulls tuples from a child
+ * plan through the executor; a direct heap-block reader and parallel workers
+ * can implement the same interface later.
+ */
+#ifndef GPUOPS_BATCH_H
+#define GPUOPS_BATCH_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "executor/tuptable.h"
+#include "nodes/execnodes.h"
+}
+
+#define GPUOPS_BATCH_SHIFT 16
+#define GPUOPS_BATCH_ROWS (1U << GPUOPS_BATCH_SHIFT)
+
+typedef struct GpuopsColumnDesc
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			width;			/* bytes per row in values[] */
+	bool		by_pointer;		/* values[] holds pointers into the arena */
+} GpuopsColumnDesc;
+
+typedef struct GpuopsBatch
+{
+	uint32		nrows;
+	uint32		capacity;		/* grows to GPUOPS_BATCH_ROWS */
+	char	  **values;			/* per column: capacity * width bytes */
+	uint8	  **nulls;			/* per column: bitmap, bit set = NULL; NULL if none yet */
+} GpuopsBatch;
+
+typedef struct GpuopsRowStore
+{
+	MemoryContext cxt;			/* owns every batch and the arena */
+	int			ncols;
+	GpuopsColumnDesc *cols;
+	GpuopsBatch **batches;
+	int			nbatches;
+	int			maxbatches;
+	uint64		nrows;
+	char	   *arena;			/* current arena chunk */
+	Size		arena_used;
+	Size		arena_size;
+} GpuopsRowStore;
+
+extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc,
+							   MemoryContext parent, const char *name);
+extern void GpuopsRowStoreReset(GpuopsRowStore *store);
+extern void GpuopsRowStoreFree(GpuopsRowStore *store);
+
+/* The batch rows are appended to, starting a new one when the last is full. */
+extern GpuopsBatch *GpuopsRowStoreOpenBatch(GpuopsRowStore *store);
+
+/* Appends the (fully deformed) slot as the next row of batch. */
+extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,
+								  TupleTableSlot *slot);
+
+/* Stores row `row` into the virtual slot `slot` (datums point into the store). */
+extern void GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row,
+								TupleTableSlot *slot);
+
+static inline bool
+GpuopsBatchIsNull(const GpuopsBatch *batch, int col, uint32 i)
+{
+	const uint8 *bm = batch->nulls[col];
+
+	return bm != NULL && (bm[i >> 3] & (1 << (i & 7))) != 0;
+}
+
+/* Bytes of memory the store holds. */
+extern Size GpuopsRowStoreMemory(GpuopsRowStore *store);
+
+typedef struct GpuopsBatchSource GpuopsBatchSource;
+
+struct GpuopsBatchSource
+{
+	/*
+	 * Appends rows to batch until it is full or the input ends.  Returns
+	 * false once the input is exhausted.
+	 */
+	bool		(*fill) (GpuopsBatchSource *src, GpuopsRowStore *store,
+						 GpuopsBatch *batch);
+	void		(*rescan) (GpuopsBatchSource *src);
+};
+
+/* A source reading the tuples of a child plan through ExecProcNode. */
+extern GpuopsBatchSource *GpuopsChildPlanSource(PlanState *child);
+
+#endif

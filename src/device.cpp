@@ -1,0 +1,145 @@
+/*
+ * device.cpp
+ *    Backend choice and device status reporting.
+ *
+ * The CUDA backend is never touched in the postmaster: the first call that
+ * needs it (planning with gpuops.device = auto, or running a node) probes the
+ * device in the backend process itself, since CUDA state does not survive
+ * fork().
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+}
+
+#include "device.h"
+#include "guc.h"
+
+static int	gpu_present = -1;	/* -1 unknown, 0 no, 1 yes */
+
+bool
+GpuopsGpuPresent(void)
+{
+	if (gpu_present < 0)
+	{
+		GpuopsDeviceInfo info;
+
+		if (!IsUnderPostmaster && IsPostmasterEnvironment)
+			return false;		/* never initialize CUDA in the postmaster */
+		if (gpuops_cuda_backend()->probe(&info) == GPUOPS_OK && info.gpu_available)
+			gpu_present = 1;
+		else
+		{
+			gpu_present = 0;
+			elog(DEBUG1, "gpuops: no usable GPU: %s", info.reason);
+		}
+	}
+	return gpu_present == 1;
+}
+
+bool
+GpuopsPlanningAllowed(void)
+{
+	if (!gpuops_enabled)
+		return false;
+	switch (gpuops_device_mode)
+	{
+		case GPUOPS_DEVICE_CPU:
+		case GPUOPS_DEVICE_GPU:
+			return true;
+		default:
+			return GpuopsGpuPresent();
+	}
+}
+
+const GpuopsBackend *
+GpuopsPrimaryBackend(void)
+{
+	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+		return gpuops_cpu_backend();
+	return gpuops_cuda_backend();
+}
+
+static int
+StatusSqlstate(GpuopsStatus status)
+{
+	switch (status)
+	{
+		case GPUOPS_ERR_NO_DEVICE:
+			return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+		case GPUOPS_ERR_OUT_OF_MEMORY:
+			return ERRCODE_OUT_OF_MEMORY;
+		case GPUOPS_ERR_DEVICE:
+			return ERRCODE_SYSTEM_ERROR;
+		case GPUOPS_ERR_UNSUPPORTED:
+			return ERRCODE_FEATURE_NOT_SUPPORTED;
+		default:
+			return ERRCODE_INTERNAL_ERROR;
+	}
+}
+
+static const char *
+StatusText(GpuopsStatus status)
+{
+	switch (status)
+	{
+		case GPUOPS_ERR_NO_DEVICE:
+			return "no GPU device";
+		case GPUOPS_ERR_OUT_OF_MEMORY:
+			return "out of device memory";
+		case GPUOPS_ERR_DEVICE:
+			return "device error";
+		case GPUOPS_ERR_UNSUPPORTED:
+			return "not supported by the device";
+		default:
+			return "internal error";
+	}
+}
+
+void
+GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible)
+{
+	const char *detail = gpuops_last_error();
+
+	if (fallback_possible && gpuops_cpu_fallback != GPUOPS_FALLBACK_OFF)
+	{
+		ereport(gpuops_cpu_fallback == GPUOPS_FALLBACK_NOTICE ? NOTICE : DEBUG1,
+				(errmsg("gpuops: %s failed on the device; finishing on the CPU", node),
+				 errdetail("%s", detail)));
+		return;
+	}
+	ereport(ERROR,
+			(errcode(StatusSqlstate(status)),
+			 errmsg("gpuops: %s failed: %s", node, StatusText(status)),
+			 errdetail("%s", detail),
+			 status == GPUOPS_ERR_NO_DEVICE || status == GPUOPS_ERR_OUT_OF_MEMORY ||
+			 status == GPUOPS_ERR_DEVICE
+			 ? errhint("Set gpuops.cpu_fallback = on to finish such queries on the CPU.")
+			 : 0));
+}
+
+void
+GpuopsWaitForDevice(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	pg_usleep(20L);
+}
+
+/* The boundary's error slot (boundary.h). */
+static char cpp_error[1024];
+
+void
+GpuopsRememberCppError(const char *what) noexcept
+{
+	strlcpy(cpp_error, what ? what : "", sizeof(cpp_error));
+}
+
+void
+GpuopsRaiseCppError(const char *where)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("gpuops: unexpected C++ exception in %s: %s", where, cpp_error)));
+}

@@ -1,0 +1,37 @@
+/*
+ * device.h
+ *    The PostgreSQL side's view of the device layer: which backend runs, and
+ *    the one place where a device status turns into an ereport.
+ */
+#ifndef GPUOPS_DEVICE_FACADE_H
+#define GPUOPS_DEVICE_FACADE_H
+
+extern "C" {
+#include "postgres.h"
+}
+
+#include "gpuops_device.h"
+
+/* May the planner offer gpuops paths now (gpuops.enabled, gpuops.device)? */
+extern bool GpuopsPlanningAllowed(void);
+
+/* Is a usable GPU present?  Probed once per backend process, lazily. */
+extern bool GpuopsGpuPresent(void);
+
+/* The backend a query runs on first: CUDA, or the CPU twin for device = cpu. */
+extern const GpuopsBackend *GpuopsPrimaryBackend(void);
+
+/*
+ * Handles a failed device call of operator `node`.  Returns when the caller
+ * should finish on the CPU backend (after a NOTICE or DEBUG1 message, per
+ * gpuops.cpu_fallback); otherwise raises the ERROR with the status's SQLSTATE.
+ * `fallback_possible` is false when the failing backend already was the
+ * fallback.
+ */
+extern void GpuopsDeviceFailed(const char *node, GpuopsStatus status,
+							   bool fallback_possible);
+
+/* Waits a moment for asynchronous device work, staying cancellable. */
+extern void GpuopsWaitForDevice(void);
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * gpu_sort_path.cpp
+ *    GpuSort planning: offers a CustomPath for ORDER BY that competes on cost
+ *    with PostgreSQL's Sort.
+ *
+ * Called from the create_upper_paths_hook at UPPERREL_ORDERED.  The path
+ * sorts the cheapest input path; PostgreSQL's add_path keeps whichever of
+ * its Sort and GpuSort is cheaper.  Anything gpuops cannot sort exactly as
+ * PostgreSQL would (types, orderings, several keys for now) is left alone.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+}
+
+#include "boundary.h"
+#include "gpu_sort.h"
+#include "guc.h"
+#include "device.h"
+#include "types.h"
+
+static Plan *PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							 List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpu_sort_path_methods = {
+	GPUSORT_NAME,
+	PlanGpuSortPath,
+};
+
+/*
+ * Cost of a GpuSort over `rows` input rows with a key of `key_width` bytes:
+ * a fixed start-up (device and stream set-up), per-row staging and emission
+ * on the host (the executor's tuple rate dominates), and the bytes that
+ * cross the bus (key out, row number back).  The device sort itself is
+ * milliseconds for 10^8 keys and is folded into the per-row cost.
+ */
+static void
+CostGpuSort(Path *path, Path *input, int key_width)
+{
+	double		rows = Max(input->rows, 1.0);
+	double		mb = rows * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
+
+	path->rows = input->rows;
+	path->startup_cost = input->total_cost + gpuops_startup_cost +
+		rows * gpuops_tuple_cost + mb * gpuops_transfer_cost;
+	path->total_cost = path->startup_cost + rows * cpu_operator_cost;
+}
+
+/* Finds the input column that is the pathkey's expression; -1 if none. */
+static int
+FindSortColumn(PathKey *pk, PathTarget *target, Oid *type)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, target->exprs)
+	{
+		Expr	   *expr = (Expr *) lfirst(lc);
+
+		if (find_ec_member_matching_expr(pk->pk_eclass, expr, NULL) != NULL)
+		{
+			*type = exprType((Node *) expr);
+			return i;
+		}
+		i++;
+	}
+	return -1;
+}
+
+void
+GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel)
+{
+	Query	   *parse = root->parse;
+	Path	   *input = input_rel->cheapest_total_path;
+	PathKey    *pk;
+	GpuopsKeyType key_type;
+	Oid			type;
+	int			col;
+	CustomPath *cpath;
+	Path	   *path;
+	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
+
+	if (!gpuops_enable_sort || !GpuopsPlanningAllowed())
+		return;
+	if (input == NULL || root->sort_pathkeys == NIL)
+		return;
+	/* row locks need EvalPlanQual through the sort; SRFs are projected above */
+	if (parse->rowMarks != NIL || parse->hasTargetSRFs)
+		return;
+	if (pathkeys_contained_in(root->sort_pathkeys, input->pathkeys))
+		return;					/* already sorted: PostgreSQL needs no sort */
+	if (input->rows < gpuops_min_rows)
+		return;
+	if (list_length(root->sort_pathkeys) != 1)
+	{
+		elog(DEBUG1, "gpuops: GpuSort not used: more than one sort key");
+		return;
+	}
+	pk = (PathKey *) linitial(root->sort_pathkeys);
+	col = FindSortColumn(pk, input->pathtarget, &type);
+	if (col < 0)
+	{
+		elog(DEBUG1, "gpuops: GpuSort not used: sort key is not an input column");
+		return;
+	}
+	if (!GpuopsSortKeyType(type, pk->pk_opfamily, &key_type))
+	{
+		elog(DEBUG1, "gpuops: GpuSort not used: sort key type %u not supported", type);
+		return;
+	}
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = ordered_rel;
+	cpath->path.pathtarget = input->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = input->parallel_safe;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = root->sort_pathkeys;
+	CostGpuSort(&cpath->path, input, key_type == GPUOPS_KEY_INT4 ? 4 : 8);
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make1(input);
+	cpath->custom_private = list_make4_int(col, (int) key_type,
+										   pk->pk_strategy == BTGreaterStrategyNumber,
+										   pk->pk_nulls_first);
+	cpath->methods = &gpu_sort_path_methods;
+
+	path = &cpath->path;
+	/*
+	 * As create_ordered_paths does for its Sort: project to the final target
+	 * (kept in upper_targets; the upper rel's own reltarget is not set).
+	 */
+	if (final_target != NULL && path->pathtarget != final_target)
+		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
+	add_path(ordered_rel, path);
+}
+
+/*
+ * The plan: a CustomScan with the child plan in custom_plans, reading the
+ * child's output as its scan tuple (custom_scan_tlist), so setrefs turns our
+ * targetlist into INDEX_VAR references to it.
+ */
+static Plan *
+PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *child = (Plan *) linitial(custom_plans);
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(tle->expr),
+											 list_length(scan_tlist) + 1,
+											 tle->resname, false));
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = best_path->custom_private;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = NULL;
+	cscan->methods = &gpu_sort_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Plan *
+PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				List *tlist, List *clauses, List *custom_plans)
+{
+	return GpuopsGuard("PlanCustomPath", PlanGpuSortPathImpl, root, rel, best_path,
+					   tlist, clauses, custom_plans);
+}

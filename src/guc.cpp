@@ -1,0 +1,157 @@
+/*
+ * guc.cpp
+ *    Every gpuops configuration parameter, in one place.
+ *
+ * Defaults aim at a typical server with one GPU: planner switches on, the
+ * GPU used when present, a device failure finishing the query on the CPU with
+ * a NOTICE, 256 MB of pinned staging memory per backend that uses the GPU,
+ * split into 16 MB batches (PCIe reaches full speed from about 8 MB).
+ */
+#include <climits>
+
+extern "C" {
+#include "postgres.h"
+
+#include "utils/guc.h"
+}
+
+#include "guc.h"
+
+bool		gpuops_enabled = true;
+bool		gpuops_enable_sort = true;
+bool		gpuops_enable_hashjoin = true;
+bool		gpuops_enable_mergejoin = true;
+bool		gpuops_enable_nestloop = true;
+bool		gpuops_enable_agg = true;
+int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
+int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
+int			gpuops_min_rows = 100000;
+int			gpuops_device_memory_limit_mb = 0;
+int			gpuops_pinned_pool_mb = 256;
+int			gpuops_batch_size_mb = 16;
+int			gpuops_streams = 4;
+double		gpuops_startup_cost = 1000.0;
+double		gpuops_tuple_cost = 0.0025;
+double		gpuops_transfer_cost = 2.0;
+int			gpuops_fault_injection = GPUOPS_FAULT_NONE;
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", GPUOPS_DEVICE_AUTO, false},
+	{"gpu", GPUOPS_DEVICE_GPU, false},
+	{"cpu", GPUOPS_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry fallback_options[] = {
+	{"off", GPUOPS_FALLBACK_OFF, false},
+	{"on", GPUOPS_FALLBACK_ON, false},
+	{"notice", GPUOPS_FALLBACK_NOTICE, false},
+	{"false", GPUOPS_FALLBACK_OFF, true},
+	{"true", GPUOPS_FALLBACK_ON, true},
+	{"no", GPUOPS_FALLBACK_OFF, true},
+	{"yes", GPUOPS_FALLBACK_ON, true},
+	{"0", GPUOPS_FALLBACK_OFF, true},
+	{"1", GPUOPS_FALLBACK_ON, true},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry fault_options[] = {
+	{"none", GPUOPS_FAULT_NONE, false},
+	{"no_device", GPUOPS_FAULT_NO_DEVICE, false},
+	{"out_of_memory", GPUOPS_FAULT_OUT_OF_MEMORY, false},
+	{"kernel_error", GPUOPS_FAULT_KERNEL_ERROR, false},
+	{NULL, 0, false}
+};
+
+/* One planner switch per operator; descriptions are literals (they must outlive _PG_init's memory context). */
+static void
+DefineOperatorSwitch(const char *name, const char *desc, bool *var)
+{
+	DefineCustomBoolVariable(name, desc, NULL, var, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+void
+GpuopsDefineGucs(void)
+{
+	DefineCustomBoolVariable("gpuops.enabled",
+							 "Enables gpuops: planning of GPU operators.",
+							 "When off, every query keeps PostgreSQL's own plan.",
+							 &gpuops_enabled, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineOperatorSwitch("gpuops.enable_sort", "Enables gpuops' GPU sort (GpuSort).", &gpuops_enable_sort);
+	DefineOperatorSwitch("gpuops.enable_hashjoin", "Enables gpuops' GPU hash join (GpuHashJoin).", &gpuops_enable_hashjoin);
+	DefineOperatorSwitch("gpuops.enable_mergejoin", "Enables gpuops' GPU merge join (GpuMergeJoin).", &gpuops_enable_mergejoin);
+	DefineOperatorSwitch("gpuops.enable_nestloop", "Enables gpuops' GPU nested-loop join (GpuNestLoop).", &gpuops_enable_nestloop);
+	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).", &gpuops_enable_agg);
+
+	DefineCustomEnumVariable("gpuops.device",
+							 "Where gpuops operators run: auto, gpu or cpu.",
+							 "auto uses the GPU when one is present and otherwise keeps "
+							 "PostgreSQL's plans; gpu plans GPU operators even when the "
+							 "GPU turns out to be missing (then gpuops.cpu_fallback "
+							 "applies); cpu runs them on gpuops' CPU backend.",
+							 &gpuops_device_mode, GPUOPS_DEVICE_AUTO, device_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("gpuops.cpu_fallback",
+							 "What happens when the device fails at run time.",
+							 "off raises an error; on finishes the query on the CPU "
+							 "backend; notice does the same and says so with a NOTICE.",
+							 &gpuops_cpu_fallback, GPUOPS_FALLBACK_NOTICE, fallback_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.min_rows",
+							"Inputs estimated below this many rows keep PostgreSQL's plan.",
+							NULL, &gpuops_min_rows, 100000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.device_memory_limit",
+							"Device memory one backend may use; 0 means 90% of the GPU's memory.",
+							NULL, &gpuops_device_memory_limit_mb, 0, 0, INT_MAX / 2,
+							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.pinned_pool_size",
+							"Pinned host memory for staging, allocated once per backend.",
+							"Takes effect in backends that have not used the GPU yet.",
+							&gpuops_pinned_pool_mb, 256, 16, 64 * 1024,
+							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.batch_size",
+							"Size of one staging batch (one pinned buffer).",
+							"Takes effect in backends that have not used the GPU yet.",
+							&gpuops_batch_size_mb, 16, 1, 1024,
+							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.streams",
+							"CUDA streams per backend, to overlap copies and kernels.",
+							"Takes effect in backends that have not used the GPU yet.",
+							&gpuops_streams, 4, 1, 32,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpuops.startup_cost",
+							 "Planner's cost of starting a GPU operator.",
+							 NULL, &gpuops_startup_cost, 1000.0, 0.0, 1e12,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpuops.tuple_cost",
+							 "Planner's cost of staging one row into a batch and emitting it.",
+							 NULL, &gpuops_tuple_cost, 0.0025, 0.0, 1e6,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpuops.transfer_cost",
+							 "Planner's cost of moving one megabyte between host and GPU.",
+							 NULL, &gpuops_transfer_cost, 2.0, 0.0, 1e9,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("gpuops.fault_injection",
+							 "Forces a device failure, to test fallback and errors.",
+							 NULL, &gpuops_fault_injection, GPUOPS_FAULT_NONE, fault_options,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gpuops");
+}
+
+GpuopsSettings
+GpuopsCurrentSettings(void)
+{
+	GpuopsSettings s;
+
+	s.pinned_pool_bytes = (size_t) gpuops_pinned_pool_mb << 20;
+	s.batch_bytes = (size_t) gpuops_batch_size_mb << 20;
+	if (s.batch_bytes > s.pinned_pool_bytes / 2)
+		s.batch_bytes = s.pinned_pool_bytes / 2;
+	s.streams = gpuops_streams;
+	s.device_memory_limit = (size_t) gpuops_device_memory_limit_mb << 20;
+	s.fault = (GpuopsFault) gpuops_fault_injection;
+	return s;
+}

@@ -1,0 +1,47 @@
+/*
+ * guc.h
+ *    gpuops' configuration parameters.
+ */
+#ifndef GPUOPS_GUC_H
+#define GPUOPS_GUC_H
+
+#include "gpuops_device.h"
+
+typedef enum GpuopsDeviceMode
+{
+	GPUOPS_DEVICE_AUTO = 0,		/* the GPU when present, else PostgreSQL's plans */
+	GPUOPS_DEVICE_GPU,			/* plan for the GPU; run-time failures -> cpu_fallback */
+	GPUOPS_DEVICE_CPU			/* gpuops' CPU backend (tests, machines without GPU) */
+} GpuopsDeviceMode;
+
+typedef enum GpuopsFallbackMode
+{
+	GPUOPS_FALLBACK_OFF = 0,	/* device failure raises an error */
+	GPUOPS_FALLBACK_ON,			/* finish on the CPU, DEBUG1 message */
+	GPUOPS_FALLBACK_NOTICE		/* finish on the CPU, NOTICE */
+} GpuopsFallbackMode;
+
+extern bool gpuops_enabled;
+extern bool gpuops_enable_sort;
+extern bool gpuops_enable_hashjoin;
+extern bool gpuops_enable_mergejoin;
+extern bool gpuops_enable_nestloop;
+extern bool gpuops_enable_agg;
+extern int	gpuops_device_mode;
+extern int	gpuops_cpu_fallback;
+extern int	gpuops_min_rows;
+extern int	gpuops_device_memory_limit_mb;
+extern int	gpuops_pinned_pool_mb;
+extern int	gpuops_batch_size_mb;
+extern int	gpuops_streams;
+extern double gpuops_startup_cost;
+extern double gpuops_tuple_cost;
+extern double gpuops_transfer_cost;
+extern int	gpuops_fault_injection;
+
+extern void GpuopsDefineGucs(void);
+
+/* The settings the device layer needs, from the current GUC values. */
+extern GpuopsSettings GpuopsCurrentSettings(void);
+
+#endif

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Benchmark: PostgreSQL (serial, 8 parallel workers) vs gpuops, per query and size.
+#   GPU machine:  .devkit/pgrun.sh -c gpuops.device=gpu -- bash test/bench/bench.sh [ROWS...]
+#   any server:   PGHOST=... PGPORT=... PGUSER=... bash test/bench/bench.sh [ROWS...]
+# ROWS default: 10000000 50000000. For each size it creates bench_<ROWS>
+# (id int8, k int8, g int4 0..999999, v int4; unlogged, loaded in parallel
+# chunks; reused when it already has the right row count), runs every query
+# BENCH_RUNS times (default 3) per configuration and takes the median of
+# EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)'s "Execution Time".
+# Configurations:
+#   PostgreSQL serial      gpuops.enabled = off, max_parallel_workers_per_gather = 0
+#   PostgreSQL parallel(8) gpuops.enabled = off, max_parallel_workers_per_gather = 8
+#   gpuops                 gpuops.enabled = on, everything else as configured
+# Prints a markdown table and writes it to ${OUT:-.}/bench.md.
+# Environment: BENCH_RUNS, BENCH_DB (default $PGDATABASE or postgres),
+# BENCH_ONLY (regex on query names), BENCH_RECREATE=1 (reload the tables),
+# BENCH_LOAD_JOBS (parallel loaders, default 8), BENCH_KEEP=0 (drop the tables
+# afterwards; by default they are kept for the next run).
+set -uo pipefail
+
+# Queries: "name|SQL", {T} stands for the table. Add lines to extend.
+QUERIES=(
+  "sort_all|SELECT * FROM {T} ORDER BY k"
+  "sort_limit100|SELECT * FROM {T} ORDER BY k LIMIT 100"
+)
+# Configurations: "column title|SET commands"
+CONFIGS=(
+  "PostgreSQL serial|SET gpuops.enabled = off; SET max_parallel_workers_per_gather = 0"
+  "PostgreSQL parallel(8)|SET gpuops.enabled = off; SET max_parallel_workers_per_gather = 8"
+  "gpuops|SET gpuops.enabled = on"
+)
+
+RUNS=${BENCH_RUNS:-3}
+DB=${BENCH_DB:-${PGDATABASE:-postgres}}
+JOBS=${BENCH_LOAD_JOBS:-8}
+OUTFILE=${OUT:-.}/bench.md
+if [ $# -gt 0 ]; then SIZES=("$@"); else SIZES=(10000000 50000000); fi
+for n in "${SIZES[@]}" "$RUNS" "$JOBS"; do
+  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: not a positive integer: $n" >&2; exit 2; }
+done
+
+PSQL=(psql -X -q -v ON_ERROR_STOP=1 -d "$DB")
+q() { "${PSQL[@]}" -At "$@"; }
+
+q -c 'CREATE EXTENSION IF NOT EXISTS gpuops' >/dev/null || { echo "bench.sh: cannot connect or create extension gpuops" >&2; exit 1; }
+
+median() { # numbers on stdin -> median
+  sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) { print "NaN"; exit }
+    if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+header=$(
+  echo "# gpuops benchmark"
+  echo
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), host: $(uname -n), $(nproc 2>/dev/null || echo '?') CPUs"
+  echo "- $(q -c 'select version()')"
+  echo "- $(q -c 'select gpuops.version()')"
+  echo "- settings: $(q -c "select string_agg(name || '=' || current_setting(name), ', ' order by name) from pg_settings
+       where name in ('shared_buffers', 'work_mem', 'max_parallel_workers', 'max_worker_processes', 'jit')
+          or (name like 'gpuops.%' and source <> 'default')")"
+  echo "- runs per measurement: $RUNS (median of EXPLAIN ANALYZE Execution Time, TIMING OFF)"
+  echo "- ratios are PostgreSQL time / gpuops time: above 1x gpuops is faster"
+  echo
+  echo '```'
+  "${PSQL[@]}" -x -c 'select * from gpuops.device_info()'
+  echo '```'
+)
+printf '%s\n\n' "$header"
+
+load_table() { # load_table ROWS
+  local n="$1" t="bench_$1" have chunk lo hi pids=() i rc=0
+  have=$(q -c "select count(*) from $t" 2>/dev/null || true)
+  if [ "${BENCH_RECREATE:-0}" != 1 ] && [ "$have" = "$n" ]; then
+    echo "reusing $t ($n rows)" >&2; return 0
+  fi
+  echo "loading $t: $n rows in $JOBS parallel chunks ..." >&2
+  local start=$SECONDS
+  q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $t" -c "CREATE UNLOGGED TABLE $t (id int8, k int8, g int4, v int4)" || return 1
+  chunk=$(( (n + JOBS - 1) / JOBS ))
+  for ((i = 0; i < JOBS; i++)); do
+    lo=$(( i * chunk + 1 )); hi=$(( (i + 1) * chunk )); [ "$hi" -gt "$n" ] && hi=$n
+    [ "$lo" -gt "$hi" ] && continue
+    q -c "INSERT INTO $t SELECT i, ((random() - 0.5) * 1.8e19)::int8, floor(random() * 1000000)::int4,
+            floor(random() * 2e9 - 1e9)::int4 FROM generate_series($lo::int8, $hi::int8) i" &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  [ "$rc" -eq 0 ] || { echo "bench.sh: loading $t failed" >&2; return 1; }
+  q -c "VACUUM ANALYZE $t" -c "ALTER TABLE $t SET (parallel_workers = 8)" || return 1
+  echo "loaded $t in $((SECONDS - start))s ($(q -c "select pg_size_pretty(pg_table_size('$t'))"))" >&2
+}
+
+# measure CONFIG_SETS SQL -> prints "median_ms|plan_of_last_run"
+measure() {
+  local sets="$1" sql="$2" out times=() r ms
+  for ((r = 0; r < RUNS; r++)); do
+    out=$("${PSQL[@]}" -At -c "$sets" -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $sql" 2>&1) \
+      || { echo "bench.sh: failed: $sets; $sql" >&2; printf '%s\n' "$out" | tail -n 5 >&2; echo "NaN|"; return; }
+    ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out")
+    times+=("${ms:-NaN}")
+  done
+  printf '%s|%s\n' "$(printf '%s\n' "${times[@]}" | median)" "$out"
+}
+
+# node description from a plan: "GpuSort (cuda)" or "no"
+node_used() {
+  local plan="$1" nodes backend
+  nodes=$(grep -o 'Custom Scan (Gpu[A-Za-z]*)' <<<"$plan" | sed 's/Custom Scan (\(.*\))/\1/' | sort -u | paste -sd, -)
+  backend=$(sed -n 's/^ *Backend: *\([A-Za-z0-9_]*\).*/\1/p' <<<"$plan" | sort -u | paste -sd, -)
+  if [ -z "$nodes" ]; then echo "no"; else echo "$nodes${backend:+ ($backend)}"; fi
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+fmt_ms() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.1f", a; else print "n/a" }'; }
+
+table="| query | rows |"
+sep="|---|---:|"
+for c in "${CONFIGS[@]}"; do table+=" ${c%%|*} ms |"; sep+="---:|"; done
+table+=" serial / gpuops | parallel(8) / gpuops | gpuops node used |"
+sep+="---:|---:|---|"
+table+=$'\n'"$sep"
+PLANS=""
+
+for n in "${SIZES[@]}"; do
+  load_table "$n" || exit 1
+  for entry in "${QUERIES[@]}"; do
+    name=${entry%%|*}; sql=${entry#*|}; sql=${sql//\{T\}/bench_$n}
+    if [ -n "${BENCH_ONLY:-}" ] && ! [[ $name =~ $BENCH_ONLY ]]; then continue; fi
+    row="| $name | $n |"; vals=(); gplan=""
+    for c in "${CONFIGS[@]}"; do
+      title=${c%%|*}; sets=${c#*|}
+      echo "running $name on bench_$n: $title ($RUNS runs) ..." >&2
+      res=$(measure "$sets" "$sql")
+      ms=${res%%|*}; vals+=("$ms")
+      row+=" $(fmt_ms "$ms") |"
+      [ "$title" = gpuops ] && gplan=${res#*|}
+    done
+    # vals: serial, parallel, gpuops (the order of CONFIGS)
+    row+=" $(ratio "${vals[0]}" "${vals[2]}") | $(ratio "${vals[1]}" "${vals[2]}") | $(node_used "$gplan") |"
+    table+=$'\n'"$row"
+    echo "$row" >&2
+    PLANS+=$'\n'"### $name, $n rows, gpuops (last run)"$'\n\n```\n'"$gplan"$'\n```\n'
+  done
+  [ "${BENCH_KEEP:-1}" = 1 ] || q -c "DROP TABLE IF EXISTS bench_$n"
+done
+
+echo
+printf '%s\n' "$table"
+mkdir -p "$(dirname "$OUTFILE")" 2>/dev/null
+{ printf '%s\n\n' "$header"; printf '%s\n' "$table"; printf '\n## gpuops plans\n%s' "$PLANS"; } > "$OUTFILE" \
+  && echo && echo "written to $OUTFILE"

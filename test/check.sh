@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# make check: installs missing packages, builds and installs gpuops, starts a
+# throwaway PostgreSQL cluster (owned by an unprivileged user, unix socket in a
+# temp dir, gpuops preloaded, gpuops.device = cpu), runs pg_regress
+# (test/schedule, sql/, expected/) and pgTAP (test/pgtap/*.sql via pg_prove),
+# and ends with the line "N passed, N failed" (regress tests + pgTAP files).
+#
+# Environment: PG_CONFIG (default /usr/lib/postgresql/15/bin/pg_config),
+# GPUOPS_TEST_PORT (54329), GPUOPS_TEST_USER (gpuops_test, used when root),
+# GPUOPS_RESULTS (<repo>/test/results: build log, server log, pg_regress output),
+# GPUOPS_SKIP_SETUP=1 / GPUOPS_SKIP_BUILD=1 to skip those steps,
+# GPUOPS_TEST_TIMEOUT (seconds per suite, default 1800), GPUOPS_TMPDIR (/tmp).
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$REPO/test/lib.sh"
+
+PORT=${GPUOPS_TEST_PORT:-54329}
+RESULTS=${GPUOPS_RESULTS:-$REPO/test/results}
+SUITE_TIMEOUT=${GPUOPS_TEST_TIMEOUT:-1800}
+PASSED=0 FAILED=0 TMP="" SUMMARY=()
+
+cleanup() {
+  stop_cluster
+  if [ -n "$TMP" ] && [ -d "$TMP" ]; then
+    [ -f "$TMP/server.log" ] && cp "$TMP/server.log" "$RESULTS/server.log" 2>/dev/null
+    rm -rf "$TMP"
+  fi
+  TMP=""
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# finish: cleans up, prints the per-suite summaries and the final line, exits.
+finish() {
+  cleanup
+  local s; for s in "${SUMMARY[@]}"; do log "$s"; done
+  log "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]; exit $?
+}
+fatal() { warn "check.sh: $*"; FAILED=$((FAILED + 1)); SUMMARY+=("check.sh: $*"); finish; }
+
+clear_pg_env
+mkdir -p "$RESULTS" || { echo "cannot create $RESULTS"; echo "0 passed, 1 failed"; exit 1; }
+log "== gpuops make check ($REPO)"
+
+# 1. packages
+if [ "${GPUOPS_SKIP_SETUP:-0}" != 1 ]; then
+  bash "$REPO/test/setup.sh" || fatal "setup (test/setup.sh) failed"
+fi
+find_pg || fatal "PostgreSQL 15 not found"
+[ -x "$PG_REGRESS" ] || fatal "pg_regress not found at $PG_REGRESS"
+
+# 2. build + install
+if [ "${GPUOPS_SKIP_BUILD:-0}" != 1 ]; then
+  build_install "$REPO" "$RESULTS/build.log" || fatal "build/install failed (see $RESULTS/build.log)"
+fi
+
+# 3. throwaway cluster
+# under /tmp (not $TMPDIR): the cluster owner must reach it, and the socket
+# path must stay short
+TMP=$(mktemp -d "${GPUOPS_TMPDIR:-/tmp}/gpuops-check.XXXXXX") || fatal "mktemp failed"
+log "starting a throwaway cluster in $TMP (port $PORT, user ${GPUOPS_TEST_USER})"
+start_cluster "$TMP" "$PORT" "gpuops.device = cpu" || fatal "the test server did not start (log above)"
+
+# 4. pg_regress. Not --use-existing: with it pg_regress neither creates the
+# database nor runs --load-extension; without it, it drops/creates
+# gpuops_regress on this (already running) server and creates the extension.
+if [ -f "$REPO/test/schedule" ]; then
+  log "== pg_regress (schedule test/schedule)"
+  rm -rf "$RESULTS/results" "$RESULTS/regression.diffs" "$RESULTS/regression.out"
+  timeout "$SUITE_TIMEOUT" "$PG_REGRESS" --host="$SOCK_DIR" --port="$PORT" --user=postgres \
+    --bindir="$PG_BINDIR" --inputdir="$REPO" --outputdir="$RESULTS" \
+    --load-extension=gpuops --schedule="$REPO/test/schedule" --dbname=gpuops_regress \
+    2>&1 | tee "$RESULTS/pg_regress.log"
+  rc=${PIPESTATUS[0]}
+  count_regress "$RESULTS/pg_regress.log"
+  reconcile_regress "$REPO/test/schedule" "$rc"
+  [ "$REG_FAILED" -gt 0 ] && print_diffs "$RESULTS"
+  PASSED=$((PASSED + REG_PASSED)) FAILED=$((FAILED + REG_FAILED))
+  SUMMARY+=("pg_regress: $((REG_PASSED + REG_FAILED)) tests, $REG_PASSED passed, $REG_FAILED failed (output in $RESULTS)")
+else
+  warn "no test/schedule: pg_regress skipped"
+fi
+
+# 5. pgTAP
+shopt -s nullglob
+tapfiles=("$REPO"/test/pgtap/*.sql)
+shopt -u nullglob
+if [ "${#tapfiles[@]}" -gt 0 ]; then
+  log "== pgTAP (${#tapfiles[@]} files in test/pgtap)"
+  if ! { tpsql postgres -c 'CREATE DATABASE gpuops_tap' &&
+         tpsql gpuops_tap -c 'CREATE EXTENSION gpuops' -c 'CREATE EXTENSION pgtap'; } 2>&1 | tee "$RESULTS/pgtap_setup.log"; then
+    FAILED=$((FAILED + ${#tapfiles[@]}))
+    SUMMARY+=("pgTAP: ${#tapfiles[@]} files not run: could not create database gpuops_tap with gpuops and pgtap")
+  else
+    (cd "$REPO" && timeout "$SUITE_TIMEOUT" pg_prove --psql-bin "$PG_BINDIR/psql" -h "$SOCK_DIR" -p "$PORT" \
+       -U postgres -d gpuops_tap "${tapfiles[@]#"$REPO"/}") 2>&1 | tee "$RESULTS/pg_prove.log"
+    rc=${PIPESTATUS[0]}
+    # "Files=3, Tests=57, ..." and, under "Test Summary Report", one line per
+    # failed file: "test/pgtap/x.sql (Wstat: 0 Tests: 20 Failed: 1)".
+    files=${#tapfiles[@]} asserts="?" bad_files=0 bad_asserts=0
+    re_total='^Files=([0-9]+), Tests=([0-9]+)'
+    re_bad='^[^[:space:]].*\.sql[[:space:]]+\(Wstat: .*Tests: ([0-9]+) Failed: ([0-9]+)\)'
+    while IFS= read -r line; do
+      if [[ $line =~ $re_total ]]; then files=${BASH_REMATCH[1]} asserts=${BASH_REMATCH[2]}
+      elif [[ $line =~ $re_bad ]]; then bad_files=$((bad_files + 1)) bad_asserts=$((bad_asserts + BASH_REMATCH[2]))
+      fi
+    done < "$RESULTS/pg_prove.log"
+    if [ "$rc" -ne 0 ] && [ "$bad_files" -eq 0 ]; then
+      bad_files=$files
+      warn "pg_prove exited with status $rc"
+    fi
+    [ "$bad_files" -gt "$files" ] && bad_files=$files
+    PASSED=$((PASSED + files - bad_files)) FAILED=$((FAILED + bad_files))
+    SUMMARY+=("pgTAP: $files files ($((files - bad_files)) passed, $bad_files failed), $asserts assertions ($bad_asserts failed)")
+  fi
+else
+  warn "no test/pgtap/*.sql: pgTAP skipped"
+fi
+
+if [ "$FAILED" -gt 0 ] && [ -f "$TMP/server.log" ] && grep -qE 'terminated by signal|PANIC|server process .* was terminated' "$TMP/server.log"; then
+  log "--- the server log shows a crash; last 40 lines:"
+  tail -n 40 "$TMP/server.log"
+fi
+log "(logs in $RESULTS)"
+finish
