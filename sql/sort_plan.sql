@@ -1,0 +1,133 @@
+-- When GpuSort is planned, what EXPLAIN shows, and executor behaviour
+-- (rescans, cursors, prepared statements).
+SET gpuops.min_rows = 0;
+SET gpuops.startup_cost = 0;
+SET max_parallel_workers_per_gather = 0;
+
+-- used, and shown with its sort key
+EXPLAIN (COSTS OFF) SELECT * FROM sort_src ORDER BY a8;
+EXPLAIN (COSTS OFF) SELECT id FROM sort_src ORDER BY f8 DESC NULLS LAST;
+EXPLAIN (COSTS OFF) SELECT id FROM sort_src ORDER BY a4 NULLS FIRST;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT id, a4 + 1 FROM sort_src ORDER BY a4 DESC;
+EXPLAIN (COSTS OFF, FORMAT JSON) SELECT id FROM sort_src ORDER BY a8 DESC;
+
+-- not used: PostgreSQL's plan is kept
+SET gpuops.enabled = off;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS enabled_off;
+RESET gpuops.enabled;
+SET gpuops.enable_sort = off;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS enable_sort_off;
+RESET gpuops.enable_sort;
+SET gpuops.min_rows = 1000000;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS below_min_rows;
+SET gpuops.min_rows = 0;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY pad') AS text_key;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4::numeric') AS numeric_key;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4::int2') AS int2_key;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4, a8') AS two_keys;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4 FOR UPDATE') AS for_update;
+SELECT uses_gpusort('SELECT generate_series(1, 2), a4 FROM sort_src ORDER BY a4') AS srf;
+CREATE INDEX sort_presorted_k ON sort_presorted (k);
+ANALYZE sort_presorted;
+SET enable_seqscan = off;
+SELECT uses_gpusort('SELECT * FROM sort_presorted ORDER BY k') AS presorted_index;
+RESET enable_seqscan;
+-- costs decide: a huge start-up cost keeps PostgreSQL's sort
+SET gpuops.startup_cost = 1e9;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS too_expensive;
+SET gpuops.startup_cost = 0;
+-- USING < and USING > are the default btree orderings (ASC, DESC): GpuSort
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4 USING <') AS using_lt;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4 USING >') AS using_gt;
+
+-- EXPLAIN ANALYZE: what ran, in TEXT (numbers masked) and JSON
+CREATE FUNCTION masked_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    line := regexp_replace(line, 'Backend: (cpu|cuda)', 'Backend: X');
+    line := regexp_replace(line, '\m[0-9]+(\.[0-9]+)?', 'N', 'g');
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+SELECT * FROM masked_explain('SELECT id FROM sort_src ORDER BY a4');
+SELECT j->'Sort Key' AS sort_key, j->>'Backend' IN ('cpu', 'cuda') AS backend_ok,
+       j->>'Rows' AS rows, (j->>'Batches')::int >= 1 AS batches_ok,
+       j ? 'Copy Time' AND j ? 'Kernel Time' AND j ? 'Staging Time' AS times,
+       j ? 'Fallback' AS fell_back
+FROM gpusort_analyze('SELECT id FROM sort_src ORDER BY f8 DESC') j;
+
+-- rescans: with new parameters (the input changes) and without
+SELECT check_sort($q$
+  SELECT o.i AS k, (SELECT array_agg(a8) FROM (SELECT a8 FROM sort_src WHERE a4 = o.i ORDER BY a8 DESC) s) AS a
+  FROM generate_series(-3, 3) o(i) ORDER BY o.i$q$);
+SELECT o.i, s.a8 FROM generate_series(1, 3) o(i),
+  LATERAL (SELECT a8 FROM sort_src WHERE a4 = o.i * 1000 ORDER BY a8 LIMIT 2) s ORDER BY 1, 2;
+SET gpuops.enabled = off;
+SELECT o.i, s.a8 FROM generate_series(1, 3) o(i),
+  LATERAL (SELECT a8 FROM sort_src WHERE a4 = o.i * 1000 ORDER BY a8 LIMIT 2) s ORDER BY 1, 2;
+RESET gpuops.enabled;
+-- an uncorrelated sorted subquery scanned again for each outer row
+SELECT count(*), sum(x.rn * y.i) FROM generate_series(1, 3) y(i),
+  LATERAL (SELECT row_number() OVER () AS rn, k FROM (SELECT k FROM sort_presorted ORDER BY k DESC OFFSET 0) s) x;
+SET gpuops.enabled = off;
+SELECT count(*), sum(x.rn * y.i) FROM generate_series(1, 3) y(i),
+  LATERAL (SELECT row_number() OVER () AS rn, k FROM (SELECT k FROM sort_presorted ORDER BY k DESC OFFSET 0) s) x;
+RESET gpuops.enabled;
+
+-- a scrollable cursor moves both ways (a8 is unique)
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT a8 FROM sort_src WHERE a8 IS NOT NULL ORDER BY a8;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH LAST FROM c;
+FETCH BACKWARD 1 FROM c;
+FETCH FORWARD 2 FROM c;
+FETCH BACKWARD 1 FROM c;
+MOVE ABSOLUTE 0 IN c;
+FETCH 1 FROM c;
+FETCH ABSOLUTE 100000 FROM c;
+COMMIT;
+SET gpuops.enabled = off;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT a8 FROM sort_src WHERE a8 IS NOT NULL ORDER BY a8;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH LAST FROM c;
+FETCH BACKWARD 1 FROM c;
+FETCH FORWARD 2 FROM c;
+FETCH BACKWARD 1 FROM c;
+MOVE ABSOLUTE 0 IN c;
+FETCH 1 FROM c;
+FETCH ABSOLUTE 100000 FROM c;
+COMMIT;
+RESET gpuops.enabled;
+
+-- prepared statements, generic and custom plans: the plan uses GpuSort and
+-- the rows (in order) are PostgreSQL's
+PREPARE p(int) AS SELECT a8, id FROM sort_src WHERE a4 > $1 ORDER BY a8 DESC;
+CREATE FUNCTION compare_tables(a regclass, b regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE n bigint; d bigint; x bigint; y bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM %s', a) INTO n;
+  EXECUTE format('SELECT count(*) FROM (SELECT row_number() OVER () rn, a8 FROM %s) p
+                  FULL JOIN (SELECT row_number() OVER () rn, a8 FROM %s) q USING (rn)
+                  WHERE p.a8 IS DISTINCT FROM q.a8', a, b) INTO d;
+  EXECUTE format('SELECT count(*) FROM (TABLE %s EXCEPT ALL TABLE %s) z', a, b) INTO x;
+  EXECUTE format('SELECT count(*) FROM (TABLE %s EXCEPT ALL TABLE %s) z', b, a) INTO y;
+  RETURN format('rows=%s order_diff=%s extra=%s missing=%s', n, d, x, y);
+END $$;
+SET gpuops.enabled = off;
+CREATE TEMP TABLE p_off_1 AS SELECT a8, id FROM sort_src WHERE a4 > 5000 ORDER BY a8 DESC;
+CREATE TEMP TABLE p_off_2 AS SELECT a8, id FROM sort_src WHERE a4 > -5000 ORDER BY a8 DESC;
+RESET gpuops.enabled;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE p(5000);
+CREATE TEMP TABLE p_on_1 AS EXECUTE p(5000);
+SELECT compare_tables('p_on_1', 'p_off_1');
+SET plan_cache_mode = force_custom_plan;
+EXPLAIN (COSTS OFF) EXECUTE p(-5000);
+CREATE TEMP TABLE p_on_2 AS EXECUTE p(-5000);
+SELECT compare_tables('p_on_2', 'p_off_2');
+RESET plan_cache_mode;
+DEALLOCATE p;

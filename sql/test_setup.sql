@@ -1,0 +1,105 @@
+-- Shared fixtures and helpers for the regression suite.
+-- Every result test compares gpuops against PostgreSQL itself: the query runs
+-- with gpuops.enabled = off and on; results must match as multisets (EXCEPT
+-- ALL both ways) and, for sorts, the sort key must come out in exactly the
+-- same order.  Nothing here depends on the hardware, so the same expected
+-- files hold for the CPU backend (CI) and the GPU.
+
+-- check_sort(q): q's first output column must be named k (the sort key).
+-- Reports whether GpuSort planned the query, how many rows came back, how
+-- many positions hold a different key than PostgreSQL's, and rows missing /
+-- extra compared with PostgreSQL's result.
+CREATE FUNCTION check_sort(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  used bool := false;
+  n bigint;
+  order_diff bigint;
+  missing bigint;
+  extra bigint;
+BEGIN
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  EXECUTE 'CREATE TEMP TABLE check_off ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
+  PERFORM set_config('gpuops.enabled', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%Custom Scan (GpuSort)%';
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE check_on ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
+  SELECT count(*) INTO n FROM check_on;
+  SELECT count(*) INTO order_diff FROM check_on a FULL JOIN check_off b USING (rn__)
+    WHERE a.k IS DISTINCT FROM b.k;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_off EXCEPT ALL SELECT * FROM check_on) x' INTO missing;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_on EXCEPT ALL SELECT * FROM check_off) x' INTO extra;
+  -- rn__ is part of the rows: compare the multisets without it as well
+  IF missing > 0 OR extra > 0 THEN
+    ALTER TABLE check_on DROP COLUMN rn__;
+    ALTER TABLE check_off DROP COLUMN rn__;
+    EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_off EXCEPT ALL SELECT * FROM check_on) x' INTO missing;
+    EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_on EXCEPT ALL SELECT * FROM check_off) x' INTO extra;
+  ELSE
+    missing := 0; extra := 0;
+  END IF;
+  DROP TABLE check_on;
+  DROP TABLE check_off;
+  RETURN format('gpusort=%s rows=%s order_diff=%s missing=%s extra=%s',
+                used, n, order_diff, missing, extra);
+END $$;
+
+-- uses_gpusort(q): does the plan of q contain a GpuSort node?
+CREATE FUNCTION uses_gpusort(q text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE '%Custom Scan (GpuSort)%' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+
+-- gpusort_analyze(q): the GpuSort node of EXPLAIN (ANALYZE, FORMAT JSON) q.
+CREATE FUNCTION gpusort_analyze(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
+END $$;
+
+-- A deterministic table with int4, int8 and float8 keys: NULLs, duplicates,
+-- extremes, NaN, infinities and -0; 200000 rows span several 64K-row batches.
+CREATE TABLE sort_src AS
+SELECT i AS id,
+       CASE WHEN i % 97 = 0 THEN NULL
+            ELSE ((i::int8 * 7919) % 20011 - 10000)::int4 END AS a4,
+       CASE WHEN i % 89 = 0 THEN NULL
+            ELSE ((i::int8 * 2654435761) % 1000003 - 500000) * 1000003 END AS a8,
+       CASE WHEN i % 83 = 0 THEN NULL
+            WHEN i % 101 = 0 THEN 'NaN'::float8
+            WHEN i % 103 = 0 THEN 'Infinity'::float8
+            WHEN i % 107 = 0 THEN '-Infinity'::float8
+            WHEN i % 109 = 0 THEN '-0'::float8
+            WHEN i % 113 = 0 THEN 0::float8
+            ELSE ((i::int8 * 7919) % 10007) / 7.0 - 700 END AS f8,
+       md5(i::text) AS pad
+FROM generate_series(1, 200000) i;
+INSERT INTO sort_src VALUES
+  (-1, 2147483647, 9223372036854775807, 1.7976931348623157e308, 'max'),
+  (-2, -2147483648, -9223372036854775808, -1.7976931348623157e308, 'min'),
+  (-3, 0, 0, 4.9e-324, 'tiny'),
+  (-4, -1, -1, -4.9e-324, 'negtiny'),
+  (-5, 1, 1, 2.2250738585072014e-308, 'smallnormal');
+ANALYZE sort_src;
+
+-- sql_error(q): runs q and reports the error it raises: SQLSTATE, message,
+-- detail (no source locations, so expected files survive code changes).
+CREATE FUNCTION sql_error(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE st text; msg text; det text;
+BEGIN
+  EXECUTE q;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RETURN st || ': ' || msg || coalesce(' (' || nullif(det, '') || ')', '');
+END $$;
