@@ -4,6 +4,7 @@
 -- GPU and on the CPU backend.
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 
 SET gpuops.cpu_fallback = notice;

@@ -4,6 +4,7 @@
 SET gpuops.batch_size = '1MB';
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 
 -- int4: ASC/DESC, NULLS FIRST/LAST, all columns carried along

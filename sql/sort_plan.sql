@@ -2,6 +2,7 @@
 -- (rescans, cursors, prepared statements).
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 
 -- used, and shown with its sort key
@@ -35,7 +36,14 @@ RESET enable_seqscan;
 -- costs decide: a huge start-up cost keeps PostgreSQL's sort
 SET gpuops.startup_cost = 1e9;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS too_expensive;
+-- with the default costs: a full sort of 200000 rows goes to GpuSort, a
+-- small LIMIT stays with PostgreSQL's bounded (top-N) heap sort
+RESET gpuops.startup_cost;
+RESET gpuops.tuple_cost;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_default_costs;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') AS top10_default_costs;
 SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
 -- USING < and USING > are the default btree orderings (ASC, DESC): GpuSort
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4 USING <') AS using_lt;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4 USING >') AS using_gt;

@@ -76,6 +76,21 @@ extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,
 extern void GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row,
 								TupleTableSlot *slot);
 
+/*
+ * Asks the CPU to start loading row `row`'s column entries.  Emission visits
+ * rows in sorted, i.e. random, order: one cache miss per column per row,
+ * unless the misses of upcoming rows overlap with the work on this one.
+ */
+static inline void
+GpuopsRowStorePrefetch(const GpuopsRowStore *store, uint64 row)
+{
+	const GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
+	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+
+	for (int c = 0; c < store->ncols; c++)
+		__builtin_prefetch(batch->values[c] + (Size) i * store->cols[c].width);
+}
+
 static inline bool
 GpuopsBatchIsNull(const GpuopsBatch *batch, int col, uint32 i)
 {

@@ -31,7 +31,7 @@ int			gpuops_pinned_pool_mb = 256;
 int			gpuops_batch_size_mb = 16;
 int			gpuops_streams = 4;
 double		gpuops_startup_cost = 1000.0;
-double		gpuops_tuple_cost = 0.0025;
+double		gpuops_tuple_cost = 0.04;
 double		gpuops_transfer_cost = 2.0;
 int			gpuops_fault_injection = GPUOPS_FAULT_NONE;
 
@@ -126,8 +126,8 @@ GpuopsDefineGucs(void)
 							 NULL, &gpuops_startup_cost, 1000.0, 0.0, 1e12,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("gpuops.tuple_cost",
-							 "Planner's cost of staging one row into a batch and emitting it.",
-							 NULL, &gpuops_tuple_cost, 0.0025, 0.0, 1e6,
+							 "Planner's cost of staging one row into a column batch.",
+							 NULL, &gpuops_tuple_cost, 0.04, 0.0, 1e6,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("gpuops.transfer_cost",
 							 "Planner's cost of moving one megabyte between host and GPU.",

@@ -39,6 +39,7 @@ SELECT ok((SELECT count(DISTINCT k) < count(k) FROM gpuops_tap_fb), 'test table 
 SET gpuops.device = cpu;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
 SET gpuops.fault_injection = none;
 
 -- the node is used when enabled, and not when disabled

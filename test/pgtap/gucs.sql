@@ -25,7 +25,7 @@ INSERT INTO want_guc VALUES
   ('gpuops.batch_size',          'integer', '16',     '16MB',   'MB', 'superuser', '1',  '1024', NULL),
   ('gpuops.streams',             'integer', '4',      '4',      '',   'superuser', '1',  '32', NULL),
   ('gpuops.startup_cost',        'real',    '1000',   '1000',   '',   'user',      '0',  NULL, NULL),
-  ('gpuops.tuple_cost',          'real',    '0.0025', '0.0025', '',   'user',      '0',  NULL, NULL),
+  ('gpuops.tuple_cost',          'real',    '0.04',   '0.04'  , '',   'user',      '0',  NULL, NULL),
   ('gpuops.transfer_cost',       'real',    '2',      '2',      '',   'user',      '0',  NULL, NULL),
   ('gpuops.fault_injection',     'enum',    'none',   'none',   '',   'superuser', NULL, NULL,
                                  '{none,no_device,out_of_memory,kernel_error}');
