@@ -59,6 +59,9 @@ GpuopsRowStoreReset(GpuopsRowStore *store)
 	store->nrows = 0;
 	store->arena = NULL;
 	store->arena_used = store->arena_size = 0;
+	store->permuted = false;
+	store->out_values = NULL;
+	store->out_nulls = NULL;
 }
 
 void
@@ -243,6 +246,125 @@ GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row, TupleTableSlot *slot)
 		const char *src = batch->values[c] + (Size) i * col->width;
 
 		if (GpuopsBatchIsNull(batch, c, i))
+		{
+			slot->tts_values[c] = (Datum) 0;
+			slot->tts_isnull[c] = true;
+			continue;
+		}
+		slot->tts_isnull[c] = false;
+		if (col->typbyval)
+			slot->tts_values[c] = fetch_att(src, true, col->typlen);
+		else if (!col->by_pointer)
+			slot->tts_values[c] = PointerGetDatum(src);
+		else
+		{
+			char	   *p;
+
+			memcpy(&p, src, sizeof(char *));
+			slot->tts_values[c] = PointerGetDatum(p);
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/* out[i] = column value of row order[i], for one fixed element width */
+template <typename T>
+static void
+GatherColumn(GpuopsRowStore *store, int c, const uint32 *order, uint64 n, char *out)
+{
+	T		   *dst = (T *) out;
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		uint32		r = order[i];
+		const T    *src = (const T *) store->batches[r >> GPUOPS_BATCH_SHIFT]->values[c];
+
+		dst[i] = src[r & (GPUOPS_BATCH_ROWS - 1)];
+	}
+}
+
+void
+GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
+{
+	Assert(!store->permuted && n == store->nrows);
+	store->out_values = (char **) MemoryContextAllocZero(store->cxt,
+														 sizeof(char *) * Max(store->ncols, 1));
+	store->out_nulls = (uint8 **) MemoryContextAllocZero(store->cxt,
+														 sizeof(uint8 *) * Max(store->ncols, 1));
+	for (int c = 0; c < store->ncols; c++)
+	{
+		int			w = store->cols[c].width;
+		char	   *out = (char *) MemoryContextAllocHuge(store->cxt, Max(n, 1) * w);
+		bool		any_null = false;
+
+		switch (w)
+		{
+			case 1:
+				GatherColumn<uint8>(store, c, order, n, out);
+				break;
+			case 2:
+				GatherColumn<uint16>(store, c, order, n, out);
+				break;
+			case 4:
+				GatherColumn<uint32>(store, c, order, n, out);
+				break;
+			case 8:
+				GatherColumn<uint64>(store, c, order, n, out);
+				break;
+			default:
+				for (uint64 i = 0; i < n; i++)
+				{
+					uint32		r = order[i];
+
+					memcpy(out + i * w, store->batches[r >> GPUOPS_BATCH_SHIFT]->values[c] +
+						   (Size) (r & (GPUOPS_BATCH_ROWS - 1)) * w, w);
+				}
+				break;
+		}
+		store->out_values[c] = out;
+		for (int b = 0; b < store->nbatches; b++)
+			any_null |= store->batches[b]->nulls[c] != NULL;
+		if (any_null)
+		{
+			uint8	   *bm = (uint8 *) MemoryContextAllocHuge(store->cxt, (Max(n, 1) + 7) / 8);
+
+			memset(bm, 0, (n + 7) / 8);
+			for (uint64 i = 0; i < n; i++)
+			{
+				uint32		r = order[i];
+
+				if (GpuopsBatchIsNull(store->batches[r >> GPUOPS_BATCH_SHIFT], c,
+									  r & (GPUOPS_BATCH_ROWS - 1)))
+					bm[i >> 3] |= (uint8) (1 << (i & 7));
+			}
+			store->out_nulls[c] = bm;
+		}
+		/* the batch arrays of this column are not needed any more */
+		for (int b = 0; b < store->nbatches; b++)
+		{
+			GpuopsBatch *batch = store->batches[b];
+
+			pfree(batch->values[c]);
+			batch->values[c] = NULL;
+			if (batch->nulls[c])
+				pfree(batch->nulls[c]);
+			batch->nulls[c] = NULL;
+		}
+	}
+	store->permuted = true;
+}
+
+void
+GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot)
+{
+	ExecClearTuple(slot);
+	for (int c = 0; c < store->ncols; c++)
+	{
+		const GpuopsColumnDesc *col = &store->cols[c];
+		const char *src = store->out_values[c] + i * col->width;
+		const uint8 *bm = store->out_nulls[c];
+
+		if (bm && (bm[i >> 3] & (1 << (i & 7))))
 		{
 			slot->tts_values[c] = (Datum) 0;
 			slot->tts_isnull[c] = true;

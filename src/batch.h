@@ -58,6 +58,15 @@ typedef struct GpuopsRowStore
 	char	   *arena;			/* current arena chunk */
 	Size		arena_used;
 	Size		arena_size;
+
+	/*
+	 * After GpuopsRowStorePermute: every column as one contiguous array in
+	 * output order (row i of the output at index i), so rows are emitted by
+	 * sequential reads.  The batches' own arrays are freed by then.
+	 */
+	bool		permuted;
+	char	  **out_values;		/* per column */
+	uint8	  **out_nulls;		/* per column bitmap, NULL when no NULLs */
 } GpuopsRowStore;
 
 extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc,
@@ -72,24 +81,20 @@ extern GpuopsBatch *GpuopsRowStoreOpenBatch(GpuopsRowStore *store);
 extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,
 								  TupleTableSlot *slot);
 
+/*
+ * Reorders every column into output order: output row i is input row
+ * order[i].  One gather pass per column, tight enough that many cache misses
+ * are in flight at once; afterwards use GpuopsRowStoreFetchOutput.
+ */
+extern void GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n);
+
+/* Stores output row i (after GpuopsRowStorePermute) into the virtual slot. */
+extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i,
+									  TupleTableSlot *slot);
+
 /* Stores row `row` into the virtual slot `slot` (datums point into the store). */
 extern void GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row,
 								TupleTableSlot *slot);
-
-/*
- * Asks the CPU to start loading row `row`'s column entries.  Emission visits
- * rows in sorted, i.e. random, order: one cache miss per column per row,
- * unless the misses of upcoming rows overlap with the work on this one.
- */
-static inline void
-GpuopsRowStorePrefetch(const GpuopsRowStore *store, uint64 row)
-{
-	const GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
-	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-
-	for (int c = 0; c < store->ncols; c++)
-		__builtin_prefetch(batch->values[c] + (Size) i * store->cols[c].width);
-}
 
 static inline bool
 GpuopsBatchIsNull(const GpuopsBatch *batch, int col, uint32 i)

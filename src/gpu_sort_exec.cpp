@@ -63,7 +63,7 @@ typedef struct GpuSortState
 	GpuSortDevice *dev;
 
 	bool		sorted;
-	uint32	   *order;			/* emission order: row numbers */
+	uint32	   *order;			/* emission order: row numbers (until permuted) */
 	uint64		norder;
 	uint64		pos;			/* next row forward */
 	bool		eof;			/* ran off the end going forward */
@@ -290,21 +290,22 @@ GpuSortExecute(GpuSortState *st)
 	DeviceRelease(st->dev);		/* free device memory before emitting */
 	BuildEmissionOrder(st, sorted);
 	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store));
+	/* rows go out in order: lay the columns out in that order first */
+	GpuopsRowStorePermute(&st->store, st->order, st->norder);
+	pfree(st->order);
+	st->order = NULL;
 	st->runs++;
 	st->sorted = true;
 	st->pos = 0;
 	st->eof = false;
 }
 
-/* rows ahead whose columns are prefetched while emitting (about 1 us ahead) */
-#define PREFETCH_DISTANCE 16
-
 static TupleTableSlot *
 GpuSortNext(ScanState *ss)
 {
 	GpuSortState *st = (GpuSortState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	uint32		row;
+	uint64		row;
 
 	if (!st->sorted)
 		GpuSortExecute(st);
@@ -315,9 +316,7 @@ GpuSortNext(ScanState *ss)
 			st->eof = true;
 			return ExecClearTuple(slot);
 		}
-		row = st->order[st->pos++];
-		if (st->pos + PREFETCH_DISTANCE < st->norder)
-			GpuopsRowStorePrefetch(&st->store, st->order[st->pos + PREFETCH_DISTANCE]);
+		row = st->pos++;
 	}
 	else
 	{
@@ -328,9 +327,9 @@ GpuSortNext(ScanState *ss)
 			st->eof = false;
 		else if (--st->pos == 0)
 			return ExecClearTuple(slot);
-		row = st->order[st->pos - 1];
+		row = st->pos - 1;
 	}
-	GpuopsRowStoreFetch(&st->store, row, slot);
+	GpuopsRowStoreFetchOutput(&st->store, row, slot);
 	return slot;
 }
 
