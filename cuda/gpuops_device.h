@@ -145,6 +145,24 @@ typedef struct GpuopsBackend
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
 extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
 
+/*
+ * Host-side gather: out[i] = value of row order[i], for several columns at
+ * once, on a few threads.  Rows live in batches of 2^batch_shift rows;
+ * batch_values[b] points at batch b's packed values.  Used to lay result
+ * columns out in output order before rows are emitted.  Pure memory work:
+ * no PostgreSQL call, safe on helper threads.
+ */
+typedef struct GpuopsGatherColumn
+{
+	const char *const *batch_values;
+	char	   *out;
+	uint32_t	width;
+} GpuopsGatherColumn;
+
+extern GpuopsStatus gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols,
+									   const uint32_t *order, uint64_t n,
+									   unsigned batch_shift) GPUOPS_NOEXCEPT;
+
 /* Message of the last failure in this process (thread-local), never NULL. */
 extern const char *gpuops_last_error(void) GPUOPS_NOEXCEPT;
 

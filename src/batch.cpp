@@ -14,6 +14,8 @@ extern "C" {
 }
 
 #include "batch.h"
+#include "device.h"
+#include "gpuops_device.h"
 
 #define ARENA_CHUNK (1024 * 1024)
 #define FIRST_CAPACITY 1024
@@ -267,22 +269,6 @@ GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row, TupleTableSlot *slot)
 	ExecStoreVirtualTuple(slot);
 }
 
-/* out[i] = column value of row order[i], for one fixed element width */
-template <typename T>
-static void
-GatherColumn(GpuopsRowStore *store, int c, const uint32 *order, uint64 n, char *out)
-{
-	T		   *dst = (T *) out;
-
-	for (uint64 i = 0; i < n; i++)
-	{
-		uint32		r = order[i];
-		const T    *src = (const T *) store->batches[r >> GPUOPS_BATCH_SHIFT]->values[c];
-
-		dst[i] = src[r & (GPUOPS_BATCH_ROWS - 1)];
-	}
-}
-
 void
 GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 {
@@ -291,37 +277,34 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 														 sizeof(char *) * Max(store->ncols, 1));
 	store->out_nulls = (uint8 **) MemoryContextAllocZero(store->cxt,
 														 sizeof(uint8 *) * Max(store->ncols, 1));
+	{
+		GpuopsGatherColumn *gc = (GpuopsGatherColumn *)
+			palloc(sizeof(GpuopsGatherColumn) * Max(store->ncols, 1));
+		GpuopsStatus rc;
+
+		for (int c = 0; c < store->ncols; c++)
+		{
+			const char **bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
+
+			for (int b = 0; b < store->nbatches; b++)
+				bv[b] = store->batches[b]->values[c];
+			gc[c].batch_values = bv;
+			gc[c].width = store->cols[c].width;
+			gc[c].out = (char *) MemoryContextAllocHuge(store->cxt,
+														Max(n, 1) * store->cols[c].width);
+			store->out_values[c] = gc[c].out;
+		}
+		rc = gpuops_host_gather(gc, store->ncols, order, n, GPUOPS_BATCH_SHIFT);
+		if (rc != GPUOPS_OK)
+			GpuopsRaiseStatus("reordering result columns", rc);
+		for (int c = 0; c < store->ncols; c++)
+			pfree((void *) gc[c].batch_values);
+		pfree(gc);
+	}
 	for (int c = 0; c < store->ncols; c++)
 	{
-		int			w = store->cols[c].width;
-		char	   *out = (char *) MemoryContextAllocHuge(store->cxt, Max(n, 1) * w);
 		bool		any_null = false;
 
-		switch (w)
-		{
-			case 1:
-				GatherColumn<uint8>(store, c, order, n, out);
-				break;
-			case 2:
-				GatherColumn<uint16>(store, c, order, n, out);
-				break;
-			case 4:
-				GatherColumn<uint32>(store, c, order, n, out);
-				break;
-			case 8:
-				GatherColumn<uint64>(store, c, order, n, out);
-				break;
-			default:
-				for (uint64 i = 0; i < n; i++)
-				{
-					uint32		r = order[i];
-
-					memcpy(out + i * w, store->batches[r >> GPUOPS_BATCH_SHIFT]->values[c] +
-						   (Size) (r & (GPUOPS_BATCH_ROWS - 1)) * w, w);
-				}
-				break;
-		}
-		store->out_values[c] = out;
 		for (int b = 0; b < store->nbatches; b++)
 			any_null |= store->batches[b]->nulls[c] != NULL;
 		if (any_null)

@@ -110,14 +110,24 @@ GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible
 				 errdetail("%s", detail)));
 		return;
 	}
+	GpuopsRaiseStatus(node, status);
+}
+
+/*
+ * The one place where a device-layer status becomes a PostgreSQL error, with
+ * the SQLSTATE that fits the failure and the layer's own message as detail.
+ */
+void
+GpuopsRaiseStatus(const char *what, GpuopsStatus status)
+{
+	bool		hint = status == GPUOPS_ERR_NO_DEVICE ||
+		status == GPUOPS_ERR_OUT_OF_MEMORY || status == GPUOPS_ERR_DEVICE;
+
 	ereport(ERROR,
 			(errcode(StatusSqlstate(status)),
-			 errmsg("gpuops: %s failed: %s", node, StatusText(status)),
-			 errdetail("%s", detail),
-			 status == GPUOPS_ERR_NO_DEVICE || status == GPUOPS_ERR_OUT_OF_MEMORY ||
-			 status == GPUOPS_ERR_DEVICE
-			 ? errhint("Set gpuops.cpu_fallback = on to finish such queries on the CPU.")
-			 : 0));
+			 errmsg("gpuops: %s failed: %s", what, StatusText(status)),
+			 errdetail("%s", gpuops_last_error()),
+			 hint ? errhint("Set gpuops.cpu_fallback = on to finish such queries on the CPU.") : 0));
 }
 
 void

@@ -31,6 +31,9 @@ extern const GpuopsBackend *GpuopsPrimaryBackend(void);
 extern void GpuopsDeviceFailed(const char *node, GpuopsStatus status,
 							   bool fallback_possible);
 
+/* Raises the ERROR for a failed device-layer call that has no fallback. */
+extern void GpuopsRaiseStatus(const char *what, GpuopsStatus status) pg_attribute_noreturn();
+
 /* Waits a moment for asynchronous device work, staying cancellable. */
 extern void GpuopsWaitForDevice(void);
 
