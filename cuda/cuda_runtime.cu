@@ -190,7 +190,7 @@ Runtime::init(const GpuopsSettings &settings)
 		buffers_[i].host = static_cast<char *>(pool_) + i * buffer_bytes_;
 		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&buffers_[i].done, cudaEventDisableTiming));
 	}
-	GPUOPS_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void **>(&scalar_), 64, cudaHostAllocDefault));
+	GPUOPS_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void **>(&scalar_), kScalarBytes, cudaHostAllocDefault));
 	initialized_ = true;
 }
 

@@ -52,7 +52,9 @@ class Runtime
 	int			acquire_buffer_blocking();
 	void		release_after(int i, cudaStream_t s);	/* free once s passes here */
 	void		release_now(int i);
+	/* a small pinned area for values the host must read (kScalarBytes) */
 	uint64_t   *pinned_scalar() const { return scalar_; }
+	static constexpr size_t kScalarBytes = 4096;
 
 	/* Device memory from the stream-ordered pool, counted against the budget. */
 	void	   *alloc(size_t bytes, cudaStream_t s);

@@ -20,6 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* small helpers usable from host code, and from kernels when nvcc compiles */
+#ifdef __CUDACC__
+#define GPUOPS_INLINE static inline __host__ __device__
+#else
+#define GPUOPS_INLINE static inline
+#endif
+
 #ifdef __cplusplus
 #define GPUOPS_NOEXCEPT noexcept
 extern "C" {
@@ -71,18 +78,73 @@ typedef struct GpuopsDeviceInfo
 	int			runtime_version;
 } GpuopsDeviceInfo;
 
-/* Key types of the sort; each is normalized to an unsigned integer key. */
-typedef enum GpuopsKeyType
+/*
+ * Sort key kinds.  Each key column is staged raw (its values at the width
+ * below, plus a null bitmap) and becomes, on the device, one null word and
+ * one or two value words: 64-bit unsigned integers whose order is
+ * PostgreSQL's order for the type (key_normalize.hpp).
+ */
+typedef enum GpuopsKeyKind
 {
-	GPUOPS_KEY_INT4 = 0,		/* int32 values, 4-byte key */
-	GPUOPS_KEY_INT8,			/* int64 values, 8-byte key */
-	GPUOPS_KEY_FLOAT8			/* IEEE double, 8-byte key; NaN above +Inf, -0 == 0 */
-} GpuopsKeyType;
+	GPUOPS_KEY_INT2 = 0,		/* int2 */
+	GPUOPS_KEY_INT4,			/* int4, date */
+	GPUOPS_KEY_INT8,			/* int8, time, timestamp, timestamptz */
+	GPUOPS_KEY_FLOAT4,			/* NaN above +Infinity, -0 == 0 */
+	GPUOPS_KEY_FLOAT8,
+	GPUOPS_KEY_BOOL,
+	GPUOPS_KEY_UUID,			/* 16 bytes, compared as unsigned bytes */
+	GPUOPS_KEY_INTERVAL,		/* PostgreSQL Interval, compared by total span */
+	GPUOPS_KEY_BYTES16			/* a 16-byte prefix, zero padded (C-collation text) */
+} GpuopsKeyKind;
+
+#define GPUOPS_MAX_SORT_KEYS 32
+
+/* Bytes one value of the kind takes in a staging buffer. */
+GPUOPS_INLINE uint32_t
+gpuops_key_raw_width(GpuopsKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUOPS_KEY_INT2:
+			return 2;
+		case GPUOPS_KEY_INT4:
+		case GPUOPS_KEY_FLOAT4:
+			return 4;
+		case GPUOPS_KEY_BOOL:
+			return 1;
+		case GPUOPS_KEY_UUID:
+		case GPUOPS_KEY_INTERVAL:
+		case GPUOPS_KEY_BYTES16:
+			return 16;
+		default:
+			return 8;
+	}
+}
+
+/* 64-bit value words of the kind (the null word comes on top). */
+GPUOPS_INLINE uint32_t
+gpuops_key_value_words(GpuopsKeyKind kind)
+{
+	return gpuops_key_raw_width(kind) > 8 ? 2 : 1;
+}
+
+typedef struct GpuopsSortKey
+{
+	GpuopsKeyKind kind;
+	int			descending;
+	int			nulls_first;
+} GpuopsSortKey;
 
 typedef struct GpuopsSortSpec
 {
-	GpuopsKeyType key_type;
-	int			descending;		/* invert the normalized key */
+	int			nkeys;
+	GpuopsSortKey keys[GPUOPS_MAX_SORT_KEYS];
+	/*
+	 * > 0: report which sorted rows equal their predecessor in the first
+	 * tie_words key words (through the first key the device sees only a
+	 * prefix of; the caller re-sorts those runs)
+	 */
+	uint32_t	tie_words;
 } GpuopsSortSpec;
 
 /*
@@ -95,16 +157,24 @@ typedef struct GpuopsStats
 {
 	uint64_t	rows;
 	uint32_t	batches;
-	uint32_t	sort_bits;		/* key bits the radix sort actually examined */
+	uint32_t	key_words;		/* 64-bit words per normalized key */
+	uint32_t	sort_passes;	/* radix sort passes (words whose values differ) */
+	uint32_t	sort_bits;		/* key bits the radix sorts actually examined */
 	double		copy_ms;
 	double		kernel_ms;
 	uint64_t	device_bytes;	/* peak device memory held by the operation */
 } GpuopsStats;
 
-/* A staging buffer handed out by a backend for the caller to fill. */
+/*
+ * A staging buffer handed out by a backend for the caller to fill: per key,
+ * capacity_rows values at the kind's raw width and a null bitmap (bit i of
+ * byte i/8 set = row i is NULL; a NULL row's value bytes are ignored).
+ * capacity_rows is a multiple of 8.
+ */
 typedef struct GpuopsStageBuffer
 {
-	void	   *values;			/* key values, packed at the key's width */
+	void	   *values[GPUOPS_MAX_SORT_KEYS];
+	uint8_t    *nulls[GPUOPS_MAX_SORT_KEYS];
 	uint32_t	capacity_rows;
 } GpuopsStageBuffer;
 
@@ -121,6 +191,8 @@ typedef struct GpuopsSort GpuopsSort;	/* opaque, owned by the backend */
  *   sort_finish   (queues the sort; returns at once)
  *   repeat sort_poll until it returns GPUOPS_OK (GPUOPS_PENDING meanwhile)
  *   sort_result   (row numbers in sorted order; stable: ties keep input order)
+ *   sort_ties     (with spec.tie_words: bit i set = sorted row i has the
+ *                  same first tie_words key words as sorted row i-1)
  *   sort_end      (always, also after any failure; frees everything)
  * Every function except sort_end returns a status; after a failure the
  * message is available from last_error() until the next call.
@@ -138,6 +210,8 @@ typedef struct GpuopsBackend
 	GpuopsStatus (*sort_poll) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
 	GpuopsStatus (*sort_result) (GpuopsSort *sort, uint32_t *order,
 								 uint64_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_ties) (GpuopsSort *sort, uint8_t *ties,
+							   uint64_t nrows) GPUOPS_NOEXCEPT;
 	void		(*sort_stats) (const GpuopsSort *sort, GpuopsStats *stats) GPUOPS_NOEXCEPT;
 	void		(*sort_end) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
 } GpuopsBackend;

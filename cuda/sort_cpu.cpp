@@ -2,12 +2,13 @@
  * sort_cpu.cpp
  *    The CPU twin of the GPU key-pointer sort.
  *
- * Same protocol and same algorithm as sort_cuda.cu: keys are normalized with
- * the shared transforms (key_normalize.hpp), the bits that actually differ are
- * found with an OR of (key XOR first key), and an LSD radix sort with 8-bit
- * digits orders (key, row number) pairs, stably.  It serves
- * gpuops.device = cpu (so the whole executor path is tested where there is no
- * GPU) and the fallback when the device fails mid-query.
+ * Same protocol and same algorithm as sort_cuda.cu: staged key columns are
+ * normalized into 64-bit key words with the shared transforms
+ * (key_normalize.hpp); an LSD radix sort with 8-bit digits then orders the
+ * row numbers one word at a time, least significant word first, stably, on
+ * only the bits in which that word differs between rows.  It serves
+ * gpuops.device = cpu (so the whole executor path is tested where there is
+ * no GPU) and the fallback when the device fails mid-query.
  */
 #include <chrono>
 #include <cstring>
@@ -32,62 +33,50 @@ struct CpuSort
 {
 	GpuopsSettings settings;
 	GpuopsSortSpec spec;
-	int			width = 8;
+	uint32_t	nwords = 0;
 	std::vector<unsigned char> stage;
 	uint32_t	stage_rows = 0;
-	std::vector<uint32_t> keys32;
-	std::vector<uint64_t> keys64;
+	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
+	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
+	std::vector<std::vector<uint64_t>> words;	/* [word][row] */
+	uint64_t	rows = 0;
 	std::vector<uint32_t> order;
 	bool		sorted = false;
 	GpuopsStats stats = {};
 };
 
-/* Number of low key bits that differ between any two keys. */
-template <class K>
+/* Number of low bits in which the words differ from each other. */
 unsigned
-used_bits(const std::vector<K> &keys)
+used_bits(const std::vector<uint64_t> &w)
 {
-	K			diff = 0;
+	uint64_t	diff = 0;
 
-	if (keys.empty())
-		return 0;
-	for (K k : keys)
-		diff |= (k ^ keys[0]);
-	unsigned	bits = 0;
-
-	while (diff)
-	{
-		bits++;
-		diff >>= 1;
-	}
-	return bits;
+	for (uint64_t v : w)
+		diff |= v ^ w[0];
+	return diff ? 64 - __builtin_clzll(diff) : 0;
 }
 
 /* Stable LSD radix sort of (key, row) pairs on bits [0, end_bit). */
-template <class K>
 void
-radix_sort_pairs(std::vector<K> &keys, std::vector<uint32_t> &rows,
+radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
 				 unsigned end_bit)
 {
 	size_t		n = keys.size();
-	std::vector<K> keys_alt(n);
+	std::vector<uint64_t> keys_alt(n);
 	std::vector<uint32_t> rows_alt(n);
 
 	for (unsigned shift = 0; shift < end_bit; shift += 8)
 	{
 		size_t		count[256] = {0};
+		bool		trivial = false;
+		size_t		pos = 0;
 
 		for (size_t i = 0; i < n; i++)
 			count[(keys[i] >> shift) & 0xff]++;
-		bool		trivial = false;
-
 		for (size_t c : count)
-			if (c == n)
-				trivial = true; /* every key has the same digit here */
+			trivial |= (c == n);	/* every key has the same digit here */
 		if (trivial)
 			continue;
-		size_t		pos = 0;
-
 		for (size_t &c : count)
 		{
 			size_t		here = c;
@@ -123,15 +112,19 @@ cpu_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 	*out = nullptr;
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
+			fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
 		auto		s = std::make_unique<CpuSort>();
 
 		s->settings = *settings;
 		s->spec = *spec;
-		s->width = spec->key_type == GPUOPS_KEY_INT4 ? 4 : 8;
-		s->stage_rows = static_cast<uint32_t>(settings->batch_bytes / s->width);
+		s->nwords = spec_words(*spec);
+		s->words.resize(s->nwords);
+		s->stage_rows = stage_capacity(*spec, settings->batch_bytes);
 		if (s->stage_rows == 0)
-			fail(GPUOPS_ERR_INTERNAL, "batch size too small");
-		s->stage.resize(static_cast<size_t>(s->stage_rows) * s->width);
+			fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
+		s->stage.resize(stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off));
+		s->stats.key_words = s->nwords;
 		*out = reinterpret_cast<GpuopsSort *>(s.release());
 		return GPUOPS_OK;
 	});
@@ -142,7 +135,11 @@ cpu_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
 {
 	auto	   *s = reinterpret_cast<CpuSort *>(sort);
 
-	buf->values = s->stage.data();
+	for (int k = 0; k < s->spec.nkeys; k++)
+	{
+		buf->values[k] = s->stage.data() + s->values_off[k];
+		buf->nulls[k] = s->stage.data() + s->nulls_off[k];
+	}
 	buf->capacity_rows = s->stage_rows;
 	return GPUOPS_OK;
 }
@@ -157,59 +154,43 @@ cpu_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 			fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
 		if (s->stats.batches == 0)
 			maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, s->settings.fault);
-		if (s->stats.rows + nrows > UINT32_MAX)
+		if (s->rows + nrows > UINT32_MAX)
 			fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
 		auto		t0 = Clock::now();
-		bool		desc = s->spec.descending != 0;
-		const unsigned char *p = s->stage.data();
+		uint32_t	j = 0;
 
-		switch (s->spec.key_type)
+		for (int k = 0; k < s->spec.nkeys; k++)
 		{
-			case GPUOPS_KEY_INT4:
-				for (uint32_t i = 0; i < nrows; i++)
-				{
-					int32_t		v;
+			const GpuopsSortKey &key = s->spec.keys[k];
+			const uint8_t *vals = s->stage.data() + s->values_off[k];
+			const uint8_t *nulls = s->stage.data() + s->nulls_off[k];
+			uint32_t	width = gpuops_key_raw_width(key.kind);
+			uint32_t	nv = gpuops_key_value_words(key.kind);
+			std::vector<uint64_t> &nw = s->words[j];
 
-					memcpy(&v, p + 4 * i, 4);
-					s->keys32.push_back(normalize_int4(v, desc));
-				}
-				break;
-			case GPUOPS_KEY_INT8:
-				for (uint32_t i = 0; i < nrows; i++)
-				{
-					int64_t		v;
+			for (uint32_t i = 0; i < nrows; i++)
+			{
+				bool		isnull = (nulls[i >> 3] >> (i & 7)) & 1;
+				uint64_t	w[2] = {0, 0};
 
-					memcpy(&v, p + 8 * i, 8);
-					s->keys64.push_back(normalize_int8(v, desc));
-				}
-				break;
-			case GPUOPS_KEY_FLOAT8:
-				for (uint32_t i = 0; i < nrows; i++)
+				nw.push_back(isnull == (key.nulls_first != 0) ? 0 : 1);
+				if (!isnull)
 				{
-					uint64_t	v;
-
-					memcpy(&v, p + 8 * i, 8);
-					s->keys64.push_back(normalize_float8_bits(v, desc));
+					value_words(key.kind, vals + static_cast<size_t>(i) * width, w);
+					if (key.descending)
+						w[0] = ~w[0], w[1] = ~w[1];
 				}
-				break;
+				for (uint32_t v = 0; v < nv; v++)
+					s->words[j + 1 + v].push_back(w[v]);
+			}
+			j += 1 + nv;
 		}
-		s->stats.rows += nrows;
+		s->rows += nrows;
+		s->stats.rows = s->rows;
 		s->stats.batches++;
 		s->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
 	});
-}
-
-template <class K>
-void
-sort_keys(CpuSort *s, std::vector<K> &keys)
-{
-	s->order.resize(keys.size());
-	for (size_t i = 0; i < keys.size(); i++)
-		s->order[i] = static_cast<uint32_t>(i);
-	s->stats.sort_bits = used_bits(keys);
-	radix_sort_pairs(keys, s->order, s->stats.sort_bits);
-	std::vector<K>().swap(keys);	/* keys are not needed any more */
 }
 
 GpuopsStatus
@@ -220,11 +201,27 @@ cpu_sort_finish(GpuopsSort *sort) noexcept
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
 		auto		t0 = Clock::now();
+		size_t		n = s->rows;
+		std::vector<uint64_t> keys(n);
 
-		if (s->spec.key_type == GPUOPS_KEY_INT4)
-			sort_keys(s, s->keys32);
-		else
-			sort_keys(s, s->keys64);
+		s->order.resize(n);
+		for (size_t i = 0; i < n; i++)
+			s->order[i] = static_cast<uint32_t>(i);
+		/* least significant word first; each pass is stable */
+		for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
+		{
+			unsigned	bits = n ? used_bits(s->words[j]) : 0;
+
+			if (bits == 0)
+				continue;		/* the same in every row: decides nothing */
+			for (size_t i = 0; i < n; i++)
+				keys[i] = s->words[j][s->order[i]];
+			radix_sort_pairs(keys, s->order, bits);
+			s->stats.sort_passes++;
+			s->stats.sort_bits += bits;
+		}
+		if (s->spec.tie_words == 0)
+			std::vector<std::vector<uint64_t>>().swap(s->words);
 		s->sorted = true;
 		s->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
@@ -260,6 +257,30 @@ cpu_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
 	return GPUOPS_OK;
 }
 
+GpuopsStatus
+cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
+{
+	auto	   *s = reinterpret_cast<CpuSort *>(sort);
+
+	if (!s->sorted || s->spec.tie_words == 0 || s->spec.tie_words > s->nwords ||
+		nrows != s->order.size())
+	{
+		set_last_error("sort ties asked for without tie_words or after the wrong sort");
+		return GPUOPS_ERR_INTERNAL;
+	}
+	memset(ties, 0, (nrows + 7) / 8);
+	for (uint64_t i = 1; i < nrows; i++)
+	{
+		bool		same = true;
+
+		for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
+			same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
+		if (same)
+			ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
+	}
+	return GPUOPS_OK;
+}
+
 void
 cpu_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
 {
@@ -281,6 +302,7 @@ const GpuopsBackend cpu_backend = {
 	cpu_sort_finish,
 	cpu_sort_poll,
 	cpu_sort_result,
+	cpu_sort_ties,
 	cpu_sort_stats,
 	cpu_sort_end,
 };

@@ -2,14 +2,17 @@
  * sort_cuda.cu
  *    The GPU key-pointer sort.
  *
- * Each staged batch of key values crosses the bus once, through a pinned
- * buffer, on one of several streams, and is normalized in place by a kernel
- * right behind its copy, so staging the next batch on the host overlaps the
- * copy and the kernel of this one.  At the end the batches are laid out
- * contiguously, the key bits that actually differ are found (OR of
- * key XOR first key), and CUB's radix sort orders (key, row number) pairs on
- * those bits only.  Only the row numbers come back; the tuples never leave
- * the host.
+ * Each staged batch of raw key columns (values and null bitmaps) crosses
+ * the bus once, through a pinned buffer, on one of several streams.  A
+ * kernel right behind its copy turns it into 64-bit key words
+ * (key_normalize.hpp), so staging the next batch on the host overlaps the
+ * copy and the kernel of this one.  At the end the words are laid out
+ * contiguously and the row numbers are ordered one word at a time, least
+ * significant word first, each pass a stable CUB radix sort of (word, row)
+ * pairs on only the bits in which that word differs between rows (words
+ * that never differ are skipped).  Only row numbers come back, and on
+ * request a bitmap of sorted rows whose key equals their predecessor's; the
+ * tuples never leave the host.
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -33,26 +36,46 @@ grid_for(uint64_t n)
 	return static_cast<unsigned>(blocks > 65535u * 16 ? 65535u * 16 : (blocks ? blocks : 1));
 }
 
-/* Raw SQL values -> normalized keys, in place. */
-__global__ void
-normalize_int4_kernel(uint32_t *data, uint32_t n, bool desc)
+/* The sort spec as a kernel parameter (passed by value, < 1 KB). */
+struct KernelSpec
 {
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		data[i] = normalize_int4(static_cast<int32_t>(data[i]), desc);
-}
+	int			nkeys;
+	uint32_t	nwords;
+	uint8_t		kind[GPUOPS_MAX_SORT_KEYS];
+	uint8_t		desc[GPUOPS_MAX_SORT_KEYS];
+	uint8_t		nulls_first[GPUOPS_MAX_SORT_KEYS];
+	uint64_t	values_off[GPUOPS_MAX_SORT_KEYS];
+	uint64_t	nulls_off[GPUOPS_MAX_SORT_KEYS];
+};
 
+/* Raw staged columns of one batch -> key words [word][row]. */
 __global__ void
-normalize_int8_kernel(uint64_t *data, uint32_t n, bool desc)
+normalize_kernel(KernelSpec spec, const uint8_t *raw, uint32_t n, uint64_t *words)
 {
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		data[i] = normalize_int8(static_cast<int64_t>(data[i]), desc);
-}
+	{
+		uint32_t	j = 0;
 
-__global__ void
-normalize_float8_kernel(uint64_t *data, uint32_t n, bool desc)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		data[i] = normalize_float8_bits(data[i], desc);
+		for (int k = 0; k < spec.nkeys; k++)
+		{
+			GpuopsKeyKind kind = static_cast<GpuopsKeyKind>(spec.kind[k]);
+			bool		isnull = (raw[spec.nulls_off[k] + (i >> 3)] >> (i & 7)) & 1;
+			uint64_t	w[2] = {0, 0};
+			int			nv = gpuops_key_value_words(kind);
+
+			words[static_cast<size_t>(j) * n + i] = (isnull == (spec.nulls_first[k] != 0)) ? 0 : 1;
+			if (!isnull)
+			{
+				value_words(kind, raw + spec.values_off[k] +
+							static_cast<size_t>(i) * gpuops_key_raw_width(kind), w);
+				if (spec.desc[k])
+					w[0] = ~w[0], w[1] = ~w[1];
+			}
+			for (int v = 0; v < nv; v++)
+				words[static_cast<size_t>(j + 1 + v) * n + i] = w[v];
+			j += 1 + nv;
+		}
+	}
 }
 
 __global__ void
@@ -62,20 +85,53 @@ iota_kernel(uint32_t *out, uint32_t n)
 		out[i] = i;
 }
 
-/* OR of (key XOR keys[0]) over all keys: its highest bit bounds the sort. */
-template <class K>
+/* out[i] = word[rows[i]]: one key word in the current sorted order */
 __global__ void
-diff_bits_kernel(const K *keys, uint32_t n, unsigned long long *out)
+gather_kernel(const uint64_t *word, const uint32_t *rows, uint32_t n, uint64_t *out)
 {
-	K			first = keys[0];
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		out[i] = word[rows[i]];
+}
+
+/* OR of (w XOR w[0]) over one word: its highest bit bounds that word's sort. */
+__global__ void
+diff_bits_kernel(const uint64_t *w, uint32_t n, unsigned long long *out)
+{
+	uint64_t	first = w[0];
 	unsigned long long acc = 0;
 
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		acc |= static_cast<unsigned long long>(keys[i] ^ first);
+		acc |= w[i] ^ first;
 	for (int off = 16; off > 0; off /= 2)
 		acc |= __shfl_down_sync(0xffffffffu, acc, off);
 	if ((threadIdx.x & 31) == 0 && acc)
 		atomicOr(out, acc);
+}
+
+/* Bit i of ties: sorted row i has the same key words as sorted row i-1. */
+__global__ void
+ties_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, uint32_t n,
+			uint32_t *ties)
+{
+	uint32_t	nchunks = (n + 31) / 32;
+
+	for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < nchunks; c += gridDim.x * blockDim.x)
+	{
+		uint32_t	bits = 0;
+
+		for (uint32_t b = 0; b < 32; b++)
+		{
+			uint32_t	i = c * 32 + b;
+			bool		same = i > 0 && i < n;
+
+			for (uint32_t j = 0; j < nwords && same; j++)
+				same = words[static_cast<size_t>(j) * n + rows[i]] ==
+					words[static_cast<size_t>(j) * n + rows[i - 1]];
+			if (same)
+				bits |= 1u << b;
+		}
+		ties[c] = bits;
+	}
 }
 
 struct DevPtr
@@ -86,7 +142,7 @@ struct DevPtr
 
 struct Batch
 {
-	DevPtr		keys;
+	DevPtr		words;			/* [word][row] for this batch's rows */
 	uint32_t	rows = 0;
 	cudaEvent_t copy_start = nullptr;
 	cudaEvent_t copy_end = nullptr;
@@ -98,14 +154,19 @@ struct CudaSort
 	Runtime    *rt = nullptr;
 	GpuopsSettings settings;
 	GpuopsSortSpec spec;
-	int			width = 8;
+	KernelSpec	kspec;
+	uint32_t	nwords = 0;
+	uint32_t	stage_rows = 0;
+	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
+	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
 	int			held_buffer = -1;	/* pinned buffer handed to the caller */
 	std::vector<Batch> batches;
 	uint64_t	rows = 0;
 	int			next_stream = 0;
 	std::vector<DevPtr> owned;	/* device memory to free at the end */
+	DevPtr		words;			/* all rows' key words [word][row] */
 	DevPtr		sorted_rows;	/* row numbers in sorted order */
-	bool		identity = false;	/* every key equal: input order is sorted */
+	bool		identity = false;	/* nothing to sort: input order is sorted */
 	bool		finished = false;
 	cudaEvent_t sort_start = nullptr;
 	cudaEvent_t sort_end = nullptr;
@@ -147,6 +208,57 @@ give_back(CudaSort *s, DevPtr d, cudaStream_t st)
 		}
 }
 
+/*
+ * Device -> caller's host memory through the pinned pool: chunk i+1 is
+ * copied while chunk i is moved into place.  Returns the copy time.
+ */
+double
+copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
+{
+	Runtime    &rt = *s->rt;
+	cudaStream_t st = rt.stream(0);
+	size_t		chunk = rt.buffer_bytes();
+	int			pending_buf = -1;
+	size_t		pending_off = 0,
+				pending_len = 0;
+	cudaEvent_t t0 = new_event(),
+				t1 = new_event();
+
+	GPUOPS_CUDA_TRY(cudaEventRecord(t0, st));
+	GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
+	for (size_t off = 0; off < bytes || pending_buf >= 0; off += chunk)
+	{
+		int			buf = -1;
+		size_t		len = 0;
+
+		if (off < bytes)
+		{
+			len = bytes - off < chunk ? bytes - off : chunk;
+			buf = rt.acquire_buffer_blocking();
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt.buffer(buf), static_cast<const char *>(dev) + off,
+											len, cudaMemcpyDeviceToHost, st));
+			/* stays held (not "in flight") until its bytes are moved out below */
+		}
+		if (pending_buf >= 0)
+		{
+			GPUOPS_CUDA_TRY(cudaEventSynchronize(t1));
+			memcpy(static_cast<char *>(host) + pending_off, rt.buffer(pending_buf), pending_len);
+			rt.release_now(pending_buf);
+		}
+		if (buf >= 0)
+			GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
+		pending_buf = buf;
+		pending_off = off;
+		pending_len = len;
+	}
+	GPUOPS_CUDA_TRY(cudaEventSynchronize(t1));
+	double		ms = elapsed_ms(t0, t1);
+
+	cudaEventDestroy(t0);
+	cudaEventDestroy(t1);
+	return ms;
+}
+
 GpuopsStatus
 cuda_probe(GpuopsDeviceInfo *info) noexcept
 {
@@ -163,6 +275,8 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 	*out = nullptr;
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
+			fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
 		Runtime    &rt = Runtime::get(*settings);
 		auto		s = std::make_unique<CudaSort>();
 
@@ -170,7 +284,23 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		s->rt = &rt;
 		s->settings = *settings;
 		s->spec = *spec;
-		s->width = spec->key_type == GPUOPS_KEY_INT4 ? 4 : 8;
+		s->nwords = spec_words(*spec);
+		if (s->nwords * sizeof(uint64_t) > Runtime::kScalarBytes)
+			fail(GPUOPS_ERR_UNSUPPORTED, "sort key too wide: %u words", s->nwords);
+		s->stage_rows = stage_capacity(*spec, rt.buffer_bytes());
+		if (s->stage_rows == 0)
+			fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
+		stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
+		memset(&s->kspec, 0, sizeof(s->kspec));
+		s->kspec.nkeys = spec->nkeys;
+		s->kspec.nwords = s->nwords;
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			s->kspec.kind[k] = static_cast<uint8_t>(spec->keys[k].kind);
+			s->kspec.desc[k] = spec->keys[k].descending != 0;
+			s->kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
+		}
+		s->stats.key_words = s->nwords;
 		*out = reinterpret_cast<GpuopsSort *>(s.release());
 		return GPUOPS_OK;
 	});
@@ -186,8 +316,14 @@ cuda_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
 			s->held_buffer = s->rt->try_acquire_buffer();
 		if (s->held_buffer < 0)
 			return GPUOPS_PENDING;
-		buf->values = s->rt->buffer(s->held_buffer);
-		buf->capacity_rows = static_cast<uint32_t>(s->rt->buffer_bytes() / s->width);
+		char	   *base = static_cast<char *>(s->rt->buffer(s->held_buffer));
+
+		for (int k = 0; k < s->spec.nkeys; k++)
+		{
+			buf->values[k] = base + s->values_off[k];
+			buf->nulls[k] = reinterpret_cast<uint8_t *>(base + s->nulls_off[k]);
+		}
+		buf->capacity_rows = s->stage_rows;
 		return GPUOPS_OK;
 	});
 }
@@ -200,13 +336,17 @@ cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 	return guarded([&]() {
 		if (s->held_buffer < 0)
 			fail(GPUOPS_ERR_INTERNAL, "submit without a staged buffer");
-		if (static_cast<size_t>(nrows) * s->width > s->rt->buffer_bytes())
+		if (nrows > s->stage_rows)
 			fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
 		if (s->rows + nrows > UINT32_MAX)
 			fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
 		if (s->batches.empty())
 			maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, s->settings.fault);
 		cudaStream_t st = s->rt->stream(s->next_stream++);
+		const char *host = static_cast<const char *>(s->rt->buffer(s->held_buffer));
+		size_t		voff[GPUOPS_MAX_SORT_KEYS],
+					noff[GPUOPS_MAX_SORT_KEYS];
+		size_t		raw_bytes = stage_layout(s->spec, nrows, voff, noff);
 		Batch		b;
 
 		b.rows = nrows;
@@ -215,96 +355,40 @@ cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 		b.kernel_end = new_event();
 		s->batches.push_back(b);	/* owns the events from here on */
 		Batch	   &bb = s->batches.back();
+		DevPtr		raw = take(s, raw_bytes, st);
 
-		bb.keys = take(s, static_cast<size_t>(nrows) * s->width, st);
+		bb.words = take(s, static_cast<size_t>(nrows) * s->nwords * sizeof(uint64_t), st);
 		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_start, st));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(bb.keys.p, s->rt->buffer(s->held_buffer),
-										static_cast<size_t>(nrows) * s->width,
-										cudaMemcpyHostToDevice, st));
+		for (int k = 0; k < s->spec.nkeys; k++)
+		{
+			size_t		w = gpuops_key_raw_width(s->spec.keys[k].kind);
+
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + voff[k], host + s->values_off[k],
+											static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice, st));
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + noff[k], host + s->nulls_off[k],
+											(nrows + 7) / 8, cudaMemcpyHostToDevice, st));
+		}
 		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_end, st));
 		s->rt->release_after(s->held_buffer, st);
 		s->held_buffer = -1;
-		bool		desc = s->spec.descending != 0;
 
-		switch (s->spec.key_type)
+		KernelSpec	ks = s->kspec;
+
+		for (int k = 0; k < s->spec.nkeys; k++)
 		{
-			case GPUOPS_KEY_INT4:
-				normalize_int4_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-					static_cast<uint32_t *>(bb.keys.p), nrows, desc);
-				break;
-			case GPUOPS_KEY_INT8:
-				normalize_int8_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-					static_cast<uint64_t *>(bb.keys.p), nrows, desc);
-				break;
-			case GPUOPS_KEY_FLOAT8:
-				normalize_float8_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-					static_cast<uint64_t *>(bb.keys.p), nrows, desc);
-				break;
+			ks.values_off[k] = voff[k];
+			ks.nulls_off[k] = noff[k];
 		}
+		normalize_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
+			ks, static_cast<const uint8_t *>(raw.p), nrows, static_cast<uint64_t *>(bb.words.p));
 		GPUOPS_CUDA_CHECK_LAUNCH("normalize");
 		GPUOPS_CUDA_TRY(cudaEventRecord(bb.kernel_end, st));
+		give_back(s, raw, st);
 		s->rows += nrows;
 		s->stats.rows = s->rows;
 		s->stats.batches++;
 		return GPUOPS_OK;
 	});
-}
-
-template <class K>
-void
-sort_on_device(CudaSort *s, DevPtr keys, cudaStream_t st)
-{
-	uint32_t	n = static_cast<uint32_t>(s->rows);
-	uint64_t   *diff = s->rt->pinned_scalar();
-	DevPtr		d_diff = take(s, sizeof(unsigned long long), st);
-
-	GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.p, 0, sizeof(unsigned long long), st));
-	diff_bits_kernel<K><<<grid_for(n), kThreads, 0, st>>>(
-		static_cast<const K *>(keys.p), n, static_cast<unsigned long long *>(d_diff.p));
-	GPUOPS_CUDA_CHECK_LAUNCH("diff_bits");
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, sizeof(uint64_t), cudaMemcpyDeviceToHost, st));
-	/* the sort's bit range is a host-side launch parameter: wait for it */
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
-	give_back(s, d_diff, st);
-	unsigned	bits = *diff ? 64 - __builtin_clzll(*diff) : 0;
-
-	s->stats.sort_bits = bits;
-	GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_start, st));
-	if (bits == 0)
-	{
-		s->identity = true;		/* all keys equal: a stable sort keeps input order */
-		give_back(s, keys, st);
-		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
-		return;
-	}
-	DevPtr		keys_alt = take(s, static_cast<size_t>(n) * sizeof(K), st);
-	DevPtr		rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-	DevPtr		rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-
-	iota_kernel<<<grid_for(n), kThreads, 0, st>>>(static_cast<uint32_t *>(rows.p), n);
-	GPUOPS_CUDA_CHECK_LAUNCH("iota");
-	cub::DoubleBuffer<K> dk(static_cast<K *>(keys.p), static_cast<K *>(keys_alt.p));
-	cub::DoubleBuffer<uint32_t> dv(static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p));
-	size_t		temp_bytes = 0;
-
-	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, dk, dv, n, 0, bits, st));
-	DevPtr		temp = take(s, temp_bytes, st);
-
-	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.p, temp_bytes, dk, dv, n, 0, bits, st));
-	GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
-	give_back(s, temp, st);
-	give_back(s, keys, st);
-	give_back(s, keys_alt, st);
-	if (dv.Current() == static_cast<uint32_t *>(rows.p))
-	{
-		s->sorted_rows = rows;
-		give_back(s, rows_alt, st);
-	}
-	else
-	{
-		s->sorted_rows = rows_alt;
-		give_back(s, rows, st);
-	}
 }
 
 GpuopsStatus
@@ -319,6 +403,7 @@ cuda_sort_finish(GpuopsSort *sort) noexcept
 			s->held_buffer = -1;
 		}
 		cudaStream_t st = s->rt->stream(0);
+		uint32_t	n = static_cast<uint32_t>(s->rows);
 
 		s->sort_start = new_event();
 		s->sort_end = new_event();
@@ -327,37 +412,101 @@ cuda_sort_finish(GpuopsSort *sort) noexcept
 			GPUOPS_CUDA_TRY(cudaStreamWaitEvent(st, b.kernel_end, 0));
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
 		s->finished = true;
-		if (s->rows == 0)
+		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_start, st));
+		if (n == 0)
 		{
 			s->identity = true;
-			GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_start, st));
 			GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
 			return GPUOPS_OK;
 		}
-		DevPtr		keys;
 
+		/* every batch's words into one [word][row] array (device-to-device) */
 		if (s->batches.size() == 1)
-			keys = s->batches[0].keys;
+			s->words = s->batches[0].words;
 		else
 		{
-			/* lay the batches out contiguously (device-to-device, ~TB/s) */
-			keys = take(s, static_cast<size_t>(s->rows) * s->width, st);
-			size_t		off = 0;
+			s->words = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
+			size_t		row0 = 0;
 
 			for (Batch &b : s->batches)
 			{
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(keys.p) + off, b.keys.p,
-												b.keys.bytes, cudaMemcpyDeviceToDevice, st));
-				off += b.keys.bytes;
-				give_back(s, b.keys, st);
+				GPUOPS_CUDA_TRY(cudaMemcpy2DAsync(
+					static_cast<uint64_t *>(s->words.p) + row0, static_cast<size_t>(n) * sizeof(uint64_t),
+					b.words.p, static_cast<size_t>(b.rows) * sizeof(uint64_t),
+					static_cast<size_t>(b.rows) * sizeof(uint64_t), s->nwords,
+					cudaMemcpyDeviceToDevice, st));
+				row0 += b.rows;
+				give_back(s, b.words, st);
 			}
 		}
 		for (Batch &b : s->batches)
-			b.keys = DevPtr();
-		if (s->width == 4)
-			sort_on_device<uint32_t>(s, keys, st);
-		else
-			sort_on_device<uint64_t>(s, keys, st);
+			b.words = DevPtr();
+		const uint64_t *words = static_cast<const uint64_t *>(s->words.p);
+
+		/* which words differ at all, and in how many low bits */
+		DevPtr		d_diff = take(s, s->nwords * sizeof(uint64_t), st);
+
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.p, 0, s->nwords * sizeof(uint64_t), st));
+		for (uint32_t j = 0; j < s->nwords; j++)
+		{
+			diff_bits_kernel<<<grid_for(n), kThreads, 0, st>>>(
+				words + static_cast<size_t>(j) * n, n,
+				static_cast<unsigned long long *>(d_diff.p) + j);
+			GPUOPS_CUDA_CHECK_LAUNCH("diff_bits");
+		}
+		uint64_t   *diff = s->rt->pinned_scalar();
+
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t),
+										cudaMemcpyDeviceToHost, st));
+		/* the passes' bit ranges are host-side launch parameters: wait for them */
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		give_back(s, d_diff, st);
+		std::vector<unsigned> bits(s->nwords);
+
+		for (uint32_t j = 0; j < s->nwords; j++)
+			bits[j] = diff[j] ? 64 - __builtin_clzll(diff[j]) : 0;
+
+		DevPtr		rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
+		DevPtr		rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
+		DevPtr		keys = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
+		DevPtr		keys_alt = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
+		size_t		temp_bytes = 0;
+
+		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+			nullptr, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
+			static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0, 64, st));
+		DevPtr		temp = take(s, temp_bytes, st);
+
+		iota_kernel<<<grid_for(n), kThreads, 0, st>>>(static_cast<uint32_t *>(rows.p), n);
+		GPUOPS_CUDA_CHECK_LAUNCH("iota");
+		/* least significant word first; every pass is stable */
+		for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
+		{
+			if (bits[j] == 0)
+				continue;		/* the same in every row: decides nothing */
+			gather_kernel<<<grid_for(n), kThreads, 0, st>>>(
+				words + static_cast<size_t>(j) * n, static_cast<const uint32_t *>(rows.p), n,
+				static_cast<uint64_t *>(keys.p));
+			GPUOPS_CUDA_CHECK_LAUNCH("gather");
+			GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+				temp.p, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
+				static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0,
+				static_cast<int>(bits[j]), st));
+			std::swap(rows, rows_alt);
+			s->stats.sort_passes++;
+			s->stats.sort_bits += bits[j];
+		}
+		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
+		give_back(s, temp, st);
+		give_back(s, keys, st);
+		give_back(s, keys_alt, st);
+		give_back(s, rows_alt, st);
+		s->sorted_rows = rows;
+		if (s->spec.tie_words == 0)
+		{
+			give_back(s, s->words, st);
+			s->words = DevPtr();
+		}
 		return GPUOPS_OK;
 	});
 }
@@ -380,10 +529,6 @@ cuda_sort_poll(GpuopsSort *sort) noexcept
 	});
 }
 
-/*
- * Row numbers back to the host through the pinned pool: chunk i+1 is copied
- * while chunk i is moved into the caller's array.
- */
 GpuopsStatus
 cuda_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
 {
@@ -399,45 +544,32 @@ cuda_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
 				order[i] = static_cast<uint32_t>(i);
 			return GPUOPS_OK;
 		}
-		Runtime    &rt = *s->rt;
-		cudaStream_t st = rt.stream(0);
-		size_t		chunk = rt.buffer_bytes() / sizeof(uint32_t);
-		const uint32_t *src = static_cast<const uint32_t *>(s->sorted_rows.p);
-		int			pending_buf = -1;
-		size_t		pending_off = 0,
-					pending_rows = 0;
-		cudaEvent_t t0 = new_event(),
-					t1 = new_event();
+		s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, nrows * sizeof(uint32_t), order);
+		return GPUOPS_OK;
+	});
+}
 
-		GPUOPS_CUDA_TRY(cudaEventRecord(t0, st));
-		for (size_t off = 0; off < nrows || pending_buf >= 0; off += chunk)
-		{
-			int			buf = -1;
-			size_t		n = 0;
+GpuopsStatus
+cuda_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
+{
+	auto	   *s = reinterpret_cast<CudaSort *>(sort);
 
-			if (off < nrows)
-			{
-				n = nrows - off < chunk ? nrows - off : chunk;
-				buf = rt.acquire_buffer_blocking();
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt.buffer(buf), src + off, n * sizeof(uint32_t),
-												cudaMemcpyDeviceToHost, st));
-				/* stays held (not "in flight") until its rows are moved out below */
-			}
-			if (pending_buf >= 0)
-			{
-				GPUOPS_CUDA_TRY(cudaEventSynchronize(t1));
-				memcpy(order + pending_off, rt.buffer(pending_buf), pending_rows * sizeof(uint32_t));
-				rt.release_now(pending_buf);
-			}
-			if (buf >= 0)
-				GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
-			pending_buf = buf;
-			pending_off = off;
-			pending_rows = n;
-		}
-		s->result_copy_ms = elapsed_ms(t0, t1);
-		cudaEventDestroy(t0);
-		cudaEventDestroy(t1);
+	return guarded([&]() {
+		if (s->spec.tie_words == 0 || s->spec.tie_words > s->nwords || nrows != s->rows)
+			fail(GPUOPS_ERR_INTERNAL, "sort ties asked for without tie_words or after the wrong sort");
+		if (nrows == 0)
+			return GPUOPS_OK;
+		cudaStream_t st = s->rt->stream(0);
+		uint32_t	n = static_cast<uint32_t>(nrows);
+		uint32_t	nchunks = (n + 31) / 32;
+		DevPtr		d_ties = take(s, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
+
+		ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
+			static_cast<const uint64_t *>(s->words.p), s->spec.tie_words,
+			static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint32_t *>(d_ties.p));
+		GPUOPS_CUDA_CHECK_LAUNCH("ties");
+		s->result_copy_ms += copy_to_host(s, d_ties.p, (nrows + 7) / 8, ties);
+		give_back(s, d_ties, st);
 		return GPUOPS_OK;
 	});
 }
@@ -498,6 +630,7 @@ const GpuopsBackend cuda_backend = {
 	cuda_sort_finish,
 	cuda_sort_poll,
 	cuda_sort_result,
+	cuda_sort_ties,
 	cuda_sort_stats,
 	cuda_sort_end,
 };

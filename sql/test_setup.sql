@@ -46,6 +46,43 @@ BEGIN
                 used, n, order_diff, missing, extra);
 END $$;
 
+-- check_sort_keys(q, nkeys): like check_sort, for several sort keys: q's first
+-- nkeys output columns must be named k1, k2, ... (the sort keys, in order);
+-- each must come out in PostgreSQL's order (compared with IS DISTINCT FROM,
+-- so -0 = 0 and NaN = NaN, as PostgreSQL's sort treats them).
+CREATE FUNCTION check_sort_keys(q text, nkeys int) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  used bool := false;
+  n bigint;
+  order_diff bigint;
+  missing bigint;
+  extra bigint;
+  cond text;
+BEGIN
+  SELECT string_agg(format('a.k%s IS DISTINCT FROM b.k%s', i, i), ' OR ')
+    INTO cond FROM generate_series(1, nkeys) i;
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  EXECUTE 'CREATE TEMP TABLE check_off ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
+  PERFORM set_config('gpuops.enabled', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%Custom Scan (GpuSort)%';
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE check_on ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
+  SELECT count(*) INTO n FROM check_on;
+  EXECUTE 'SELECT count(*) FROM check_on a FULL JOIN check_off b USING (rn__) WHERE ' || cond
+    INTO order_diff;
+  ALTER TABLE check_on DROP COLUMN rn__;
+  ALTER TABLE check_off DROP COLUMN rn__;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_off EXCEPT ALL SELECT * FROM check_on) x' INTO missing;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_on EXCEPT ALL SELECT * FROM check_off) x' INTO extra;
+  DROP TABLE check_on;
+  DROP TABLE check_off;
+  RETURN format('gpusort=%s rows=%s order_diff=%s missing=%s extra=%s',
+                used, n, order_diff, missing, extra);
+END $$;
+
 -- uses_gpusort(q): does the plan of q contain a GpuSort node?
 CREATE FUNCTION uses_gpusort(q text) RETURNS bool
 LANGUAGE plpgsql AS $$

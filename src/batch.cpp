@@ -235,6 +235,29 @@ GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot 
 	store->nrows++;
 }
 
+Datum
+GpuopsRowStoreDatum(GpuopsRowStore *store, uint64 row, int col, bool *isnull)
+{
+	GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
+	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+	const GpuopsColumnDesc *c = &store->cols[col];
+	const char *src = batch->values[col] + (Size) i * c->width;
+
+	*isnull = GpuopsBatchIsNull(batch, col, i);
+	if (*isnull)
+		return (Datum) 0;
+	if (c->typbyval)
+		return fetch_att(src, true, c->typlen);
+	if (!c->by_pointer)
+		return PointerGetDatum(src);
+	{
+		char	   *p;
+
+		memcpy(&p, src, sizeof(char *));
+		return PointerGetDatum(p);
+	}
+}
+
 void
 GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row, TupleTableSlot *slot)
 {

@@ -92,6 +92,9 @@ extern void GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, ui
 extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i,
 									  TupleTableSlot *slot);
 
+/* One column of row `row` (before GpuopsRowStorePermute). */
+extern Datum GpuopsRowStoreDatum(GpuopsRowStore *store, uint64 row, int col, bool *isnull);
+
 /* Stores row `row` into the virtual slot `slot` (datums point into the store). */
 extern void GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row,
 								TupleTableSlot *slot);

@@ -2,11 +2,12 @@
  * gpu_sort.h
  *    GpuSort: what its planner and executor halves share.
  *
- * The CustomScan carries, in custom_private, an integer list:
- *   [0] key column: index into custom_scan_tlist (the child's output)
- *   [1] GpuopsKeyType
- *   [2] descending (0/1)
- *   [3] nulls first (0/1)
+ * The CustomScan carries, in custom_private, an integer list: the number of
+ * sort keys, then GPUSORT_KEY_FIELDS integers per key (enum GpuSortKeyField):
+ * the key's column (index into custom_scan_tlist, the child's output), its
+ * GpuopsKeyKind, DESC, NULLS FIRST, whether the device sees only a prefix
+ * (ties resolved with PostgreSQL's comparator), the sort operator and the
+ * collation (for that comparator).
  */
 #ifndef GPUOPS_GPU_SORT_H
 #define GPUOPS_GPU_SORT_H
@@ -20,12 +21,16 @@ extern "C" {
 
 #define GPUSORT_NAME "GpuSort"
 
-enum GpuSortPrivate
+enum GpuSortKeyField
 {
 	GPUSORT_KEY_COLUMN = 0,
-	GPUSORT_KEY_TYPE,
-	GPUSORT_DESCENDING,
-	GPUSORT_NULLS_FIRST
+	GPUSORT_KEY_KIND,
+	GPUSORT_KEY_DESC,
+	GPUSORT_KEY_NULLS_FIRST,
+	GPUSORT_KEY_PREFIX_ONLY,
+	GPUSORT_KEY_SORTOP,
+	GPUSORT_KEY_COLLATION,
+	GPUSORT_KEY_FIELDS
 };
 
 /* planner (gpu_sort_path.cpp) */

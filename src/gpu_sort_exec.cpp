@@ -3,13 +3,15 @@
  *    GpuSort execution: a key-pointer sort.
  *
  * The child's rows are pulled into column batches (batch.h) that stay on the
- * host.  As each batch fills, its key column (one contiguous array) is
+ * host.  As each batch fills, its key columns (contiguous arrays; for
+ * C-collation text a 16-byte prefix per row) and their null bitmaps are
  * copied into a pinned staging buffer and submitted to the device, so the
  * copy and the normalize kernel of one batch overlap the pulling of the
- * next.  The device sorts (normalized key, row number) pairs and returns the
- * row numbers in order; rows are emitted from the store in that order.
- * NULL keys never take part in the sort: they are emitted first or last, in
- * input order.
+ * next.  The device orders the rows by their normalized key words and
+ * returns row numbers.  Where a text key was longer than its prefix, runs of
+ * rows whose words are all equal are then ordered with PostgreSQL's own
+ * comparator (GPUTeraSort's tie resolution).  The columns are gathered into
+ * that order and the rows emitted.
  *
  * Device failures: the failing call is reported once (GpuopsDeviceFailed);
  * with gpuops.cpu_fallback the store, which still holds every row, is sorted
@@ -20,8 +22,14 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/detoast.h"
+#include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/sortsupport.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "portability/instr_time.h"
@@ -49,18 +57,35 @@ typedef struct GpuSortDevice
 	MemoryContextCallback cb;
 } GpuSortDevice;
 
+typedef struct GpuSortKeyInfo
+{
+	int			col;			/* index in the scan tuple */
+	GpuopsKeyKind kind;
+	bool		descending;
+	bool		nulls_first;
+	bool		prefix_only;	/* device sees a prefix: ties need the comparator */
+	bool		bpchar;			/* trailing spaces do not count */
+	Oid			sortop;
+	Oid			collation;
+} GpuSortKeyInfo;
+
 typedef struct GpuSortState
 {
 	CustomScanState css;
-	int			key_col;
-	GpuopsKeyType key_type;
-	int			key_width;
-	bool		descending;
-	bool		nulls_first;
+	int			nkeys;
+	GpuSortKeyInfo keys[GPUOPS_MAX_SORT_KEYS];
+	bool		has_prefix_keys;
+	SortSupport ssup;			/* per key, prepared when ties need resolving */
 
 	GpuopsBatchSource *source;
 	GpuopsRowStore store;
 	GpuSortDevice *dev;
+	MemoryContext tmp_cxt;		/* detoasted text while staging, reset per batch */
+
+	/* rows whose text key is longer than the device's prefix */
+	uint8	   *truncated;
+	uint64		truncated_bytes;
+	bool		any_truncated;
 
 	bool		sorted;
 	uint32	   *order;			/* emission order: row numbers (until permuted) */
@@ -75,6 +100,7 @@ typedef struct GpuSortState
 	GpuopsStats stats;
 	double		staging_ms;
 	Size		host_memory;
+	uint64		tie_runs;		/* runs re-sorted with the comparator */
 } GpuSortState;
 
 static void
@@ -99,17 +125,145 @@ DeviceBegin(GpuSortState *st, const GpuopsBackend *backend, bool primary)
 	if (!primary)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
-	spec.key_type = st->key_type;
-	spec.descending = st->descending;
+	memset(&spec, 0, sizeof(spec));
+	spec.nkeys = st->nkeys;
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		spec.keys[k].kind = st->keys[k].kind;
+		spec.keys[k].descending = st->keys[k].descending;
+		spec.keys[k].nulls_first = st->keys[k].nulls_first;
+	}
+	/*
+	 * Runs to re-sort: rows equal in every word through the first key the
+	 * device sees only a prefix of.  Past that key the device's order means
+	 * nothing (the full values there decide first), so the comparator
+	 * orders such a run by all keys.
+	 */
+	spec.tie_words = 0;
+	for (int k = 0, words = 0; k < st->nkeys && spec.tie_words == 0; k++)
+	{
+		words += 1 + gpuops_key_value_words(st->keys[k].kind);
+		if (st->keys[k].prefix_only)
+			spec.tie_words = words;
+	}
 	return backend->sort_begin(&settings, &spec, &st->dev->sort);
 }
 
-/* Copies the key column of one batch into staging buffers, submitting full ones. */
+static void
+MarkTruncated(GpuSortState *st, uint64 row)
+{
+	uint64		need = row / 8 + 1;
+
+	if (need > st->truncated_bytes)
+	{
+		uint64		bytes = Max(need, Max(st->truncated_bytes * 2, (uint64) 8192));
+
+		st->truncated = (uint8 *) (st->truncated
+								   ? repalloc_huge(st->truncated, bytes)
+								   : MemoryContextAllocHuge(st->store.cxt, bytes));
+		memset(st->truncated + st->truncated_bytes, 0, bytes - st->truncated_bytes);
+		st->truncated_bytes = bytes;
+	}
+	st->truncated[row / 8] |= (uint8) (1 << (row % 8));
+	st->any_truncated = true;
+}
+
+static bool
+IsTruncated(GpuSortState *st, uint64 row)
+{
+	return row / 8 < st->truncated_bytes && (st->truncated[row / 8] & (1 << (row % 8)));
+}
+
+/*
+ * The first 16 bytes of a text value, zero padded; returns whether the value
+ * is longer.  bpchar's trailing spaces do not count (bpcharcmp ignores them).
+ * Compressed or out-of-line text is sliced, not detoasted whole.
+ */
+static bool
+TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	const char *data;
+	Size		len;
+
+	memset(out, 0, 16);
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->tmp_cxt);
+
+		if (!bpchar)
+		{
+			Size		total = toast_raw_datum_size(d) - VARHDRSZ;
+			struct varlena *slice = detoast_attr_slice(v, 0, 16);
+
+			memcpy(out, VARDATA_ANY(slice), Min(VARSIZE_ANY_EXHDR(slice), 16));
+			MemoryContextSwitchTo(old);
+			return total > 16;
+		}
+		v = detoast_attr(v);
+		MemoryContextSwitchTo(old);
+	}
+	data = VARDATA_ANY(v);
+	len = VARSIZE_ANY_EXHDR(v);
+	if (bpchar)
+		while (len > 0 && data[len - 1] == ' ')
+			len--;
+	memcpy(out, data, Min(len, 16));
+	return len > 16;
+}
+
+/*
+ * Copies rows [from, from + n) of one batch's key columns into the staging
+ * buffer at row `at`: fixed-width values and null bitmaps by memcpy (row
+ * offsets are multiples of 8 here, so bitmaps stay byte-aligned), text as
+ * prefixes.
+ */
+static void
+StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 from,
+		  uint32 n, GpuopsStageBuffer *buf, uint32 at)
+{
+	Assert(from % 8 == 0 && at % 8 == 0);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		const GpuSortKeyInfo *key = &st->keys[k];
+		const uint8 *nulls = batch->nulls[key->col];
+		uint8	   *dst_nulls = buf->nulls[k] + at / 8;
+
+		if (nulls)
+			memcpy(dst_nulls, nulls + from / 8, (n + 7) / 8);
+		else
+			memset(dst_nulls, 0, (n + 7) / 8);
+		if (key->kind != GPUOPS_KEY_BYTES16)
+		{
+			uint32		w = gpuops_key_raw_width(key->kind);
+
+			memcpy((char *) buf->values[k] + (Size) at * w,
+				   batch->values[key->col] + (Size) from * w, (Size) n * w);
+			continue;
+		}
+		for (uint32 i = 0; i < n; i++)
+		{
+			uint8	   *out = (uint8 *) buf->values[k] + (Size) (at + i) * 16;
+			char	   *p;
+
+			if (GpuopsBatchIsNull(batch, key->col, from + i))
+			{
+				memset(out, 0, 16);
+				continue;
+			}
+			memcpy(&p, batch->values[key->col] + (Size) (from + i) * sizeof(char *), sizeof(char *));
+			if (TextPrefix(st, PointerGetDatum(p), key->bpchar, out))
+				MarkTruncated(st, batch_first_row + from + i);
+		}
+	}
+	MemoryContextReset(st->tmp_cxt);
+}
+
+/* Stages one batch's key columns, submitting buffers as they fill. */
 static GpuopsStatus
-DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch)
+DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
 {
 	GpuSortDevice *dev = st->dev;
-	const char *keys = batch->values[st->key_col];
 	uint32		done = 0;
 	GpuopsStatus rc;
 
@@ -127,8 +281,7 @@ DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch)
 			dev->buf_rows = 0;
 		}
 		n = Min(batch->nrows - done, dev->buf.capacity_rows - dev->buf_rows);
-		memcpy((char *) dev->buf.values + (Size) dev->buf_rows * st->key_width,
-			   keys + (Size) done * st->key_width, (Size) n * st->key_width);
+		StageRows(st, batch, batch_first_row, done, n, &dev->buf, dev->buf_rows);
 		dev->buf_rows += n;
 		done += n;
 		if (dev->buf_rows == dev->buf.capacity_rows)
@@ -141,13 +294,17 @@ DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch)
 	return GPUOPS_OK;
 }
 
-/* Submits the last partial buffer, sorts, and fetches the order. */
+/*
+ * Submits the last partial buffer, sorts, and fetches the order and, when
+ * text keys were truncated, which sorted rows tie with their predecessor.
+ */
 static GpuopsStatus
-DeviceFinish(GpuSortState *st, uint32 *order)
+DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 {
 	GpuSortDevice *dev = st->dev;
 	GpuopsStatus rc;
 
+	*ties = NULL;
 	if (dev->have_buf)
 	{
 		dev->have_buf = false;
@@ -163,68 +320,99 @@ DeviceFinish(GpuSortState *st, uint32 *order)
 		return rc;
 	if ((rc = dev->backend->sort_result(dev->sort, order, st->store.nrows)) != GPUOPS_OK)
 		return rc;
+	if (st->any_truncated && st->store.nrows > 1)
+	{
+		*ties = (uint8 *) MemoryContextAllocHuge(st->store.cxt, (st->store.nrows + 7) / 8);
+		if ((rc = dev->backend->sort_ties(dev->sort, *ties, st->store.nrows)) != GPUOPS_OK)
+			return rc;
+	}
 	dev->backend->sort_stats(dev->sort, &st->stats);
 	return GPUOPS_OK;
 }
 
 /* Sorts everything already in the store on the CPU backend. */
 static void
-SortStoredOnCpu(GpuSortState *st, uint32 *order)
+SortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
 {
 	GpuopsStatus rc = DeviceBegin(st, gpuops_cpu_backend(), false);
 
 	for (int b = 0; rc == GPUOPS_OK && b < st->store.nbatches; b++)
-		rc = DeviceStageBatch(st, st->store.batches[b]);
+		rc = DeviceStageBatch(st, st->store.batches[b], (uint64) b << GPUOPS_BATCH_SHIFT);
 	if (rc == GPUOPS_OK)
-		rc = DeviceFinish(st, order);
+		rc = DeviceFinish(st, order, ties);
 	if (rc != GPUOPS_OK)
 		GpuopsDeviceFailed(GPUSORT_NAME, rc, false);	/* raises */
 }
 
-/* Emission order: NULL keys apart, in input order, first or last. */
-static void
-BuildEmissionOrder(GpuSortState *st, uint32 *sorted)
+/* qsort_arg comparator over all sort keys, with PostgreSQL's comparators. */
+static int
+CompareRows(const void *a, const void *b, void *arg)
 {
-	GpuopsRowStore *store = &st->store;
-	uint64		n = store->nrows;
-	uint64		nnull = 0,
-				out = 0;
-	bool		any_null = false;
+	GpuSortState *st = (GpuSortState *) arg;
+	uint32		ra = *(const uint32 *) a;
+	uint32		rb = *(const uint32 *) b;
 
-	for (int b = 0; b < store->nbatches; b++)
-		any_null |= store->batches[b]->nulls[st->key_col] != NULL;
-	if (!any_null)
+	for (int k = 0; k < st->nkeys; k++)
 	{
-		st->order = sorted;
-		st->norder = n;
-		return;
-	}
-	st->order = (uint32 *) MemoryContextAllocHuge(store->cxt, Max(n, 1) * sizeof(uint32));
-	for (uint64 r = 0; r < n; r++)
-		nnull += GpuopsBatchIsNull(store->batches[r >> GPUOPS_BATCH_SHIFT], st->key_col,
-								   (uint32) (r & (GPUOPS_BATCH_ROWS - 1)));
-	if (st->nulls_first)
-		for (uint64 r = 0; r < n; r++)
-			if (GpuopsBatchIsNull(store->batches[r >> GPUOPS_BATCH_SHIFT], st->key_col,
-								  (uint32) (r & (GPUOPS_BATCH_ROWS - 1))))
-				st->order[out++] = (uint32) r;
-	for (uint64 i = 0; i < n; i++)
-	{
-		uint32		r = sorted[i];
+		bool		na,
+					nb;
+		Datum		da = GpuopsRowStoreDatum(&st->store, ra, st->keys[k].col, &na);
+		Datum		db = GpuopsRowStoreDatum(&st->store, rb, st->keys[k].col, &nb);
+		int			c = ApplySortComparator(da, na, db, nb, &st->ssup[k]);
 
-		if (!GpuopsBatchIsNull(store->batches[r >> GPUOPS_BATCH_SHIFT], st->key_col,
-							   r & (GPUOPS_BATCH_ROWS - 1)))
-			st->order[out++] = r;
+		if (c != 0)
+			return c;
 	}
-	if (!st->nulls_first)
-		for (uint64 r = 0; r < n; r++)
-			if (GpuopsBatchIsNull(store->batches[r >> GPUOPS_BATCH_SHIFT], st->key_col,
-								  (uint32) (r & (GPUOPS_BATCH_ROWS - 1))))
-				st->order[out++] = (uint32) r;
-	Assert(out == n);
-	(void) nnull;
-	pfree(sorted);
-	st->norder = n;
+	return 0;
+}
+
+/*
+ * Orders each run of rows whose key words tie (bit i of ties: sorted row i
+ * ties with row i-1) and that holds a truncated text prefix, with the full
+ * PostgreSQL comparison.  Runs are usually short: only equal prefixes tie.
+ */
+static void
+ResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
+{
+	uint64		n = st->store.nrows;
+
+	if (st->ssup == NULL)
+	{
+		st->ssup = (SortSupport) MemoryContextAllocZero(st->store.cxt,
+														sizeof(SortSupportData) * st->nkeys);
+		for (int k = 0; k < st->nkeys; k++)
+		{
+			st->ssup[k].ssup_cxt = st->store.cxt;
+			st->ssup[k].ssup_collation = st->keys[k].collation;
+			st->ssup[k].ssup_nulls_first = st->keys[k].nulls_first;
+			st->ssup[k].abbreviate = false;
+			PrepareSortSupportFromOrderingOp(st->keys[k].sortop, &st->ssup[k]);
+		}
+	}
+	for (uint64 i = 1; i < n;)
+	{
+		uint64		start,
+					end;
+		bool		need = false;
+
+		if (!(ties[i / 8] & (1 << (i % 8))))
+		{
+			i++;
+			continue;
+		}
+		start = i - 1;
+		while (i < n && (ties[i / 8] & (1 << (i % 8))))
+			i++;
+		end = i;
+		for (uint64 r = start; r < end && !need; r++)
+			need = IsTruncated(st, order[r]);
+		if (need)
+		{
+			qsort_arg(order + start, end - start, sizeof(uint32), CompareRows, st);
+			st->tie_runs++;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 static void
@@ -234,6 +422,7 @@ GpuSortExecute(GpuSortState *st)
 	bool		healthy;
 	bool		more = true;
 	uint32	   *sorted;
+	uint8	   *ties = NULL;
 	instr_time	t0,
 				t1;
 
@@ -249,11 +438,12 @@ GpuSortExecute(GpuSortState *st)
 	while (more)
 	{
 		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+		uint64		first_row = (uint64) (st->store.nbatches - 1) << GPUOPS_BATCH_SHIFT;
 
 		more = st->source->fill(st->source, &st->store, batch);
 		if (healthy && batch->nrows > 0 && (batch->nrows == GPUOPS_BATCH_ROWS || !more))
 		{
-			rc = DeviceStageBatch(st, batch);
+			rc = DeviceStageBatch(st, batch, first_row);
 			if (rc != GPUOPS_OK)
 			{
 				GpuopsDeviceFailed(GPUSORT_NAME, rc, true);
@@ -276,7 +466,7 @@ GpuSortExecute(GpuSortState *st)
 											   Max(st->store.nrows, 1) * sizeof(uint32));
 	if (healthy)
 	{
-		rc = DeviceFinish(st, sorted);
+		rc = DeviceFinish(st, sorted, &ties);
 		if (rc != GPUOPS_OK)
 		{
 			GpuopsDeviceFailed(GPUSORT_NAME, rc, true);
@@ -285,15 +475,19 @@ GpuSortExecute(GpuSortState *st)
 		}
 	}
 	if (!healthy)
-		SortStoredOnCpu(st, sorted);
+		SortStoredOnCpu(st, sorted, &ties);
 	st->backend_name = st->dev->backend->name;
 	DeviceRelease(st->dev);		/* free device memory before emitting */
-	BuildEmissionOrder(st, sorted);
+	if (ties)
+	{
+		ResolveTies(st, sorted, ties);
+		pfree(ties);
+	}
+	st->norder = st->store.nrows;
 	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store));
 	/* rows go out in order: lay the columns out in that order first */
-	GpuopsRowStorePermute(&st->store, st->order, st->norder);
-	pfree(st->order);
-	st->order = NULL;
+	GpuopsRowStorePermute(&st->store, sorted, st->norder);
+	pfree(sorted);
 	st->runs++;
 	st->sorted = true;
 	st->pos = 0;
@@ -351,11 +545,24 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 #if PG_VERSION_NUM >= 160000
 	st->css.slotOps = &TTSOpsVirtual;	/* PostgreSQL 15 always uses a virtual slot */
 #endif
-	st->key_col = list_nth_int(priv, GPUSORT_KEY_COLUMN);
-	st->key_type = (GpuopsKeyType) list_nth_int(priv, GPUSORT_KEY_TYPE);
-	st->key_width = st->key_type == GPUOPS_KEY_INT4 ? 4 : 8;
-	st->descending = list_nth_int(priv, GPUSORT_DESCENDING) != 0;
-	st->nulls_first = list_nth_int(priv, GPUSORT_NULLS_FIRST) != 0;
+	st->nkeys = list_nth_int(priv, 0);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		GpuSortKeyInfo *key = &st->keys[k];
+		int			base = 1 + k * GPUSORT_KEY_FIELDS;
+		TargetEntry *tle;
+
+		key->col = list_nth_int(priv, base + GPUSORT_KEY_COLUMN);
+		key->kind = (GpuopsKeyKind) list_nth_int(priv, base + GPUSORT_KEY_KIND);
+		key->descending = list_nth_int(priv, base + GPUSORT_KEY_DESC) != 0;
+		key->nulls_first = list_nth_int(priv, base + GPUSORT_KEY_NULLS_FIRST) != 0;
+		key->prefix_only = list_nth_int(priv, base + GPUSORT_KEY_PREFIX_ONLY) != 0;
+		key->sortop = (Oid) list_nth_int(priv, base + GPUSORT_KEY_SORTOP);
+		key->collation = (Oid) list_nth_int(priv, base + GPUSORT_KEY_COLLATION);
+		tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
+		key->bpchar = exprType((Node *) tle->expr) == BPCHAROID;
+		st->has_prefix_keys |= key->prefix_only;
+	}
 	return (Node *) st;
 }
 
@@ -373,6 +580,8 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	st->source = GpuopsChildPlanSource(child);
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 					   estate->es_query_cxt, "GpuSort row store");
+	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
+										ALLOCSET_DEFAULT_SIZES);
 	st->dev = (GpuSortDevice *) MemoryContextAllocZero(estate->es_query_cxt,
 													   sizeof(GpuSortDevice));
 	st->dev->cb.func = DeviceRelease;
@@ -417,7 +626,10 @@ ReScanGpuSortImpl(CustomScanState *node)
 	DeviceRelease(st->dev);
 	GpuopsRowStoreReset(&st->store);
 	st->source->rescan(st->source);
-	st->order = NULL;
+	st->truncated = NULL;
+	st->truncated_bytes = 0;
+	st->any_truncated = false;
+	st->ssup = NULL;
 	st->norder = 0;
 	st->sorted = false;
 }
@@ -427,26 +639,51 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuSortState *st = (GpuSortState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	TargetEntry *tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, st->key_col);
 	List	   *context;
-	StringInfoData key;
+	List	   *keys = NIL;
+	int			words = 0;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	initStringInfo(&key);
-	appendStringInfoString(&key, deparse_expression((Node *) tle->expr, context,
-													list_length(es->rtable) > 1 || es->verbose,
-													false));
-	if (st->descending)
-		appendStringInfoString(&key, " DESC");
-	if (st->nulls_first && !st->descending)
-		appendStringInfoString(&key, " NULLS FIRST");
-	else if (!st->nulls_first && st->descending)
-		appendStringInfoString(&key, " NULLS LAST");
-	ExplainPropertyList("Sort Key", list_make1(key.data), es);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		const GpuSortKeyInfo *key = &st->keys[k];
+		TargetEntry *tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
+														list_length(es->rtable) > 1 || es->verbose,
+														false));
+		/* as PostgreSQL's show_sortorder_options */
+		if (OidIsValid(key->collation) && key->collation != exprCollation((Node *) tle->expr))
+		{
+			char	   *name = get_collation_name(key->collation);
+
+			if (name)
+				appendStringInfo(&buf, " COLLATE %s", quote_identifier(name));
+		}
+		if (key->descending)
+			appendStringInfoString(&buf, " DESC");
+		if (key->nulls_first && !key->descending)
+			appendStringInfoString(&buf, " NULLS FIRST");
+		else if (!key->nulls_first && key->descending)
+			appendStringInfoString(&buf, " NULLS LAST");
+		keys = lappend(keys, buf.data);
+		words += 1 + gpuops_key_value_words(key->kind);
+	}
+	ExplainPropertyList("Sort Key", keys, es);
+	ExplainPropertyText("Sort Method",
+						psprintf("radix on %d-byte keys%s", words * 8,
+								 st->has_prefix_keys ? ", text ties by comparator" : ""),
+						es);
 
 	if (es->analyze && st->runs > 0)
+	{
 		GpuopsExplainDeviceRun(es, st->backend_name, st->fallback, &st->stats,
 							   st->staging_ms, st->host_memory);
+		if (st->has_prefix_keys)
+			ExplainPropertyInteger("Tie Runs", NULL, (int64) st->tie_runs, es);
+	}
 }
 
 /* The boundary: every callback PostgreSQL calls runs through GpuopsGuard. */

@@ -20,6 +20,8 @@ extern "C" {
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 }
 
 #include "boundary.h"
@@ -86,10 +88,9 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 {
 	Query	   *parse = root->parse;
 	Path	   *input = input_rel->cheapest_total_path;
-	PathKey    *pk;
-	GpuopsKeyType key_type;
-	Oid			type;
-	int			col;
+	List	   *priv;
+	int			key_words = 0;
+	ListCell   *lc;
 	CustomPath *cpath;
 	Path	   *path;
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
@@ -105,22 +106,43 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		return;					/* already sorted: PostgreSQL needs no sort */
 	if (input->rows < gpuops_min_rows)
 		return;
-	if (list_length(root->sort_pathkeys) != 1)
+	if (list_length(root->sort_pathkeys) > GPUOPS_MAX_SORT_KEYS)
 	{
-		elog(DEBUG1, "gpuops: GpuSort not used: more than one sort key");
+		elog(DEBUG1, "gpuops: GpuSort not used: more than %d sort keys", GPUOPS_MAX_SORT_KEYS);
 		return;
 	}
-	pk = (PathKey *) linitial(root->sort_pathkeys);
-	col = FindSortColumn(pk, input->pathtarget, &type);
-	if (col < 0)
+
+	priv = list_make1_int(list_length(root->sort_pathkeys));
+	foreach(lc, root->sort_pathkeys)
 	{
-		elog(DEBUG1, "gpuops: GpuSort not used: sort key is not an input column");
-		return;
-	}
-	if (!GpuopsSortKeyType(type, pk->pk_opfamily, &key_type))
-	{
-		elog(DEBUG1, "gpuops: GpuSort not used: sort key type %u not supported", type);
-		return;
+		PathKey    *pk = (PathKey *) lfirst(lc);
+		GpuopsKeyKind kind;
+		bool		prefix_only;
+		Oid			type;
+		Oid			collation = pk->pk_eclass->ec_collation;
+		Oid			sortop;
+		int			col = FindSortColumn(pk, input->pathtarget, &type);
+
+		if (col < 0)
+		{
+			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
+			return;
+		}
+		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, collation, pk->pk_strategy,
+							   &kind, &prefix_only, &sortop))
+		{
+			elog(DEBUG1, "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
+				 format_type_be(type), collation);
+			return;
+		}
+		priv = lappend_int(priv, col);
+		priv = lappend_int(priv, (int) kind);
+		priv = lappend_int(priv, pk->pk_strategy == BTGreaterStrategyNumber);
+		priv = lappend_int(priv, pk->pk_nulls_first);
+		priv = lappend_int(priv, prefix_only);
+		priv = lappend_int(priv, (int) sortop);
+		priv = lappend_int(priv, (int) collation);
+		key_words += 1 + gpuops_key_value_words(kind);
 	}
 
 	cpath = makeNode(CustomPath);
@@ -132,15 +154,14 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	cpath->path.parallel_safe = input->parallel_safe;
 	cpath->path.parallel_workers = 0;
 	cpath->path.pathkeys = root->sort_pathkeys;
-	CostGpuSort(&cpath->path, input, key_type == GPUOPS_KEY_INT4 ? 4 : 8);
+	CostGpuSort(&cpath->path, input, key_words * (int) sizeof(uint64));
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
-	cpath->custom_private = list_make4_int(col, (int) key_type,
-										   pk->pk_strategy == BTGreaterStrategyNumber,
-										   pk->pk_nulls_first);
+	cpath->custom_private = priv;
 	cpath->methods = &gpu_sort_path_methods;
 
 	path = &cpath->path;
+
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).

@@ -1,6 +1,12 @@
 /*
  * types.cpp
- *    SQL type -> device key type mapping.
+ *    SQL type -> device key kind mapping.
+ *
+ * Fixed-width types map to their storage: date is an int4 of days, time,
+ * timestamp and timestamptz are int8 microseconds, so the integer orders are
+ * theirs (infinities included).  Text, varchar and bpchar under the C
+ * collation compare by bytes (varstr_cmp is memcmp then length there;
+ * bpchar ignores trailing spaces), so a byte prefix orders them up to ties.
  */
 extern "C" {
 #include "postgres.h"
@@ -9,30 +15,67 @@ extern "C" {
 #include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
 }
 
 #include "types.h"
 
 bool
-GpuopsSortKeyType(Oid type, Oid opfamily, GpuopsKeyType *key)
+GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
+				  GpuopsKeyKind *kind, bool *prefix_only, Oid *sortop)
 {
 	Oid			opclass;
+	Oid			optype;
 
+	*prefix_only = false;
 	switch (type)
 	{
+		case INT2OID:
+			*kind = GPUOPS_KEY_INT2;
+			break;
 		case INT4OID:
-			*key = GPUOPS_KEY_INT4;
+		case DATEOID:
+			*kind = GPUOPS_KEY_INT4;
 			break;
 		case INT8OID:
-			*key = GPUOPS_KEY_INT8;
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*kind = GPUOPS_KEY_INT8;
+			break;
+		case FLOAT4OID:
+			*kind = GPUOPS_KEY_FLOAT4;
 			break;
 		case FLOAT8OID:
-			*key = GPUOPS_KEY_FLOAT8;
+			*kind = GPUOPS_KEY_FLOAT8;
+			break;
+		case BOOLOID:
+			*kind = GPUOPS_KEY_BOOL;
+			break;
+		case UUIDOID:
+			*kind = GPUOPS_KEY_UUID;
+			break;
+		case INTERVALOID:
+			*kind = GPUOPS_KEY_INTERVAL;
+			break;
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+			/* byte order is PostgreSQL's order only under the C collation */
+			if (!OidIsValid(collation) || !lc_collate_is_c(collation))
+				return false;
+			*kind = GPUOPS_KEY_BYTES16;
+			*prefix_only = true;
 			break;
 		default:
 			return false;
 	}
 	/* only the type's own default ordering: a USING clause may mean another */
 	opclass = GetDefaultOpClass(type, BTREE_AM_OID);
-	return OidIsValid(opclass) && get_opclass_family(opclass) == opfamily;
+	if (!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily)
+		return false;
+	/* varchar sorts with text's operators: look them up by the opclass's type */
+	optype = get_opclass_input_type(opclass);
+	*sortop = get_opfamily_member(opfamily, optype, optype, strategy);
+	return OidIsValid(*sortop);
 }

@@ -12,10 +12,14 @@ extern "C" {
 #include "gpuops_device.h"
 
 /*
- * Maps a sort on (type, btree opfamily) to a device key type.  Returns false
- * when the device cannot sort it exactly as PostgreSQL would (unsupported
- * type, or an ordering other than the type's default btree one).
+ * Maps a sort on (type, btree opfamily, collation) to a device key kind.
+ * Returns false when the device cannot order it exactly as PostgreSQL does
+ * (unsupported type, a non-default ordering, a collation other than C for
+ * text).  *prefix_only is set when the device sees only a prefix of the
+ * value, so ties on the prefix must be resolved with PostgreSQL's comparator
+ * (*sortop, the ordering operator, serves it).
  */
-extern bool GpuopsSortKeyType(Oid type, Oid opfamily, GpuopsKeyType *key);
+extern bool GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
+							  GpuopsKeyKind *kind, bool *prefix_only, Oid *sortop);
 
 #endif
