@@ -3,7 +3,7 @@
 #   GPU machine:  .devkit/pgrun.sh -c gpuops.device=gpu -- bash test/bench/bench.sh [ROWS...]
 #   any server:   PGHOST=... PGPORT=... PGUSER=... bash test/bench/bench.sh [ROWS...]
 # ROWS default: 10000000 50000000. For each size it creates bench_<ROWS>
-# (id int8, k int8, g int4 0..999999, v int4; unlogged, loaded in parallel
+# (id int8, k int8, g int4 0..999999, v int4, t text = md5(id); unlogged, loaded in parallel
 # chunks; reused when it already has the right row count), runs every query
 # BENCH_RUNS times (default 3) per configuration and takes the median of
 # EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)'s "Execution Time".
@@ -22,6 +22,8 @@ set -uo pipefail
 QUERIES=(
   "sort_all|SELECT * FROM {T} ORDER BY k"
   "sort_limit100|SELECT * FROM {T} ORDER BY k LIMIT 100"
+  "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
+  "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
 )
 # Configurations: "column title|SET commands"
 CONFIGS=(
@@ -75,13 +77,13 @@ load_table() { # load_table ROWS
   fi
   echo "loading $t: $n rows in $JOBS parallel chunks ..." >&2
   local start=$SECONDS
-  q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $t" -c "CREATE UNLOGGED TABLE $t (id int8, k int8, g int4, v int4)" || return 1
+  q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $t" -c "CREATE UNLOGGED TABLE $t (id int8, k int8, g int4, v int4, t text)" || return 1
   chunk=$(( (n + JOBS - 1) / JOBS ))
   for ((i = 0; i < JOBS; i++)); do
     lo=$(( i * chunk + 1 )); hi=$(( (i + 1) * chunk )); [ "$hi" -gt "$n" ] && hi=$n
     [ "$lo" -gt "$hi" ] && continue
     q -c "INSERT INTO $t SELECT i, ((random() - 0.5) * 1.8e19)::int8, floor(random() * 1000000)::int4,
-            floor(random() * 2e9 - 1e9)::int4 FROM generate_series($lo::int8, $hi::int8) i" &
+            floor(random() * 2e9 - 1e9)::int4, md5(i::text) FROM generate_series($lo::int8, $hi::int8) i" &
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || rc=1; done
