@@ -261,10 +261,8 @@ Runtime::release_now(int i)
 void *
 Runtime::alloc(size_t bytes, cudaStream_t s)
 {
-	size_t		limit = limit_;
+	size_t		limit = this->limit();
 
-	if (limit == 0)
-		limit = total_memory_ / 10 * 9;
 	if (used_ + bytes > limit)
 		fail(GPUOPS_ERR_OUT_OF_MEMORY,
 			 "device memory budget exceeded: %zu MB in use, %zu MB asked, limit %zu MB",

@@ -61,6 +61,8 @@ class Runtime
 	void		free(void *p, size_t bytes, cudaStream_t s) noexcept;
 	size_t		used() const { return used_; }
 	void		set_limit(size_t bytes) { limit_ = bytes; }
+	/* the budget in force: the set limit, or 90% of the device's memory */
+	size_t		limit() const { return limit_ ? limit_ : total_memory_ / 10 * 9; }
 
 	void		mark_broken(cudaError_t err);
 

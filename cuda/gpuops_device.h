@@ -158,6 +158,7 @@ typedef struct GpuopsStats
 	uint64_t	rows;
 	uint32_t	batches;
 	uint32_t	key_words;		/* 64-bit words per normalized key */
+	uint32_t	runs;			/* sorted runs merged (over the memory budget: > 1) */
 	uint32_t	sort_passes;	/* radix sort passes (words whose values differ) */
 	uint32_t	sort_bits;		/* key bits the radix sorts actually examined */
 	double		copy_ms;

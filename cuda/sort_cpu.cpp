@@ -6,10 +6,13 @@
  * normalized into 64-bit key words with the shared transforms
  * (key_normalize.hpp); an LSD radix sort with 8-bit digits then orders the
  * row numbers one word at a time, least significant word first, stably, on
- * only the bits in which that word differs between rows.  It serves
+ * only the bits in which that word differs between rows.  Under a memory
+ * budget (gpuops.device_memory_limit) it sorts in runs and merges them, as
+ * the GPU does.  It serves
  * gpuops.device = cpu (so the whole executor path is tested where there is
  * no GPU) and the fallback when the device fails mid-query.
  */
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -17,6 +20,7 @@
 
 #include "device_common.hpp"
 #include "key_normalize.hpp"
+#include "run_merge.hpp"
 
 namespace gpuops {
 namespace {
@@ -38,9 +42,13 @@ struct CpuSort
 	uint32_t	stage_rows = 0;
 	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
 	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
-	std::vector<std::vector<uint64_t>> words;	/* [word][row] */
-	uint64_t	rows = 0;
+	std::vector<std::vector<uint64_t>> words;	/* current run: [word][row] */
+	uint64_t	rows = 0;		/* all rows submitted */
+	uint64_t	run_base = 0;	/* first row of the current run */
+	uint64_t	run_rows = 0;	/* rows per run; 0 = one run */
+	std::vector<SortedRun> runs;	/* finished runs, when there are several */
 	std::vector<uint32_t> order;
+	std::vector<uint8_t> merged_ties;
 	bool		sorted = false;
 	GpuopsStats stats = {};
 };
@@ -96,6 +104,57 @@ radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
 	}
 }
 
+/*
+ * Orders the current run's rows (local numbers) by its key words: least
+ * significant word first, every pass stable.
+ */
+void
+sort_current_run(CpuSort *s, std::vector<uint32_t> &order)
+{
+	size_t		n = s->rows - s->run_base;
+	std::vector<uint64_t> keys(n);
+
+	order.resize(n);
+	for (size_t i = 0; i < n; i++)
+		order[i] = static_cast<uint32_t>(i);
+	for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
+	{
+		unsigned	bits = n ? used_bits(s->words[j]) : 0;
+
+		if (bits == 0)
+			continue;			/* the same in every row: decides nothing */
+		for (size_t i = 0; i < n; i++)
+			keys[i] = s->words[j][order[i]];
+		radix_sort_pairs(keys, order, bits);
+		s->stats.sort_passes++;
+		s->stats.sort_bits += bits;
+	}
+}
+
+/* Sorts the current run and keeps it, with its words, for the merge. */
+void
+cut_run(CpuSort *s)
+{
+	std::vector<uint32_t> local;
+	SortedRun	run;
+	size_t		n = s->rows - s->run_base;
+
+	sort_current_run(s, local);
+	run.rows.resize(n);
+	run.words.resize(n * s->nwords);
+	for (size_t i = 0; i < n; i++)
+	{
+		run.rows[i] = static_cast<uint32_t>(s->run_base + local[i]);
+		for (uint32_t j = 0; j < s->nwords; j++)
+			run.words[i * s->nwords + j] = s->words[j][local[i]];
+	}
+	s->runs.push_back(std::move(run));
+	s->stats.runs++;
+	for (auto &w : s->words)
+		std::vector<uint64_t>().swap(w);
+	s->run_base = s->rows;
+}
+
 GpuopsStatus
 cpu_probe(GpuopsDeviceInfo *info) noexcept
 {
@@ -123,6 +182,9 @@ cpu_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		s->stage_rows = stage_capacity(*spec, settings->batch_bytes);
 		if (s->stage_rows == 0)
 			fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
+		s->run_rows = run_rows_for_budget(settings->device_memory_limit, s->nwords);
+		if (s->run_rows && s->run_rows < s->stage_rows)
+			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
 		s->stage.resize(stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off));
 		s->stats.key_words = s->nwords;
 		*out = reinterpret_cast<GpuopsSort *>(s.release());
@@ -159,6 +221,9 @@ cpu_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 		auto		t0 = Clock::now();
 		uint32_t	j = 0;
 
+		/* a new run when this batch would take the current one over budget */
+		if (s->run_rows && s->rows > s->run_base && s->rows - s->run_base + nrows > s->run_rows)
+			cut_run(s);
 		for (int k = 0; k < s->spec.nkeys; k++)
 		{
 			const GpuopsSortKey &key = s->spec.keys[k];
@@ -201,25 +266,21 @@ cpu_sort_finish(GpuopsSort *sort) noexcept
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
 		auto		t0 = Clock::now();
-		size_t		n = s->rows;
-		std::vector<uint64_t> keys(n);
 
-		s->order.resize(n);
-		for (size_t i = 0; i < n; i++)
-			s->order[i] = static_cast<uint32_t>(i);
-		/* least significant word first; each pass is stable */
-		for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
+		if (s->runs.empty())
+			sort_current_run(s, s->order);	/* one run: the order is final */
+		else
 		{
-			unsigned	bits = n ? used_bits(s->words[j]) : 0;
-
-			if (bits == 0)
-				continue;		/* the same in every row: decides nothing */
-			for (size_t i = 0; i < n; i++)
-				keys[i] = s->words[j][s->order[i]];
-			radix_sort_pairs(keys, s->order, bits);
-			s->stats.sort_passes++;
-			s->stats.sort_bits += bits;
+			if (s->rows > s->run_base)
+				cut_run(s);
+			s->order.resize(s->rows);
+			if (s->spec.tie_words)
+				s->merged_ties.assign((s->rows + 7) / 8, 0);
+			merge_runs(s->runs, s->nwords, s->spec.tie_words, s->order.data(),
+					   s->spec.tie_words ? s->merged_ties.data() : nullptr);
+			std::vector<SortedRun>().swap(s->runs);
 		}
+		s->stats.runs = std::max<uint32_t>(1, s->stats.runs);
 		if (s->spec.tie_words == 0)
 			std::vector<std::vector<uint64_t>>().swap(s->words);
 		s->sorted = true;
@@ -267,6 +328,11 @@ cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 	{
 		set_last_error("sort ties asked for without tie_words or after the wrong sort");
 		return GPUOPS_ERR_INTERNAL;
+	}
+	if (!s->merged_ties.empty())
+	{
+		memcpy(ties, s->merged_ties.data(), (nrows + 7) / 8);
+		return GPUOPS_OK;
 	}
 	memset(ties, 0, (nrows + 7) / 8);
 	for (uint64_t i = 1; i < nrows; i++)

@@ -13,6 +13,10 @@
  * that never differ are skipped).  Only row numbers come back, and on
  * request a bitmap of sorted rows whose key equals their predecessor's; the
  * tuples never leave the host.
+ *
+ * Inputs whose words exceed the device memory budget are sorted in runs
+ * that fit: each run's sorted row numbers and key words come back to the
+ * host, and the runs are merged there (run_merge.hpp).
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -21,6 +25,7 @@
 
 #include "cuda_runtime.cuh"
 #include "key_normalize.hpp"
+#include "run_merge.hpp"
 
 namespace gpuops {
 namespace cuda {
@@ -93,6 +98,16 @@ gather_kernel(const uint64_t *word, const uint32_t *rows, uint32_t n, uint64_t *
 		out[i] = word[rows[i]];
 }
 
+/* out[i * nwords + j] = word j of sorted row i: a run's words for the merge */
+__global__ void
+rowmajor_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, uint32_t n,
+				uint64_t *out)
+{
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		for (uint32_t j = 0; j < nwords; j++)
+			out[static_cast<size_t>(i) * nwords + j] = words[static_cast<size_t>(j) * n + rows[i]];
+}
+
 /* OR of (w XOR w[0]) over one word: its highest bit bounds that word's sort. */
 __global__ void
 diff_bits_kernel(const uint64_t *w, uint32_t n, unsigned long long *out)
@@ -161,7 +176,15 @@ struct CudaSort
 	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
 	int			held_buffer = -1;	/* pinned buffer handed to the caller */
 	std::vector<Batch> batches;
-	uint64_t	rows = 0;
+	size_t		run_first_batch = 0;	/* batches of the current run start here */
+	uint64_t	rows = 0;		/* all rows submitted */
+	uint64_t	run_base = 0;	/* first row of the current run */
+	uint64_t	run_rows = 0;	/* rows per run under the budget */
+	std::vector<SortedRun> runs;	/* finished runs, when there are several */
+	bool		merged = false;	/* order and ties come from the host merge */
+	std::vector<uint32_t> host_order;
+	std::vector<uint8_t> host_ties;
+	double		runs_kernel_ms = 0;
 	int			next_stream = 0;
 	std::vector<DevPtr> owned;	/* device memory to free at the end */
 	DevPtr		words;			/* all rows' key words [word][row] */
@@ -259,6 +282,8 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 	return ms;
 }
 
+void		cut_run(CudaSort *s);
+
 GpuopsStatus
 cuda_probe(GpuopsDeviceInfo *info) noexcept
 {
@@ -290,6 +315,9 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		s->stage_rows = stage_capacity(*spec, rt.buffer_bytes());
 		if (s->stage_rows == 0)
 			fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
+		s->run_rows = run_rows_for_budget(rt.limit(), s->nwords);
+		if (s->run_rows && s->run_rows < s->stage_rows)
+			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
 		stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
 		memset(&s->kspec, 0, sizeof(s->kspec));
 		s->kspec.nkeys = spec->nkeys;
@@ -301,6 +329,8 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 			s->kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
 		}
 		s->stats.key_words = s->nwords;
+		s->sort_start = new_event();
+		s->sort_end = new_event();
 		*out = reinterpret_cast<GpuopsSort *>(s.release());
 		return GPUOPS_OK;
 	});
@@ -342,6 +372,9 @@ cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 			fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
 		if (s->batches.empty())
 			maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, s->settings.fault);
+		/* a new run when this batch would take the current one over budget */
+		if (s->run_rows && s->rows > s->run_base && s->rows - s->run_base + nrows > s->run_rows)
+			cut_run(s);
 		cudaStream_t st = s->rt->stream(s->next_stream++);
 		const char *host = static_cast<const char *>(s->rt->buffer(s->held_buffer));
 		size_t		voff[GPUOPS_MAX_SORT_KEYS],
@@ -391,6 +424,161 @@ cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 	});
 }
 
+/*
+ * Sorts the current run's batches on stream 0: lays their words out as one
+ * [word][row] array and orders the row numbers one word at a time.  Leaves
+ * s->words and s->sorted_rows (local row numbers), queued, not waited for.
+ */
+void
+sort_run(CudaSort *s)
+{
+	cudaStream_t st = s->rt->stream(0);
+	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
+
+	s->identity = false;
+	for (size_t b = s->run_first_batch; b < s->batches.size(); b++)
+		GPUOPS_CUDA_TRY(cudaStreamWaitEvent(st, s->batches[b].kernel_end, 0));
+	GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_start, st));
+	if (n == 0)
+	{
+		s->identity = true;
+		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
+		return;
+	}
+
+	/* every batch's words into one [word][row] array (device-to-device) */
+	if (s->batches.size() - s->run_first_batch == 1)
+		s->words = s->batches[s->run_first_batch].words;
+	else
+	{
+		s->words = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
+		size_t		row0 = 0;
+
+		for (size_t bi = s->run_first_batch; bi < s->batches.size(); bi++)
+		{
+			Batch	   &b = s->batches[bi];
+
+			GPUOPS_CUDA_TRY(cudaMemcpy2DAsync(
+				static_cast<uint64_t *>(s->words.p) + row0, static_cast<size_t>(n) * sizeof(uint64_t),
+				b.words.p, static_cast<size_t>(b.rows) * sizeof(uint64_t),
+				static_cast<size_t>(b.rows) * sizeof(uint64_t), s->nwords,
+				cudaMemcpyDeviceToDevice, st));
+			row0 += b.rows;
+			give_back(s, b.words, st);
+		}
+	}
+	for (size_t bi = s->run_first_batch; bi < s->batches.size(); bi++)
+		s->batches[bi].words = DevPtr();
+	const uint64_t *words = static_cast<const uint64_t *>(s->words.p);
+
+	/* which words differ at all, and in how many low bits */
+	DevPtr		d_diff = take(s, s->nwords * sizeof(uint64_t), st);
+
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.p, 0, s->nwords * sizeof(uint64_t), st));
+	for (uint32_t j = 0; j < s->nwords; j++)
+	{
+		diff_bits_kernel<<<grid_for(n), kThreads, 0, st>>>(
+			words + static_cast<size_t>(j) * n, n,
+			static_cast<unsigned long long *>(d_diff.p) + j);
+		GPUOPS_CUDA_CHECK_LAUNCH("diff_bits");
+	}
+	uint64_t   *diff = s->rt->pinned_scalar();
+
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t),
+									cudaMemcpyDeviceToHost, st));
+	/* the passes' bit ranges are host-side launch parameters: wait for them */
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+	give_back(s, d_diff, st);
+	std::vector<unsigned> bits(s->nwords);
+
+	for (uint32_t j = 0; j < s->nwords; j++)
+		bits[j] = diff[j] ? 64 - __builtin_clzll(diff[j]) : 0;
+
+	DevPtr		rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
+	DevPtr		rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
+	DevPtr		keys = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
+	DevPtr		keys_alt = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
+	size_t		temp_bytes = 0;
+
+	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+		nullptr, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
+		static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0, 64, st));
+	DevPtr		temp = take(s, temp_bytes, st);
+
+	iota_kernel<<<grid_for(n), kThreads, 0, st>>>(static_cast<uint32_t *>(rows.p), n);
+	GPUOPS_CUDA_CHECK_LAUNCH("iota");
+	/* least significant word first; every pass is stable */
+	for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
+	{
+		if (bits[j] == 0)
+			continue;			/* the same in every row: decides nothing */
+		gather_kernel<<<grid_for(n), kThreads, 0, st>>>(
+			words + static_cast<size_t>(j) * n, static_cast<const uint32_t *>(rows.p), n,
+			static_cast<uint64_t *>(keys.p));
+		GPUOPS_CUDA_CHECK_LAUNCH("gather");
+		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+			temp.p, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
+			static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0,
+			static_cast<int>(bits[j]), st));
+		std::swap(rows, rows_alt);
+		s->stats.sort_passes++;
+		s->stats.sort_bits += bits[j];
+	}
+	GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
+	give_back(s, temp, st);
+	give_back(s, keys, st);
+	give_back(s, keys_alt, st);
+	give_back(s, rows_alt, st);
+	s->sorted_rows = rows;
+}
+
+/*
+ * Sorts the current run and brings it back to the host (row numbers and
+ * words in sorted order) for the merge, freeing its device memory.
+ */
+void
+cut_run(CudaSort *s)
+{
+	cudaStream_t st = s->rt->stream(0);
+	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
+	SortedRun	run;
+
+	sort_run(s);
+	run.rows.resize(n);
+	run.words.resize(static_cast<size_t>(n) * s->nwords);
+	if (s->identity)
+	{
+		for (uint32_t i = 0; i < n; i++)
+			run.rows[i] = i;
+	}
+	else
+	{
+		DevPtr		rowmajor = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
+
+		rowmajor_kernel<<<grid_for(n), kThreads, 0, st>>>(
+			static_cast<const uint64_t *>(s->words.p), s->nwords,
+			static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint64_t *>(rowmajor.p));
+		GPUOPS_CUDA_CHECK_LAUNCH("rowmajor");
+		s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, static_cast<size_t>(n) * sizeof(uint32_t),
+										  run.rows.data());
+		s->result_copy_ms += copy_to_host(s, rowmajor.p, run.words.size() * sizeof(uint64_t),
+										  run.words.data());
+		give_back(s, rowmajor, st);
+		give_back(s, s->words, st);
+		give_back(s, s->sorted_rows, st);
+	}
+	s->words = DevPtr();
+	s->sorted_rows = DevPtr();
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+	s->runs_kernel_ms += elapsed_ms(s->sort_start, s->sort_end);
+	for (uint32_t i = 0; i < n; i++)
+		run.rows[i] += static_cast<uint32_t>(s->run_base);
+	s->runs.push_back(std::move(run));
+	s->stats.runs++;
+	s->run_base = s->rows;
+	s->run_first_batch = s->batches.size();
+}
+
 GpuopsStatus
 cuda_sort_finish(GpuopsSort *sort) noexcept
 {
@@ -402,111 +590,32 @@ cuda_sort_finish(GpuopsSort *sort) noexcept
 			s->rt->release_now(s->held_buffer);
 			s->held_buffer = -1;
 		}
-		cudaStream_t st = s->rt->stream(0);
-		uint32_t	n = static_cast<uint32_t>(s->rows);
-
-		s->sort_start = new_event();
-		s->sort_end = new_event();
-		/* the sort stream waits for every batch's copy and normalize */
 		for (Batch &b : s->batches)
-			GPUOPS_CUDA_TRY(cudaStreamWaitEvent(st, b.kernel_end, 0));
+			GPUOPS_CUDA_TRY(cudaStreamWaitEvent(s->rt->stream(0), b.kernel_end, 0));
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
 		s->finished = true;
-		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_start, st));
-		if (n == 0)
+		if (s->runs.empty())
 		{
-			s->identity = true;
-			GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
+			/* one run: sort on the device, results fetched from there */
+			sort_run(s);
+			s->stats.runs = 1;
+			if (s->spec.tie_words == 0 && s->words.p)
+			{
+				give_back(s, s->words, s->rt->stream(0));
+				s->words = DevPtr();
+			}
 			return GPUOPS_OK;
 		}
-
-		/* every batch's words into one [word][row] array (device-to-device) */
-		if (s->batches.size() == 1)
-			s->words = s->batches[0].words;
-		else
-		{
-			s->words = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
-			size_t		row0 = 0;
-
-			for (Batch &b : s->batches)
-			{
-				GPUOPS_CUDA_TRY(cudaMemcpy2DAsync(
-					static_cast<uint64_t *>(s->words.p) + row0, static_cast<size_t>(n) * sizeof(uint64_t),
-					b.words.p, static_cast<size_t>(b.rows) * sizeof(uint64_t),
-					static_cast<size_t>(b.rows) * sizeof(uint64_t), s->nwords,
-					cudaMemcpyDeviceToDevice, st));
-				row0 += b.rows;
-				give_back(s, b.words, st);
-			}
-		}
-		for (Batch &b : s->batches)
-			b.words = DevPtr();
-		const uint64_t *words = static_cast<const uint64_t *>(s->words.p);
-
-		/* which words differ at all, and in how many low bits */
-		DevPtr		d_diff = take(s, s->nwords * sizeof(uint64_t), st);
-
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.p, 0, s->nwords * sizeof(uint64_t), st));
-		for (uint32_t j = 0; j < s->nwords; j++)
-		{
-			diff_bits_kernel<<<grid_for(n), kThreads, 0, st>>>(
-				words + static_cast<size_t>(j) * n, n,
-				static_cast<unsigned long long *>(d_diff.p) + j);
-			GPUOPS_CUDA_CHECK_LAUNCH("diff_bits");
-		}
-		uint64_t   *diff = s->rt->pinned_scalar();
-
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t),
-										cudaMemcpyDeviceToHost, st));
-		/* the passes' bit ranges are host-side launch parameters: wait for them */
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
-		give_back(s, d_diff, st);
-		std::vector<unsigned> bits(s->nwords);
-
-		for (uint32_t j = 0; j < s->nwords; j++)
-			bits[j] = diff[j] ? 64 - __builtin_clzll(diff[j]) : 0;
-
-		DevPtr		rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-		DevPtr		rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-		DevPtr		keys = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
-		DevPtr		keys_alt = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
-		size_t		temp_bytes = 0;
-
-		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-			nullptr, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
-			static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0, 64, st));
-		DevPtr		temp = take(s, temp_bytes, st);
-
-		iota_kernel<<<grid_for(n), kThreads, 0, st>>>(static_cast<uint32_t *>(rows.p), n);
-		GPUOPS_CUDA_CHECK_LAUNCH("iota");
-		/* least significant word first; every pass is stable */
-		for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
-		{
-			if (bits[j] == 0)
-				continue;		/* the same in every row: decides nothing */
-			gather_kernel<<<grid_for(n), kThreads, 0, st>>>(
-				words + static_cast<size_t>(j) * n, static_cast<const uint32_t *>(rows.p), n,
-				static_cast<uint64_t *>(keys.p));
-			GPUOPS_CUDA_CHECK_LAUNCH("gather");
-			GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-				temp.p, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
-				static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0,
-				static_cast<int>(bits[j]), st));
-			std::swap(rows, rows_alt);
-			s->stats.sort_passes++;
-			s->stats.sort_bits += bits[j];
-		}
-		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
-		give_back(s, temp, st);
-		give_back(s, keys, st);
-		give_back(s, keys_alt, st);
-		give_back(s, rows_alt, st);
-		s->sorted_rows = rows;
-		if (s->spec.tie_words == 0)
-		{
-			give_back(s, s->words, st);
-			s->words = DevPtr();
-		}
+		/* several runs: the last one, then the merge on the host */
+		if (s->rows > s->run_base)
+			cut_run(s);
+		s->host_order.resize(s->rows);
+		if (s->spec.tie_words)
+			s->host_ties.assign((s->rows + 7) / 8, 0);
+		merge_runs(s->runs, s->nwords, s->spec.tie_words, s->host_order.data(),
+				   s->spec.tie_words ? s->host_ties.data() : nullptr);
+		std::vector<SortedRun>().swap(s->runs);
+		s->merged = true;
 		return GPUOPS_OK;
 	});
 }
@@ -519,6 +628,8 @@ cuda_sort_poll(GpuopsSort *sort) noexcept
 	return guarded([&]() {
 		if (!s->finished)
 			fail(GPUOPS_ERR_INTERNAL, "sort polled before it was finished");
+		if (s->merged)
+			return GPUOPS_OK;
 		cudaError_t err = cudaEventQuery(s->sort_end);
 
 		if (err == cudaErrorNotReady)
@@ -538,6 +649,11 @@ cuda_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
 		if (nrows != s->rows)
 			fail(GPUOPS_ERR_INTERNAL, "sort result asked for %llu rows, sort holds %llu",
 				 (unsigned long long) nrows, (unsigned long long) s->rows);
+		if (s->merged)
+		{
+			memcpy(order, s->host_order.data(), nrows * sizeof(uint32_t));
+			return GPUOPS_OK;
+		}
 		if (s->identity)
 		{
 			for (uint64_t i = 0; i < nrows; i++)
@@ -559,6 +675,13 @@ cuda_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 			fail(GPUOPS_ERR_INTERNAL, "sort ties asked for without tie_words or after the wrong sort");
 		if (nrows == 0)
 			return GPUOPS_OK;
+		if (s->merged)
+		{
+			memcpy(ties, s->host_ties.data(), (nrows + 7) / 8);
+			return GPUOPS_OK;
+		}
+		if (s->identity)
+			fail(GPUOPS_ERR_INTERNAL, "ties of a sort that had nothing to order");
 		cudaStream_t st = s->rt->stream(0);
 		uint32_t	n = static_cast<uint32_t>(nrows);
 		uint32_t	nchunks = (n + 31) / 32;
@@ -586,7 +709,7 @@ cuda_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
 		stats->copy_ms += elapsed_ms(b.copy_start, b.copy_end);
 		stats->kernel_ms += elapsed_ms(b.copy_end, b.kernel_end);
 	}
-	stats->kernel_ms += elapsed_ms(s->sort_start, s->sort_end);
+	stats->kernel_ms += s->merged ? s->runs_kernel_ms : elapsed_ms(s->sort_start, s->sort_end);
 }
 
 /* Frees everything, also after a failure or a cancel mid-flight. */

@@ -21,6 +21,7 @@ GpuopsExplainDeviceRun(ExplainState *es, const char *backend, const char *fallba
 		ExplainPropertyText("Fallback", fallback, es);
 	ExplainPropertyInteger("Batches", NULL, stats->batches, es);
 	ExplainPropertyInteger("Rows", NULL, (int64) stats->rows, es);
+	ExplainPropertyInteger("Runs", NULL, stats->runs, es);
 	ExplainPropertyInteger("Sort Passes", NULL, stats->sort_passes, es);
 	ExplainPropertyInteger("Sort Bits", NULL, stats->sort_bits, es);
 	ExplainPropertyFloat("Staging Time", "ms", staging_ms, 3, es);
