@@ -18,12 +18,14 @@
 # afterwards; by default they are kept for the next run).
 set -uo pipefail
 
-# Queries: "name|SQL", {T} stands for the table. Add lines to extend.
+# Queries: "name|SQL" or "name|SQL|SETs for the gpuops run only"; {T} stands
+# for the table. Add lines to extend.
 QUERIES=(
   "sort_all|SELECT * FROM {T} ORDER BY k"
   "sort_limit100|SELECT * FROM {T} ORDER BY k LIMIT 100"
   "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
+  "sort_runs|SELECT * FROM {T} ORDER BY k|SET gpuops.device_memory_limit = '512MB'"
 )
 # Configurations: "column title|SET commands"
 CONFIGS=(
@@ -126,11 +128,13 @@ PLANS=""
 for n in "${SIZES[@]}"; do
   load_table "$n" || exit 1
   for entry in "${QUERIES[@]}"; do
-    name=${entry%%|*}; sql=${entry#*|}; sql=${sql//\{T\}/bench_$n}
+    name=${entry%%|*}; rest=${entry#*|}; sql=${rest%%|*}; sql=${sql//\{T\}/bench_$n}
+    extra=""; [[ $rest == *"|"* ]] && extra=${rest#*|}
     if [ -n "${BENCH_ONLY:-}" ] && ! [[ $name =~ $BENCH_ONLY ]]; then continue; fi
     row="| $name | $n |"; vals=(); gplan=""
     for c in "${CONFIGS[@]}"; do
       title=${c%%|*}; sets=${c#*|}
+      [ "$title" = gpuops ] && [ -n "$extra" ] && sets="$sets; $extra"
       echo "running $name on bench_$n: $title ($RUNS runs) ..." >&2
       res=$(measure "$sets" "$sql")
       ms=${res%%|*}; vals+=("$ms")
