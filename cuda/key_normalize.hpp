@@ -18,6 +18,9 @@
  *     day) * 86400000000 microseconds, sign-flipped.
  *   - a 16-byte prefix (C-collation text): its bytes big-endian, zero padded;
  *     longer values tie on the prefix and are resolved by the caller.
+ *   - numeric: PostgreSQL's abbreviated key (numeric_abbrev_convert), whose
+ *     signed order is reversed (NaN is INT64_MIN); lossy, so the caller
+ *     resolves ties with the full comparator.
  *   - DESC inverts every value word.
  */
 #ifndef GPUOPS_KEY_NORMALIZE_HPP
@@ -128,6 +131,14 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			w[0] = load_be64(raw);
 			w[1] = load_be64(raw + 8);
 			return 2;
+		case GPUOPS_KEY_NUMERIC_ABBREV:
+			{
+				uint64_t	v;
+
+				memcpy(&v, raw, 8);
+				w[0] = ~(v ^ 0x8000000000000000ull);
+				return 1;
+			}
 		case GPUOPS_KEY_INTERVAL:
 			{
 				/* struct Interval { int64 time; int32 day; int32 month; } */

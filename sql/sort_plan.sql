@@ -23,13 +23,14 @@ RESET gpuops.enable_sort;
 SET gpuops.min_rows = 1000000;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS below_min_rows;
 SET gpuops.min_rows = 0;
-SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4::numeric') AS numeric_key;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY int4range(a4, a4 + 1)') AS range_key;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY ARRAY[a4]') AS array_key;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY to_jsonb(a4)') AS jsonb_key;
-SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4, a8::numeric, f8') AS one_key_unsupported;
--- used: several keys, int2, text under the C collation
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4, to_jsonb(a8), f8') AS one_key_unsupported;
+-- used: several keys, int2, numeric, text under the C collation
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4, a8 DESC, f8 NULLS FIRST') AS three_keys;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4::int2') AS int2_key;
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4::numeric') AS numeric_key;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY pad COLLATE "C"') AS text_c_key;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a4 FOR UPDATE') AS for_update;
 SELECT uses_gpusort('SELECT generate_series(1, 2), a4 FROM sort_src ORDER BY a4') AS srf;

@@ -166,11 +166,11 @@ SELECT check_sort_keys('SELECT g AS k1, vc AS k2, t AS k3, id FROM sort_types_to
 SELECT check_sort_keys('SELECT vc AS k1, md5(t) AS h, id FROM sort_types_toast ORDER BY vc COLLATE "C" NULLS FIRST', 1);
 
 -- keys GpuSort does not take keep PostgreSQL's plan, also when only one key
--- of several is such a key: numeric, arrays, jsonb
-SELECT uses_gpusort('SELECT * FROM sort_types ORDER BY i4::numeric') AS numeric_key,
+-- of several is such a key: ranges, arrays, jsonb
+SELECT uses_gpusort('SELECT * FROM sort_types ORDER BY int4range(i4, i4 + 1)') AS range_key,
        uses_gpusort('SELECT * FROM sort_types ORDER BY ARRAY[i4, i2]') AS array_key,
        uses_gpusort('SELECT * FROM sort_types ORDER BY to_jsonb(t)') AS jsonb_key,
-       uses_gpusort('SELECT * FROM sort_types ORDER BY b, i8::numeric, t COLLATE "C"') AS numeric_second,
+       uses_gpusort('SELECT * FROM sort_types ORDER BY b, int8range(i8, i8), t COLLATE "C"') AS range_second,
        uses_gpusort('SELECT * FROM sort_types ORDER BY i4, d, jsonb_build_object(''a'', u)') AS jsonb_last,
        uses_gpusort('SELECT * FROM sort_types ORDER BY ARRAY[t], iv') AS array_first;
 SELECT check_sort_keys('SELECT i4 AS k1, i8::numeric AS k2, t AS k3, id FROM sort_types

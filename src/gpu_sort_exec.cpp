@@ -75,7 +75,9 @@ typedef struct GpuSortState
 	int			nkeys;
 	GpuSortKeyInfo keys[GPUOPS_MAX_SORT_KEYS];
 	bool		has_prefix_keys;
+	bool		has_abbrev_keys;	/* lossy keys: every tie run is resolved */
 	SortSupport ssup;			/* per key, prepared when ties need resolving */
+	SortSupport abbrev;			/* per key, abbreviation for NUMERIC_ABBREV keys */
 
 	GpuopsBatchSource *source;
 	GpuopsRowStore store;
@@ -213,6 +215,49 @@ TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
 }
 
 /*
+ * PostgreSQL's abbreviated keys (numeric): the type's own abbrev_converter,
+ * prepared once per key; its output is exact up to ties, which the full
+ * comparator resolves afterwards.
+ */
+static void
+StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint32 n,
+				 uint8 *out)
+{
+	const GpuSortKeyInfo *key = &st->keys[k];
+	SortSupport ssup;
+	MemoryContext old;
+
+	if (st->abbrev == NULL)
+		st->abbrev = (SortSupport) MemoryContextAllocZero(st->store.cxt,
+														  sizeof(SortSupportData) * st->nkeys);
+	ssup = &st->abbrev[k];
+	if (ssup->abbrev_converter == NULL)
+	{
+		ssup->ssup_cxt = st->store.cxt;
+		ssup->ssup_collation = key->collation;
+		ssup->ssup_nulls_first = key->nulls_first;
+		ssup->abbreviate = true;
+		PrepareSortSupportFromOrderingOp(key->sortop, ssup);
+		if (ssup->abbrev_converter == NULL)
+			elog(ERROR, "gpuops: no abbreviated keys for sort operator %u", key->sortop);
+	}
+	old = MemoryContextSwitchTo(st->tmp_cxt);
+	for (uint32 i = 0; i < n; i++)
+	{
+		Datum		a = 0;
+		char	   *p;
+
+		if (!GpuopsBatchIsNull(batch, key->col, from + i))
+		{
+			memcpy(&p, batch->values[key->col] + (Size) (from + i) * sizeof(char *), sizeof(char *));
+			a = ssup->abbrev_converter(PointerGetDatum(p), ssup);
+		}
+		memcpy(out + (Size) i * 8, &a, 8);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * Copies rows [from, from + n) of one batch's key columns into the staging
  * buffer at row `at`: fixed-width values and null bitmaps by memcpy (row
  * offsets are multiples of 8 here, so bitmaps stay byte-aligned), text as
@@ -233,6 +278,11 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 			memcpy(dst_nulls, nulls + from / 8, (n + 7) / 8);
 		else
 			memset(dst_nulls, 0, (n + 7) / 8);
+		if (key->kind == GPUOPS_KEY_NUMERIC_ABBREV)
+		{
+			StageAbbreviated(st, k, batch, from, n, (uint8 *) buf->values[k] + (Size) at * 8);
+			continue;
+		}
 		if (key->kind != GPUOPS_KEY_BYTES16)
 		{
 			uint32		w = gpuops_key_raw_width(key->kind);
@@ -320,7 +370,7 @@ DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 		return rc;
 	if ((rc = dev->backend->sort_result(dev->sort, order, st->store.nrows)) != GPUOPS_OK)
 		return rc;
-	if (st->any_truncated && st->store.nrows > 1)
+	if ((st->any_truncated || st->has_abbrev_keys) && st->store.nrows > 1)
 	{
 		*ties = (uint8 *) MemoryContextAllocHuge(st->store.cxt, (st->store.nrows + 7) / 8);
 		if ((rc = dev->backend->sort_ties(dev->sort, *ties, st->store.nrows)) != GPUOPS_OK)
@@ -404,6 +454,7 @@ ResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
 		while (i < n && (ties[i / 8] & (1 << (i % 8))))
 			i++;
 		end = i;
+		need = st->has_abbrev_keys;
 		for (uint64 r = start; r < end && !need; r++)
 			need = IsTruncated(st, order[r]);
 		if (need)
@@ -562,6 +613,7 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 		tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
 		key->bpchar = exprType((Node *) tle->expr) == BPCHAROID;
 		st->has_prefix_keys |= key->prefix_only;
+		st->has_abbrev_keys |= key->kind == GPUOPS_KEY_NUMERIC_ABBREV;
 	}
 	return (Node *) st;
 }
@@ -630,6 +682,7 @@ ReScanGpuSortImpl(CustomScanState *node)
 	st->truncated_bytes = 0;
 	st->any_truncated = false;
 	st->ssup = NULL;
+	st->abbrev = NULL;
 	st->norder = 0;
 	st->sorted = false;
 }
@@ -674,7 +727,7 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyList("Sort Key", keys, es);
 	ExplainPropertyText("Sort Method",
 						psprintf("radix on %d-byte keys%s", words * 8,
-								 st->has_prefix_keys ? ", text ties by comparator" : ""),
+								 st->has_prefix_keys ? ", ties by comparator" : ""),
 						es);
 
 	if (es->analyze && st->runs > 0)

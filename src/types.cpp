@@ -7,6 +7,7 @@
  * theirs (infinities included).  Text, varchar and bpchar under the C
  * collation compare by bytes (varstr_cmp is memcmp then length there;
  * bpchar ignores trailing spaces), so a byte prefix orders them up to ties.
+ * Numeric uses PostgreSQL's abbreviated key, exact up to ties.
  */
 extern "C" {
 #include "postgres.h"
@@ -57,6 +58,13 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
 			break;
 		case INTERVALOID:
 			*kind = GPUOPS_KEY_INTERVAL;
+			break;
+		case NUMERICOID:
+			/* PostgreSQL's own 64-bit abbreviation, then its full comparator */
+			if (SIZEOF_DATUM != 8)
+				return false;
+			*kind = GPUOPS_KEY_NUMERIC_ABBREV;
+			*prefix_only = true;
 			break;
 		case TEXTOID:
 		case VARCHAROID:
