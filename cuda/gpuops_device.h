@@ -95,8 +95,10 @@ typedef enum GpuopsKeyKind
 	GPUOPS_KEY_UUID,			/* 16 bytes, compared as unsigned bytes */
 	GPUOPS_KEY_INTERVAL,		/* PostgreSQL Interval, compared by total span */
 	GPUOPS_KEY_BYTES16,			/* a 16-byte prefix, zero padded (C-collation text) */
-	GPUOPS_KEY_NUMERIC_ABBREV	/* PostgreSQL's 64-bit abbreviated numeric key: its
+	GPUOPS_KEY_NUMERIC_ABBREV,	/* PostgreSQL's 64-bit abbreviated numeric key: its
 								 * signed order is the reverse of the values' */
+	GPUOPS_KEY_ABBREV_UNSIGNED	/* a PostgreSQL abbreviated key compared as an
+								 * unsigned integer (text under ICU collations) */
 } GpuopsKeyKind;
 
 #define GPUOPS_MAX_SORT_KEYS 32

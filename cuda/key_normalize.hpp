@@ -21,6 +21,8 @@
  *   - numeric: PostgreSQL's abbreviated key (numeric_abbrev_convert), whose
  *     signed order is reversed (NaN is INT64_MIN); lossy, so the caller
  *     resolves ties with the full comparator.
+ *   - other abbreviated keys (text under ICU collations): the abbreviated
+ *     Datum itself, compared unsigned as PostgreSQL does; ties likewise.
  *   - DESC inverts every value word.
  */
 #ifndef GPUOPS_KEY_NORMALIZE_HPP
@@ -131,6 +133,9 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			w[0] = load_be64(raw);
 			w[1] = load_be64(raw + 8);
 			return 2;
+		case GPUOPS_KEY_ABBREV_UNSIGNED:
+			memcpy(&w[0], raw, 8);
+			return 1;
 		case GPUOPS_KEY_NUMERIC_ABBREV:
 			{
 				uint64_t	v;

@@ -175,20 +175,22 @@ SELECT uses_gpusort('SELECT * FROM sort_types ORDER BY int4range(i4, i4 + 1)') A
        uses_gpusort('SELECT * FROM sort_types ORDER BY ARRAY[t], iv') AS array_first;
 SELECT check_sort_keys('SELECT i4 AS k1, i8::numeric AS k2, t AS k3, id FROM sort_types
                         ORDER BY i4, i8::numeric DESC, t COLLATE "C"', 3);
--- text under a collation other than C: PostgreSQL's plan.  The database's
--- default collation is checked only where it is not C, and an ICU (else libc)
--- collation only where the server has one, so each line prints t everywhere.
+-- text under a libc collation other than C: PostgreSQL's plan (PostgreSQL
+-- has no trusted sort key for those; ICU collations are in sort_icu).  The
+-- database's default collation is checked only where it is a libc one that
+-- is not C, and a libc collation only where the server has one, so each
+-- line prints t everywhere.
 SELECT NOT uses_gpusort('SELECT * FROM sort_types ORDER BY t')
-       OR (datlocprovider = 'c' AND datcollate IN ('C', 'POSIX')) AS default_collation_not_c
+       OR datlocprovider <> 'c' OR datcollate IN ('C', 'POSIX') AS default_collation_not_c
 FROM pg_database WHERE datname = current_database();
 SELECT NOT uses_gpusort('SELECT * FROM sort_types ORDER BY i4, vc')
-       OR (datlocprovider = 'c' AND datcollate IN ('C', 'POSIX')) AS default_collation_second_key
+       OR datlocprovider <> 'c' OR datcollate IN ('C', 'POSIX') AS default_collation_second_key
 FROM pg_database WHERE datname = current_database();
 SELECT coalesce(bool_and(NOT uses_gpusort(format('SELECT * FROM sort_types ORDER BY t COLLATE %I.%I', nspname, collname))
                          AND NOT uses_gpusort(format('SELECT * FROM sort_types ORDER BY b, bp COLLATE %I.%I', nspname, collname))),
                 true) AS other_collation
 FROM (SELECT n.nspname, c.collname FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace
-      WHERE c.collprovider IN ('c', 'i') AND c.collname NOT IN ('C', 'POSIX', 'ucs_basic')
+      WHERE c.collprovider = 'c' AND c.collname NOT IN ('C', 'POSIX', 'ucs_basic')
         AND coalesce(c.collcollate, '') NOT IN ('C', 'POSIX') AND coalesce(c.collcollate, '') NOT LIKE 'C.%'
         AND c.collencoding IN (-1, pg_char_to_encoding(getdatabaseencoding()))
-      ORDER BY c.collname = 'und-x-icu' DESC, c.collprovider DESC, c.collname LIMIT 1) x;
+      ORDER BY c.collname LIMIT 1) x;

@@ -215,7 +215,8 @@ TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
 }
 
 /*
- * PostgreSQL's abbreviated keys (numeric): the type's own abbrev_converter,
+ * PostgreSQL's abbreviated keys (numeric, text under ICU collations): the
+ * type's own abbrev_converter,
  * prepared once per key; its output is exact up to ties, which the full
  * comparator resolves afterwards.
  */
@@ -278,7 +279,7 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 			memcpy(dst_nulls, nulls + from / 8, (n + 7) / 8);
 		else
 			memset(dst_nulls, 0, (n + 7) / 8);
-		if (key->kind == GPUOPS_KEY_NUMERIC_ABBREV)
+		if (key->kind == GPUOPS_KEY_NUMERIC_ABBREV || key->kind == GPUOPS_KEY_ABBREV_UNSIGNED)
 		{
 			StageAbbreviated(st, k, batch, from, n, (uint8 *) buf->values[k] + (Size) at * 8);
 			continue;
@@ -613,7 +614,8 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 		tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
 		key->bpchar = exprType((Node *) tle->expr) == BPCHAROID;
 		st->has_prefix_keys |= key->prefix_only;
-		st->has_abbrev_keys |= key->kind == GPUOPS_KEY_NUMERIC_ABBREV;
+		st->has_abbrev_keys |= key->kind == GPUOPS_KEY_NUMERIC_ABBREV ||
+			key->kind == GPUOPS_KEY_ABBREV_UNSIGNED;
 	}
 	return (Node *) st;
 }

@@ -16,10 +16,39 @@ extern "C" {
 #include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/pg_locale.h"
+#include "utils/sortsupport.h"
 }
 
 #include "types.h"
+
+/*
+ * Does PostgreSQL abbreviate this ordering into keys it compares as unsigned
+ * integers?  Then the device can sort the abbreviations and PostgreSQL's
+ * comparator settle their ties.  For text this is so under ICU collations
+ * (PostgreSQL does not trust libc's strxfrm), which is what makes their
+ * exact order reachable here.
+ */
+static bool
+HasUnsignedAbbreviation(Oid sortop, Oid collation)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuops abbreviation probe",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	SortSupportData ssup;
+	bool		ok;
+
+	memset(&ssup, 0, sizeof(ssup));
+	ssup.ssup_cxt = cxt;
+	ssup.ssup_collation = collation;
+	ssup.abbreviate = true;
+	PrepareSortSupportFromOrderingOp(sortop, &ssup);
+	ok = ssup.abbrev_converter != NULL && ssup.comparator == ssup_datum_unsigned_cmp;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return ok;
+}
 
 bool
 GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
@@ -69,10 +98,10 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
 		case TEXTOID:
 		case VARCHAROID:
 		case BPCHAROID:
-			/* byte order is PostgreSQL's order only under the C collation */
-			if (!OidIsValid(collation) || !lc_collate_is_c(collation))
+			/* bytes under C; elsewhere PostgreSQL's abbreviation, where it has one */
+			if (!OidIsValid(collation))
 				return false;
-			*kind = GPUOPS_KEY_BYTES16;
+			*kind = lc_collate_is_c(collation) ? GPUOPS_KEY_BYTES16 : GPUOPS_KEY_ABBREV_UNSIGNED;
 			*prefix_only = true;
 			break;
 		default:
@@ -85,5 +114,9 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
 	/* varchar sorts with text's operators: look them up by the opclass's type */
 	optype = get_opclass_input_type(opclass);
 	*sortop = get_opfamily_member(opfamily, optype, optype, strategy);
-	return OidIsValid(*sortop);
+	if (!OidIsValid(*sortop))
+		return false;
+	if (*kind == GPUOPS_KEY_ABBREV_UNSIGNED && !HasUnsignedAbbreviation(*sortop, collation))
+		return false;
+	return true;
 }
