@@ -76,7 +76,7 @@ elapsed_ms(cudaEvent_t a, cudaEvent_t b) noexcept
 }
 
 void
-Runtime::probe(GpuopsDeviceInfo *info)
+Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 {
 	int			count = 0;
 	cudaError_t err = cudaGetDeviceCount(&count);
@@ -115,7 +115,9 @@ Runtime::probe(GpuopsDeviceInfo *info)
 	size_t		free_b = 0,
 				total_b = 0;
 
-	if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+	if (!with_memory)
+		;
+	else if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
 		info->free_memory = free_b;
 	else
 		(void) cudaGetLastError();

@@ -38,8 +38,12 @@ class Runtime
 	/* The process's runtime, initialized on first use; throws NO_DEVICE. */
 	static Runtime &get(const GpuopsSettings &settings);
 
-	/* Probes without initializing the pool; safe to call any time. */
-	static void probe(GpuopsDeviceInfo *info);
+	/*
+	 * Probes without initializing the pool; safe to call any time.  Without
+	 * with_memory it creates no CUDA context (cudaMemGetInfo would), so
+	 * planning can ask whether a GPU exists without paying for one.
+	 */
+	static void probe(GpuopsDeviceInfo *info, bool with_memory = true);
 
 	int			stream_count() const { return static_cast<int>(streams_.size()); }
 	cudaStream_t stream(int i) const { return streams_[i % streams_.size()]; }

@@ -222,6 +222,12 @@ typedef struct GpuopsBackend
 } GpuopsBackend;
 
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
+
+/*
+ * Is a usable GPU present?  Creates no CUDA context (for the planner);
+ * when not, gpuops_last_error() says why.
+ */
+extern int	gpuops_cuda_present(void) GPUOPS_NOEXCEPT;
 extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
 
 /*

@@ -24,17 +24,12 @@ GpuopsGpuPresent(void)
 {
 	if (gpu_present < 0)
 	{
-		GpuopsDeviceInfo info;
-
 		if (!IsUnderPostmaster && IsPostmasterEnvironment)
 			return false;		/* never initialize CUDA in the postmaster */
-		if (gpuops_cuda_backend()->probe(&info) == GPUOPS_OK && info.gpu_available)
-			gpu_present = 1;
-		else
-		{
-			gpu_present = 0;
-			elog(DEBUG1, "gpuops: no usable GPU: %s", info.reason);
-		}
+		/* no CUDA context yet: a backend pays for one only when a node runs */
+		gpu_present = gpuops_cuda_present() ? 1 : 0;
+		if (!gpu_present)
+			elog(DEBUG1, "gpuops: no usable GPU: %s", gpuops_last_error());
 	}
 	return gpu_present == 1;
 }
