@@ -543,30 +543,22 @@ cut_run(CudaSort *s)
 	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
 	SortedRun	run;
 
-	sort_run(s);
+	sort_run(s);				/* n > 0: runs are cut only when they hold rows */
 	run.rows.resize(n);
 	run.words.resize(static_cast<size_t>(n) * s->nwords);
-	if (s->identity)
-	{
-		for (uint32_t i = 0; i < n; i++)
-			run.rows[i] = i;
-	}
-	else
-	{
-		DevPtr		rowmajor = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
+	DevPtr		rowmajor = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
 
-		rowmajor_kernel<<<grid_for(n), kThreads, 0, st>>>(
-			static_cast<const uint64_t *>(s->words.p), s->nwords,
-			static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint64_t *>(rowmajor.p));
-		GPUOPS_CUDA_CHECK_LAUNCH("rowmajor");
-		s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, static_cast<size_t>(n) * sizeof(uint32_t),
-										  run.rows.data());
-		s->result_copy_ms += copy_to_host(s, rowmajor.p, run.words.size() * sizeof(uint64_t),
-										  run.words.data());
-		give_back(s, rowmajor, st);
-		give_back(s, s->words, st);
-		give_back(s, s->sorted_rows, st);
-	}
+	rowmajor_kernel<<<grid_for(n), kThreads, 0, st>>>(
+		static_cast<const uint64_t *>(s->words.p), s->nwords,
+		static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint64_t *>(rowmajor.p));
+	GPUOPS_CUDA_CHECK_LAUNCH("rowmajor");
+	s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, static_cast<size_t>(n) * sizeof(uint32_t),
+									  run.rows.data());
+	s->result_copy_ms += copy_to_host(s, rowmajor.p, run.words.size() * sizeof(uint64_t),
+									  run.words.data());
+	give_back(s, rowmajor, st);
+	give_back(s, s->words, st);
+	give_back(s, s->sorted_rows, st);
 	s->words = DevPtr();
 	s->sorted_rows = DevPtr();
 	GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
@@ -590,8 +582,6 @@ cuda_sort_finish(GpuopsSort *sort) noexcept
 			s->rt->release_now(s->held_buffer);
 			s->held_buffer = -1;
 		}
-		for (Batch &b : s->batches)
-			GPUOPS_CUDA_TRY(cudaStreamWaitEvent(s->rt->stream(0), b.kernel_end, 0));
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
 		s->finished = true;
 		if (s->runs.empty())

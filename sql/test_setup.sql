@@ -5,52 +5,13 @@
 -- same order.  Nothing here depends on the hardware, so the same expected
 -- files hold for the CPU backend (CI) and the GPU.
 
--- check_sort(q): q's first output column must be named k (the sort key).
--- Reports whether GpuSort planned the query, how many rows came back, how
--- many positions hold a different key than PostgreSQL's, and rows missing /
--- extra compared with PostgreSQL's result.
-CREATE FUNCTION check_sort(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-  used bool := false;
-  n bigint;
-  order_diff bigint;
-  missing bigint;
-  extra bigint;
-BEGIN
-  PERFORM set_config('gpuops.enabled', 'off', true);
-  EXECUTE 'CREATE TEMP TABLE check_off ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
-  PERFORM set_config('gpuops.enabled', 'on', true);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    used := used OR line LIKE '%Custom Scan (GpuSort)%';
-  END LOOP;
-  EXECUTE 'CREATE TEMP TABLE check_on ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
-  SELECT count(*) INTO n FROM check_on;
-  SELECT count(*) INTO order_diff FROM check_on a FULL JOIN check_off b USING (rn__)
-    WHERE a.k IS DISTINCT FROM b.k;
-  EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_off EXCEPT ALL SELECT * FROM check_on) x' INTO missing;
-  EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_on EXCEPT ALL SELECT * FROM check_off) x' INTO extra;
-  -- rn__ is part of the rows: compare the multisets without it as well
-  IF missing > 0 OR extra > 0 THEN
-    ALTER TABLE check_on DROP COLUMN rn__;
-    ALTER TABLE check_off DROP COLUMN rn__;
-    EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_off EXCEPT ALL SELECT * FROM check_on) x' INTO missing;
-    EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_on EXCEPT ALL SELECT * FROM check_off) x' INTO extra;
-  ELSE
-    missing := 0; extra := 0;
-  END IF;
-  DROP TABLE check_on;
-  DROP TABLE check_off;
-  RETURN format('gpusort=%s rows=%s order_diff=%s missing=%s extra=%s',
-                used, n, order_diff, missing, extra);
-END $$;
-
--- check_sort_keys(q, nkeys): like check_sort, for several sort keys: q's first
--- nkeys output columns must be named k1, k2, ... (the sort keys, in order);
--- each must come out in PostgreSQL's order (compared with IS DISTINCT FROM,
--- so -0 = 0 and NaN = NaN, as PostgreSQL's sort treats them).
-CREATE FUNCTION check_sort_keys(q text, nkeys int) RETURNS text
+-- check_sort_cols(q, keys): runs q with gpuops off and on.  keys names q's
+-- sort-key output columns, in ORDER BY order.  Reports whether GpuSort
+-- planned the query, how many rows came back, at how many positions a key
+-- differs from PostgreSQL's (IS DISTINCT FROM, so -0 = 0 and NaN = NaN, as
+-- PostgreSQL's sort treats them), and rows missing / extra compared with
+-- PostgreSQL's result (EXCEPT ALL both ways).
+CREATE FUNCTION check_sort_cols(q text, keys text[]) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
   line text;
@@ -61,8 +22,8 @@ DECLARE
   extra bigint;
   cond text;
 BEGIN
-  SELECT string_agg(format('a.k%s IS DISTINCT FROM b.k%s', i, i), ' OR ')
-    INTO cond FROM generate_series(1, nkeys) i;
+  SELECT string_agg(format('a.%I IS DISTINCT FROM b.%I', key, key), ' OR ')
+    INTO cond FROM unnest(keys) key;
   PERFORM set_config('gpuops.enabled', 'off', true);
   EXECUTE 'CREATE TEMP TABLE check_off ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
   PERFORM set_config('gpuops.enabled', 'on', true);
@@ -82,6 +43,14 @@ BEGIN
   RETURN format('gpusort=%s rows=%s order_diff=%s missing=%s extra=%s',
                 used, n, order_diff, missing, extra);
 END $$;
+
+-- check_sort(q): one sort key, q's output column k.
+CREATE FUNCTION check_sort(q text) RETURNS text
+LANGUAGE sql AS $$ SELECT check_sort_cols(q, ARRAY['k']) $$;
+
+-- check_sort_keys(q, nkeys): several sort keys, q's output columns k1, k2, ...
+CREATE FUNCTION check_sort_keys(q text, nkeys int) RETURNS text
+LANGUAGE sql AS $$ SELECT check_sort_cols(q, ARRAY(SELECT 'k' || i FROM generate_series(1, nkeys) i)) $$;
 
 -- uses_gpusort(q): does the plan of q contain a GpuSort node?
 CREATE FUNCTION uses_gpusort(q text) RETURNS bool

@@ -21,12 +21,10 @@ extern "C" {
 #define FIRST_CAPACITY 1024
 
 void
-GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent,
-				   const char *name)
+GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent)
 {
 	memset(store, 0, sizeof(*store));
 	store->cxt = AllocSetContextCreate(parent, "gpuops row store", ALLOCSET_DEFAULT_SIZES);
-	(void) name;
 	store->ncols = desc->natts;
 	store->cols = (GpuopsColumnDesc *)
 		MemoryContextAllocZero(parent, sizeof(GpuopsColumnDesc) * Max(desc->natts, 1));
@@ -235,63 +233,6 @@ GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot 
 	store->nrows++;
 }
 
-Datum
-GpuopsRowStoreDatum(GpuopsRowStore *store, uint64 row, int col, bool *isnull)
-{
-	GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
-	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-	const GpuopsColumnDesc *c = &store->cols[col];
-	const char *src = batch->values[col] + (Size) i * c->width;
-
-	*isnull = GpuopsBatchIsNull(batch, col, i);
-	if (*isnull)
-		return (Datum) 0;
-	if (c->typbyval)
-		return fetch_att(src, true, c->typlen);
-	if (!c->by_pointer)
-		return PointerGetDatum(src);
-	{
-		char	   *p;
-
-		memcpy(&p, src, sizeof(char *));
-		return PointerGetDatum(p);
-	}
-}
-
-void
-GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row, TupleTableSlot *slot)
-{
-	GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
-	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-
-	ExecClearTuple(slot);
-	for (int c = 0; c < store->ncols; c++)
-	{
-		const GpuopsColumnDesc *col = &store->cols[c];
-		const char *src = batch->values[c] + (Size) i * col->width;
-
-		if (GpuopsBatchIsNull(batch, c, i))
-		{
-			slot->tts_values[c] = (Datum) 0;
-			slot->tts_isnull[c] = true;
-			continue;
-		}
-		slot->tts_isnull[c] = false;
-		if (col->typbyval)
-			slot->tts_values[c] = fetch_att(src, true, col->typlen);
-		else if (!col->by_pointer)
-			slot->tts_values[c] = PointerGetDatum(src);
-		else
-		{
-			char	   *p;
-
-			memcpy(&p, src, sizeof(char *));
-			slot->tts_values[c] = PointerGetDatum(p);
-		}
-	}
-	ExecStoreVirtualTuple(slot);
-}
-
 void
 GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 {
@@ -377,17 +318,7 @@ GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot)
 			continue;
 		}
 		slot->tts_isnull[c] = false;
-		if (col->typbyval)
-			slot->tts_values[c] = fetch_att(src, true, col->typlen);
-		else if (!col->by_pointer)
-			slot->tts_values[c] = PointerGetDatum(src);
-		else
-		{
-			char	   *p;
-
-			memcpy(&p, src, sizeof(char *));
-			slot->tts_values[c] = PointerGetDatum(p);
-		}
+		slot->tts_values[c] = GpuopsColumnDatum(col, src);
 	}
 	ExecStoreVirtualTuple(slot);
 }

@@ -22,6 +22,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/tupdesc.h"
+#include "access/tupmacs.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
 }
@@ -70,7 +71,7 @@ typedef struct GpuopsRowStore
 } GpuopsRowStore;
 
 extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc,
-							   MemoryContext parent, const char *name);
+							   MemoryContext parent);
 extern void GpuopsRowStoreReset(GpuopsRowStore *store);
 extern void GpuopsRowStoreFree(GpuopsRowStore *store);
 
@@ -92,19 +93,46 @@ extern void GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, ui
 extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i,
 									  TupleTableSlot *slot);
 
-/* One column of row `row` (before GpuopsRowStorePermute). */
-extern Datum GpuopsRowStoreDatum(GpuopsRowStore *store, uint64 row, int col, bool *isnull);
-
-/* Stores row `row` into the virtual slot `slot` (datums point into the store). */
-extern void GpuopsRowStoreFetch(GpuopsRowStore *store, uint64 row,
-								TupleTableSlot *slot);
-
 static inline bool
 GpuopsBatchIsNull(const GpuopsBatch *batch, int col, uint32 i)
 {
 	const uint8 *bm = batch->nulls[col];
 
 	return bm != NULL && (bm[i >> 3] & (1 << (i & 7))) != 0;
+}
+
+/* The datum stored at `src` for a column: by value, inline, or in the arena. */
+static inline Datum
+GpuopsColumnDatum(const GpuopsColumnDesc *col, const char *src)
+{
+	char	   *p;
+
+	if (col->typbyval)
+		return fetch_att(src, true, col->typlen);
+	if (!col->by_pointer)
+		return PointerGetDatum(src);
+	memcpy(&p, src, sizeof(char *));
+	return PointerGetDatum(p);
+}
+
+/* Column `col` of row i of a batch (before GpuopsRowStorePermute). */
+static inline Datum
+GpuopsBatchDatum(const GpuopsRowStore *store, const GpuopsBatch *batch, int col,
+				 uint32 i, bool *isnull)
+{
+	*isnull = GpuopsBatchIsNull(batch, col, i);
+	if (*isnull)
+		return (Datum) 0;
+	return GpuopsColumnDatum(&store->cols[col],
+							 batch->values[col] + (Size) i * store->cols[col].width);
+}
+
+/* Column `col` of row `row` (before GpuopsRowStorePermute). */
+static inline Datum
+GpuopsRowStoreDatum(const GpuopsRowStore *store, uint64 row, int col, bool *isnull)
+{
+	return GpuopsBatchDatum(store, store->batches[row >> GPUOPS_BATCH_SHIFT], col,
+							(uint32) (row & (GPUOPS_BATCH_ROWS - 1)), isnull);
 }
 
 /* Bytes of memory the store holds. */

@@ -90,7 +90,6 @@ typedef struct GpuSortState
 	bool		any_truncated;
 
 	bool		sorted;
-	uint32	   *order;			/* emission order: row numbers (until permuted) */
 	uint64		norder;
 	uint64		pos;			/* next row forward */
 	bool		eof;			/* ran off the end going forward */
@@ -245,14 +244,10 @@ StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint3
 	old = MemoryContextSwitchTo(st->tmp_cxt);
 	for (uint32 i = 0; i < n; i++)
 	{
-		Datum		a = 0;
-		char	   *p;
+		bool		isnull;
+		Datum		d = GpuopsBatchDatum(&st->store, batch, key->col, from + i, &isnull);
+		Datum		a = isnull ? (Datum) 0 : ssup->abbrev_converter(d, ssup);
 
-		if (!GpuopsBatchIsNull(batch, key->col, from + i))
-		{
-			memcpy(&p, batch->values[key->col] + (Size) (from + i) * sizeof(char *), sizeof(char *));
-			a = ssup->abbrev_converter(PointerGetDatum(p), ssup);
-		}
 		memcpy(out + (Size) i * 8, &a, 8);
 	}
 	MemoryContextSwitchTo(old);
@@ -295,15 +290,12 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 		for (uint32 i = 0; i < n; i++)
 		{
 			uint8	   *out = (uint8 *) buf->values[k] + (Size) (at + i) * 16;
-			char	   *p;
+			bool		isnull;
+			Datum		d = GpuopsBatchDatum(&st->store, batch, key->col, from + i, &isnull);
 
-			if (GpuopsBatchIsNull(batch, key->col, from + i))
-			{
+			if (isnull)
 				memset(out, 0, 16);
-				continue;
-			}
-			memcpy(&p, batch->values[key->col] + (Size) (from + i) * sizeof(char *), sizeof(char *));
-			if (TextPrefix(st, PointerGetDatum(p), key->bpchar, out))
+			else if (TextPrefix(st, d, key->bpchar, out))
 				MarkTruncated(st, batch_first_row + from + i);
 		}
 	}
@@ -633,7 +625,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	node->custom_ps = list_make1(child);
 	st->source = GpuopsChildPlanSource(child);
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
-					   estate->es_query_cxt, "GpuSort row store");
+					   estate->es_query_cxt);
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
 										ALLOCSET_DEFAULT_SIZES);
 	st->dev = (GpuSortDevice *) MemoryContextAllocZero(estate->es_query_cxt,
