@@ -64,9 +64,13 @@ class Runtime
 	void	   *alloc(size_t bytes, cudaStream_t s);
 	void		free(void *p, size_t bytes, cudaStream_t s) noexcept;
 	size_t		used() const { return used_; }
-	void		set_limit(size_t bytes) { limit_ = bytes; }
+	void		set_limit(size_t bytes, uint32_t share)
+	{
+		limit_ = bytes;
+		share_ = share > 1 ? share : 1;
+	}
 	/* the budget in force: the set limit, or 90% of the device's memory */
-	size_t		limit() const { return limit_ ? limit_ : total_memory_ / 10 * 9; }
+	size_t		limit() const { return (limit_ ? limit_ : total_memory_ / 10 * 9) / share_; }
 
 	void		mark_broken(cudaError_t err);
 
@@ -85,6 +89,7 @@ class Runtime
 	cudaError_t broken_ = cudaSuccess;
 	size_t		total_memory_ = 0;
 	size_t		limit_ = 0;
+	uint32_t	share_ = 1;
 	size_t		used_ = 0;
 	std::vector<cudaStream_t> streams_;
 	std::vector<PinnedBuffer> buffers_;

@@ -61,6 +61,8 @@ typedef struct GpuopsSettings
 	size_t		batch_bytes;	/* one staging buffer */
 	int			streams;		/* CUDA streams for copy/kernel overlap */
 	size_t		device_memory_limit;	/* 0 = 90% of the device's memory */
+	uint32_t	device_share;	/* > 1: this many processes of one parallel query
+								 * use the device; each gets that part of the limit */
 	GpuopsFault fault;			/* injected failure, GPUOPS_FAULT_NONE normally */
 } GpuopsSettings;
 

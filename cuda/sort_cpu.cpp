@@ -182,7 +182,9 @@ cpu_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		s->stage_rows = stage_capacity(*spec, settings->batch_bytes);
 		if (s->stage_rows == 0)
 			fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
-		s->run_rows = run_rows_for_budget(settings->device_memory_limit, s->nwords);
+		s->run_rows = run_rows_for_budget(settings->device_memory_limit /
+										  (settings->device_share > 1 ? settings->device_share : 1),
+										  s->nwords);
 		if (s->run_rows && s->run_rows < s->stage_rows)
 			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
 		s->stage.resize(stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off));

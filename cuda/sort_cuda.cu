@@ -305,7 +305,7 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		Runtime    &rt = Runtime::get(*settings);
 		auto		s = std::make_unique<CudaSort>();
 
-		rt.set_limit(settings->device_memory_limit);
+		rt.set_limit(settings->device_memory_limit, settings->device_share);
 		s->rt = &rt;
 		s->settings = *settings;
 		s->spec = *spec;

@@ -236,7 +236,7 @@ GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot 
 void
 GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 {
-	Assert(!store->permuted && n == store->nrows);
+	Assert(!store->permuted && n <= store->nrows);
 	store->out_values = (char **) MemoryContextAllocZero(store->cxt,
 														 sizeof(char *) * Max(store->ncols, 1));
 	store->out_nulls = (uint8 **) MemoryContextAllocZero(store->cxt,
@@ -321,6 +321,35 @@ GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot)
 		slot->tts_values[c] = GpuopsColumnDatum(col, src);
 	}
 	ExecStoreVirtualTuple(slot);
+}
+
+void
+GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
+				   TupleTableSlot *scratch)
+{
+	GpuopsRowStore kept = *store;
+
+	Assert(!store->permuted);
+	kept.cxt = AllocSetContextCreate(MemoryContextGetParent(store->cxt),
+									 "gpuops row store", ALLOCSET_DEFAULT_SIZES);
+	kept.batches = NULL;
+	kept.nbatches = kept.maxbatches = 0;
+	kept.nrows = 0;
+	kept.arena = NULL;
+	kept.arena_used = kept.arena_size = 0;
+	for (uint64 i = 0; i < n; i++)
+	{
+		uint64		row = order[i];
+
+		ExecClearTuple(scratch);
+		for (int c = 0; c < store->ncols; c++)
+			scratch->tts_values[c] = GpuopsRowStoreDatum(store, row, c, &scratch->tts_isnull[c]);
+		ExecStoreVirtualTuple(scratch);
+		GpuopsBatchAppendSlot(&kept, GpuopsRowStoreOpenBatch(&kept), scratch);
+	}
+	ExecClearTuple(scratch);
+	MemoryContextDelete(store->cxt);
+	*store = kept;
 }
 
 /* The child-plan source. */

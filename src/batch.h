@@ -84,10 +84,19 @@ extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,
 
 /*
  * Reorders every column into output order: output row i is input row
- * order[i].  One gather pass per column, tight enough that many cache misses
- * are in flight at once; afterwards use GpuopsRowStoreFetchOutput.
+ * order[i], for the first n (<= nrows) output rows.  One gather pass per
+ * column, tight enough that many cache misses are in flight at once;
+ * afterwards use GpuopsRowStoreFetchOutput.
  */
 extern void GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n);
+
+/*
+ * Keeps only rows order[0..n), in that order, as rows 0..n-1 of a new set of
+ * batches (a bounded sort's compaction); the old rows' memory is freed.
+ * scratch is a virtual slot of the store's descriptor.
+ */
+extern void GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
+							   TupleTableSlot *scratch);
 
 /* Stores output row i (after GpuopsRowStorePermute) into the virtual slot. */
 extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i,

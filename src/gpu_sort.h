@@ -3,7 +3,8 @@
  *    GpuSort: what its planner and executor halves share.
  *
  * The CustomScan carries, in custom_private, an integer list: the number of
- * sort keys, then GPUSORT_KEY_FIELDS integers per key (enum GpuSortKeyField):
+ * sort keys, the bound (LIMIT + OFFSET when known at planning, else 0), then
+ * GPUSORT_KEY_FIELDS integers per key (enum GpuSortKeyField):
  * the key's column (index into custom_scan_tlist, the child's output), its
  * GpuopsKeyKind, DESC, NULLS FIRST, whether the device sees only a prefix
  * (ties resolved with PostgreSQL's comparator), the sort operator and the
@@ -20,6 +21,8 @@ extern "C" {
 }
 
 #define GPUSORT_NAME "GpuSort"
+
+#define GPUSORT_PRIV_KEYS 2		/* where the keys start in custom_private */
 
 enum GpuSortKeyField
 {

@@ -35,6 +35,7 @@ extern "C" {
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/tuplestore.h"
 }
 
 #include "batch.h"
@@ -43,6 +44,7 @@ extern "C" {
 #include "explain_device.h"
 #include "gpu_sort.h"
 #include "guc.h"
+#include "sort_spill.h"
 
 extern const CustomExecMethods gpu_sort_exec_methods;
 
@@ -74,6 +76,11 @@ typedef struct GpuSortState
 	CustomScanState css;
 	int			nkeys;
 	GpuSortKeyInfo keys[GPUOPS_MAX_SORT_KEYS];
+	int			key_cols[GPUOPS_MAX_SORT_KEYS];
+	uint64		bound;			/* LIMIT + OFFSET: the rows asked for; 0 = all */
+	uint64		compact_rows;	/* bounded: keep the best `bound` rows from this many */
+	Size		mem_limit;		/* rows held on the host before a run is spilled */
+	bool		random_access;	/* backward scans may come */
 	bool		has_prefix_keys;
 	bool		has_abbrev_keys;	/* lossy keys: every tie run is resolved */
 	SortSupport ssup;			/* per key, prepared when ties need resolving */
@@ -82,7 +89,14 @@ typedef struct GpuSortState
 	GpuopsBatchSource *source;
 	GpuopsRowStore store;
 	GpuSortDevice *dev;
+	bool		healthy;		/* the device has not failed during this sort */
+	int			staged_batches; /* leading store batches staged on the device */
 	MemoryContext tmp_cxt;		/* detoasted text while staging, reset per batch */
+	MemoryContext sort_cxt;		/* comparators and spill files, for the node's life */
+	TupleTableSlot *scratch;	/* virtual slot for compaction */
+	GpuopsSortRuns *spill;		/* sorted runs written to temporary files, or NULL */
+	Tuplestorestate *replay;	/* the merged spilled runs, for backward scans */
+	TupleTableSlot *replay_slot;
 
 	/* rows whose text key is longer than the device's prefix */
 	uint8	   *truncated;
@@ -102,6 +116,9 @@ typedef struct GpuSortState
 	double		staging_ms;
 	Size		host_memory;
 	uint64		tie_runs;		/* runs re-sorted with the comparator */
+	uint64		compactions;	/* bounded: times the store was cut to `bound` rows */
+	int			spilled_runs;
+	uint64		spilled_bytes;
 } GpuSortState;
 
 static void
@@ -228,12 +245,12 @@ StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint3
 	MemoryContext old;
 
 	if (st->abbrev == NULL)
-		st->abbrev = (SortSupport) MemoryContextAllocZero(st->store.cxt,
+		st->abbrev = (SortSupport) MemoryContextAllocZero(st->sort_cxt,
 														  sizeof(SortSupportData) * st->nkeys);
 	ssup = &st->abbrev[k];
 	if (ssup->abbrev_converter == NULL)
 	{
-		ssup->ssup_cxt = st->store.cxt;
+		ssup->ssup_cxt = st->sort_cxt;
 		ssup->ssup_collation = key->collation;
 		ssup->ssup_nulls_first = key->nulls_first;
 		ssup->abbreviate = true;
@@ -337,6 +354,21 @@ DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
 	return GPUOPS_OK;
 }
 
+/* A bounded or spilling sort sorts several times: EXPLAIN shows the totals. */
+static void
+AddStats(GpuopsStats *sum, const GpuopsStats *one)
+{
+	sum->rows += one->rows;
+	sum->batches += one->batches;
+	sum->key_words = one->key_words;
+	sum->runs += one->runs;
+	sum->sort_passes = Max(sum->sort_passes, one->sort_passes);
+	sum->sort_bits = Max(sum->sort_bits, one->sort_bits);
+	sum->copy_ms += one->copy_ms;
+	sum->kernel_ms += one->kernel_ms;
+	sum->device_bytes = Max(sum->device_bytes, one->device_bytes);
+}
+
 /*
  * Submits the last partial buffer, sorts, and fetches the order and, when
  * text keys were truncated, which sorted rows tie with their predecessor.
@@ -369,7 +401,13 @@ DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 		if ((rc = dev->backend->sort_ties(dev->sort, *ties, st->store.nrows)) != GPUOPS_OK)
 			return rc;
 	}
-	dev->backend->sort_stats(dev->sort, &st->stats);
+	{
+		GpuopsStats one;
+
+		memset(&one, 0, sizeof(one));
+		dev->backend->sort_stats(dev->sort, &one);
+		AddStats(&st->stats, &one);
+	}
 	return GPUOPS_OK;
 }
 
@@ -385,6 +423,24 @@ SortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
 		rc = DeviceFinish(st, order, ties);
 	if (rc != GPUOPS_OK)
 		GpuopsDeviceFailed(GPUSORT_NAME, rc, false);	/* raises */
+}
+
+/* PostgreSQL's comparators for the sort keys, prepared once per node. */
+static void
+EnsureComparators(GpuSortState *st)
+{
+	if (st->ssup != NULL)
+		return;
+	st->ssup = (SortSupport) MemoryContextAllocZero(st->sort_cxt,
+													sizeof(SortSupportData) * st->nkeys);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		st->ssup[k].ssup_cxt = st->sort_cxt;
+		st->ssup[k].ssup_collation = st->keys[k].collation;
+		st->ssup[k].ssup_nulls_first = st->keys[k].nulls_first;
+		st->ssup[k].abbreviate = false;
+		PrepareSortSupportFromOrderingOp(st->keys[k].sortop, &st->ssup[k]);
+	}
 }
 
 /* qsort_arg comparator over all sort keys, with PostgreSQL's comparators. */
@@ -419,19 +475,7 @@ ResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
 {
 	uint64		n = st->store.nrows;
 
-	if (st->ssup == NULL)
-	{
-		st->ssup = (SortSupport) MemoryContextAllocZero(st->store.cxt,
-														sizeof(SortSupportData) * st->nkeys);
-		for (int k = 0; k < st->nkeys; k++)
-		{
-			st->ssup[k].ssup_cxt = st->store.cxt;
-			st->ssup[k].ssup_collation = st->keys[k].collation;
-			st->ssup[k].ssup_nulls_first = st->keys[k].nulls_first;
-			st->ssup[k].abbreviate = false;
-			PrepareSortSupportFromOrderingOp(st->keys[k].sortop, &st->ssup[k]);
-		}
-	}
+	EnsureComparators(st);
 	for (uint64 i = 1; i < n;)
 	{
 		uint64		start,
@@ -459,66 +503,94 @@ ResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
 	}
 }
 
+/* Reports a device failure once; the rest of the sort runs on the CPU. */
 static void
-GpuSortExecute(GpuSortState *st)
+DeviceFailedMidway(GpuSortState *st, GpuopsStatus rc)
+{
+	GpuopsDeviceFailed(GPUSORT_NAME, rc, true);	/* raises unless falling back */
+	if (st->fallback == NULL)
+		st->fallback = MemoryContextStrdup(st->sort_cxt, gpuops_last_error());
+	DeviceRelease(st->dev);
+	st->healthy = false;
+}
+
+/* Starts the device sort of the rows staged from now on. */
+static void
+StartDeviceSort(GpuSortState *st, bool primary)
 {
 	GpuopsStatus rc;
-	bool		healthy;
-	bool		more = true;
+
+	if (!st->healthy)
+		return;
+	rc = DeviceBegin(st, GpuopsPrimaryBackend(), primary);
+	if (rc != GPUOPS_OK)
+		DeviceFailedMidway(st, rc);
+}
+
+/*
+ * Stages the store's batches not yet staged for the current device sort:
+ * the full ones, or with `all` the last, partial one too.  Staging offsets
+ * must stay multiples of 8 rows, so a partial batch is staged only when the
+ * sort is about to finish.
+ */
+static void
+StagePending(GpuSortState *st, bool all)
+{
+	while (st->staged_batches < st->store.nbatches)
+	{
+		GpuopsBatch *batch = st->store.batches[st->staged_batches];
+
+		if (!all && batch->nrows < GPUOPS_BATCH_ROWS)
+			break;
+		if (st->healthy && batch->nrows > 0)
+		{
+			GpuopsStatus rc = DeviceStageBatch(st, batch,
+											   (uint64) st->staged_batches << GPUOPS_BATCH_SHIFT);
+
+			if (rc != GPUOPS_OK)
+				DeviceFailedMidway(st, rc);
+		}
+		st->staged_batches++;
+	}
+}
+
+/* The store's rows changed wholesale: staging and truncation marks start over. */
+static void
+ForgetTruncated(GpuSortState *st)
+{
+	st->staged_batches = 0;
+	st->truncated = NULL;		/* it lived in the store's memory */
+	st->truncated_bytes = 0;
+	st->any_truncated = false;
+}
+
+/*
+ * Sorts every row now in the store (on the device when healthy, else on the
+ * CPU backend) and returns their order, ties resolved; the device sort is
+ * released.
+ */
+static uint32 *
+SortStoredRows(GpuSortState *st)
+{
 	uint32	   *sorted;
 	uint8	   *ties = NULL;
-	instr_time	t0,
-				t1;
 
-	INSTR_TIME_SET_CURRENT(t0);
-	rc = DeviceBegin(st, GpuopsPrimaryBackend(), true);
-	healthy = (rc == GPUOPS_OK);
-	if (!healthy)
-	{
-		GpuopsDeviceFailed(GPUSORT_NAME, rc, true);
-		st->fallback = pstrdup(gpuops_last_error());
-		DeviceRelease(st->dev);
-	}
-	while (more)
-	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
-		uint64		first_row = (uint64) (st->store.nbatches - 1) << GPUOPS_BATCH_SHIFT;
-
-		more = st->source->fill(st->source, &st->store, batch);
-		if (healthy && batch->nrows > 0 && (batch->nrows == GPUOPS_BATCH_ROWS || !more))
-		{
-			rc = DeviceStageBatch(st, batch, first_row);
-			if (rc != GPUOPS_OK)
-			{
-				GpuopsDeviceFailed(GPUSORT_NAME, rc, true);
-				st->fallback = pstrdup(gpuops_last_error());
-				DeviceRelease(st->dev);
-				healthy = false;
-			}
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
 	if (st->store.nrows > UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuops: GpuSort cannot sort more than %u rows", UINT32_MAX)));
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	st->staging_ms += INSTR_TIME_GET_MILLISEC(t1);
-
+				 errmsg("gpuops: GpuSort cannot hold more than %u rows in memory", UINT32_MAX),
+				 errhint("Lower gpuops.host_memory_limit so that sorted runs are spilled sooner.")));
 	sorted = (uint32 *) MemoryContextAllocHuge(st->store.cxt,
 											   Max(st->store.nrows, 1) * sizeof(uint32));
-	if (healthy)
+	StagePending(st, true);
+	if (st->healthy)
 	{
-		rc = DeviceFinish(st, sorted, &ties);
+		GpuopsStatus rc = DeviceFinish(st, sorted, &ties);
+
 		if (rc != GPUOPS_OK)
-		{
-			GpuopsDeviceFailed(GPUSORT_NAME, rc, true);
-			st->fallback = pstrdup(gpuops_last_error());
-			healthy = false;
-		}
+			DeviceFailedMidway(st, rc);
 	}
-	if (!healthy)
+	if (!st->healthy)
 		SortStoredOnCpu(st, sorted, &ties);
 	st->backend_name = st->dev->backend->name;
 	DeviceRelease(st->dev);		/* free device memory before emitting */
@@ -527,11 +599,104 @@ GpuSortExecute(GpuSortState *st)
 		ResolveTies(st, sorted, ties);
 		pfree(ties);
 	}
-	st->norder = st->store.nrows;
 	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store));
+	return sorted;
+}
+
+/*
+ * Bounded sort (top-N): the store has grown to compact_rows; keep only the
+ * best `bound` rows and go on.  The kept rows are staged again (full batches
+ * now; the last, partial one when it fills) for the next device sort.
+ */
+static void
+KeepBestRows(GpuSortState *st)
+{
+	uint32	   *order = SortStoredRows(st);
+
+	GpuopsRowStoreKeep(&st->store, order, Min(st->bound, st->store.nrows), st->scratch);
+	ForgetTruncated(st);
+	st->compactions++;
+	StartDeviceSort(st, false);
+	StagePending(st, false);
+}
+
+/*
+ * The store holds more than gpuops.host_memory_limit: sort it, write it out
+ * as a run (only the first `bound` rows when bounded) and start over.
+ */
+static void
+SpillRun(GpuSortState *st)
+{
+	uint32	   *order = SortStoredRows(st);
+	uint64		n = st->bound ? Min(st->bound, st->store.nrows) : st->store.nrows;
+
+	EnsureComparators(st);
+	if (st->spill == NULL)
+		st->spill = GpuopsSortRunsCreate(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+										 st->nkeys, st->key_cols, st->ssup, st->sort_cxt);
+	GpuopsRowStorePermute(&st->store, order, n);
+	GpuopsSortRunsWrite(st->spill, &st->store, n);
+	GpuopsRowStoreReset(&st->store);
+	ForgetTruncated(st);
+	st->spilled_runs = GpuopsSortRunsCount(st->spill);
+	st->spilled_bytes = GpuopsSortRunsBytes(st->spill);
+	StartDeviceSort(st, false);
+}
+
+/* With spilled runs: start merging them with the in-memory run. */
+static void
+BeginSpillMerge(GpuSortState *st)
+{
+	GpuopsSortRunsBeginMerge(st->spill, &st->store, st->norder, st->bound);
+	if (!st->random_access)
+		return;
+	/* backward scans: keep the merged output in a tuplestore (it spills too) */
+	st->replay = tuplestore_begin_heap(true, false, work_mem);
+	while (GpuopsSortRunsNext(st->spill, st->replay_slot))
+	{
+		tuplestore_puttupleslot(st->replay, st->replay_slot);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static void
+GpuSortExecute(GpuSortState *st)
+{
+	bool		more = true;
+	uint32	   *sorted;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	st->healthy = true;
+	st->staged_batches = 0;
+	StartDeviceSort(st, true);
+	while (more)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+
+		/* fill returns with the batch full, or at the end of the input */
+		more = st->source->fill(st->source, &st->store, batch);
+		StagePending(st, !more);
+		CHECK_FOR_INTERRUPTS();
+		if (!more)
+			break;
+		if (st->bound > 0 && st->store.nrows >= st->compact_rows)
+			KeepBestRows(st);
+		if (GpuopsRowStoreMemory(&st->store) > st->mem_limit)
+			SpillRun(st);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	st->staging_ms += INSTR_TIME_GET_MILLISEC(t1);
+
+	sorted = SortStoredRows(st);
+	st->norder = st->bound ? Min(st->bound, st->store.nrows) : st->store.nrows;
 	/* rows go out in order: lay the columns out in that order first */
 	GpuopsRowStorePermute(&st->store, sorted, st->norder);
 	pfree(sorted);
+	if (st->spill)
+		BeginSpillMerge(st);
 	st->runs++;
 	st->sorted = true;
 	st->pos = 0;
@@ -547,6 +712,21 @@ GpuSortNext(ScanState *ss)
 
 	if (!st->sorted)
 		GpuSortExecute(st);
+	if (st->replay)
+	{
+		/* spilled, with backward scans allowed: read the merged tuplestore */
+		if (!tuplestore_gettupleslot(st->replay,
+									 ScanDirectionIsForward(ss->ps.state->es_direction),
+									 false, st->replay_slot))
+			return ExecClearTuple(slot);
+		return ExecCopySlot(slot, st->replay_slot);
+	}
+	if (st->spill)
+	{
+		Assert(ScanDirectionIsForward(ss->ps.state->es_direction));
+		GpuopsSortRunsNext(st->spill, slot);
+		return slot;
+	}
 	if (ScanDirectionIsForward(ss->ps.state->es_direction))
 	{
 		if (st->pos >= st->norder)
@@ -590,10 +770,16 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 	st->css.slotOps = &TTSOpsVirtual;	/* PostgreSQL 15 always uses a virtual slot */
 #endif
 	st->nkeys = list_nth_int(priv, 0);
+	st->bound = (uint64) list_nth_int(priv, 1);
+	/*
+	 * bounded: sort and cut at twice the bound (amortizing each cut over as
+	 * many new rows as it keeps), and at least every 4 batches (256K rows)
+	 */
+	st->compact_rows = Max(2 * st->bound, (uint64) 4 * GPUOPS_BATCH_ROWS);
 	for (int k = 0; k < st->nkeys; k++)
 	{
 		GpuSortKeyInfo *key = &st->keys[k];
-		int			base = 1 + k * GPUSORT_KEY_FIELDS;
+		int			base = GPUSORT_PRIV_KEYS + k * GPUSORT_KEY_FIELDS;
 		TargetEntry *tle;
 
 		key->col = list_nth_int(priv, base + GPUSORT_KEY_COLUMN);
@@ -603,6 +789,7 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 		key->prefix_only = list_nth_int(priv, base + GPUSORT_KEY_PREFIX_ONLY) != 0;
 		key->sortop = (Oid) list_nth_int(priv, base + GPUSORT_KEY_SORTOP);
 		key->collation = (Oid) list_nth_int(priv, base + GPUSORT_KEY_COLLATION);
+		st->key_cols[k] = key->col;
 		tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
 		key->bpchar = exprType((Node *) tle->expr) == BPCHAROID;
 		st->has_prefix_keys |= key->prefix_only;
@@ -628,6 +815,16 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 					   estate->es_query_cxt);
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
 										ALLOCSET_DEFAULT_SIZES);
+	st->sort_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort",
+										 ALLOCSET_DEFAULT_SIZES);
+	st->scratch = ExecAllocTableSlot(&estate->es_tupleTable,
+									 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+									 &TTSOpsVirtual);
+	st->replay_slot = ExecAllocTableSlot(&estate->es_tupleTable,
+										 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+										 &TTSOpsMinimalTuple);
+	st->mem_limit = GpuopsHostMemoryLimit();
+	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	st->dev = (GpuSortDevice *) MemoryContextAllocZero(estate->es_query_cxt,
 													   sizeof(GpuSortDevice));
 	st->dev->cb.func = DeviceRelease;
@@ -641,12 +838,25 @@ ExecGpuSortImpl(CustomScanState *node)
 	return ExecScan(&node->ss, GpuSortNext, GpuSortRecheck);
 }
 
+/* Closes (deletes) the spilled runs and their replay store. */
+static void
+ForgetSpill(GpuSortState *st)
+{
+	if (st->replay)
+		tuplestore_end(st->replay);
+	st->replay = NULL;
+	if (st->spill)
+		GpuopsSortRunsClose(st->spill);
+	st->spill = NULL;
+}
+
 static void
 EndGpuSortImpl(CustomScanState *node)
 {
 	GpuSortState *st = (GpuSortState *) node;
 
 	DeviceRelease(st->dev);
+	ForgetSpill(st);
 	ExecEndNode((PlanState *) linitial(node->custom_ps));
 	GpuopsRowStoreFree(&st->store);
 }
@@ -666,17 +876,18 @@ ReScanGpuSortImpl(CustomScanState *node)
 		/* same input: replay the sorted rows */
 		st->pos = 0;
 		st->eof = false;
+		if (st->replay)
+			tuplestore_rescan(st->replay);
+		else if (st->spill)
+			GpuopsSortRunsBeginMerge(st->spill, &st->store, st->norder, st->bound);
 		return;
 	}
 	/* the input changes with the new parameters: sort again */
 	DeviceRelease(st->dev);
+	ForgetSpill(st);
 	GpuopsRowStoreReset(&st->store);
 	st->source->rescan(st->source);
-	st->truncated = NULL;
-	st->truncated_bytes = 0;
-	st->any_truncated = false;
-	st->ssup = NULL;
-	st->abbrev = NULL;
+	ForgetTruncated(st);
 	st->norder = 0;
 	st->sorted = false;
 }
@@ -720,9 +931,12 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyList("Sort Key", keys, es);
 	ExplainPropertyText("Sort Method",
-						psprintf("radix on %d-byte keys%s", words * 8,
-								 st->has_prefix_keys ? ", ties by comparator" : ""),
+						psprintf("radix on %d-byte keys%s%s", words * 8,
+								 st->has_prefix_keys ? ", ties by comparator" : "",
+								 st->bound ? ", top-N" : ""),
 						es);
+	if (st->bound)
+		ExplainPropertyInteger("Row Bound", NULL, (int64) st->bound, es);
 
 	if (es->analyze && st->runs > 0)
 	{
@@ -730,6 +944,13 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 							   st->staging_ms, st->host_memory);
 		if (st->has_prefix_keys)
 			ExplainPropertyInteger("Tie Runs", NULL, (int64) st->tie_runs, es);
+		if (st->bound)
+			ExplainPropertyInteger("Compactions", NULL, (int64) st->compactions, es);
+		if (st->spilled_runs > 0)
+		{
+			ExplainPropertyInteger("Spilled Runs", NULL, st->spilled_runs, es);
+			ExplainPropertyInteger("Spilled Disk", "kB", (int64) (st->spilled_bytes / 1024), es);
+		}
 	}
 }
 

@@ -4,8 +4,10 @@
  *    with PostgreSQL's Sort.
  *
  * Called from the create_upper_paths_hook at UPPERREL_ORDERED.  The path
- * sorts the cheapest input path; PostgreSQL's add_path keeps whichever of
- * its Sort and GpuSort is cheaper.  Anything gpuops cannot sort exactly as
+ * sorts the cheapest input path, and in parallel the cheapest partial path
+ * below a Gather Merge; PostgreSQL's add_path keeps whichever of its sorts
+ * and GpuSort is cheaper.  With a constant LIMIT the sort is bounded
+ * (top-N).  Anything gpuops cannot sort exactly as
  * PostgreSQL would (types, orderings, several keys for now) is left alone.
  */
 extern "C" {
@@ -51,15 +53,16 @@ static const CustomPathMethods gpu_sort_path_methods = {
  * (2 * cpu_operator_cost * log2(N) per row: 0.12 at 10M rows).
  */
 static void
-CostGpuSort(Path *path, Path *input, int key_width)
+CostGpuSort(Path *path, Path *input, int key_width, uint64 bound)
 {
 	double		rows = Max(input->rows, 1.0);
 	double		mb = rows * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
+	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
 
 	path->rows = input->rows;
 	path->startup_cost = input->total_cost + gpuops_startup_cost +
 		rows * gpuops_tuple_cost + mb * gpuops_transfer_cost;
-	path->total_cost = path->startup_cost + rows * cpu_tuple_cost;
+	path->total_cost = path->startup_cost + out * cpu_tuple_cost;
 }
 
 /* Finds the input column that is the pathkey's expression; -1 if none. */
@@ -83,6 +86,60 @@ FindSortColumn(PathKey *pk, PathTarget *target, Oid *type)
 	return -1;
 }
 
+/*
+ * The rows the query can ever take from the sort: LIMIT + OFFSET when both
+ * are constants; 0 when unknown.  Not for FETCH FIRST ... WITH TIES, which
+ * needs the rows that tie with the last one.
+ */
+static uint64
+SortBound(PlannerInfo *root)
+{
+	Query	   *parse = root->parse;
+	Const	   *count = (Const *) parse->limitCount;
+	Const	   *offset = (Const *) parse->limitOffset;
+	int64		bound;
+
+	if (count == NULL || !IsA(count, Const) || count->constisnull ||
+		parse->limitOption == LIMIT_OPTION_WITH_TIES)
+		return 0;
+	if (offset != NULL && (!IsA(offset, Const) || offset->constisnull))
+		return 0;
+	bound = DatumGetInt64(count->constvalue);
+	if (bound <= 0)
+		return 0;
+	if (offset != NULL)
+	{
+		if (DatumGetInt64(offset->constvalue) < 0)
+			return 0;
+		bound += DatumGetInt64(offset->constvalue);
+	}
+	/* custom_private holds ints; a bound this large saves nothing anyway */
+	return bound > 0 && bound < INT_MAX ? (uint64) bound : 0;
+}
+
+/* A GpuSort over `input`, projected to the ordered rel's target. */
+static Path *
+MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, List *priv,
+				int key_words, uint64 bound)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = ordered_rel;
+	cpath->path.pathtarget = input->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = input->parallel_safe;
+	cpath->path.parallel_workers = input->parallel_workers;
+	cpath->path.pathkeys = root->sort_pathkeys;
+	CostGpuSort(&cpath->path, input, key_words * (int) sizeof(uint64), bound);
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make1(input);
+	cpath->custom_private = priv;
+	cpath->methods = &gpu_sort_path_methods;
+	return &cpath->path;
+}
+
 void
 GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel)
 {
@@ -90,8 +147,8 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	Path	   *input = input_rel->cheapest_total_path;
 	List	   *priv;
 	int			key_words = 0;
+	uint64		bound = SortBound(root);
 	ListCell   *lc;
-	CustomPath *cpath;
 	Path	   *path;
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
 
@@ -112,7 +169,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		return;
 	}
 
-	priv = list_make1_int(list_length(root->sort_pathkeys));
+	priv = list_make2_int(list_length(root->sort_pathkeys), (int) bound);
 	foreach(lc, root->sort_pathkeys)
 	{
 		PathKey    *pk = (PathKey *) lfirst(lc);
@@ -145,23 +202,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		key_words += 1 + gpuops_key_value_words(kind);
 	}
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = ordered_rel;
-	cpath->path.pathtarget = input->pathtarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = input->parallel_safe;
-	cpath->path.parallel_workers = 0;
-	cpath->path.pathkeys = root->sort_pathkeys;
-	CostGpuSort(&cpath->path, input, key_words * (int) sizeof(uint64));
-	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make1(input);
-	cpath->custom_private = priv;
-	cpath->methods = &gpu_sort_path_methods;
-
-	path = &cpath->path;
-
+	path = MakeGpuSortPath(root, ordered_rel, input, priv, key_words, bound);
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -169,6 +210,34 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	if (final_target != NULL && path->pathtarget != final_target)
 		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
 	add_path(ordered_rel, path);
+
+	/*
+	 * In parallel: every worker (and the leader) sorts its share of the
+	 * cheapest partial path on the device, and Gather Merge merges the
+	 * sorted streams, as PostgreSQL does with its own Sort.  The columns of
+	 * the partial path are the same as the serial one's, so the key columns
+	 * found above hold.
+	 */
+	if (ordered_rel->consider_parallel && input_rel->partial_pathlist != NIL)
+	{
+		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
+		double		total_groups;
+		Oid			type;
+		bool		same_columns = true;
+
+		foreach(lc, root->sort_pathkeys)
+			same_columns &= FindSortColumn((PathKey *) lfirst(lc), partial->pathtarget, &type) ==
+				FindSortColumn((PathKey *) lfirst(lc), input->pathtarget, &type);
+		if (!same_columns || pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
+			return;
+		path = MakeGpuSortPath(root, ordered_rel, partial, priv, key_words, bound);
+		total_groups = partial->rows * partial->parallel_workers;
+		path = (Path *) create_gather_merge_path(root, ordered_rel, path, path->pathtarget,
+												 root->sort_pathkeys, NULL, &total_groups);
+		if (final_target != NULL && path->pathtarget != final_target)
+			path = apply_projection_to_path(root, ordered_rel, path, final_target);
+		add_path(ordered_rel, path);
+	}
 }
 
 /*

@@ -12,6 +12,9 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
 #include "utils/guc.h"
 }
 
@@ -27,6 +30,7 @@ int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
 int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
 int			gpuops_min_rows = 100000;
 int			gpuops_device_memory_limit_mb = 0;
+int			gpuops_host_memory_limit_kb = -1;
 int			gpuops_pinned_pool_mb = 256;
 int			gpuops_batch_size_mb = 16;
 int			gpuops_streams = 4;
@@ -106,6 +110,11 @@ GpuopsDefineGucs(void)
 							"Device memory one backend may use; 0 means 90% of the GPU's memory.",
 							NULL, &gpuops_device_memory_limit_mb, 0, 0, INT_MAX / 2,
 							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.host_memory_limit",
+							"Host memory a GpuSort may hold rows in before it writes sorted runs to temporary files.",
+							"-1 means work_mem, as for PostgreSQL's own sort.",
+							&gpuops_host_memory_limit_kb, -1, -1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.pinned_pool_size",
 							"Pinned host memory for staging, allocated once per backend.",
 							"Takes effect in backends that have not used the GPU yet.",
@@ -141,6 +150,14 @@ GpuopsDefineGucs(void)
 	MarkGUCPrefixReserved("gpuops");
 }
 
+Size
+GpuopsHostMemoryLimit(void)
+{
+	int			kb = gpuops_host_memory_limit_kb < 0 ? work_mem : gpuops_host_memory_limit_kb;
+
+	return (Size) Max(kb, 64) * 1024;
+}
+
 GpuopsSettings
 GpuopsCurrentSettings(void)
 {
@@ -152,6 +169,8 @@ GpuopsCurrentSettings(void)
 		s.batch_bytes = s.pinned_pool_bytes / 2;
 	s.streams = gpuops_streams;
 	s.device_memory_limit = (size_t) gpuops_device_memory_limit_mb << 20;
+	/* the leader and the workers of a parallel query share the device */
+	s.device_share = IsInParallelMode() ? (uint32_t) max_parallel_workers_per_gather + 1 : 1;
 	s.fault = (GpuopsFault) gpuops_fault_injection;
 	return s;
 }

@@ -31,6 +31,7 @@ extern int	gpuops_device_mode;
 extern int	gpuops_cpu_fallback;
 extern int	gpuops_min_rows;
 extern int	gpuops_device_memory_limit_mb;
+extern int	gpuops_host_memory_limit_kb;
 extern int	gpuops_pinned_pool_mb;
 extern int	gpuops_batch_size_mb;
 extern int	gpuops_streams;
@@ -40,6 +41,9 @@ extern double gpuops_transfer_cost;
 extern int	gpuops_fault_injection;
 
 extern void GpuopsDefineGucs(void);
+
+/* Bytes of rows a sort holds in memory before spilling (host_memory_limit or work_mem). */
+extern Size GpuopsHostMemoryLimit(void);
 
 /* The settings the device layer needs, from the current GUC values. */
 extern GpuopsSettings GpuopsCurrentSettings(void);

@@ -22,16 +22,21 @@ set -uo pipefail
 # for the table. Add lines to extend.
 QUERIES=(
   "sort_all|SELECT * FROM {T} ORDER BY k"
+  "sort_all_inmem|SELECT * FROM {T} ORDER BY k|SET gpuops.host_memory_limit = '48GB'"
   "sort_limit100|SELECT * FROM {T} ORDER BY k LIMIT 100"
+  "sort_limit100_gpu|SELECT * FROM {T} ORDER BY k LIMIT 100|SET gpuops.tuple_cost = 0.001"
+  "sort_limit100k|SELECT * FROM {T} ORDER BY k LIMIT 100000"
   "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
   "sort_runs|SELECT * FROM {T} ORDER BY k|SET gpuops.device_memory_limit = '512MB'"
 )
-# Configurations: "column title|SET commands"
+# Configurations: "column title|SET commands".  gpuops may use the same 8
+# workers as PostgreSQL's parallel plan; its cost model picks serial,
+# GpuSort below Gather Merge, or GpuSort above Gather.
 CONFIGS=(
   "PostgreSQL serial|SET gpuops.enabled = off; SET max_parallel_workers_per_gather = 0"
   "PostgreSQL parallel(8)|SET gpuops.enabled = off; SET max_parallel_workers_per_gather = 8"
-  "gpuops|SET gpuops.enabled = on"
+  "gpuops|SET gpuops.enabled = on; SET max_parallel_workers_per_gather = 8"
 )
 
 RUNS=${BENCH_RUNS:-3}

@@ -1,0 +1,69 @@
+-- GpuSort in parallel workers: each worker (and the leader) sorts its share
+-- of a parallel scan, and Gather Merge merges the sorted streams, as with
+-- PostgreSQL's own Sort.  Each process uses its own device context and its
+-- share of the device memory budget.
+SET gpuops.min_rows = 0;
+SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
+SET gpuops.cpu_fallback = off;
+SET gpuops.host_memory_limit = '1GB';
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+
+-- the plan: Gather Merge over GpuSort over a Parallel Seq Scan
+CREATE FUNCTION parallel_gpusort(q text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE line text; gm bool := false; gs bool := false; ps bool := false;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    gm := gm OR line LIKE '%Gather Merge%';
+    gs := gs OR (gm AND line LIKE '%Custom Scan (GpuSort)%');
+    ps := ps OR (gs AND line LIKE '%Parallel Seq Scan%');
+  END LOOP;
+  RETURN gm AND gs AND ps;
+END $$;
+
+CREATE FUNCTION masked_plan(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+CREATE FUNCTION parallel_explain(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN j;
+END $$;
+
+-- with no staging cost, one GpuSort above a Gather is cheapest
+SELECT line FROM (SELECT regexp_replace(l, '  \(.*', '') AS line
+  FROM (SELECT * FROM masked_plan('SELECT * FROM sort_src ORDER BY a8')) x(l)) y;
+SELECT check_sort('SELECT a8 AS k, id, pad FROM sort_src ORDER BY a8');
+-- with the default staging cost, each worker's share is cheaper to stage:
+-- GpuSort below Gather Merge
+SET gpuops.tuple_cost = 0.04;
+SELECT parallel_gpusort('SELECT * FROM sort_src ORDER BY a8') AS parallel_plan;
+SELECT check_sort('SELECT a8 AS k, id, pad FROM sort_src ORDER BY a8');
+SELECT check_sort_keys('SELECT a4 AS k1, f8 AS k2, id AS k3, pad FROM sort_src
+                        ORDER BY a4 DESC NULLS LAST, f8, id', 3);
+SELECT check_sort_keys('SELECT t AS k1, id AS k2 FROM sort_types ORDER BY t COLLATE "C", id', 2);
+-- with a filter below, and bounded
+SELECT check_sort_keys('SELECT a8 AS k1, id AS k2 FROM sort_src WHERE a4 > 0 ORDER BY a8, id', 2);
+SELECT parallel_gpusort('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1000') AS parallel_topn_plan;
+SELECT check_sort_keys('SELECT a8 AS k1, id AS k2, pad FROM sort_src ORDER BY a8, id LIMIT 1000 OFFSET 10', 2);
+-- spilling in the workers
+SET gpuops.host_memory_limit = '1MB';
+SELECT check_sort_keys('SELECT f8 AS k1, id AS k2, pad FROM sort_src ORDER BY f8 DESC, id', 2);
+RESET gpuops.host_memory_limit;
+
+-- the Gather Merge plans 2 workers; the GpuSort below it sorted every row
+SELECT j->>'Workers Planned' AS workers_planned,
+       jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")') ? 'Backend' AS gpusort_ran
+FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Node Type" == "Gather Merge")') AS j
+      FROM (SELECT parallel_explain('SELECT * FROM sort_src ORDER BY a8') AS e) x) y;
