@@ -7,6 +7,7 @@ SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.host_memory_limit = '1GB';
+SET gpuops.parallel_startup_cost = 0;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
@@ -57,10 +58,14 @@ SELECT check_sort_keys('SELECT t AS k1, id AS k2 FROM sort_types ORDER BY t COLL
 SELECT check_sort_keys('SELECT a8 AS k1, id AS k2 FROM sort_src WHERE a4 > 0 ORDER BY a8, id', 2);
 SELECT parallel_gpusort('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1000') AS parallel_topn_plan;
 SELECT check_sort_keys('SELECT a8 AS k1, id AS k2, pad FROM sort_src ORDER BY a8, id LIMIT 1000 OFFSET 10', 2);
--- spilling in the workers
+-- spilling in the workers (spilling is costed: a lower staging cost keeps
+-- GpuSort the cheaper plan)
 SET gpuops.host_memory_limit = '1MB';
+SET gpuops.tuple_cost = 0.01;
+SELECT parallel_gpusort('SELECT f8 AS k1, id AS k2, pad FROM sort_src ORDER BY f8 DESC, id') AS parallel_spill_plan;
 SELECT check_sort_keys('SELECT f8 AS k1, id AS k2, pad FROM sort_src ORDER BY f8 DESC, id', 2);
-RESET gpuops.host_memory_limit;
+SET gpuops.tuple_cost = 0.04;
+SET gpuops.host_memory_limit = '1GB';
 
 -- the Gather Merge plans 2 workers; the GpuSort below it sorted every row
 SELECT j->>'Workers Planned' AS workers_planned,

@@ -60,6 +60,7 @@ GpuopsRowStoreReset(GpuopsRowStore *store)
 	store->arena = NULL;
 	store->arena_used = store->arena_size = 0;
 	store->permuted = false;
+	store->out_rows = 0;
 	store->out_values = NULL;
 	store->out_nulls = NULL;
 }
@@ -299,6 +300,23 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 		}
 	}
 	store->permuted = true;
+	store->out_rows = n;
+}
+
+/*
+ * Not inline: GCC 12 drops __builtin_prefetch from this loop once it is
+ * inlined into a caller (checked in the generated code).
+ */
+void
+GpuopsRowStorePrefetchOutput(const GpuopsRowStore *store, uint64 i)
+{
+	if (i >= store->out_rows)
+		return;
+	for (int c = 0; c < store->ncols; c++)
+	{
+		if (store->cols[c].by_pointer)
+			__builtin_prefetch(((char *const *) store->out_values[c])[i]);
+	}
 }
 
 void

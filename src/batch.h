@@ -66,6 +66,7 @@ typedef struct GpuopsRowStore
 	 * sequential reads.  The batches' own arrays are freed by then.
 	 */
 	bool		permuted;
+	uint64		out_rows;		/* rows in output order */
 	char	  **out_values;		/* per column */
 	uint8	  **out_nulls;		/* per column bitmap, NULL when no NULLs */
 } GpuopsRowStore;
@@ -135,6 +136,13 @@ GpuopsBatchDatum(const GpuopsRowStore *store, const GpuopsBatch *batch, int col,
 	return GpuopsColumnDatum(&store->cols[col],
 							 batch->values[col] + (Size) i * store->cols[col].width);
 }
+
+/*
+ * Starts loading the variable-length values of output row i into the cache:
+ * after the permutation they sit in the arena in input order, so reading
+ * them in output order misses the cache on every row unless fetched ahead.
+ */
+extern void GpuopsRowStorePrefetchOutput(const GpuopsRowStore *store, uint64 i);
 
 /* Column `col` of row `row` (before GpuopsRowStorePermute). */
 static inline Datum

@@ -747,6 +747,7 @@ GpuSortNext(ScanState *ss)
 			return ExecClearTuple(slot);
 		row = st->pos - 1;
 	}
+	GpuopsRowStorePrefetchOutput(&st->store, row + 16);
 	GpuopsRowStoreFetchOutput(&st->store, row, slot);
 	return slot;
 }

@@ -35,6 +35,7 @@ int			gpuops_pinned_pool_mb = 256;
 int			gpuops_batch_size_mb = 16;
 int			gpuops_streams = 4;
 double		gpuops_startup_cost = 1000.0;
+double		gpuops_parallel_startup_cost = 500000.0;
 double		gpuops_tuple_cost = 0.04;
 double		gpuops_transfer_cost = 2.0;
 int			gpuops_fault_injection = GPUOPS_FAULT_NONE;
@@ -134,6 +135,13 @@ GpuopsDefineGucs(void)
 							 "Planner's cost of starting a GPU operator.",
 							 NULL, &gpuops_startup_cost, 1000.0, 0.0, 1e12,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpuops.parallel_startup_cost",
+							 "Planner's cost of parallel workers starting the GPU.",
+							 "Workers are new processes: each creates a CUDA context and "
+							 "pins its staging memory in every query (together about "
+							 "1.5 s for 8 workers).",
+							 &gpuops_parallel_startup_cost, 500000.0, 0.0, 1e12,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("gpuops.tuple_cost",
 							 "Planner's cost of staging one row into a column batch.",
 							 NULL, &gpuops_tuple_cost, 0.04, 0.0, 1e6,
@@ -169,8 +177,18 @@ GpuopsCurrentSettings(void)
 		s.batch_bytes = s.pinned_pool_bytes / 2;
 	s.streams = gpuops_streams;
 	s.device_memory_limit = (size_t) gpuops_device_memory_limit_mb << 20;
-	/* the leader and the workers of a parallel query share the device */
+	/*
+	 * The leader and the workers of a parallel query share the device and
+	 * each pins its own staging pool: each gets a share of both (a worker
+	 * stages only its part of the input; pinning is slow when many
+	 * processes do it at once).
+	 */
 	s.device_share = IsInParallelMode() ? (uint32_t) max_parallel_workers_per_gather + 1 : 1;
+	if (s.device_share > 1)
+		s.pinned_pool_bytes = Min(s.pinned_pool_bytes,
+								  Max(s.pinned_pool_bytes / s.device_share, (size_t) 32 << 20));
+	if (s.batch_bytes > s.pinned_pool_bytes / 2)
+		s.batch_bytes = s.pinned_pool_bytes / 2;
 	s.fault = (GpuopsFault) gpuops_fault_injection;
 	return s;
 }

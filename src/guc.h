@@ -36,6 +36,7 @@ extern int	gpuops_pinned_pool_mb;
 extern int	gpuops_batch_size_mb;
 extern int	gpuops_streams;
 extern double gpuops_startup_cost;
+extern double gpuops_parallel_startup_cost;
 extern double gpuops_tuple_cost;
 extern double gpuops_transfer_cost;
 extern int	gpuops_fault_injection;

@@ -97,6 +97,7 @@ GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
 		MinimalTuple tup;
 		uint32		len;
 
+		GpuopsRowStorePrefetchOutput(store, i + 64);
 		GpuopsRowStoreFetchOutput(store, i, slot);
 		tup = heap_form_minimal_tuple(slot->tts_tupleDescriptor, slot->tts_values,
 									  slot->tts_isnull);
@@ -134,7 +135,10 @@ SourceAdvance(GpuopsSortRuns *runs, MergeSource *src)
 	if (src->pos >= src->rows)
 		return false;
 	if (src->file == NULL)
+	{
+		GpuopsRowStorePrefetchOutput(runs->last, src->pos + 16);
 		GpuopsRowStoreFetchOutput(runs->last, src->pos, src->slot);
+	}
 	else
 	{
 		uint32		len;
