@@ -48,9 +48,9 @@ RESET gpuops.startup_cost;
 RESET gpuops.tuple_cost;
 SET gpuops.host_memory_limit = '1GB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_default_costs;
--- spilling is costed: under the default 4MB work_mem the 14MB input would
--- spill, and PostgreSQL's own external sort is estimated cheaper
-RESET gpuops.host_memory_limit;
+-- spilling is costed: under a 4MB limit (the default work_mem) the 14MB
+-- input would spill, and PostgreSQL's own external sort is estimated cheaper
+SET gpuops.host_memory_limit = '4MB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_spilling;
 SET gpuops.host_memory_limit = '1GB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') AS top10_default_costs;

@@ -24,7 +24,7 @@ QUERIES=(
   "sort_all|SELECT * FROM {T} ORDER BY k"
   "sort_all_inmem|SELECT * FROM {T} ORDER BY k|SET gpuops.host_memory_limit = '48GB'"
   "sort_limit100|SELECT * FROM {T} ORDER BY k LIMIT 100"
-  "sort_limit100_gpu|SELECT * FROM {T} ORDER BY k LIMIT 100|SET gpuops.tuple_cost = 0.001"
+  "sort_limit100_gpu|SELECT * FROM {T} ORDER BY k LIMIT 100|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   "sort_limit100k|SELECT * FROM {T} ORDER BY k LIMIT 100000"
   "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
