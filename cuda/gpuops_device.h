@@ -223,6 +223,73 @@ typedef struct GpuopsBackend
 	void		(*sort_end) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
 } GpuopsBackend;
 
+/*
+ * Hash join (key-pointer, like the sort): build rows and probe rows are
+ * numbered in the order their keys are added; only key words cross the bus
+ * and only (probe row, build row) pairs come back.  A key column is given as
+ * 64-bit words (integers sign-extended, so int2/int4/int8 compare across
+ * types) plus a null bitmap; rows with a NULL key never match.  The pairs
+ * are candidates with equal key hashes (64-bit): the caller re-checks the
+ * join clauses, so a hash collision cannot produce a wrong row.
+ *
+ * Algorithm (both backends): the build side's (hash, row) pairs are radix
+ * sorted, equal hashes form a directory of (hash, first, count); each probe
+ * row binary-searches the directory, the counts are prefix-summed (count
+ * then write: the output size is exact), and every output pair is found by
+ * its own thread from the prefix sums, so one key matching half the build
+ * side does not serialize on one thread (skew).
+ */
+#define GPUOPS_MAX_JOIN_KEYS 8
+
+typedef struct GpuopsJoinKeys
+{
+	int			nkeys;
+	uint64_t	nrows;
+	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS];	/* per key, nrows words */
+	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS]; /* per key bitmap, or NULL */
+} GpuopsJoinKeys;
+
+typedef struct GpuopsJoinPairs
+{
+	uint64_t	npairs;
+	const uint32_t *probe_rows; /* valid until the next probe or join_end */
+	const uint32_t *build_rows;
+} GpuopsJoinPairs;
+
+typedef struct GpuopsJoinStats
+{
+	uint64_t	build_rows;
+	uint64_t	probe_rows;
+	uint64_t	pairs;
+	uint32_t	probe_batches;
+	uint64_t	directory;		/* distinct build hashes */
+	double		copy_ms;
+	double		kernel_ms;
+	uint64_t	device_bytes;	/* peak */
+} GpuopsJoinStats;
+
+typedef struct GpuopsJoin GpuopsJoin;
+
+/*
+ * join_begin -> join_build (any number of times) -> join_build_finish ->
+ * join_probe (any number of times) -> join_end (always).
+ */
+typedef struct GpuopsJoinBackend
+{
+	const char *name;
+	GpuopsStatus (*join_begin) (const GpuopsSettings *settings, int nkeys,
+								GpuopsJoin **join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_build) (GpuopsJoin *join, const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_build_finish) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_probe) (GpuopsJoin *join, const GpuopsJoinKeys *keys,
+								GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
+	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
+} GpuopsJoinBackend;
+
+extern const GpuopsJoinBackend *gpuops_cuda_join_backend(void) GPUOPS_NOEXCEPT;
+extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
+
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
 
 /*

@@ -21,6 +21,7 @@ extern PGDLLEXPORT void _PG_init(void);
 }
 
 #include "boundary.h"
+#include "gpu_hashjoin.h"
 #include "gpu_sort.h"
 #include "guc.h"
 #include "planner_hooks.h"
@@ -36,6 +37,7 @@ InitImpl(void)
 						 "and restart the server.")));
 	GpuopsDefineGucs();
 	GpuSortRegister();
+	GpuHashJoinRegister();
 	GpuopsInstallPlannerHooks();
 }
 

@@ -6,15 +6,18 @@
 extern "C" {
 #include "postgres.h"
 
+#include "optimizer/paths.h"
 #include "optimizer/planner.h"
 }
 
 #include "boundary.h"
+#include "gpu_hashjoin.h"
 #include "gpu_sort.h"
 #include "guc.h"
 #include "planner_hooks.h"
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
 static void
 UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
@@ -42,9 +45,30 @@ GpuopsUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 				output_rel, extra);
 }
 
+static void
+JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+			  RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	if (!gpuops_enabled)
+		return;
+	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
+}
+
+static void
+GpuopsJoinPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+				RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	GpuopsGuard("set_join_pathlist_hook", JoinPathsImpl, root, joinrel, outerrel, innerrel,
+				jointype, extra);
+}
+
 void
 GpuopsInstallPlannerHooks(void)
 {
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = GpuopsJoinPaths;
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = GpuopsUpperPaths;
 }

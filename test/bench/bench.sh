@@ -29,6 +29,9 @@ QUERIES=(
   "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
   "sort_runs|SELECT * FROM {T} ORDER BY k|SET gpuops.device_memory_limit = '512MB'"
+  "join_count|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id"
+  "join_count_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_cols_gpu|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
 )
 # Configurations: "column title|SET commands".  gpuops may use the same 8
 # workers as PostgreSQL's parallel plan; its cost model picks serial,
@@ -129,6 +132,13 @@ table+=" serial / gpuops | parallel(8) / gpuops | gpuops node used |"
 sep+="---:|---:|---|"
 table+=$'\n'"$sep"
 PLANS=""
+
+# the join queries' dimension table: 1M rows, one per value of g
+if [ "$(q -c "select count(*) from bench_dim" 2>/dev/null)" != 1000000 ]; then
+  q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_dim" \
+    -c "CREATE UNLOGGED TABLE bench_dim AS SELECT i::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i" \
+    -c "VACUUM ANALYZE bench_dim" || exit 1
+fi
 
 for n in "${SIZES[@]}"; do
   load_table "$n" || exit 1

@@ -1,0 +1,184 @@
+/*
+ * join_cpu.cpp
+ *    The CPU twin of the hash join (gpuops_device.h): the same directory
+ *    build, probe, count-then-write and pair expansion as the CUDA backend,
+ *    on the host.  Serves gpuops.device = cpu and the fallback.
+ */
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "device_common.hpp"
+#include "join_hash.hpp"
+
+namespace gpuops {
+namespace {
+
+struct CpuJoin
+{
+	GpuopsSettings settings;
+	int			nkeys = 0;
+	std::vector<std::pair<uint64_t, uint32_t>> build;	/* (hash, build row) */
+	uint64_t	build_rows = 0;
+	std::vector<uint64_t> dir;		/* distinct hashes, sorted */
+	std::vector<uint64_t> first;	/* their first index in build */
+	std::vector<uint64_t> count;
+	std::vector<uint32_t> probe_out, build_out;
+	GpuopsJoinStats stats = {};
+};
+
+double
+ms_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void
+check_keys(const CpuJoin *j, const GpuopsJoinKeys *keys)
+{
+	if (keys->nkeys != j->nkeys)
+		fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, j->nkeys);
+	if (keys->nrows > UINT32_MAX)
+		fail(GPUOPS_ERR_UNSUPPORTED, "too many rows in one join batch");
+}
+
+GpuopsStatus
+cpu_join_begin(const GpuopsSettings *settings, int nkeys, GpuopsJoin **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		/* the same injected faults as the CUDA backend, where it raises them */
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
+			fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
+		auto		j = std::make_unique<CpuJoin>();
+
+		j->settings = *settings;
+		j->nkeys = nkeys;
+		*out = reinterpret_cast<GpuopsJoin *>(j.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_join_build(GpuopsJoin *join, const GpuopsJoinKeys *keys) noexcept
+{
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		check_keys(j, keys);
+		if (j->build_rows + keys->nrows > UINT32_MAX)
+			fail(GPUOPS_ERR_UNSUPPORTED, "build side over %u rows", UINT32_MAX);
+		for (uint64_t i = 0; i < keys->nrows; i++)
+			if (!join_key_null(keys->nulls, j->nkeys, i))
+				j->build.emplace_back(join_hash(keys->words, j->nkeys, i),
+									  static_cast<uint32_t>(j->build_rows + i));
+		j->build_rows += keys->nrows;
+		j->stats.build_rows = j->build_rows;
+		j->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_join_build_finish(GpuopsJoin *join) noexcept
+{
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, j->settings.fault);
+		/* stable: equal hashes keep build order, as the radix sort does */
+		std::stable_sort(j->build.begin(), j->build.end(),
+						 [](const auto &a, const auto &b) { return a.first < b.first; });
+		for (uint64_t i = 0; i < j->build.size(); i++)
+		{
+			if (i == 0 || j->build[i].first != j->build[i - 1].first)
+			{
+				j->dir.push_back(j->build[i].first);
+				j->first.push_back(i);
+				j->count.push_back(0);
+			}
+			j->count.back()++;
+		}
+		j->stats.directory = j->dir.size();
+		j->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+		auto		t0 = std::chrono::steady_clock::now();
+		uint64_t	n = keys->nrows;
+		std::vector<int64_t> slot(n);
+		std::vector<uint64_t> offsets(n + 1, 0);
+
+		check_keys(j, keys);
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
+		/* count */
+		for (uint64_t i = 0; i < n; i++)
+		{
+			slot[i] = join_key_null(keys->nulls, j->nkeys, i) ? -1
+				: join_find(j->dir.data(), j->dir.size(), join_hash(keys->words, j->nkeys, i));
+			offsets[i + 1] = offsets[i] + (slot[i] < 0 ? 0 : j->count[slot[i]]);
+		}
+		/* then write, each pair from the prefix sums as the device does */
+		uint64_t	total = offsets[n];
+
+		j->probe_out.resize(total);
+		j->build_out.resize(total);
+		for (uint64_t i = 0; i < total; i++)
+		{
+			uint64_t	p = join_owner(offsets.data(), n, i);
+			uint64_t	d = static_cast<uint64_t>(slot[p]);
+
+			j->probe_out[i] = static_cast<uint32_t>(p);
+			j->build_out[i] = j->build[j->first[d] + (i - offsets[p])].second;
+		}
+		pairs->npairs = total;
+		pairs->probe_rows = j->probe_out.data();
+		pairs->build_rows = j->build_out.data();
+		j->stats.probe_rows += n;
+		j->stats.pairs += total;
+		j->stats.probe_batches++;
+		j->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+void
+cpu_join_stats(const GpuopsJoin *join, GpuopsJoinStats *stats) noexcept
+{
+	*stats = reinterpret_cast<const CpuJoin *>(join)->stats;
+}
+
+void
+cpu_join_end(GpuopsJoin *join) noexcept
+{
+	delete reinterpret_cast<CpuJoin *>(join);
+}
+
+const GpuopsJoinBackend cpu_join_backend = {
+	"cpu",
+	cpu_join_begin,
+	cpu_join_build,
+	cpu_join_build_finish,
+	cpu_join_probe,
+	cpu_join_stats,
+	cpu_join_end,
+};
+
+}								/* namespace */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsJoinBackend *
+gpuops_cpu_join_backend(void) noexcept
+{
+	return &gpuops::cpu_join_backend;
+}

@@ -1,0 +1,92 @@
+/*
+ * join_hash.hpp
+ *    The hash both join backends give a row's key words, and the directory
+ *    search, shared by host and device code so the backends agree.
+ */
+#ifndef GPUOPS_JOIN_HASH_HPP
+#define GPUOPS_JOIN_HASH_HPP
+
+#include "gpuops_device.h"
+
+#ifdef __CUDACC__
+#define GPUOPS_HD __host__ __device__ inline
+#else
+#define GPUOPS_HD inline
+#endif
+
+namespace gpuops {
+
+/* splitmix64's finalizer: every input bit reaches every output bit */
+GPUOPS_HD uint64_t
+mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* Hash of row i's key words (words[k][i] for each key k). */
+GPUOPS_HD uint64_t
+join_hash(const uint64_t *const *words, int nkeys, uint64_t i)
+{
+	uint64_t	h = 0x9e3779b97f4a7c15ULL;
+
+	for (int k = 0; k < nkeys; k++)
+		h = mix64(h ^ (words[k][i] + 0x9e3779b97f4a7c15ULL + (h << 6)));
+	return h;
+}
+
+/* Is any key of row i NULL? */
+GPUOPS_HD bool
+join_key_null(const uint8_t *const *nulls, int nkeys, uint64_t i)
+{
+	for (int k = 0; k < nkeys; k++)
+		if (nulls[k] && (nulls[k][i >> 3] & (1u << (i & 7))))
+			return true;
+	return false;
+}
+
+/* Index of h in the sorted directory dir[0..n), or -1. */
+GPUOPS_HD int64_t
+join_find(const uint64_t *dir, uint64_t n, uint64_t h)
+{
+	uint64_t	lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (dir[mid] < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < n && dir[lo] == h) ? (int64_t) lo : -1;
+}
+
+/* The probe row output pair i belongs to: the last p with offsets[p] <= i. */
+GPUOPS_HD uint64_t
+join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
+{
+	uint64_t	lo = 0,
+				hi = nprobe;
+
+	while (hi - lo > 1)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (offsets[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+}								/* namespace gpuops */
+
+#endif

@@ -1,0 +1,177 @@
+-- GpuHashJoin: inner joins on integer keys.  Every result is compared with
+-- PostgreSQL's (gpuops.enabled = off) as a multiset, EXCEPT ALL both ways;
+-- joins with very many rows are compared through aggregates.
+SET gpuops.min_rows = 0;
+SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
+SET max_parallel_workers_per_gather = 0;
+SET gpuops.cpu_fallback = off;
+-- PostgreSQL's own hash and merge joins are cheaper than GpuHashJoin under
+-- its cost model for many of these small joins; with gpuops on, leave it
+-- only the nested loop, so that the GPU plan is taken wherever possible.
+-- The oracle (gpuops off) runs with PostgreSQL's default join methods.
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+
+-- check_join(q): runs q with gpuops off and on; whether GpuHashJoin was
+-- planned, the row count, and rows missing / extra against PostgreSQL.
+CREATE FUNCTION check_join(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE line text; used bool := false; n bigint; missing bigint; extra bigint;
+  hj text := current_setting('enable_hashjoin');
+  mj text := current_setting('enable_mergejoin');
+BEGIN
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  PERFORM set_config('enable_hashjoin', 'on', true);
+  PERFORM set_config('enable_mergejoin', 'on', true);
+  EXECUTE 'CREATE TEMP TABLE join_off ON COMMIT DROP AS ' || q;
+  PERFORM set_config('enable_hashjoin', hj, true);
+  PERFORM set_config('enable_mergejoin', mj, true);
+  PERFORM set_config('gpuops.enabled', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%Custom Scan (GpuHashJoin)%';
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE join_on ON COMMIT DROP AS ' || q;
+  SELECT count(*) INTO n FROM join_on;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM join_off EXCEPT ALL SELECT * FROM join_on) x' INTO missing;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM join_on EXCEPT ALL SELECT * FROM join_off) x' INTO extra;
+  DROP TABLE join_on;
+  DROP TABLE join_off;
+  RETURN format('gpuhashjoin=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
+END $$;
+
+-- the plan's lines, and EXPLAIN ANALYZE in JSON
+CREATE FUNCTION check_plan_lines(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+CREATE FUNCTION explain_json(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN j;
+END $$;
+
+-- probe side: 200000 rows; keys of every supported type with NULLs,
+-- duplicates and extremes; s is skewed (half the rows have s = 7)
+CREATE TABLE hj_outer AS
+SELECT i AS id,
+       CASE WHEN i % 97 = 0 THEN NULL ELSE (i % 5003)::int4 END AS k4,
+       CASE WHEN i % 89 = 0 THEN NULL WHEN i % 1009 = 0 THEN 9223372036854775807
+            WHEN i % 1013 = 0 THEN -9223372036854775808 ELSE (i % 7001 - 3500)::int8 END AS k8,
+       (i % 301 - 150)::int2 AS k2,
+       CASE WHEN i % 83 = 0 THEN NULL ELSE date '2020-01-01' + (i % 1500) END AS d,
+       CASE WHEN i % 2 = 0 THEN 7 ELSE i END AS s,
+       md5(i::text) AS pad
+FROM generate_series(1, 200000) i;
+-- build side: 30000 rows, keys overlapping the probe side's partly
+CREATE TABLE hj_inner AS
+SELECT i AS id,
+       CASE WHEN i % 53 = 0 THEN NULL ELSE (i * 7 % 8000)::int4 END AS k4,
+       CASE WHEN i % 59 = 0 THEN NULL WHEN i % 3001 = 0 THEN 9223372036854775807
+            WHEN i % 3011 = 0 THEN -9223372036854775808 ELSE (i % 9001 - 4500)::int8 END AS k8,
+       (i % 211 - 105)::int2 AS k2,
+       CASE WHEN i % 61 = 0 THEN NULL ELSE date '2019-06-01' + (i % 2000) END AS d,
+       CASE WHEN i % 1000 = 0 THEN 7 ELSE -i END AS s,
+       repeat(chr(65 + i % 26), 1 + i % 40) AS label
+FROM generate_series(1, 30000) i;
+ANALYZE hj_outer;
+ANALYZE hj_inner;
+
+-- one key per type, and across integer types
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.pad, i.label FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k8 = i.k8');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k2 = i.k2 WHERE i.id < 500');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.d = i.d');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k8 = i.k4');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k8');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k2 = i.k8 WHERE o.id % 10 = 0');
+-- several keys; extra join clauses that are not equalities
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.k2 = i.k2');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.k8 FROM hj_outer o JOIN hj_inner i
+                   ON o.k4 = i.k4 AND o.d = i.d AND o.k8 = i.k8');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i
+                   ON o.k4 = i.k4 AND o.id < i.id * 10 AND (o.k8 > 0 OR i.label LIKE ''A%'')');
+-- the same join written with WHERE, and with a filter on one side
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o, hj_inner i
+                   WHERE o.k4 = i.k4 AND i.k2 > 0 AND o.pad > ''8''');
+
+-- many-to-many and skew, compared through aggregates: half the probe rows
+-- have s = 7, which 30 build rows share (3 million pairs)
+SELECT check_join('SELECT count(*) AS n, sum(o.id) AS so, sum(i.id) AS si, count(DISTINCT i.id) AS di
+                   FROM hj_outer o JOIN hj_inner i ON o.s = i.s');
+-- every row on both sides with one key value
+CREATE TABLE hj_one_a AS SELECT i AS id, 1 AS k FROM generate_series(1, 3000) i;
+CREATE TABLE hj_one_b AS SELECT i AS id, 1::int8 AS k FROM generate_series(1, 2000) i;
+ANALYZE hj_one_a;
+ANALYZE hj_one_b;
+SELECT check_join('SELECT count(*) AS n, sum(a.id * 3 + b.id) AS s FROM hj_one_a a JOIN hj_one_b b ON a.k = b.k');
+
+-- empty inputs on either side, and only NULL keys
+CREATE TABLE hj_empty (id int, k4 int4);
+CREATE TABLE hj_nulls AS SELECT i AS id, NULL::int4 AS k4 FROM generate_series(1, 1000) i;
+ANALYZE hj_empty;
+ANALYZE hj_nulls;
+SELECT check_join('SELECT o.id AS oid, e.id AS eid FROM hj_outer o JOIN hj_empty e ON o.k4 = e.k4');
+SELECT check_join('SELECT e.id AS eid, i.id AS iid FROM hj_empty e JOIN hj_inner i ON e.k4 = i.k4');
+SELECT check_join('SELECT o.id AS oid, n.id AS nid FROM hj_outer o JOIN hj_nulls n ON o.k4 = n.k4');
+
+-- three tables: a GpuHashJoin above another
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, a.id AS aid FROM hj_outer o
+                   JOIN hj_inner i ON o.k4 = i.k4 JOIN hj_one_a a ON a.id = i.k4');
+SELECT count(*) >= 2 AS two_gpu_joins FROM (
+  SELECT * FROM regexp_matches(
+    (SELECT string_agg(l, E'\n') FROM (SELECT * FROM check_plan_lines($q$
+      SELECT o.id, i.id, a.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4
+      JOIN hj_one_a a ON a.id = i.k4$q$)) p(l)), 'Custom Scan \(GpuHashJoin\)', 'g')) m;
+
+-- a join inside a subquery run again for each outer row (rescans with new
+-- parameters)
+SELECT check_join('SELECT x.i, (SELECT count(*) FROM hj_outer o JOIN hj_inner n ON o.k4 = n.k4
+                                 WHERE n.k2 = x.i) AS c
+                   FROM generate_series(-3, 3) x(i)');
+
+-- EXPLAIN
+SELECT * FROM check_plan_lines('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id');
+SELECT j->>'Join Type' AS join_type, j->'Hash Keys' AS hash_keys, j->>'Backend' IN ('cpu', 'cuda') AS backend_ok,
+       j->>'Build Rows' AS build_rows, j->>'Probe Rows' AS probe_rows,
+       (j->>'Candidate Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::int8 AS pairs_add_up
+FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') AS j
+      FROM (SELECT explain_json('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS e) x) y;
+
+-- not handled: keeps PostgreSQL's plan
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 WHERE o.id < 2000');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.pad = i.label WHERE o.id < 2000');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 + 1 = i.k4 WHERE o.id < 2000');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k2::int4 = i.k4 WHERE o.id < 2000');
+SET gpuops.enable_hashjoin = off;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 WHERE o.id < 2000');
+RESET gpuops.enable_hashjoin;
+
+-- device failures (forced; the CPU backend raises them too, so this runs
+-- the same without a GPU): with a fallback the CPU backend finishes the
+-- join, without one the error carries its SQLSTATE
+SET gpuops.cpu_fallback = on;
+SET gpuops.fault_injection = no_device;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+SET gpuops.fault_injection = out_of_memory;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k8 = i.k8');
+SET gpuops.fault_injection = kernel_error;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.d = i.d');
+SELECT j->>'Backend' AS backend, j->>'Fallback' AS fallback
+FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') AS j
+      FROM (SELECT explain_json('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS e) x) y;
+SET gpuops.cpu_fallback = off;
+SET gpuops.fault_injection = no_device;
+SELECT sql_error('SELECT count(*) FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+SET gpuops.fault_injection = out_of_memory;
+SELECT sql_error('SELECT count(*) FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+SET gpuops.fault_injection = kernel_error;
+SELECT sql_error('SELECT count(*) FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+RESET gpuops.fault_injection;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');

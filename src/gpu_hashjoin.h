@@ -1,0 +1,43 @@
+/*
+ * gpu_hashjoin.h
+ *    GpuHashJoin: what its planner and executor halves share.
+ *
+ * The CustomScan reads the outer child's output columns followed by the
+ * inner child's as its scan tuple (custom_scan_tlist).  custom_private is an
+ * integer list: the number of hash keys, then per key its outer column and
+ * its inner column (indexes into the children's outputs) and the two
+ * columns' types.  custom_exprs holds every join clause, the hash clauses
+ * included: the device returns candidate pairs of equal key hashes and the
+ * clauses decide, so a hash collision cannot change a result.
+ */
+#ifndef GPUOPS_GPU_HASHJOIN_H
+#define GPUOPS_GPU_HASHJOIN_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+}
+
+#define GPUHASHJOIN_NAME "GpuHashJoin"
+
+enum GpuHashJoinKeyField
+{
+	GPUHJ_KEY_OUTER_COL = 0,
+	GPUHJ_KEY_INNER_COL,
+	GPUHJ_KEY_OUTER_TYPE,
+	GPUHJ_KEY_INNER_TYPE,
+	GPUHJ_KEY_FIELDS
+};
+
+/* planner (gpu_hashjoin_path.cpp) */
+extern void GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
+								RelOptInfo *outerrel, RelOptInfo *innerrel,
+								JoinType jointype, JoinPathExtraData *extra);
+
+/* executor (gpu_hashjoin_exec.cpp) */
+extern const CustomScanMethods gpu_hashjoin_scan_methods;
+extern void GpuHashJoinRegister(void);
+
+#endif

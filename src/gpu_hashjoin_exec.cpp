@@ -1,0 +1,499 @@
+/*
+ * gpu_hashjoin_exec.cpp
+ *    GpuHashJoin execution.
+ *
+ * The inner child's rows are pulled into a row store (they stay on the
+ * host) and their key columns, widened to 64-bit words, are handed to the
+ * device, which builds a directory of key hashes.  Then the outer child is
+ * read one 64K-row batch at a time: its keys are probed and the device
+ * returns candidate (outer row, inner row) pairs, exactly as many as match
+ * (counted, then written).  Each pair becomes a scan tuple (the outer
+ * columns, then the inner ones) that ExecScan filters with every join clause
+ * and projects.
+ *
+ * Device failures: with gpuops.cpu_fallback the directory is rebuilt from
+ * the stored inner rows by the CPU backend and the batch probed again.
+ * Device memory is released by a memory-context callback on the query
+ * context, also on error and cancel.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "catalog/pg_type_d.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+}
+
+#include "batch.h"
+#include "boundary.h"
+#include "device.h"
+#include "gpu_hashjoin.h"
+#include "guc.h"
+
+extern const CustomExecMethods gpu_hashjoin_exec_methods;
+
+typedef struct GpuHashJoinDevice
+{
+	const GpuopsJoinBackend *backend;
+	GpuopsJoin *join;
+	MemoryContextCallback cb;
+} GpuHashJoinDevice;
+
+typedef struct GpuHashJoinState
+{
+	CustomScanState css;
+	int			nkeys;
+	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
+	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
+	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
+	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
+
+	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
+	GpuopsRowStore inner_store;
+	GpuopsRowStore outer_store; /* the current outer batch */
+	GpuopsBatchSource *inner_source;
+	GpuopsBatchSource *outer_source;
+	GpuHashJoinDevice *dev;
+	MemoryContext key_cxt;		/* widened key words, reset per batch */
+	bool		built;
+	bool		outer_done;
+	GpuopsJoinPairs pairs;
+	uint64		cursor;
+	ExprState  *join_qual;		/* every join clause, on the scan tuple */
+	uint64		filtered;		/* candidate pairs the clauses rejected */
+
+	/* EXPLAIN ANALYZE */
+	const char *backend_name;
+	char	   *fallback;
+	GpuopsJoinStats stats;
+	double		build_ms;
+	Size		host_memory;
+} GpuHashJoinState;
+
+static void
+JoinRelease(void *arg)
+{
+	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) arg;
+
+	if (dev->join)
+		dev->backend->join_end(dev->join);
+	dev->join = NULL;
+}
+
+static const GpuopsJoinBackend *
+PrimaryJoinBackend(void)
+{
+	return GpuopsPrimaryBackend() == gpuops_cpu_backend()
+		? gpuops_cpu_join_backend() : gpuops_cuda_join_backend();
+}
+
+/*
+ * One batch's key columns as 64-bit words: integers sign-extended (so
+ * int2 = int8 compares equal values), dates as their day numbers.  The
+ * null bitmaps are the batch's own.
+ */
+static void
+BatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch, const int *cols,
+		  const Oid *types, GpuopsJoinKeys *keys)
+{
+	keys->nkeys = st->nkeys;
+	keys->nrows = batch->nrows;
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt,
+														  Max(batch->nrows, 1) * sizeof(uint64));
+		const char *v = batch->values[cols[k]];
+
+		switch (types[k])
+		{
+			case INT2OID:
+				for (uint32 i = 0; i < batch->nrows; i++)
+					w[i] = (uint64) (int64) ((const int16 *) v)[i];
+				break;
+			case INT4OID:
+			case DATEOID:
+				for (uint32 i = 0; i < batch->nrows; i++)
+					w[i] = (uint64) (int64) ((const int32 *) v)[i];
+				break;
+			default:
+				memcpy(w, v, (Size) batch->nrows * sizeof(uint64));
+				break;
+		}
+		keys->words[k] = w;
+		keys->nulls[k] = batch->nulls[cols[k]];
+	}
+}
+
+static void
+SaveStats(GpuHashJoinState *st)
+{
+	if (st->dev->join)
+	{
+		st->dev->backend->join_stats(st->dev->join, &st->stats);
+		st->backend_name = st->dev->backend->name;
+	}
+}
+
+/* Builds the directory from every stored inner row on `backend`. */
+static GpuopsStatus
+BuildFromStore(GpuHashJoinState *st, const GpuopsJoinBackend *backend, bool primary)
+{
+	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsStatus rc;
+
+	JoinRelease(st->dev);
+	if (!primary)
+		settings.fault = GPUOPS_FAULT_NONE;
+	st->dev->backend = backend;
+	rc = backend->join_begin(&settings, st->nkeys, &st->dev->join);
+	for (int b = 0; rc == GPUOPS_OK && b < st->inner_store.nbatches; b++)
+	{
+		GpuopsJoinKeys keys;
+
+		BatchKeys(st, &st->inner_store, st->inner_store.batches[b], st->inner_col,
+				  st->inner_type, &keys);
+		rc = backend->join_build(st->dev->join, &keys);
+		MemoryContextReset(st->key_cxt);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (rc == GPUOPS_OK)
+		rc = backend->join_build_finish(st->dev->join);
+	return rc;
+}
+
+/* After a device failure: the CPU backend takes over (or the query fails). */
+static void
+FallBackToCpu(GpuHashJoinState *st, GpuopsStatus rc)
+{
+	GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);	/* raises unless falling back */
+	if (st->fallback == NULL)
+		st->fallback = pstrdup(gpuops_last_error());
+	rc = BuildFromStore(st, gpuops_cpu_join_backend(), false);
+	if (rc != GPUOPS_OK)
+		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+}
+
+static void
+Build(GpuHashJoinState *st)
+{
+	bool		more = true;
+	GpuopsStatus rc;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	while (more)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
+
+		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	rc = BuildFromStore(st, PrimaryJoinBackend(), true);
+	if (rc != GPUOPS_OK)
+		FallBackToCpu(st, rc);
+	st->built = true;
+	st->host_memory = GpuopsRowStoreMemory(&st->inner_store);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	st->build_ms += INSTR_TIME_GET_MILLISEC(t1);
+}
+
+/* Reads and probes the next outer batch; false when the outer side is done. */
+static bool
+ProbeNextBatch(GpuHashJoinState *st)
+{
+	GpuopsBatch *batch;
+	GpuopsJoinKeys keys;
+	GpuopsStatus rc;
+
+	if (st->outer_done)
+		return false;
+	GpuopsRowStoreReset(&st->outer_store);
+	batch = GpuopsRowStoreOpenBatch(&st->outer_store);
+	st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+	st->cursor = 0;
+	st->pairs.npairs = 0;
+	if (batch->nrows == 0)
+		return !st->outer_done;
+	MemoryContextReset(st->key_cxt);
+	BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, &keys);
+	rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+	if (rc != GPUOPS_OK)
+	{
+		FallBackToCpu(st, rc);
+		/* the rebuild reused key_cxt: widen this batch's keys again */
+		MemoryContextReset(st->key_cxt);
+		BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, &keys);
+		rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+	}
+	SaveStats(st);
+	return true;
+}
+
+static TupleTableSlot *
+GpuHashJoinNext(ScanState *ss)
+{
+	GpuHashJoinState *st = (GpuHashJoinState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	GpuopsBatch *batch;
+	uint32		prow,
+				brow;
+
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (!st->built)
+		Build(st);
+	for (;;)
+	{
+		while (st->cursor >= st->pairs.npairs)
+		{
+			if (!ProbeNextBatch(st))
+				return ExecClearTuple(slot);
+			CHECK_FOR_INTERRUPTS();
+		}
+		prow = st->pairs.probe_rows[st->cursor];
+		brow = st->pairs.build_rows[st->cursor];
+		st->cursor++;
+		batch = st->outer_store.batches[0];
+		ExecClearTuple(slot);
+		for (int c = 0; c < st->outer_ncols; c++)
+			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, prow,
+												   &slot->tts_isnull[c]);
+		for (int c = 0; c < st->inner_store.ncols; c++)
+			slot->tts_values[st->outer_ncols + c] =
+				GpuopsRowStoreDatum(&st->inner_store, brow, c,
+									&slot->tts_isnull[st->outer_ncols + c]);
+		ExecStoreVirtualTuple(slot);
+		/* the candidate is a row only if every join clause holds */
+		econtext->ecxt_scantuple = slot;
+		ResetExprContext(econtext);
+		if (ExecQual(st->join_qual, econtext))
+			return slot;
+		st->filtered++;
+		if ((st->filtered & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static bool
+GpuHashJoinRecheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static Node *
+CreateGpuHashJoinStateImpl(CustomScan *cscan)
+{
+	GpuHashJoinState *st = (GpuHashJoinState *) palloc0(sizeof(GpuHashJoinState));
+	List	   *keys = (List *) linitial(cscan->custom_private);
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &gpu_hashjoin_exec_methods;
+	st->css.flags = cscan->flags;
+#if PG_VERSION_NUM >= 160000
+	st->css.slotOps = &TTSOpsVirtual;
+#endif
+	st->nkeys = linitial_int(keys);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		int			base = 1 + k * GPUHJ_KEY_FIELDS;
+
+		st->outer_col[k] = list_nth_int(keys, base + GPUHJ_KEY_OUTER_COL);
+		st->inner_col[k] = list_nth_int(keys, base + GPUHJ_KEY_INNER_COL);
+		st->outer_type[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_TYPE);
+		st->inner_type[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_INNER_TYPE);
+	}
+	return (Node *) st;
+}
+
+static void
+BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuHashJoinState *st = (GpuHashJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
+	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
+
+	node->custom_ps = list_make2(outer, inner);
+	st->join_qual = ExecInitQual((List *) cscan->custom_exprs, &node->ss.ps);
+	st->outer_ncols = ExecGetResultType(outer)->natts;
+	GpuopsRowStoreInit(&st->outer_store, ExecGetResultType(outer), estate->es_query_cxt);
+	GpuopsRowStoreInit(&st->inner_store, ExecGetResultType(inner), estate->es_query_cxt);
+	st->outer_source = GpuopsChildPlanSource(outer);
+	st->inner_source = GpuopsChildPlanSource(inner);
+	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",
+										ALLOCSET_DEFAULT_SIZES);
+	st->dev = (GpuHashJoinDevice *) MemoryContextAllocZero(estate->es_query_cxt,
+														   sizeof(GpuHashJoinDevice));
+	st->dev->cb.func = JoinRelease;
+	st->dev->cb.arg = st->dev;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->dev->cb);
+}
+
+static TupleTableSlot *
+ExecGpuHashJoinImpl(CustomScanState *node)
+{
+	return ExecScan(&node->ss, GpuHashJoinNext, GpuHashJoinRecheck);
+}
+
+static void
+EndGpuHashJoinImpl(CustomScanState *node)
+{
+	GpuHashJoinState *st = (GpuHashJoinState *) node;
+
+	JoinRelease(st->dev);
+	ExecEndNode((PlanState *) linitial(node->custom_ps));
+	ExecEndNode((PlanState *) lsecond(node->custom_ps));
+	GpuopsRowStoreFree(&st->outer_store);
+	GpuopsRowStoreFree(&st->inner_store);
+}
+
+static void
+ReScanGpuHashJoinImpl(CustomScanState *node)
+{
+	GpuHashJoinState *st = (GpuHashJoinState *) node;
+	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
+	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
+
+	if (node->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet(outer, node->ss.ps.chgParam);
+		UpdateChangedParamSet(inner, node->ss.ps.chgParam);
+	}
+	st->outer_source->rescan(st->outer_source);
+	GpuopsRowStoreReset(&st->outer_store);
+	st->outer_done = false;
+	st->cursor = 0;
+	st->pairs.npairs = 0;
+	if (st->built && inner->chgParam != NULL)
+	{
+		/* the inner side changes with the parameters: build again */
+		JoinRelease(st->dev);
+		GpuopsRowStoreReset(&st->inner_store);
+		st->inner_source->rescan(st->inner_source);
+		st->built = false;
+	}
+	else if (st->built && st->dev->join == NULL)
+		st->built = false;
+}
+
+static void
+ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuHashJoinState *st = (GpuHashJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context;
+	List	   *conds = NIL;
+	int			inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		TargetEntry *o = (TargetEntry *) list_nth(cscan->custom_scan_tlist, st->outer_col[k]);
+		TargetEntry *i = (TargetEntry *) list_nth(cscan->custom_scan_tlist,
+												  inner_base + st->inner_col[k]);
+		bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+
+		conds = lappend(conds, psprintf("(%s = %s)",
+										deparse_expression((Node *) o->expr, context, prefix, false),
+										deparse_expression((Node *) i->expr, context, prefix, false)));
+	}
+	ExplainPropertyText("Join Type", "Inner", es);
+	ExplainPropertyList("Hash Keys", conds, es);
+	if (cscan->custom_exprs != NIL)
+		ExplainPropertyText("Join Filter",
+							deparse_expression((Node *) make_ands_explicit((List *) cscan->custom_exprs),
+											   context, true, false), es);
+	ExplainPropertyText("Build Side", "inner", es);
+	if (es->analyze)
+		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
+	if (es->analyze && st->built)
+	{
+		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
+		if (st->fallback)
+			ExplainPropertyText("Fallback", st->fallback, es);
+		ExplainPropertyInteger("Build Rows", NULL, (int64) st->stats.build_rows, es);
+		ExplainPropertyInteger("Distinct Hashes", NULL, (int64) st->stats.directory, es);
+		ExplainPropertyInteger("Probe Rows", NULL, (int64) st->stats.probe_rows, es);
+		ExplainPropertyInteger("Probe Batches", NULL, st->stats.probe_batches, es);
+		ExplainPropertyInteger("Candidate Pairs", NULL, (int64) st->stats.pairs, es);
+		ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
+		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
+		ExplainPropertyInteger("Host Memory", "kB", (int64) (st->host_memory / 1024), es);
+	}
+}
+
+static Node *
+CreateGpuHashJoinState(CustomScan *cscan)
+{
+	return GpuopsGuard("CreateCustomScanState", CreateGpuHashJoinStateImpl, cscan);
+}
+
+static void
+BeginGpuHashJoin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuopsGuard("BeginCustomScan", BeginGpuHashJoinImpl, node, estate, eflags);
+}
+
+static TupleTableSlot *
+ExecGpuHashJoin(CustomScanState *node)
+{
+	return GpuopsGuard("ExecCustomScan", ExecGpuHashJoinImpl, node);
+}
+
+static void
+EndGpuHashJoin(CustomScanState *node)
+{
+	GpuopsGuard("EndCustomScan", EndGpuHashJoinImpl, node);
+}
+
+static void
+ReScanGpuHashJoin(CustomScanState *node)
+{
+	GpuopsGuard("ReScanCustomScan", ReScanGpuHashJoinImpl, node);
+}
+
+static void
+ExplainGpuHashJoin(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuopsGuard("ExplainCustomScan", ExplainGpuHashJoinImpl, node, ancestors, es);
+}
+
+const CustomExecMethods gpu_hashjoin_exec_methods = {
+	GPUHASHJOIN_NAME,
+	BeginGpuHashJoin,
+	ExecGpuHashJoin,
+	EndGpuHashJoin,
+	ReScanGpuHashJoin,
+	NULL,						/* MarkPosCustomScan */
+	NULL,						/* RestrPosCustomScan */
+	NULL,						/* EstimateDSMCustomScan */
+	NULL,						/* InitializeDSMCustomScan */
+	NULL,						/* ReInitializeDSMCustomScan */
+	NULL,						/* InitializeWorkerCustomScan */
+	NULL,						/* ShutdownCustomScan */
+	ExplainGpuHashJoin,
+};
+
+const CustomScanMethods gpu_hashjoin_scan_methods = {
+	GPUHASHJOIN_NAME,
+	CreateGpuHashJoinState,
+};
+
+void
+GpuHashJoinRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_hashjoin_scan_methods);
+}

@@ -1,0 +1,231 @@
+/*
+ * gpu_hashjoin_path.cpp
+ *    GpuHashJoin planning: a CustomPath for inner joins with at least one
+ *    hashable integer equality, competing on cost with PostgreSQL's joins.
+ *
+ * Called from set_join_pathlist_hook for each pair of input rels (both
+ * orders, so the cost model also picks the build side: the inner one).  A
+ * hash key is an equality between a column of each side of type int2, int4,
+ * int8 (in any combination) or date.  Other clauses ride along: all join
+ * clauses are re-checked on the CPU for each candidate pair.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "catalog/pg_type_d.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+}
+
+#include "boundary.h"
+#include "device.h"
+#include "gpu_hashjoin.h"
+#include "gpuops_device.h"
+#include "guc.h"
+
+static Plan *PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+								 List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpu_hashjoin_path_methods = {
+	GPUHASHJOIN_NAME,
+	PlanGpuHashJoinPath,
+};
+
+/* Equality functions whose two sides become the same 64-bit word. */
+static bool
+IsIntegerEquality(Oid opno)
+{
+	switch (get_opcode(opno))
+	{
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_INT24EQ:
+		case F_INT42EQ:
+		case F_INT28EQ:
+		case F_INT82EQ:
+		case F_INT48EQ:
+		case F_INT84EQ:
+		case F_DATE_EQ:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static int
+FindColumn(Expr *expr, PathTarget *target)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, target->exprs)
+	{
+		if (equal(lfirst(lc), expr))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+void
+GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	Path	   *outer = outerrel->cheapest_total_path;
+	Path	   *inner = innerrel->cheapest_total_path;
+	List	   *keys = NIL;
+	int			nkeys = 0;
+	List	   *clauses = NIL;
+	ListCell   *lc;
+	CustomPath *cpath;
+	QualCost	qual_cost;
+	double		orows,
+				irows,
+				mb;
+
+	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
+		return;
+	if (jointype != JOIN_INNER)
+		return;					/* outer, semi and anti joins: not yet */
+	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
+		return;
+	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
+		return;
+
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op;
+		Expr	   *oexpr,
+				   *iexpr;
+		int			ocol,
+					icol;
+
+		if (rinfo->pseudoconstant)
+			return;				/* gating quals: PostgreSQL's plans handle them */
+		clauses = lappend(clauses, rinfo->clause);
+		if (!OidIsValid(rinfo->hashjoinoperator) || !IsA(rinfo->clause, OpExpr) ||
+			nkeys == GPUOPS_MAX_JOIN_KEYS)
+			continue;
+		op = (OpExpr *) rinfo->clause;
+		if (list_length(op->args) != 2 || !IsIntegerEquality(op->opno))
+			continue;
+		if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+			bms_is_subset(rinfo->right_relids, innerrel->relids))
+		{
+			oexpr = (Expr *) linitial(op->args);
+			iexpr = (Expr *) lsecond(op->args);
+		}
+		else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
+				 bms_is_subset(rinfo->right_relids, outerrel->relids))
+		{
+			oexpr = (Expr *) lsecond(op->args);
+			iexpr = (Expr *) linitial(op->args);
+		}
+		else
+			continue;
+		ocol = FindColumn(oexpr, outer->pathtarget);
+		icol = FindColumn(iexpr, inner->pathtarget);
+		if (ocol < 0 || icol < 0)
+			continue;			/* a key computed by an expression: not yet */
+		keys = lappend_int(keys, ocol);
+		keys = lappend_int(keys, icol);
+		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
+		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
+		nkeys++;
+	}
+	if (nkeys == 0)
+		return;
+
+	/*
+	 * Cost: the inner side is staged and the directory built before the
+	 * first row (start-up); every outer row is staged and probed; each
+	 * candidate pair pays the join clauses' re-check and a tuple.  Staging
+	 * dominates, as for GpuSort (gpuops.tuple_cost per row).
+	 */
+	orows = Max(outer->rows, 1.0);
+	irows = Max(inner->rows, 1.0);
+	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
+	cost_qual_eval(&qual_cost, clauses, root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
+		inner->parallel_safe;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = NIL;
+	cpath->path.rows = joinrel->rows;
+	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
+		irows * gpuops_tuple_cost;
+	cpath->path.total_cost = cpath->path.startup_cost + outer->total_cost +
+		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost +
+		joinrel->rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make2(outer, inner);
+	cpath->custom_private = list_make2(lcons_int(nkeys, keys), clauses);
+	cpath->methods = &gpu_hashjoin_path_methods;
+	add_path(joinrel, &cpath->path);
+}
+
+/* custom_scan_tlist: a copy of each child's output, outer first */
+static List *
+ChildColumns(List *scan_tlist, Plan *child)
+{
+	ListCell   *lc;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(tle->expr),
+											 list_length(scan_tlist) + 1, NULL, false));
+	}
+	return scan_tlist;
+}
+
+static Plan *
+PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *scan_tlist = NIL;
+
+	scan_tlist = ChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
+	scan_tlist = ChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
+	cscan->scan.plan.targetlist = tlist;
+	/*
+	 * The join clauses go in custom_exprs (setrefs points their Vars at the
+	 * scan tuple) and the node evaluates them itself, so EXPLAIN can show
+	 * them as a Join Filter with table names.
+	 */
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = (List *) copyObject(lsecond(best_path->custom_private));
+	cscan->custom_private = list_make1(copyObject(linitial(best_path->custom_private)));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &gpu_hashjoin_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Plan *
+PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					List *tlist, List *clauses, List *custom_plans)
+{
+	return GpuopsGuard("PlanCustomPath", PlanGpuHashJoinPathImpl, root, rel, best_path,
+					   tlist, clauses, custom_plans);
+}
