@@ -28,7 +28,12 @@ mix64(uint64_t x)
 	return x;
 }
 
-/* Hash of row i's key words (words[k][i] for each key k). */
+/*
+ * Hash of row i's key words (words[k][i] for each key k).  For one key it is
+ * a bijection of the word (xor and add with constants, then mix64, each
+ * invertible): different keys never collide, which GpuHashJoin relies on
+ * to skip re-checking a single-key equality.
+ */
 GPUOPS_HD uint64_t
 join_hash(const uint64_t *const *words, int nkeys, uint64_t i)
 {

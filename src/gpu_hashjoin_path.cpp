@@ -83,6 +83,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	List	   *keys = NIL;
 	int			nkeys = 0;
 	List	   *clauses = NIL;
+	Expr	   *key_clause = NULL;
 	ListCell   *lc;
 	CustomPath *cpath;
 	QualCost	qual_cost;
@@ -139,10 +140,20 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		keys = lappend_int(keys, icol);
 		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
 		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
+		key_clause = rinfo->clause;
 		nkeys++;
 	}
 	if (nkeys == 0)
 		return;
+
+	/*
+	 * With one key the 64-bit word is the integer value itself and the hash
+	 * is a bijection of it (join_hash.hpp), so equal hashes mean equal keys:
+	 * that clause needs no re-check.  With several keys hashes can collide,
+	 * and every clause is re-checked.
+	 */
+	if (nkeys == 1)
+		clauses = list_delete_ptr(clauses, key_clause);
 
 	/*
 	 * Cost: the inner side is staged and the directory built before the
