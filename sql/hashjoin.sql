@@ -1,4 +1,4 @@
--- GpuHashJoin: inner joins on integer keys.  Every result is compared with
+-- GpuHashJoin: inner, left, semi and anti joins on integer keys.  Every result is compared with
 -- PostgreSQL's (gpuops.enabled = off) as a multiset, EXCEPT ALL both ways;
 -- joins with very many rows are compared through aggregates.
 SET gpuops.min_rows = 0;
@@ -136,6 +136,30 @@ SELECT check_join('SELECT x.i, (SELECT count(*) FROM hj_outer o JOIN hj_inner n 
                                  WHERE n.k2 = x.i) AS c
                    FROM generate_series(-3, 3) x(i)');
 
+-- LEFT, SEMI (EXISTS, IN) and ANTI (NOT EXISTS) joins, with NULL keys on
+-- either side, join clauses beyond the keys (they decide matches), filters
+-- above the join (they apply to NULL-extended rows too), and empty sides
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, i.label FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o LEFT JOIN hj_inner i
+                   ON o.k8 = i.k8 AND i.id % 3 = 0 AND o.id < i.id * 5');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4
+                   WHERE i.id IS NULL OR i.k2 > 50');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 AND o.k2 = i.k2');
+SELECT check_join('SELECT o.id AS oid, e.id AS eid FROM hj_outer o LEFT JOIN hj_empty e ON o.k4 = e.k4');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE EXISTS (SELECT 1 FROM hj_inner i WHERE i.k4 = o.k4)');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE EXISTS
+                   (SELECT 1 FROM hj_inner i WHERE i.k8 = o.k8 AND i.label > o.pad)');
+SELECT check_join('SELECT o.id AS oid, o.d FROM hj_outer o WHERE o.d IN (SELECT d FROM hj_inner WHERE id % 2 = 0)');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_inner i WHERE i.k4 = o.k4)');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE NOT EXISTS
+                   (SELECT 1 FROM hj_inner i WHERE i.k8 = o.k8 AND i.k2 = o.k2 AND i.id > o.id % 1000)');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_empty e WHERE e.k4 = o.k4)');
+SELECT check_join('SELECT count(*) AS n, sum(o.id) AS s FROM hj_outer o WHERE EXISTS (SELECT 1 FROM hj_inner i WHERE i.s = o.s)');
+SELECT line FROM check_plan_lines('SELECT o.id FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_inner i WHERE i.k4 = o.k4)') line
+WHERE line LIKE '%Join Type%' OR line LIKE '%GpuHashJoin%';
+SELECT line FROM check_plan_lines('SELECT o.id, i.id FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 WHERE i.id IS NULL OR i.k2 > 50') line
+WHERE line LIKE '%Join Type%' OR line LIKE '%Filter%';
+
 -- EXPLAIN
 SELECT * FROM check_plan_lines('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id');
 SELECT j->>'Join Type' AS join_type, j->'Hash Keys' AS hash_keys, j->>'Backend' IN ('cpu', 'cuda') AS backend_ok,
@@ -145,7 +169,7 @@ FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" =
       FROM (SELECT explain_json('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS e) x) y;
 
 -- not handled: keeps PostgreSQL's plan
-SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 WHERE o.id < 2000');
+SELECT check_join('SELECT a.id AS aid, b.id AS bid FROM hj_one_a a FULL JOIN hj_one_b b ON a.id = b.id');
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.pad = i.label WHERE o.id < 2000');
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 + 1 = i.k4 WHERE o.id < 2000');
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k2::int4 = i.k4 WHERE o.id < 2000');

@@ -4,13 +4,15 @@
  *
  * The CustomScan reads the outer child's output columns followed by the
  * inner child's as its scan tuple (custom_scan_tlist).  custom_private is an
- * integer list: the number of hash keys, then per key its outer column and
- * its inner column (indexes into the children's outputs) and the two
- * columns' types.  custom_exprs holds the join clauses the node re-checks
- * on each candidate pair: all of them, the hash clauses included, when there
- * are several keys (equal hashes are candidates; the clauses decide, so a
- * collision cannot change a result); with one integer key the hash is a
- * bijection of the key, and only the other clauses are checked.
+ * integer list: the join type, the number of hash keys, then per key its
+ * outer column and its inner column (indexes into the children's outputs)
+ * and the two columns' types.  custom_exprs is a list of two lists: the
+ * join clauses, which decide whether a pair matches, and (outer joins only)
+ * the filters applied to the joined rows.  The join clauses are re-checked
+ * on each candidate pair: all of them, the hash clauses included, when
+ * there are several keys (equal hashes are candidates; the clauses decide,
+ * so a collision cannot change a result); with one integer key the hash is
+ * a bijection of the key, and only the other clauses are checked.
  */
 #ifndef GPUOPS_GPU_HASHJOIN_H
 #define GPUOPS_GPU_HASHJOIN_H

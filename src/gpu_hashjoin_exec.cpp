@@ -48,6 +48,7 @@ typedef struct GpuHashJoinDevice
 typedef struct GpuHashJoinState
 {
 	CustomScanState css;
+	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
 	int			nkeys;
 	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
 	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
@@ -63,10 +64,14 @@ typedef struct GpuHashJoinState
 	MemoryContext key_cxt;		/* widened key words, reset per batch */
 	bool		built;
 	bool		outer_done;
-	GpuopsJoinPairs pairs;
-	uint64		cursor;
-	ExprState  *join_qual;		/* every join clause, on the scan tuple */
-	uint64		filtered;		/* candidate pairs the clauses rejected */
+	GpuopsJoinPairs pairs;		/* grouped by probe row, in probe row order */
+	uint64		cursor;			/* next pair */
+	uint32		probe_pos;		/* probe row of the batch being joined */
+	uint32		probe_rows;		/* rows in the batch */
+	bool		matched;		/* probe_pos has had a matching pair */
+	ExprState  *join_qual;		/* join clauses, on the scan tuple */
+	ExprState  *filter_qual;	/* outer joins: filters on the joined row */
+	uint64		filtered;		/* candidate pairs the join clauses rejected */
 
 	/* EXPLAIN ANALYZE */
 	const char *backend_name;
@@ -220,6 +225,9 @@ ProbeNextBatch(GpuHashJoinState *st)
 	st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
 	st->cursor = 0;
 	st->pairs.npairs = 0;
+	st->probe_pos = 0;
+	st->probe_rows = batch->nrows;
+	st->matched = false;
 	if (batch->nrows == 0)
 		return !st->outer_done;
 	MemoryContextReset(st->key_cxt);
@@ -239,48 +247,106 @@ ProbeNextBatch(GpuHashJoinState *st)
 	return true;
 }
 
+/* The scan tuple for probe row prow and build row brow (-1: NULLs). */
+static TupleTableSlot *
+JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, uint32 prow, int64 brow)
+{
+	GpuopsBatch *batch = st->outer_store.batches[0];
+
+	ExecClearTuple(slot);
+	for (int c = 0; c < st->outer_ncols; c++)
+		slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, prow,
+											   &slot->tts_isnull[c]);
+	for (int c = 0; c < st->inner_store.ncols; c++)
+	{
+		int			at = st->outer_ncols + c;
+
+		if (brow < 0)
+		{
+			slot->tts_values[at] = (Datum) 0;
+			slot->tts_isnull[at] = true;
+		}
+		else
+			slot->tts_values[at] = GpuopsRowStoreDatum(&st->inner_store, (uint64) brow, c,
+													   &slot->tts_isnull[at]);
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
+{
+	econtext->ecxt_scantuple = slot;
+	ResetExprContext(econtext);
+	return ExecQual(qual, econtext);
+}
+
+/*
+ * Walks the batch's probe rows in order, each with its candidate pairs (the
+ * pairs come grouped by probe row): a pair matches when the join clauses
+ * hold.  INNER and LEFT return every match; SEMI returns a probe row on its
+ * first match; LEFT and ANTI return a probe row that had none with NULLs
+ * for the inner columns.  Outer joins then apply their filters.
+ */
 static TupleTableSlot *
 GpuHashJoinNext(ScanState *ss)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	GpuopsBatch *batch;
-	uint32		prow,
-				brow;
-
 	ExprContext *econtext = ss->ps.ps_ExprContext;
 
 	if (!st->built)
 		Build(st);
 	for (;;)
 	{
-		while (st->cursor >= st->pairs.npairs)
+		uint32		p;
+		bool		unmatched;
+
+		while (st->probe_pos >= st->probe_rows)
 		{
 			if (!ProbeNextBatch(st))
 				return ExecClearTuple(slot);
 			CHECK_FOR_INTERRUPTS();
 		}
-		prow = st->pairs.probe_rows[st->cursor];
-		brow = st->pairs.build_rows[st->cursor];
-		st->cursor++;
-		batch = st->outer_store.batches[0];
-		ExecClearTuple(slot);
-		for (int c = 0; c < st->outer_ncols; c++)
-			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, prow,
-												   &slot->tts_isnull[c]);
-		for (int c = 0; c < st->inner_store.ncols; c++)
-			slot->tts_values[st->outer_ncols + c] =
-				GpuopsRowStoreDatum(&st->inner_store, brow, c,
-									&slot->tts_isnull[st->outer_ncols + c]);
-		ExecStoreVirtualTuple(slot);
-		/* the candidate is a row only if every join clause holds */
-		econtext->ecxt_scantuple = slot;
-		ResetExprContext(econtext);
-		if (ExecQual(st->join_qual, econtext))
-			return slot;
-		st->filtered++;
-		if ((st->filtered & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
+		p = st->probe_pos;
+		while (st->cursor < st->pairs.npairs && st->pairs.probe_rows[st->cursor] == p)
+		{
+			uint32		b = st->pairs.build_rows[st->cursor++];
+
+			JoinedRow(st, slot, p, b);
+			if (!Holds(st->join_qual, econtext, slot))
+			{
+				if ((++st->filtered & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
+				continue;
+			}
+			st->matched = true;
+			if (st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI)
+			{
+				/* one match decides: skip the row's other candidates */
+				while (st->cursor < st->pairs.npairs && st->pairs.probe_rows[st->cursor] == p)
+					st->cursor++;
+				break;
+			}
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+		}
+		/* every candidate of p has been seen */
+		unmatched = !st->matched;
+		st->probe_pos++;
+		st->matched = false;
+		if (st->jointype == JOIN_SEMI && !unmatched)
+		{
+			JoinedRow(st, slot, p, -1);
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+		}
+		else if (unmatched && (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI))
+		{
+			JoinedRow(st, slot, p, -1);
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+		}
 	}
 }
 
@@ -302,10 +368,11 @@ CreateGpuHashJoinStateImpl(CustomScan *cscan)
 #if PG_VERSION_NUM >= 160000
 	st->css.slotOps = &TTSOpsVirtual;
 #endif
-	st->nkeys = linitial_int(keys);
+	st->jointype = (JoinType) linitial_int(keys);
+	st->nkeys = lsecond_int(keys);
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		int			base = 1 + k * GPUHJ_KEY_FIELDS;
+		int			base = 2 + k * GPUHJ_KEY_FIELDS;
 
 		st->outer_col[k] = list_nth_int(keys, base + GPUHJ_KEY_OUTER_COL);
 		st->inner_col[k] = list_nth_int(keys, base + GPUHJ_KEY_INNER_COL);
@@ -325,7 +392,8 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
 
 	node->custom_ps = list_make2(outer, inner);
-	st->join_qual = ExecInitQual((List *) cscan->custom_exprs, &node->ss.ps);
+	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
+	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->outer_ncols = ExecGetResultType(outer)->natts;
 	GpuopsRowStoreInit(&st->outer_store, ExecGetResultType(outer), estate->es_query_cxt);
 	GpuopsRowStoreInit(&st->inner_store, ExecGetResultType(inner), estate->es_query_cxt);
@@ -375,6 +443,8 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	st->outer_done = false;
 	st->cursor = 0;
 	st->pairs.npairs = 0;
+	st->probe_pos = st->probe_rows = 0;
+	st->matched = false;
 	if (st->built && inner->chgParam != NULL)
 	{
 		/* the inner side changes with the parameters: build again */
@@ -408,11 +478,18 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 										deparse_expression((Node *) o->expr, context, prefix, false),
 										deparse_expression((Node *) i->expr, context, prefix, false)));
 	}
-	ExplainPropertyText("Join Type", "Inner", es);
+	ExplainPropertyText("Join Type",
+						st->jointype == JOIN_LEFT ? "Left" :
+						st->jointype == JOIN_SEMI ? "Semi" :
+						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
 	ExplainPropertyList("Hash Keys", conds, es);
-	if (cscan->custom_exprs != NIL)
+	if (linitial(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Join Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) cscan->custom_exprs),
+							deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
+											   context, true, false), es);
+	if (lsecond(cscan->custom_exprs) != NIL)
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
 											   context, true, false), es);
 	ExplainPropertyText("Build Side", "inner", es);
 	if (es->analyze)

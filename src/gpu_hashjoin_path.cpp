@@ -82,7 +82,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	Path	   *inner = innerrel->cheapest_total_path;
 	List	   *keys = NIL;
 	int			nkeys = 0;
-	List	   *clauses = NIL;
+	List	   *clauses = NIL;	/* decide whether a pair matches */
+	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
 	Expr	   *key_clause = NULL;
 	ListCell   *lc;
 	CustomPath *cpath;
@@ -93,8 +94,10 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 
 	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
 		return;
-	if (jointype != JOIN_INNER)
-		return;					/* outer, semi and anti joins: not yet */
+	/* the outer side is the preserved one (LEFT) or the one returned (SEMI, ANTI) */
+	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_SEMI &&
+		jointype != JOIN_ANTI)
+		return;					/* RIGHT and FULL joins, unique-ified inputs: not yet */
 	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
 		return;
 	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
@@ -111,6 +114,16 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 
 		if (rinfo->pseudoconstant)
 			return;				/* gating quals: PostgreSQL's plans handle them */
+		/*
+		 * As createplan.c does: in outer joins (LEFT, ANTI) pushed-down
+		 * clauses filter the joined rows; in inner and semi joins every
+		 * clause decides the match.
+		 */
+		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
+		{
+			filters = lappend(filters, rinfo->clause);
+			continue;
+		}
 		clauses = lappend(clauses, rinfo->clause);
 		if (!OidIsValid(rinfo->hashjoinoperator) || !IsA(rinfo->clause, OpExpr) ||
 			nkeys == GPUOPS_MAX_JOIN_KEYS)
@@ -164,7 +177,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	orows = Max(outer->rows, 1.0);
 	irows = Max(inner->rows, 1.0);
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
-	cost_qual_eval(&qual_cost, clauses, root);
+	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -184,7 +197,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		joinrel->rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make2(outer, inner);
-	cpath->custom_private = list_make2(lcons_int(nkeys, keys), clauses);
+	cpath->custom_private = list_make3(lcons_int((int) jointype, lcons_int(nkeys, keys)),
+									   clauses, filters);
 	cpath->methods = &gpu_hashjoin_path_methods;
 	add_path(joinrel, &cpath->path);
 }
@@ -225,7 +239,8 @@ PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pat
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = (List *) copyObject(lsecond(best_path->custom_private));
+	cscan->custom_exprs = list_make2(copyObject(lsecond(best_path->custom_private)),
+									 copyObject(lthird(best_path->custom_private)));
 	cscan->custom_private = list_make1(copyObject(linitial(best_path->custom_private)));
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
