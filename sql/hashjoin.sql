@@ -40,23 +40,6 @@ BEGIN
   RETURN format('gpuhashjoin=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
 END $$;
 
--- the plan's lines, and EXPLAIN ANALYZE in JSON
-CREATE FUNCTION check_plan_lines(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    RETURN NEXT line;
-  END LOOP;
-END $$;
-CREATE FUNCTION explain_json(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN j;
-END $$;
-
 -- probe side: 200000 rows; keys of every supported type with NULLs,
 -- duplicates and extremes; s is skewed (half the rows have s = 7)
 CREATE TABLE hj_outer AS
@@ -126,7 +109,7 @@ SELECT check_join('SELECT o.id AS oid, i.id AS iid, a.id AS aid FROM hj_outer o
                    JOIN hj_inner i ON o.k4 = i.k4 JOIN hj_one_a a ON a.id = i.k4');
 SELECT count(*) >= 2 AS two_gpu_joins FROM (
   SELECT * FROM regexp_matches(
-    (SELECT string_agg(l, E'\n') FROM (SELECT * FROM check_plan_lines($q$
+    (SELECT string_agg(l, E'\n') FROM (SELECT * FROM plan_lines($q$
       SELECT o.id, i.id, a.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4
       JOIN hj_one_a a ON a.id = i.k4$q$)) p(l)), 'Custom Scan \(GpuHashJoin\)', 'g')) m;
 
@@ -155,13 +138,13 @@ SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE NOT EXISTS
                    (SELECT 1 FROM hj_inner i WHERE i.k8 = o.k8 AND i.k2 = o.k2 AND i.id > o.id % 1000)');
 SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_empty e WHERE e.k4 = o.k4)');
 SELECT check_join('SELECT count(*) AS n, sum(o.id) AS s FROM hj_outer o WHERE EXISTS (SELECT 1 FROM hj_inner i WHERE i.s = o.s)');
-SELECT line FROM check_plan_lines('SELECT o.id FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_inner i WHERE i.k4 = o.k4)') line
+SELECT line FROM plan_lines('SELECT o.id FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_inner i WHERE i.k4 = o.k4)') line
 WHERE line LIKE '%Join Type%' OR line LIKE '%GpuHashJoin%';
-SELECT line FROM check_plan_lines('SELECT o.id, i.id FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 WHERE i.id IS NULL OR i.k2 > 50') line
+SELECT line FROM plan_lines('SELECT o.id, i.id FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 WHERE i.id IS NULL OR i.k2 > 50') line
 WHERE line LIKE '%Join Type%' OR line LIKE '%Filter%';
 
 -- EXPLAIN
-SELECT * FROM check_plan_lines('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id');
+SELECT * FROM plan_lines('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id');
 SELECT j->>'Join Type' AS join_type, j->'Hash Keys' AS hash_keys, j->>'Backend' IN ('cpu', 'cuda') AS backend_ok,
        j->>'Build Rows' AS build_rows, j->>'Probe Rows' AS probe_rows,
        (j->>'Candidate Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::int8 AS pairs_add_up

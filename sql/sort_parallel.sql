@@ -26,25 +26,9 @@ BEGIN
   RETURN gm AND gs AND ps;
 END $$;
 
-CREATE FUNCTION masked_plan(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    RETURN NEXT line;
-  END LOOP;
-END $$;
-CREATE FUNCTION parallel_explain(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN j;
-END $$;
-
 -- with no staging cost, one GpuSort above a Gather is cheapest
 SELECT line FROM (SELECT regexp_replace(l, '  \(.*', '') AS line
-  FROM (SELECT * FROM masked_plan('SELECT * FROM sort_src ORDER BY a8')) x(l)) y;
+  FROM (SELECT * FROM plan_lines('SELECT * FROM sort_src ORDER BY a8')) x(l)) y;
 SELECT check_sort('SELECT a8 AS k, id, pad FROM sort_src ORDER BY a8');
 -- with the default staging cost, each worker's share is cheaper to stage:
 -- GpuSort below Gather Merge
@@ -71,4 +55,4 @@ SET gpuops.host_memory_limit = '1GB';
 SELECT j->>'Workers Planned' AS workers_planned,
        jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")') ? 'Backend' AS gpusort_ran
 FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Node Type" == "Gather Merge")') AS j
-      FROM (SELECT parallel_explain('SELECT * FROM sort_src ORDER BY a8') AS e) x) y;
+      FROM (SELECT explain_json('SELECT * FROM sort_src ORDER BY a8') AS e) x) y;

@@ -72,6 +72,25 @@ BEGIN
   RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
 END $$;
 
+-- plan_lines(q): the lines of EXPLAIN (COSTS OFF) q.
+CREATE FUNCTION plan_lines(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+
+-- explain_json(q): EXPLAIN (ANALYZE, FORMAT JSON) q, without timings.
+CREATE FUNCTION explain_json(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN j;
+END $$;
+
 -- A deterministic table with int4, int8 and float8 keys: NULLs, duplicates,
 -- extremes, NaN, infinities and -0; 200000 rows span several 64K-row batches.
 CREATE TABLE sort_src AS
