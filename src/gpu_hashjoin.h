@@ -6,7 +6,11 @@
  * inner child's as its scan tuple (custom_scan_tlist).  custom_private is an
  * integer list: the join type, the number of hash keys, then per key its
  * outer column and its inner column (indexes into the children's outputs)
- * and the two columns' types.  custom_exprs is a list of two lists: the
+ * the two columns' types, and for keys other than integers the two sides'
+ * hash functions and the collation: such a key's word is the value's hash
+ * from its type's hash opclass (equal values hash equal, across the types
+ * of one operator family), so its clause is always re-checked.  custom_exprs
+ * is a list of two lists: the
  * join clauses, which decide whether a pair matches, and (outer joins only)
  * the filters applied to the joined rows.  The join clauses are re-checked
  * on each candidate pair: all of them, the hash clauses included, when
@@ -32,6 +36,9 @@ enum GpuHashJoinKeyField
 	GPUHJ_KEY_INNER_COL,
 	GPUHJ_KEY_OUTER_TYPE,
 	GPUHJ_KEY_INNER_TYPE,
+	GPUHJ_KEY_OUTER_HASH,		/* hashed keys: each side's hash function, else 0 */
+	GPUHJ_KEY_INNER_HASH,
+	GPUHJ_KEY_COLLATION,		/* the operator's input collation */
 	GPUHJ_KEY_FIELDS
 };
 

@@ -54,6 +54,10 @@ typedef struct GpuHashJoinState
 	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
 	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
 	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
+	bool		hashed[GPUOPS_MAX_JOIN_KEYS];	/* the key's word is its hash */
+	FmgrInfo	outer_hash[GPUOPS_MAX_JOIN_KEYS];
+	FmgrInfo	inner_hash[GPUOPS_MAX_JOIN_KEYS];
+	Oid			collation[GPUOPS_MAX_JOIN_KEYS];
 
 	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
 	GpuopsRowStore inner_store;
@@ -105,7 +109,7 @@ PrimaryJoinBackend(void)
  */
 static void
 BatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch, const int *cols,
-		  const Oid *types, GpuopsJoinKeys *keys)
+		  const Oid *types, FmgrInfo *hashfn, GpuopsJoinKeys *keys)
 {
 	keys->nkeys = st->nkeys;
 	keys->nrows = batch->nrows;
@@ -115,6 +119,24 @@ BatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch, const
 														  Max(batch->nrows, 1) * sizeof(uint64));
 		const char *v = batch->values[cols[k]];
 
+		if (st->hashed[k])
+		{
+			/* the type's own hash (32 bits; collisions are re-checked) */
+			MemoryContext old = MemoryContextSwitchTo(st->key_cxt);
+
+			for (uint32 i = 0; i < batch->nrows; i++)
+			{
+				bool		isnull;
+				Datum		d = GpuopsBatchDatum(store, batch, cols[k], i, &isnull);
+
+				w[i] = isnull ? 0
+					: (uint64) DatumGetUInt32(FunctionCall1Coll(&hashfn[k], st->collation[k], d));
+			}
+			MemoryContextSwitchTo(old);
+			keys->words[k] = w;
+			keys->nulls[k] = batch->nulls[cols[k]];
+			continue;
+		}
 		switch (types[k])
 		{
 			case INT2OID:
@@ -162,7 +184,7 @@ BuildFromStore(GpuHashJoinState *st, const GpuopsJoinBackend *backend, bool prim
 		GpuopsJoinKeys keys;
 
 		BatchKeys(st, &st->inner_store, st->inner_store.batches[b], st->inner_col,
-				  st->inner_type, &keys);
+				  st->inner_type, st->inner_hash, &keys);
 		rc = backend->join_build(st->dev->join, &keys);
 		MemoryContextReset(st->key_cxt);
 		CHECK_FOR_INTERRUPTS();
@@ -231,14 +253,16 @@ ProbeNextBatch(GpuHashJoinState *st)
 	if (batch->nrows == 0)
 		return !st->outer_done;
 	MemoryContextReset(st->key_cxt);
-	BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, &keys);
+	BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, st->outer_hash,
+			  &keys);
 	rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
 	if (rc != GPUOPS_OK)
 	{
 		FallBackToCpu(st, rc);
 		/* the rebuild reused key_cxt: widen this batch's keys again */
 		MemoryContextReset(st->key_cxt);
-		BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, &keys);
+		BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, st->outer_hash,
+			  &keys);
 		rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
@@ -378,6 +402,13 @@ CreateGpuHashJoinStateImpl(CustomScan *cscan)
 		st->inner_col[k] = list_nth_int(keys, base + GPUHJ_KEY_INNER_COL);
 		st->outer_type[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_TYPE);
 		st->inner_type[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_INNER_TYPE);
+		st->collation[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_COLLATION);
+		st->hashed[k] = OidIsValid((Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_HASH));
+		if (st->hashed[k])
+		{
+			fmgr_info((Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_HASH), &st->outer_hash[k]);
+			fmgr_info((Oid) list_nth_int(keys, base + GPUHJ_KEY_INNER_HASH), &st->inner_hash[k]);
+		}
 	}
 	return (Node *) st;
 }

@@ -5,9 +5,11 @@
  *
  * Called from set_join_pathlist_hook for each pair of input rels (both
  * orders, so the cost model also picks the build side: the inner one).  A
- * hash key is an equality between a column of each side of type int2, int4,
- * int8 (in any combination) or date.  Other clauses ride along: all join
- * clauses are re-checked on the CPU for each candidate pair.
+ * hash key is a hashjoinable equality between a column of each side: of
+ * type int2, int4, int8 (in any combination) or date, sent as its value; or
+ * of any other type with a hash opclass (text, numeric, uuid, timestamps,
+ * ...), sent as the value's hash.  Other clauses ride along and are
+ * re-checked on the CPU for each candidate pair.
  */
 extern "C" {
 #include "postgres.h"
@@ -22,6 +24,8 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 }
+
+#include <utility>
 
 #include "boundary.h"
 #include "device.h"
@@ -85,6 +89,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	List	   *clauses = NIL;	/* decide whether a pair matches */
 	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
 	Expr	   *key_clause = NULL;
+	bool		all_integer = true;
 	ListCell   *lc;
 	CustomPath *cpath;
 	QualCost	qual_cost;
@@ -111,6 +116,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 				   *iexpr;
 		int			ocol,
 					icol;
+		RegProcedure lhash,
+					rhash;
 
 		if (rinfo->pseudoconstant)
 			return;				/* gating quals: PostgreSQL's plans handle them */
@@ -129,7 +136,11 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 			nkeys == GPUOPS_MAX_JOIN_KEYS)
 			continue;
 		op = (OpExpr *) rinfo->clause;
-		if (list_length(op->args) != 2 || !IsIntegerEquality(op->opno))
+		if (list_length(op->args) != 2)
+			continue;
+		/* integers go to the device as values; anything else hashable as hashes */
+		lhash = rhash = InvalidOid;
+		if (!IsIntegerEquality(op->opno) && !get_op_hash_functions(op->opno, &lhash, &rhash))
 			continue;
 		if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
 			bms_is_subset(rinfo->right_relids, innerrel->relids))
@@ -142,6 +153,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		{
 			oexpr = (Expr *) lsecond(op->args);
 			iexpr = (Expr *) linitial(op->args);
+			std::swap(lhash, rhash);
 		}
 		else
 			continue;
@@ -153,7 +165,11 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		keys = lappend_int(keys, icol);
 		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
 		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
+		keys = lappend_int(keys, (int) lhash);	/* the outer side's, after any swap */
+		keys = lappend_int(keys, (int) rhash);
+		keys = lappend_int(keys, (int) op->inputcollid);
 		key_clause = rinfo->clause;
+		all_integer &= !OidIsValid(lhash);
 		nkeys++;
 	}
 	if (nkeys == 0)
@@ -165,7 +181,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	 * that clause needs no re-check.  With several keys hashes can collide,
 	 * and every clause is re-checked.
 	 */
-	if (nkeys == 1)
+	if (nkeys == 1 && all_integer)
 		clauses = list_delete_ptr(clauses, key_clause);
 
 	/*
