@@ -76,8 +76,8 @@ struct CudaJoin
 	int			nkeys = 0;
 	cudaStream_t stream = nullptr;
 
-	/* build side, gathered on the host until build_finish */
-	std::vector<uint64_t> h_words;	/* [k * n + i] */
+	/* build side, gathered on the host until build_finish: one array per key */
+	std::vector<uint64_t> h_words[GPUOPS_MAX_JOIN_KEYS];
 	std::vector<uint32_t> h_rows;
 	uint64_t	build_rows = 0;
 
@@ -208,7 +208,7 @@ cuda_join_build(GpuopsJoin *join, const GpuopsJoinKeys *keys) noexcept
 			if (!join_key_null(keys->nulls, j->nkeys, i))
 			{
 				for (int k = 0; k < j->nkeys; k++)
-					j->h_words.push_back(keys->words[k][i]);
+					j->h_words[k].push_back(keys->words[k][i]);
 				j->h_rows.push_back(static_cast<uint32_t>(j->build_rows + i));
 			}
 		j->build_rows += keys->nrows;
@@ -233,24 +233,20 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 		auto		t0 = std::chrono::steady_clock::now();
 
 		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, j->settings.fault);
-		/* the row-major host words become one device array per key */
-		{
-			std::vector<uint64_t> cols(n * nkeys);
-
-			for (uint64_t i = 0; i < n; i++)
-				for (int k = 0; k < nkeys; k++)
-					cols[k * n + i] = j->h_words[i * nkeys + k];
-			words.get(rt, cols.size() * 8 + 8, s);
-			rows_in.get(rt, n * 4 + 4, s);
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>(), cols.data(), cols.size() * 8,
-											cudaMemcpyHostToDevice, s));
+		/* one device array holding each key's words, key after key */
+		words.get(rt, n * nkeys * 8 + 8, s);
+		rows_in.get(rt, n * 4 + 4, s);
+		for (int k = 0; k < nkeys && n > 0; k++)
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + k * n, j->h_words[k].data(),
+											n * 8, cudaMemcpyHostToDevice, s));
+		if (n > 0)
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows_in.as<uint32_t>(), j->h_rows.data(), n * 4,
 											cudaMemcpyHostToDevice, s));
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
-		}
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
 		j->stats.copy_ms += ms_since(t0);
 		t0 = std::chrono::steady_clock::now();
-		std::vector<uint64_t>().swap(j->h_words);
+		for (int k = 0; k < nkeys; k++)
+			std::vector<uint64_t>().swap(j->h_words[k]);
 		std::vector<uint32_t>().swap(j->h_rows);
 		for (int k = 0; k < nkeys; k++)
 			kp.words[k] = words.as<uint64_t>() + k * n;

@@ -57,6 +57,15 @@ GpuopsPrimaryBackend(void)
 	return gpuops_cuda_backend();
 }
 
+/* The join backend of the same choice (gpuops.device). */
+const GpuopsJoinBackend *
+GpuopsPrimaryJoinBackend(void)
+{
+	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+		return gpuops_cpu_join_backend();
+	return gpuops_cuda_join_backend();
+}
+
 static int
 StatusSqlstate(GpuopsStatus status)
 {

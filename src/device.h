@@ -20,6 +20,7 @@ extern bool GpuopsGpuPresent(void);
 
 /* The backend a query runs on first: CUDA, or the CPU twin for device = cpu. */
 extern const GpuopsBackend *GpuopsPrimaryBackend(void);
+extern const GpuopsJoinBackend *GpuopsPrimaryJoinBackend(void);
 
 /*
  * Handles a failed device call of operator `node`.  Returns when the caller

@@ -95,13 +95,6 @@ JoinRelease(void *arg)
 	dev->join = NULL;
 }
 
-static const GpuopsJoinBackend *
-PrimaryJoinBackend(void)
-{
-	return GpuopsPrimaryBackend() == gpuops_cpu_backend()
-		? gpuops_cpu_join_backend() : gpuops_cuda_join_backend();
-}
-
 /*
  * One batch's key columns as 64-bit words: integers sign-extended (so
  * int2 = int8 compares equal values), dates as their day numbers.  The
@@ -222,7 +215,7 @@ Build(GpuHashJoinState *st)
 		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
 		CHECK_FOR_INTERRUPTS();
 	}
-	rc = BuildFromStore(st, PrimaryJoinBackend(), true);
+	rc = BuildFromStore(st, GpuopsPrimaryJoinBackend(), true);
 	if (rc != GPUOPS_OK)
 		FallBackToCpu(st, rc);
 	st->built = true;
@@ -300,6 +293,8 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, uint32 prow, int64 brow)
 static bool
 Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
 {
+	if (qual == NULL)
+		return true;			/* nothing to check: the common equi-join */
 	econtext->ecxt_scantuple = slot;
 	ResetExprContext(econtext);
 	return ExecQual(qual, econtext);
