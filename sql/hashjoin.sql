@@ -1,4 +1,4 @@
--- GpuHashJoin: inner, left, semi and anti joins on hashable keys.  Every result is compared with
+-- GpuHashJoin: inner, left, right, full, semi and anti joins on hashable keys.  Every result is compared with
 -- PostgreSQL's (gpuops.enabled = off) as a multiset, EXCEPT ALL both ways;
 -- joins with very many rows are compared through aggregates.
 SET gpuops.min_rows = 0;
@@ -182,6 +182,37 @@ WHERE line LIKE '%Join Type%' OR line LIKE '%GpuHashJoin%';
 SELECT line FROM plan_lines('SELECT o.id, i.id FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 WHERE i.id IS NULL OR i.k2 > 50') line
 WHERE line LIKE '%Join Type%' OR line LIKE '%Filter%';
 
+-- RIGHT and FULL joins: the inner (build) side's rows no pair matched come
+-- out at the end with NULL outer columns.  A LEFT JOIN whose left side is
+-- the larger one runs as a Right join building the smaller side.  Join
+-- clauses beyond the keys decide matches on both sides; filters above the
+-- join apply to every NULL-extended row.
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, i.label FROM hj_inner i LEFT JOIN hj_outer o ON o.k4 = i.k4');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o RIGHT JOIN hj_inner i ON o.k4 = i.k4 AND o.k2 = i.k2');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o RIGHT JOIN hj_inner i ON o.k8 = i.k8 AND o.id < i.id * 3');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o RIGHT JOIN hj_inner i ON o.k4 = i.k4
+                   WHERE o.id IS NULL OR o.k2 > 50');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.pad, i.label FROM hj_outer o FULL JOIN hj_inner i ON o.k4 = i.k4');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o FULL JOIN hj_inner i ON o.k8 = i.k8 AND i.id > o.id % 1000');
+SELECT check_join('SELECT coalesce(o.d, i.d) AS d, o.id AS oid, i.id AS iid FROM hj_outer o FULL JOIN hj_inner i USING (d)
+                   WHERE coalesce(o.id, 0) % 7 <> 3');
+SELECT check_join('SELECT o.id AS oid, e.id AS eid FROM hj_outer o FULL JOIN hj_empty e ON o.k4 = e.k4');
+SELECT check_join('SELECT e.id AS eid, i.id AS iid FROM hj_empty e FULL JOIN hj_inner i ON e.k4 = i.k4');
+SELECT check_join('SELECT e.id AS eid, n.id AS nid FROM hj_empty e FULL JOIN hj_nulls n ON e.k4 = n.k4');
+SELECT check_join('SELECT a.id AS aid, b.id AS bid FROM hj_t1 a FULL JOIN hj_t2 b ON a.t = b.t');
+SELECT check_join('SELECT a.id AS aid, b.id AS bid FROM hj_t1 a RIGHT JOIN hj_t2 b ON a.n = b.n AND a.u = b.u');
+SELECT check_join('SELECT count(*) AS n, count(o.id) AS no, count(i.id) AS ni, sum(o.id) AS so, sum(i.id) AS si
+                   FROM hj_outer o FULL JOIN hj_inner i ON o.s = i.s');
+SELECT check_join('SELECT count(*) AS n, sum(a.id * 3 + b.id) AS s FROM hj_one_a a FULL JOIN hj_one_b b ON a.k = b.k');
+SELECT check_join('SELECT a.id AS aid, b.id AS bid FROM hj_one_a a FULL JOIN hj_one_b b ON a.id = b.id');
+-- rescanned with new parameters: the matches start over each time
+SELECT check_join('SELECT x.i, (SELECT count(*) FROM hj_outer o FULL JOIN hj_inner n ON o.k4 = n.k4 AND n.id % 5 = x.i
+                   WHERE o.id IS NULL OR n.id IS NULL) AS c FROM generate_series(0, 2) x(i)');
+SELECT line FROM plan_lines('SELECT o.id, i.id FROM hj_inner i LEFT JOIN hj_outer o ON o.k4 = i.k4') line
+WHERE line LIKE '%Join Type%' OR line LIKE '%GpuHashJoin%';
+SELECT line FROM plan_lines('SELECT o.id, i.id FROM hj_outer o FULL JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id') line
+WHERE line LIKE '%Join Type%' OR line LIKE '%Join Filter%';
+
 -- EXPLAIN
 SELECT * FROM plan_lines('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id');
 SELECT j->>'Join Type' AS join_type, j->'Hash Keys' AS hash_keys, j->>'Backend' IN ('cpu', 'cuda') AS backend_ok,
@@ -191,7 +222,6 @@ FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" =
       FROM (SELECT explain_json('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS e) x) y;
 
 -- not handled: keeps PostgreSQL's plan
-SELECT check_join('SELECT a.id AS aid, b.id AS bid FROM hj_one_a a FULL JOIN hj_one_b b ON a.id = b.id');
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 + 1 = i.k4 WHERE o.id < 2000');
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k2::int4 = i.k4 WHERE o.id < 2000');
 SET gpuops.enable_hashjoin = off;
@@ -208,6 +238,7 @@ SET gpuops.fault_injection = out_of_memory;
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k8 = i.k8');
 SET gpuops.fault_injection = kernel_error;
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.d = i.d');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o FULL JOIN hj_inner i ON o.k4 = i.k4');
 SELECT j->>'Backend' AS backend, j->>'Fallback' AS fallback
 FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') AS j
       FROM (SELECT explain_json('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS e) x) y;

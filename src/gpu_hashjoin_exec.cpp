@@ -48,7 +48,9 @@ typedef struct GpuHashJoinDevice
 typedef struct GpuHashJoinState
 {
 	CustomScanState css;
-	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
+	JoinType	jointype;		/* INNER, LEFT, RIGHT, FULL, SEMI or ANTI */
+	bool		fill_outer;		/* LEFT, FULL, ANTI: unmatched outer rows are returned */
+	bool		fill_inner;		/* RIGHT, FULL: unmatched inner rows are returned */
 	int			nkeys;
 	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
 	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
@@ -73,6 +75,8 @@ typedef struct GpuHashJoinState
 	uint32		probe_pos;		/* probe row of the batch being joined */
 	uint32		probe_rows;		/* rows in the batch */
 	bool		matched;		/* probe_pos has had a matching pair */
+	bool	   *inner_matched;	/* fill_inner: per inner row, has it matched? */
+	uint64		inner_pos;		/* fill_inner: next inner row to check at the end */
 	ExprState  *join_qual;		/* join clauses, on the scan tuple */
 	ExprState  *filter_qual;	/* outer joins: filters on the joined row */
 	uint64		filtered;		/* candidate pairs the join clauses rejected */
@@ -200,6 +204,14 @@ FallBackToCpu(GpuHashJoinState *st, GpuopsStatus rc)
 }
 
 static void
+ResetInnerMatches(GpuHashJoinState *st)
+{
+	if (st->inner_matched)
+		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
+	st->inner_pos = 0;
+}
+
+static void
 Build(GpuHashJoinState *st)
 {
 	bool		more = true;
@@ -219,6 +231,10 @@ Build(GpuHashJoinState *st)
 	if (rc != GPUOPS_OK)
 		FallBackToCpu(st, rc);
 	st->built = true;
+	if (st->fill_inner)
+		st->inner_matched = (bool *) MemoryContextAllocHuge(st->inner_store.cxt,
+															Max(st->inner_store.nrows, 1));
+	ResetInnerMatches(st);
 	st->host_memory = GpuopsRowStoreMemory(&st->inner_store);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
@@ -264,16 +280,34 @@ ProbeNextBatch(GpuHashJoinState *st)
 	return true;
 }
 
+static bool
+Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
+{
+	if (qual == NULL)
+		return true;			/* nothing to check: the common equi-join */
+	econtext->ecxt_scantuple = slot;
+	ResetExprContext(econtext);
+	return ExecQual(qual, econtext);
+}
+
 /* The scan tuple for probe row prow and build row brow (-1: NULLs). */
 static TupleTableSlot *
-JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, uint32 prow, int64 brow)
+JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 {
 	GpuopsBatch *batch = st->outer_store.batches[0];
 
 	ExecClearTuple(slot);
 	for (int c = 0; c < st->outer_ncols; c++)
-		slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, prow,
-											   &slot->tts_isnull[c]);
+	{
+		if (prow < 0)
+		{
+			slot->tts_values[c] = (Datum) 0;
+			slot->tts_isnull[c] = true;
+		}
+		else
+			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, (uint32) prow,
+												   &slot->tts_isnull[c]);
+	}
 	for (int c = 0; c < st->inner_store.ncols; c++)
 	{
 		int			at = st->outer_ncols + c;
@@ -290,22 +324,36 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, uint32 prow, int64 brow)
 	return ExecStoreVirtualTuple(slot);
 }
 
-static bool
-Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
+/*
+ * RIGHT and FULL joins, once the outer side is done: the inner rows no pair
+ * matched, with NULLs for the outer columns; NULL slot when none is left.
+ */
+static TupleTableSlot *
+UnmatchedInner(GpuHashJoinState *st, TupleTableSlot *slot, ExprContext *econtext)
 {
-	if (qual == NULL)
-		return true;			/* nothing to check: the common equi-join */
-	econtext->ecxt_scantuple = slot;
-	ResetExprContext(econtext);
-	return ExecQual(qual, econtext);
+	while (st->inner_pos < st->inner_store.nrows)
+	{
+		uint64		b = st->inner_pos++;
+
+		if ((b & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (st->inner_matched[b])
+			continue;
+		JoinedRow(st, slot, -1, (int64) b);
+		if (Holds(st->filter_qual, econtext, slot))
+			return slot;
+	}
+	return NULL;
 }
 
 /*
  * Walks the batch's probe rows in order, each with its candidate pairs (the
  * pairs come grouped by probe row): a pair matches when the join clauses
  * hold.  INNER and LEFT return every match; SEMI returns a probe row on its
- * first match; LEFT and ANTI return a probe row that had none with NULLs
- * for the inner columns.  Outer joins then apply their filters.
+ * first match; LEFT, FULL and ANTI return a probe row that had none with
+ * NULLs for the inner columns; RIGHT and FULL return, at the end, the inner
+ * rows no pair matched with NULLs for the outer columns.  Outer joins then
+ * apply their filters.
  */
 static TupleTableSlot *
 GpuHashJoinNext(ScanState *ss)
@@ -324,7 +372,11 @@ GpuHashJoinNext(ScanState *ss)
 		while (st->probe_pos >= st->probe_rows)
 		{
 			if (!ProbeNextBatch(st))
+			{
+				if (st->fill_inner && UnmatchedInner(st, slot, econtext))
+					return slot;
 				return ExecClearTuple(slot);
+			}
 			CHECK_FOR_INTERRUPTS();
 		}
 		p = st->probe_pos;
@@ -340,6 +392,8 @@ GpuHashJoinNext(ScanState *ss)
 				continue;
 			}
 			st->matched = true;
+			if (st->fill_inner)
+				st->inner_matched[b] = true;
 			if (st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI)
 			{
 				/* one match decides: skip the row's other candidates */
@@ -360,7 +414,7 @@ GpuHashJoinNext(ScanState *ss)
 			if (Holds(st->filter_qual, econtext, slot))
 				return slot;
 		}
-		else if (unmatched && (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI))
+		else if (unmatched && st->fill_outer)
 		{
 			JoinedRow(st, slot, p, -1);
 			if (Holds(st->filter_qual, econtext, slot))
@@ -388,6 +442,9 @@ CreateGpuHashJoinStateImpl(CustomScan *cscan)
 	st->css.slotOps = &TTSOpsVirtual;
 #endif
 	st->jointype = (JoinType) linitial_int(keys);
+	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_FULL ||
+		st->jointype == JOIN_ANTI;
+	st->fill_inner = st->jointype == JOIN_RIGHT || st->jointype == JOIN_FULL;
 	st->nkeys = lsecond_int(keys);
 	for (int k = 0; k < st->nkeys; k++)
 	{
@@ -471,11 +528,13 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	st->pairs.npairs = 0;
 	st->probe_pos = st->probe_rows = 0;
 	st->matched = false;
+	ResetInnerMatches(st);
 	if (st->built && inner->chgParam != NULL)
 	{
 		/* the inner side changes with the parameters: build again */
 		JoinRelease(st->dev);
 		GpuopsRowStoreReset(&st->inner_store);
+		st->inner_matched = NULL;	/* it was in the store's context */
 		st->inner_source->rescan(st->inner_source);
 		st->built = false;
 	}
@@ -506,6 +565,8 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyText("Join Type",
 						st->jointype == JOIN_LEFT ? "Left" :
+						st->jointype == JOIN_RIGHT ? "Right" :
+						st->jointype == JOIN_FULL ? "Full" :
 						st->jointype == JOIN_SEMI ? "Semi" :
 						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
 	ExplainPropertyList("Hash Keys", conds, es);

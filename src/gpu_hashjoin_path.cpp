@@ -1,7 +1,8 @@
 /*
  * gpu_hashjoin_path.cpp
- *    GpuHashJoin planning: a CustomPath for inner joins with at least one
- *    hashable integer equality, competing on cost with PostgreSQL's joins.
+ *    GpuHashJoin planning: a CustomPath for inner, outer (left, right,
+ *    full), semi and anti joins with at least one hashable equality,
+ *    competing on cost with PostgreSQL's joins.
  *
  * Called from set_join_pathlist_hook for each pair of input rels (both
  * orders, so the cost model also picks the build side: the inner one).  A
@@ -99,10 +100,15 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 
 	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
 		return;
-	/* the outer side is the preserved one (LEFT) or the one returned (SEMI, ANTI) */
-	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_SEMI &&
-		jointype != JOIN_ANTI)
-		return;					/* RIGHT and FULL joins, unique-ified inputs: not yet */
+	/*
+	 * The inner side is always the build side: LEFT and RIGHT (the same
+	 * join with the sides swapped, offered by PostgreSQL too) let the cost
+	 * model pick which one is built.  Unique-ified inputs of semi joins
+	 * (JOIN_UNIQUE_*) keep PostgreSQL's plans.
+	 */
+	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_RIGHT &&
+		jointype != JOIN_FULL && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
+		return;
 	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
 		return;
 	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
@@ -122,7 +128,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		if (rinfo->pseudoconstant)
 			return;				/* gating quals: PostgreSQL's plans handle them */
 		/*
-		 * As createplan.c does: in outer joins (LEFT, ANTI) pushed-down
+		 * As createplan.c does: in outer joins (LEFT, RIGHT, FULL, ANTI) pushed-down
 		 * clauses filter the joined rows; in inner and semi joins every
 		 * clause decides the match.
 		 */

@@ -7,15 +7,32 @@
 # chunks; reused when it already has the right row count), runs every query
 # BENCH_RUNS times (default 3) per configuration and takes the median of
 # EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)'s "Execution Time".
+# Join queries also use extra tables, each created (unlogged, VACUUM ANALYZE) only
+# when a query selected by BENCH_ONLY names it, and reused when it has the
+# expected row count (see TABLES below):
+#   bench_dim              (id int4, name text) 1M rows, id = 0..999999: every
+#                          probe row of bench_<ROWS> matches once (b.g = d.id)
+#   bench_dim_m<P>         match-ratio sweep, P = 01, 10, 50 (percent): 1M rows,
+#                          id = i for i < P% of 1M, i + 10000000 otherwise, so
+#                          only P% of the probe rows match (100% is bench_dim)
+#   bench_dim_d<D>         duplicate sweep, D = 4, 16, 64 (1 is bench_dim): 1M rows,
+#                          id = i / D, each key D times; 1/D of the probe rows
+#                          match D rows each, so the output stays ~ROWS rows
+#   bench_<ROWS>_zipf      per size, (g int4, v int4) from bench_<ROWS> with g
+#                          log-uniform in 0..999999 (Zipf, s = 1: key 0 ~5%)
+#   bench_<ROWS>_hot       per size, (g int4, v int4): g = 0 for half of the rows,
+#                          bench_<ROWS>.g otherwise
+# 10M x 10M joins are the self-joins (join_self_*) run with ROWS = 10000000.
 # Configurations:
 #   PostgreSQL serial      gpuops.enabled = off, max_parallel_workers_per_gather = 0
 #   PostgreSQL parallel(8) gpuops.enabled = off, max_parallel_workers_per_gather = 8
 #   gpuops                 gpuops.enabled = on, everything else as configured
 # Prints a markdown table and writes it to ${OUT:-.}/bench.md.
 # Environment: BENCH_RUNS, BENCH_DB (default $PGDATABASE or postgres),
-# BENCH_ONLY (regex on query names), BENCH_RECREATE=1 (reload the tables),
-# BENCH_LOAD_JOBS (parallel loaders, default 8), BENCH_KEEP=0 (drop the tables
-# afterwards; by default they are kept for the next run).
+# BENCH_ONLY (regex on query names), BENCH_RECREATE=1 (reload the tables, the
+# extra join tables included),
+# BENCH_LOAD_JOBS (parallel loaders, default 8), BENCH_KEEP=0 (drop bench_<ROWS>
+# and its derived tables afterwards; by default they are kept for the next run).
 set -uo pipefail
 
 # Queries: "name|SQL" or "name|SQL|SETs for the gpuops run only"; {T} stands
@@ -32,6 +49,40 @@ QUERIES=(
   "join_count|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id"
   "join_count_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   "join_cols_gpu|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # ROWS x ROWS (10M x 10M with ROWS = 10000000): self-join on the unique id
+  "join_self_count|SELECT count(*) FROM {T} a JOIN {T} b ON a.id = b.id"
+  "join_self_count_gpu|SELECT count(*) FROM {T} a JOIN {T} b ON a.id = b.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_self_cols|SELECT a.id, a.k, b.v FROM {T} a JOIN {T} b ON a.id = b.id"
+  "join_self_cols_gpu|SELECT a.id, a.k, b.v FROM {T} a JOIN {T} b ON a.id = b.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # match-ratio sweep: 1%, 10%, 50%, 100% of the probe rows find a match
+  "join_match_01|SELECT count(*) FROM {T} b JOIN bench_dim_m01 d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_match_10|SELECT count(*) FROM {T} b JOIN bench_dim_m10 d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_match_50|SELECT count(*) FROM {T} b JOIN bench_dim_m50 d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_match_100|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # duplicate sweep (He et al., Fig. 13): each build key D times
+  "join_dup_1|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_dup_4|SELECT count(*) FROM {T} b JOIN bench_dim_d4 d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_dup_16|SELECT count(*) FROM {T} b JOIN bench_dim_d16 d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_dup_64|SELECT count(*) FROM {T} b JOIN bench_dim_d64 d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # skewed probe keys
+  "join_zipf|SELECT count(*) FROM {T}_zipf b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  "join_hot50|SELECT count(*) FROM {T}_hot b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+)
+# Extra tables: "name|row count|SELECT that fills it".  {T} stands for
+# bench_<ROWS> and {N} for ROWS; a name with {T} is a per-size table (dropped with
+# bench_<ROWS> under BENCH_KEEP=0, recreated when bench_<ROWS> is reloaded).  A
+# table is created (CREATE UNLOGGED TABLE name AS SELECT ...) the first time a
+# selected query names it, unless it exists with the row count.
+TABLES=(
+  "bench_dim|1000000|SELECT i::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "bench_dim_m01|1000000|SELECT (CASE WHEN i < 10000 THEN i ELSE i + 10000000 END)::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "bench_dim_m10|1000000|SELECT (CASE WHEN i < 100000 THEN i ELSE i + 10000000 END)::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "bench_dim_m50|1000000|SELECT (CASE WHEN i < 500000 THEN i ELSE i + 10000000 END)::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "bench_dim_d4|1000000|SELECT (i / 4)::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "bench_dim_d16|1000000|SELECT (i / 16)::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "bench_dim_d64|1000000|SELECT (i / 64)::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i"
+  "{T}_zipf|{N}|SELECT least(floor(exp(random() * ln(1000000)))::int4 - 1, 999999) AS g, v FROM {T}"
+  "{T}_hot|{N}|SELECT (CASE WHEN random() < 0.5 THEN 0 ELSE g END)::int4 AS g, v FROM {T}"
 )
 # Configurations: "column title|SET commands".  gpuops may use the same 8
 # workers as PostgreSQL's parallel plan; its cost model picks serial,
@@ -79,6 +130,9 @@ header=$(
 )
 printf '%s\n\n' "$header"
 
+# TABLES entries checked in this run; bench_<ROWS> (re)loaded in this run
+declare -A READY=() RELOADED=()
+
 load_table() { # load_table ROWS
   local n="$1" t="bench_$1" have chunk lo hi pids=() i rc=0
   have=$(q -c "select count(*) from $t" 2>/dev/null || true)
@@ -99,6 +153,7 @@ load_table() { # load_table ROWS
   for i in "${pids[@]}"; do wait "$i" || rc=1; done
   [ "$rc" -eq 0 ] || { echo "bench.sh: loading $t failed" >&2; return 1; }
   q -c "VACUUM ANALYZE $t" -c "ALTER TABLE $t SET (parallel_workers = 8)" || return 1
+  RELOADED[$t]=1
   echo "loaded $t in $((SECONDS - start))s ($(q -c "select pg_size_pretty(pg_table_size('$t'))"))" >&2
 }
 
@@ -133,12 +188,29 @@ sep+="---:|---:|---|"
 table+=$'\n'"$sep"
 PLANS=""
 
-# the join queries' dimension table: 1M rows, one per value of g
-if [ "$(q -c "select count(*) from bench_dim" 2>/dev/null)" != 1000000 ]; then
-  q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_dim" \
-    -c "CREATE UNLOGGED TABLE bench_dim AS SELECT i::int4 AS id, md5(i::text) AS name FROM generate_series(0, 999999) i" \
-    -c "VACUUM ANALYZE bench_dim" || exit 1
-fi
+# ensure_tables ROWS SQL: create the TABLES entries that SQL names (once per run)
+ensure_tables() {
+  local n="$1" sql="$2" e tmpl name rows def per_size have start
+  for e in "${TABLES[@]}"; do
+    tmpl=${e%%|*}; rows=${e#*|}; def=${rows#*|}; rows=${rows%%|*}
+    name=${tmpl//\{T\}/bench_$n}; rows=${rows//\{N\}/$n}; def=${def//\{T\}/bench_$n}
+    [[ $sql =~ (^|[^A-Za-z0-9_])${name}([^A-Za-z0-9_]|$) ]] || continue
+    [ -n "${READY[$name]:-}" ] && continue
+    per_size=""; [ "$tmpl" != "$name" ] && per_size=1
+    have=$(q -c "select count(*) from $name" 2>/dev/null || true)
+    if [ "${BENCH_RECREATE:-0}" != 1 ] && [ "$have" = "$rows" ] \
+       && ! { [ -n "$per_size" ] && [ -n "${RELOADED[bench_$n]:-}" ]; }; then
+      echo "reusing $name ($rows rows)" >&2
+    else
+      echo "creating $name ($rows rows) ..." >&2; start=$SECONDS
+      q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $name" \
+        -c "CREATE UNLOGGED TABLE $name AS $def" -c "VACUUM ANALYZE $name" || return 1
+      if [ -n "$per_size" ]; then q -c "ALTER TABLE $name SET (parallel_workers = 8)" || return 1; fi
+      echo "created $name in $((SECONDS - start))s" >&2
+    fi
+    READY[$name]=1
+  done
+}
 
 for n in "${SIZES[@]}"; do
   load_table "$n" || exit 1
@@ -146,6 +218,7 @@ for n in "${SIZES[@]}"; do
     name=${entry%%|*}; rest=${entry#*|}; sql=${rest%%|*}; sql=${sql//\{T\}/bench_$n}
     extra=""; [[ $rest == *"|"* ]] && extra=${rest#*|}
     if [ -n "${BENCH_ONLY:-}" ] && ! [[ $name =~ $BENCH_ONLY ]]; then continue; fi
+    ensure_tables "$n" "$sql" || exit 1
     row="| $name | $n |"; vals=(); gplan=""
     for c in "${CONFIGS[@]}"; do
       title=${c%%|*}; sets=${c#*|}
@@ -162,7 +235,11 @@ for n in "${SIZES[@]}"; do
     echo "$row" >&2
     PLANS+=$'\n'"### $name, $n rows, gpuops (last run)"$'\n\n```\n'"$gplan"$'\n```\n'
   done
-  [ "${BENCH_KEEP:-1}" = 1 ] || q -c "DROP TABLE IF EXISTS bench_$n"
+  if [ "${BENCH_KEEP:-1}" != 1 ]; then
+    drop="bench_$n"
+    for e in "${TABLES[@]}"; do [[ ${e%%|*} == *"{T}"* ]] && t=${e%%|*} && drop+=", ${t//\{T\}/bench_$n}"; done
+    q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $drop"
+  fi
 done
 
 echo
