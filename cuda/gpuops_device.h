@@ -249,11 +249,17 @@ typedef struct GpuopsJoinKeys
 	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS]; /* per key bitmap, or NULL */
 } GpuopsJoinKeys;
 
+/*
+ * A probe's pairs, in probe row order, come in windows of at most the pairs
+ * the budget holds: join_probe returns the first, join_next_pairs the next
+ * ones while `more` is set.  A probe row's pairs may span two windows.
+ */
 typedef struct GpuopsJoinPairs
 {
 	uint64_t	npairs;
-	const uint32_t *probe_rows; /* valid until the next probe or join_end */
+	const uint32_t *probe_rows; /* valid until the next call or join_end */
 	const uint32_t *build_rows;
+	int			more;			/* 1: join_next_pairs has more of this probe */
 } GpuopsJoinPairs;
 
 typedef struct GpuopsJoinStats
@@ -262,6 +268,7 @@ typedef struct GpuopsJoinStats
 	uint64_t	probe_rows;
 	uint64_t	pairs;
 	uint32_t	probe_batches;
+	uint32_t	windows;		/* pair windows beyond each probe's first */
 	uint64_t	directory;		/* distinct build hashes */
 	double		copy_ms;
 	double		kernel_ms;
@@ -272,7 +279,13 @@ typedef struct GpuopsJoin GpuopsJoin;
 
 /*
  * join_begin -> join_build (any number of times) -> join_build_finish ->
- * join_probe (any number of times) -> join_end (always).
+ * join_probe (any number of times, each followed by join_next_pairs while
+ * pairs.more) -> join_end (always).  join_capacity: the most build rows
+ * (with non-NULL keys) one build holds under the device budget, 0 when
+ * unlimited; larger build sides are partitioned by the caller.  Both
+ * backends derive it, and the window size, from the same budget
+ * (join_hash.hpp), so they partition alike and return the same pairs in
+ * the same order.
  */
 typedef struct GpuopsJoinBackend
 {
@@ -283,6 +296,8 @@ typedef struct GpuopsJoinBackend
 	GpuopsStatus (*join_build_finish) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
 	GpuopsStatus (*join_probe) (GpuopsJoin *join, const GpuopsJoinKeys *keys,
 								GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_next_pairs) (GpuopsJoin *join, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	uint64_t	(*join_capacity) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
 	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
 	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
 } GpuopsJoinBackend;

@@ -24,9 +24,20 @@ struct CpuJoin
 	std::vector<uint64_t> dir;		/* distinct hashes, sorted */
 	std::vector<uint64_t> first;	/* their first index in build */
 	std::vector<uint64_t> count;
+	/* the current probe: candidates counted, pairs written window by window */
+	std::vector<int64_t> slot;		/* per probe row: directory entry or -1 */
+	std::vector<uint64_t> offsets;	/* per probe row: its first pair */
+	uint64_t	probe_n = 0;
+	uint64_t	written = 0;		/* pairs returned so far */
 	std::vector<uint32_t> probe_out, build_out;
 	GpuopsJoinStats stats = {};
 };
+
+uint64_t
+budget(const GpuopsSettings &s)
+{
+	return s.device_memory_limit / (s.device_share ? s.device_share : 1);
+}
 
 double
 ms_since(std::chrono::steady_clock::time_point t0)
@@ -109,6 +120,36 @@ cpu_join_build_finish(GpuopsJoin *join) noexcept
 	});
 }
 
+/*
+ * The next window of the current probe's pairs, each pair found from the
+ * prefix sums as the device does.
+ */
+void
+write_window(CpuJoin *j, GpuopsJoinPairs *pairs)
+{
+	uint64_t	n = j->probe_n;
+	uint64_t	total = j->offsets[n];
+	uint64_t	from = j->written;
+	uint64_t	m = std::min(total - from, join_window_pairs_for_budget(budget(j->settings)));
+
+	j->probe_out.resize(m);
+	j->build_out.resize(m);
+	for (uint64_t w = 0; w < m; w++)
+	{
+		uint64_t	i = from + w;
+		uint64_t	p = join_owner(j->offsets.data(), n, i);
+		uint64_t	d = static_cast<uint64_t>(j->slot[p]);
+
+		j->probe_out[w] = static_cast<uint32_t>(p);
+		j->build_out[w] = j->build[j->first[d] + (i - j->offsets[p])].second;
+	}
+	j->written = from + m;
+	pairs->npairs = m;
+	pairs->probe_rows = j->probe_out.data();
+	pairs->build_rows = j->build_out.data();
+	pairs->more = j->written < total;
+}
+
 GpuopsStatus
 cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs) noexcept
 {
@@ -116,11 +157,13 @@ cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pa
 		auto	   *j = reinterpret_cast<CpuJoin *>(join);
 		auto		t0 = std::chrono::steady_clock::now();
 		uint64_t	n = keys->nrows;
-		std::vector<int64_t> slot(n);
-		std::vector<uint64_t> offsets(n + 1, 0);
+		std::vector<int64_t> &slot = j->slot;
+		std::vector<uint64_t> &offsets = j->offsets;
 
 		check_keys(j, keys);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
+		slot.assign(n, -1);
+		offsets.assign(n + 1, 0);
 		/* count */
 		for (uint64_t i = 0; i < n; i++)
 		{
@@ -128,28 +171,36 @@ cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pa
 				: join_find(j->dir.data(), j->dir.size(), join_hash(keys->words, j->nkeys, i));
 			offsets[i + 1] = offsets[i] + (slot[i] < 0 ? 0 : j->count[slot[i]]);
 		}
-		/* then write, each pair from the prefix sums as the device does */
-		uint64_t	total = offsets[n];
-
-		j->probe_out.resize(total);
-		j->build_out.resize(total);
-		for (uint64_t i = 0; i < total; i++)
-		{
-			uint64_t	p = join_owner(offsets.data(), n, i);
-			uint64_t	d = static_cast<uint64_t>(slot[p]);
-
-			j->probe_out[i] = static_cast<uint32_t>(p);
-			j->build_out[i] = j->build[j->first[d] + (i - offsets[p])].second;
-		}
-		pairs->npairs = total;
-		pairs->probe_rows = j->probe_out.data();
-		pairs->build_rows = j->build_out.data();
+		j->probe_n = n;
+		j->written = 0;
 		j->stats.probe_rows += n;
-		j->stats.pairs += total;
+		j->stats.pairs += j->offsets[n];
 		j->stats.probe_batches++;
 		j->stats.kernel_ms += ms_since(t0);
+		write_window(j, pairs);
 		return GPUOPS_OK;
 	});
+}
+
+GpuopsStatus
+cpu_join_next_pairs(GpuopsJoin *join, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
+		j->stats.windows++;
+		write_window(j, pairs);
+		return GPUOPS_OK;
+	});
+}
+
+uint64_t
+cpu_join_capacity(const GpuopsJoin *join) noexcept
+{
+	auto	   *j = reinterpret_cast<const CpuJoin *>(join);
+
+	return join_build_rows_for_budget(budget(j->settings), j->nkeys);
 }
 
 void
@@ -170,6 +221,8 @@ const GpuopsJoinBackend cpu_join_backend = {
 	cpu_join_build,
 	cpu_join_build_finish,
 	cpu_join_probe,
+	cpu_join_next_pairs,
+	cpu_join_capacity,
 	cpu_join_stats,
 	cpu_join_end,
 };

@@ -89,6 +89,14 @@ struct CudaJoin
 	uint64_t	ndir = 0;
 	size_t		build_bytes = 0;
 
+	/* the current probe: candidates counted, pairs written window by window */
+	DeviceArray slot;			/* per probe row: directory entry or -1 */
+	DeviceArray offsets;		/* per probe row: its first pair; [n] = total */
+	uint64_t	probe_n = 0;
+	uint64_t	total = 0;
+	uint64_t	written = 0;	/* pairs returned so far */
+	uint64_t	window = 0;		/* pairs per window */
+
 	std::vector<uint32_t> probe_out, build_out;
 	GpuopsJoinStats stats = {};
 };
@@ -149,20 +157,21 @@ probe_count_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uin
 		counts[n] = 0;			/* the scan's last element: offsets[n] = total */
 }
 
-/* one thread per output pair: skew does not serialize */
+/* one thread per output pair (of the window from `from`): skew does not serialize */
 __global__ void
-probe_write_kernel(const uint64_t *offsets, uint64_t n, uint64_t total, const int64_t *slot,
-				   const uint64_t *first, const uint32_t *sorted_rows,
+probe_write_kernel(const uint64_t *offsets, uint64_t n, uint64_t from, uint64_t m,
+				   const int64_t *slot, const uint64_t *first, const uint32_t *sorted_rows,
 				   uint32_t *probe_out, uint32_t *build_out)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t	w = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
-	if (i < total)
+	if (w < m)
 	{
+		uint64_t	i = from + w;
 		uint64_t	p = join_owner(offsets, n, i);
 
-		probe_out[i] = static_cast<uint32_t>(p);
-		build_out[i] = sorted_rows[first[slot[p]] + (i - offsets[p])];
+		probe_out[w] = static_cast<uint32_t>(p);
+		build_out[w] = sorted_rows[first[slot[p]] + (i - offsets[p])];
 	}
 }
 
@@ -185,6 +194,7 @@ cuda_join_begin(const GpuopsSettings *settings, int nkeys, GpuopsJoin **out) noe
 
 		rt.set_limit(settings->device_memory_limit, settings->device_share);
 		j->rt = &rt;
+		j->window = join_window_pairs_for_budget(rt.limit());
 		j->settings = *settings;
 		j->nkeys = nkeys;
 		j->stream = rt.stream(0);
@@ -226,7 +236,7 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 		cudaStream_t s = j->stream;
 		uint64_t	n = j->h_rows.size();
 		int			nkeys = j->nkeys;
-		DeviceArray words, rows_in, hash_in, hash_out, head, first_all, nsel, temp;
+		DeviceArray words, rows_in, hash_in, hash_out, head, nsel, temp;
 		KeyPtrs		kp = {};
 		size_t		temp_bytes = 0,
 					t2 = 0;
@@ -262,7 +272,6 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 				nullptr, temp_bytes, hash_in.as<uint64_t>(), hash_out.as<uint64_t>(),
 				rows_in.as<uint32_t>(), j->sorted_rows.as<uint32_t>(), n, 0, 64, s));
 			head.get(rt, n + 1, s);
-			first_all.get(rt, n * 8 + 8, s);
 			j->first.get(rt, n * 8 + 8, s);
 			nsel.get(rt, 8, s);
 			GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
@@ -302,6 +311,47 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 	});
 }
 
+/*
+ * The next window of the current probe's pairs: written on the device from
+ * the prefix sums, copied back.
+ */
+void
+write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
+{
+	Runtime    *rt = j->rt;
+	cudaStream_t s = j->stream;
+	uint64_t	from = j->written;
+	uint64_t	m = std::min(j->total - from, j->window);
+	DeviceArray pout, bout;
+
+	pout.get(rt, m * 4 + 4, s);
+	bout.get(rt, m * 4 + 4, s);
+	if (m > 0)
+	{
+		probe_write_kernel<<<blocks(m), kThreads, 0, s>>>(
+			j->offsets.as<uint64_t>(), j->probe_n, from, m, j->slot.as<int64_t>(),
+			j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout.as<uint32_t>(),
+			bout.as<uint32_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("probe write");
+	}
+	j->probe_out.resize(m);
+	j->build_out.resize(m);
+	if (m > 0)
+	{
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->probe_out.data(), pout.as<uint32_t>(), m * 4,
+										cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->build_out.data(), bout.as<uint32_t>(), m * 4,
+										cudaMemcpyDeviceToHost, s));
+	}
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
+	j->written = from + m;
+	pairs->npairs = m;
+	pairs->probe_rows = j->probe_out.data();
+	pairs->build_rows = j->build_out.data();
+	pairs->more = j->written < j->total;
+}
+
 GpuopsStatus
 cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs) noexcept
 {
@@ -311,16 +361,17 @@ cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *p
 		cudaStream_t s = j->stream;
 		uint64_t	n = keys->nrows;
 		int			nkeys = j->nkeys;
-		DeviceArray words, nulls, slot, counts, offsets, temp, pout, bout;
+		DeviceArray words, nulls, counts, temp;
 		KeyPtrs		kp = {};
 		size_t		temp_bytes = 0;
-		uint64_t	total = 0;
 		size_t		nbytes = (n + 7) / 8;
 		auto		t0 = std::chrono::steady_clock::now();
 
 		if (keys->nkeys != nkeys)
 			fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, nkeys);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
+		j->slot.reset();
+		j->offsets.reset();
 		words.get(rt, n * 8 * nkeys + 8, s);
 		nulls.get(rt, nbytes * nkeys + 8, s);
 		for (int k = 0; k < nkeys; k++)
@@ -335,55 +386,60 @@ cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *p
 												nbytes, cudaMemcpyHostToDevice, s));
 			}
 		}
-		slot.get(rt, n * 8 + 8, s);
+		j->slot.get(rt, n * 8 + 8, s);
 		counts.get(rt, (n + 1) * 8, s);
-		offsets.get(rt, (n + 1) * 8, s);
+		j->offsets.get(rt, (n + 1) * 8, s);
 		probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, nkeys, n, j->dir.as<uint64_t>(),
 															   j->ndir, j->count.as<uint64_t>(),
-															   slot.as<int64_t>(),
+															   j->slot.as<int64_t>(),
 															   counts.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("probe count");
 		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
-													  offsets.as<uint64_t>(), n + 1, s));
+													  j->offsets.as<uint64_t>(), n + 1, s));
 		temp.get(rt, temp_bytes + 8, s);
 		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
 													  counts.as<uint64_t>(),
-													  offsets.as<uint64_t>(), n + 1, s));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + n, 8,
+													  j->offsets.as<uint64_t>(), n + 1, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), j->offsets.as<uint64_t>() + n, 8,
 										cudaMemcpyDeviceToHost, s));
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
-		total = rt->pinned_scalar()[0];
-		if (total > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "one probe batch produced over %u pairs", UINT32_MAX);
-		pout.get(rt, total * 4 + 4, s);
-		bout.get(rt, total * 4 + 4, s);
-		if (total > 0)
-		{
-			probe_write_kernel<<<blocks(total), kThreads, 0, s>>>(
-				offsets.as<uint64_t>(), n, total, slot.as<int64_t>(), j->first.as<uint64_t>(),
-				j->sorted_rows.as<uint32_t>(), pout.as<uint32_t>(), bout.as<uint32_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("probe write");
-		}
-		j->probe_out.resize(total);
-		j->build_out.resize(total);
-		if (total > 0)
-		{
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->probe_out.data(), pout.as<uint32_t>(), total * 4,
-											cudaMemcpyDeviceToHost, s));
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->build_out.data(), bout.as<uint32_t>(), total * 4,
-											cudaMemcpyDeviceToHost, s));
-		}
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
-		j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
-		pairs->npairs = total;
-		pairs->probe_rows = j->probe_out.data();
-		pairs->build_rows = j->build_out.data();
+		j->probe_n = n;
+		j->total = rt->pinned_scalar()[0];
+		j->written = 0;
+		words.reset();
+		nulls.reset();
+		counts.reset();
+		temp.reset();
+		write_window(j, pairs);
 		j->stats.probe_rows += n;
-		j->stats.pairs += total;
+		j->stats.pairs += j->total;
 		j->stats.probe_batches++;
 		j->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
 	});
+}
+
+GpuopsStatus
+cuda_join_next_pairs(GpuopsJoin *join, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CudaJoin *>(join);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
+		j->stats.windows++;
+		write_window(j, pairs);
+		j->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+uint64_t
+cuda_join_capacity(const GpuopsJoin *join) noexcept
+{
+	auto	   *j = reinterpret_cast<const CudaJoin *>(join);
+
+	return join_build_rows_for_budget(j->rt->limit(), j->nkeys);
 }
 
 void
@@ -404,6 +460,8 @@ cuda_join_end(GpuopsJoin *join) noexcept
 		j->dir.reset();
 		j->first.reset();
 		j->count.reset();
+		j->slot.reset();
+		j->offsets.reset();
 		(void) cudaStreamSynchronize(j->stream);
 	}
 	delete j;
@@ -415,6 +473,8 @@ const GpuopsJoinBackend cuda_join_backend = {
 	cuda_join_build,
 	cuda_join_build_finish,
 	cuda_join_probe,
+	cuda_join_next_pairs,
+	cuda_join_capacity,
 	cuda_join_stats,
 	cuda_join_end,
 };

@@ -92,6 +92,33 @@ join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
 	return lo;
 }
 
+/*
+ * Budgets, the same for both backends.  A build of n rows takes, on the
+ * device, each key's words, the (hash, row) pairs before and after the
+ * radix sort and its temporary storage, the head flags and the directory:
+ * about 8 * nkeys + 80 bytes a row.  Half the budget goes to the build, the
+ * rest to probes; a probe window's pairs take 8 bytes each, a quarter of
+ * the budget.  0: no budget (no limit).
+ */
+inline uint64_t
+join_build_rows_for_budget(uint64_t budget, int nkeys)
+{
+	if (budget == 0)
+		return 0;
+	uint64_t	rows = budget / 2 / (8ull * nkeys + 80);
+
+	return rows < 1024 ? 1024 : rows;
+}
+
+inline uint64_t
+join_window_pairs_for_budget(uint64_t budget)
+{
+	const uint64_t most = 64ull << 20;	/* 512 MB of pairs on the host */
+	uint64_t	pairs = budget == 0 ? most : budget / 4 / 8;
+
+	return pairs < 4096 ? 4096 : pairs > most ? most : pairs;
+}
+
 }								/* namespace gpuops */
 
 #endif

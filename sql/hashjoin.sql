@@ -13,33 +13,6 @@ SET gpuops.cpu_fallback = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 
--- check_join(q): runs q with gpuops off and on; whether GpuHashJoin was
--- planned, the row count, and rows missing / extra against PostgreSQL.
-CREATE FUNCTION check_join(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE line text; used bool := false; n bigint; missing bigint; extra bigint;
-  hj text := current_setting('enable_hashjoin');
-  mj text := current_setting('enable_mergejoin');
-BEGIN
-  PERFORM set_config('gpuops.enabled', 'off', true);
-  PERFORM set_config('enable_hashjoin', 'on', true);
-  PERFORM set_config('enable_mergejoin', 'on', true);
-  EXECUTE 'CREATE TEMP TABLE join_off ON COMMIT DROP AS ' || q;
-  PERFORM set_config('enable_hashjoin', hj, true);
-  PERFORM set_config('enable_mergejoin', mj, true);
-  PERFORM set_config('gpuops.enabled', 'on', true);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    used := used OR line LIKE '%Custom Scan (GpuHashJoin)%';
-  END LOOP;
-  EXECUTE 'CREATE TEMP TABLE join_on ON COMMIT DROP AS ' || q;
-  SELECT count(*) INTO n FROM join_on;
-  EXECUTE 'SELECT count(*) FROM (SELECT * FROM join_off EXCEPT ALL SELECT * FROM join_on) x' INTO missing;
-  EXECUTE 'SELECT count(*) FROM (SELECT * FROM join_on EXCEPT ALL SELECT * FROM join_off) x' INTO extra;
-  DROP TABLE join_on;
-  DROP TABLE join_off;
-  RETURN format('gpuhashjoin=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
-END $$;
-
 -- probe side: 200000 rows; keys of every supported type with NULLs,
 -- duplicates and extremes; s is skewed (half the rows have s = 7)
 CREATE TABLE hj_outer AS

@@ -21,6 +21,7 @@ DECLARE
   missing bigint;
   extra bigint;
   cond text;
+  enabled text := current_setting('gpuops.enabled');
 BEGIN
   SELECT string_agg(format('a.%I IS DISTINCT FROM b.%I', key, key), ' OR ')
     INTO cond FROM unnest(keys) key;
@@ -31,6 +32,8 @@ BEGIN
     used := used OR line LIKE '%Custom Scan (GpuSort)%';
   END LOOP;
   EXECUTE 'CREATE TEMP TABLE check_on ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
+  -- the comparison itself runs without gpuops
+  PERFORM set_config('gpuops.enabled', 'off', true);
   SELECT count(*) INTO n FROM check_on;
   EXECUTE 'SELECT count(*) FROM check_on a FULL JOIN check_off b USING (rn__) WHERE ' || cond
     INTO order_diff;
@@ -40,6 +43,7 @@ BEGIN
   EXECUTE 'SELECT count(*) FROM (SELECT * FROM check_on EXCEPT ALL SELECT * FROM check_off) x' INTO extra;
   DROP TABLE check_on;
   DROP TABLE check_off;
+  PERFORM set_config('gpuops.enabled', enabled, true);
   RETURN format('gpusort=%s rows=%s order_diff=%s missing=%s extra=%s',
                 used, n, order_diff, missing, extra);
 END $$;
@@ -80,6 +84,39 @@ BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     RETURN NEXT line;
   END LOOP;
+END $$;
+
+-- check_join(q): runs q with gpuops off and on; whether GpuHashJoin was
+-- planned, the row count, and rows missing / extra against PostgreSQL.  The
+-- oracle runs with PostgreSQL's hash and merge joins on, whatever the caller
+-- set for the gpuops run.
+CREATE FUNCTION check_join(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE line text; used bool := false; n bigint; missing bigint; extra bigint;
+  hj text := current_setting('enable_hashjoin');
+  mj text := current_setting('enable_mergejoin');
+  enabled text := current_setting('gpuops.enabled');
+BEGIN
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  PERFORM set_config('enable_hashjoin', 'on', true);
+  PERFORM set_config('enable_mergejoin', 'on', true);
+  EXECUTE 'CREATE TEMP TABLE join_off ON COMMIT DROP AS ' || q;
+  PERFORM set_config('enable_hashjoin', hj, true);
+  PERFORM set_config('enable_mergejoin', mj, true);
+  PERFORM set_config('gpuops.enabled', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%Custom Scan (GpuHashJoin)%';
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE join_on ON COMMIT DROP AS ' || q;
+  -- the comparison itself runs without gpuops
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  SELECT count(*) INTO n FROM join_on;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM join_off EXCEPT ALL SELECT * FROM join_on) x' INTO missing;
+  EXECUTE 'SELECT count(*) FROM (SELECT * FROM join_on EXCEPT ALL SELECT * FROM join_off) x' INTO extra;
+  DROP TABLE join_on;
+  DROP TABLE join_off;
+  PERFORM set_config('gpuops.enabled', enabled, true);
+  RETURN format('gpuhashjoin=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
 END $$;
 
 -- explain_json(q): EXPLAIN (ANALYZE, FORMAT JSON) q, without timings.

@@ -7,14 +7,16 @@
  * device, which builds a directory of key hashes.  Then the outer child is
  * read one 64K-row batch at a time: its keys are probed and the device
  * returns candidate (outer row, inner row) pairs, exactly as many as match
- * (counted, then written).  Each pair becomes a scan tuple (the outer
- * columns, then the inner ones) that ExecScan filters with every join clause
- * and projects.
+ * (counted, then written, in windows that fit the device budget).  Each
+ * pair becomes a scan tuple (the outer columns, then the inner ones) that
+ * ExecScan filters with every join clause and projects.  An inner side
+ * larger than one build may hold is joined partition by partition
+ * (gpu_hashjoin_grace.cpp; gpu_hashjoin_exec.h describes both modes).
  *
- * Device failures: with gpuops.cpu_fallback the directory is rebuilt from
- * the stored inner rows by the CPU backend and the batch probed again.
- * Device memory is released by a memory-context callback on the query
- * context, also on error and cancel.
+ * Device failures: with gpuops.cpu_fallback the current build is redone
+ * from the stored inner rows by the CPU backend and the batch probed again,
+ * skipping the pairs already walked.  Device memory is released by a
+ * memory-context callback on the query context, also on error and cancel.
  */
 extern "C" {
 #include "postgres.h"
@@ -34,60 +36,30 @@ extern "C" {
 #include "boundary.h"
 #include "device.h"
 #include "gpu_hashjoin.h"
+#include "gpu_hashjoin_exec.h"
 #include "guc.h"
 
 extern const CustomExecMethods gpu_hashjoin_exec_methods;
 
-typedef struct GpuHashJoinDevice
+/* Folds the stats of a finished build into done_stats. */
+static void
+KeepStats(GpuHashJoinState *st)
 {
-	const GpuopsJoinBackend *backend;
-	GpuopsJoin *join;
-	MemoryContextCallback cb;
-} GpuHashJoinDevice;
+	GpuopsJoinStats s;
 
-typedef struct GpuHashJoinState
-{
-	CustomScanState css;
-	JoinType	jointype;		/* INNER, LEFT, RIGHT, FULL, SEMI or ANTI */
-	bool		fill_outer;		/* LEFT, FULL, ANTI: unmatched outer rows are returned */
-	bool		fill_inner;		/* RIGHT, FULL: unmatched inner rows are returned */
-	int			nkeys;
-	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
-	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
-	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
-	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
-	bool		hashed[GPUOPS_MAX_JOIN_KEYS];	/* the key's word is its hash */
-	FmgrInfo	outer_hash[GPUOPS_MAX_JOIN_KEYS];
-	FmgrInfo	inner_hash[GPUOPS_MAX_JOIN_KEYS];
-	Oid			collation[GPUOPS_MAX_JOIN_KEYS];
-
-	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
-	GpuopsRowStore inner_store;
-	GpuopsRowStore outer_store; /* the current outer batch */
-	GpuopsBatchSource *inner_source;
-	GpuopsBatchSource *outer_source;
-	GpuHashJoinDevice *dev;
-	MemoryContext key_cxt;		/* widened key words, reset per batch */
-	bool		built;
-	bool		outer_done;
-	GpuopsJoinPairs pairs;		/* grouped by probe row, in probe row order */
-	uint64		cursor;			/* next pair */
-	uint32		probe_pos;		/* probe row of the batch being joined */
-	uint32		probe_rows;		/* rows in the batch */
-	bool		matched;		/* probe_pos has had a matching pair */
-	bool	   *inner_matched;	/* fill_inner: per inner row, has it matched? */
-	uint64		inner_pos;		/* fill_inner: next inner row to check at the end */
-	ExprState  *join_qual;		/* join clauses, on the scan tuple */
-	ExprState  *filter_qual;	/* outer joins: filters on the joined row */
-	uint64		filtered;		/* candidate pairs the join clauses rejected */
-
-	/* EXPLAIN ANALYZE */
-	const char *backend_name;
-	char	   *fallback;
-	GpuopsJoinStats stats;
-	double		build_ms;
-	Size		host_memory;
-} GpuHashJoinState;
+	if (st->dev->join == NULL)
+		return;
+	st->dev->backend->join_stats(st->dev->join, &s);
+	st->done_stats.build_rows += s.build_rows;
+	st->done_stats.probe_rows += s.probe_rows;
+	st->done_stats.pairs += s.pairs;
+	st->done_stats.probe_batches += s.probe_batches;
+	st->done_stats.windows += s.windows;
+	st->done_stats.directory += s.directory;
+	st->done_stats.copy_ms += s.copy_ms;
+	st->done_stats.kernel_ms += s.kernel_ms;
+	st->done_stats.device_bytes = Max(st->done_stats.device_bytes, s.device_bytes);
+}
 
 static void
 JoinRelease(void *arg)
@@ -101,13 +73,17 @@ JoinRelease(void *arg)
 
 /*
  * One batch's key columns as 64-bit words: integers sign-extended (so
- * int2 = int8 compares equal values), dates as their day numbers.  The
- * null bitmaps are the batch's own.
+ * int2 = int8 compares equal values), dates as their day numbers, other
+ * types as their hash opclass's hash.  The null bitmaps are the batch's own.
  */
-static void
-BatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch, const int *cols,
-		  const Oid *types, FmgrInfo *hashfn, GpuopsJoinKeys *keys)
+void
+GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch,
+					 bool outer, GpuopsJoinKeys *keys)
 {
+	const int  *cols = outer ? st->outer_col : st->inner_col;
+	const Oid  *types = outer ? st->outer_type : st->inner_type;
+	FmgrInfo   *hashfn = outer ? st->outer_hash : st->inner_hash;
+
 	keys->nkeys = st->nkeys;
 	keys->nrows = batch->nrows;
 	for (int k = 0; k < st->nkeys; k++)
@@ -164,41 +140,60 @@ SaveStats(GpuHashJoinState *st)
 	}
 }
 
-/* Builds the directory from every stored inner row on `backend`. */
-static GpuopsStatus
-BuildFromStore(GpuHashJoinState *st, const GpuopsJoinBackend *backend, bool primary)
+/*
+ * Ends the current build's join (its stats kept) and begins one on
+ * `backend` (none when NULL).  Faults are injected into the primary backend
+ * only, and only until it has failed once.
+ */
+GpuopsStatus
+GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
 {
 	GpuopsSettings settings = GpuopsCurrentSettings();
-	GpuopsStatus rc;
 
+	KeepStats(st);
 	JoinRelease(st->dev);
-	if (!primary)
+	memset(&st->stats, 0, sizeof(st->stats));
+	if (backend == NULL)
+		return GPUOPS_OK;
+	if (backend != GpuopsPrimaryJoinBackend() || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
-	rc = backend->join_begin(&settings, st->nkeys, &st->dev->join);
+	return backend->join_begin(&settings, st->nkeys, &st->dev->join);
+}
+
+/* Streaming mode: every stored inner row into the begun join. */
+static GpuopsStatus
+BuildAll(GpuHashJoinState *st)
+{
+	GpuopsStatus rc = GPUOPS_OK;
+
 	for (int b = 0; rc == GPUOPS_OK && b < st->inner_store.nbatches; b++)
 	{
 		GpuopsJoinKeys keys;
 
-		BatchKeys(st, &st->inner_store, st->inner_store.batches[b], st->inner_col,
-				  st->inner_type, st->inner_hash, &keys);
-		rc = backend->join_build(st->dev->join, &keys);
+		GpuHashJoinBatchKeys(st, &st->inner_store, st->inner_store.batches[b], false, &keys);
+		rc = st->dev->backend->join_build(st->dev->join, &keys);
 		MemoryContextReset(st->key_cxt);
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (rc == GPUOPS_OK)
-		rc = backend->join_build_finish(st->dev->join);
+		rc = st->dev->backend->join_build_finish(st->dev->join);
 	return rc;
 }
 
-/* After a device failure: the CPU backend takes over (or the query fails). */
-static void
-FallBackToCpu(GpuHashJoinState *st, GpuopsStatus rc)
+/*
+ * After a device failure: the CPU backend redoes the current build (or the
+ * query fails).
+ */
+void
+GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc)
 {
 	GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);	/* raises unless falling back */
 	if (st->fallback == NULL)
 		st->fallback = pstrdup(gpuops_last_error());
-	rc = BuildFromStore(st, gpuops_cpu_join_backend(), false);
+	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+	if (rc == GPUOPS_OK)
+		rc = st->grace ? GpuHashJoinGraceBuild(st) : BuildAll(st);
 	if (rc != GPUOPS_OK)
 		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 }
@@ -211,11 +206,39 @@ ResetInnerMatches(GpuHashJoinState *st)
 	st->inner_pos = 0;
 }
 
+/* Inner rows whose keys are all non-NULL: the ones a build holds. */
+static uint64
+BuildableRows(GpuHashJoinState *st)
+{
+	uint64		n = 0;
+
+	for (int b = 0; b < st->inner_store.nbatches; b++)
+	{
+		GpuopsBatch *batch = st->inner_store.batches[b];
+
+		for (uint32 i = 0; i < batch->nrows; i++)
+		{
+			bool		null = false;
+
+			for (int k = 0; k < st->nkeys && !null; k++)
+				null = GpuopsBatchIsNull(batch, st->inner_col[k], i);
+			n += !null;
+		}
+	}
+	return n;
+}
+
+/*
+ * Reads the inner side and builds its directory, or, when its rows exceed
+ * what one build holds under the device budget, partitions it.
+ */
 static void
 Build(GpuHashJoinState *st)
 {
 	bool		more = true;
 	GpuopsStatus rc;
+	uint64		capacity;
+	uint64		rows;
 	instr_time	t0,
 				t1;
 
@@ -227,9 +250,27 @@ Build(GpuHashJoinState *st)
 		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
 		CHECK_FOR_INTERRUPTS();
 	}
-	rc = BuildFromStore(st, GpuopsPrimaryJoinBackend(), true);
+	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
 	if (rc != GPUOPS_OK)
-		FallBackToCpu(st, rc);
+	{
+		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);
+		if (st->fallback == NULL)
+			st->fallback = pstrdup(gpuops_last_error());
+		rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+	}
+	capacity = st->dev->backend->join_capacity(st->dev->join);
+	rows = capacity > 0 ? BuildableRows(st) : 0;
+	if (capacity > 0 && rows > capacity)
+		GpuHashJoinGraceStart(st, rows);
+	else
+	{
+		rc = BuildAll(st);
+		if (rc != GPUOPS_OK)
+			GpuHashJoinFallBack(st, rc);
+		st->builds++;
+	}
 	st->built = true;
 	if (st->fill_inner)
 		st->inner_matched = (bool *) MemoryContextAllocHuge(st->inner_store.cxt,
@@ -241,13 +282,83 @@ Build(GpuHashJoinState *st)
 	st->build_ms += INSTR_TIME_GET_MILLISEC(t1);
 }
 
-/* Reads and probes the next outer batch; false when the outer side is done. */
+/* The current probe batch's keys (streaming: widened into key_cxt). */
+static void
+ProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
+{
+	if (st->grace)
+		GpuHashJoinGraceProbeKeys(st, keys);
+	else
+	{
+		MemoryContextReset(st->key_cxt);
+		GpuHashJoinBatchKeys(st, &st->outer_store, st->outer_store.batches[0], true, keys);
+	}
+}
+
+/*
+ * Probes the current batch: its first window of pairs.  After a device
+ * failure the build is redone on the CPU and the batch probed there, and
+ * `skip` pairs (walked before the failure) are passed over.
+ */
+static void
+ProbeSkipping(GpuHashJoinState *st, uint64 skip)
+{
+	GpuopsJoinKeys keys;
+	GpuopsStatus rc;
+
+	ProbeKeys(st, &keys);
+	rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+	if (rc != GPUOPS_OK)
+	{
+		GpuHashJoinFallBack(st, rc);
+		ProbeKeys(st, &keys);	/* the rebuild reused key_cxt */
+		rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+	}
+	st->pairs_before = 0;
+	while (skip >= st->pairs.npairs && st->pairs.more && skip > 0)
+	{
+		skip -= st->pairs.npairs;
+		st->pairs_before += st->pairs.npairs;
+		rc = st->dev->backend->join_next_pairs(st->dev->join, &st->pairs);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+	}
+	st->cursor = skip;
+	SaveStats(st);
+}
+
+void
+GpuHashJoinProbe(GpuHashJoinState *st)
+{
+	ProbeSkipping(st, 0);
+}
+
+/* The current probe's next window of pairs. */
+static void
+NextWindow(GpuHashJoinState *st)
+{
+	uint64		walked = st->pairs_before + st->pairs.npairs;
+	GpuopsStatus rc;
+
+	rc = st->dev->backend->join_next_pairs(st->dev->join, &st->pairs);
+	if (rc != GPUOPS_OK)
+	{
+		GpuHashJoinFallBack(st, rc);
+		ProbeSkipping(st, walked);
+		return;
+	}
+	st->pairs_before = walked;
+	st->cursor = 0;
+	SaveStats(st);
+}
+
+/* Streaming mode: reads and probes the next outer batch; false when done. */
 static bool
 ProbeNextBatch(GpuHashJoinState *st)
 {
 	GpuopsBatch *batch;
-	GpuopsJoinKeys keys;
-	GpuopsStatus rc;
 
 	if (st->outer_done)
 		return false;
@@ -255,29 +366,48 @@ ProbeNextBatch(GpuHashJoinState *st)
 	batch = GpuopsRowStoreOpenBatch(&st->outer_store);
 	st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
 	st->cursor = 0;
-	st->pairs.npairs = 0;
+	st->pairs_before = 0;
+	memset(&st->pairs, 0, sizeof(st->pairs));
 	st->probe_pos = 0;
 	st->probe_rows = batch->nrows;
 	st->matched = false;
-	if (batch->nrows == 0)
-		return !st->outer_done;
-	MemoryContextReset(st->key_cxt);
-	BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, st->outer_hash,
-			  &keys);
-	rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
-	if (rc != GPUOPS_OK)
-	{
-		FallBackToCpu(st, rc);
-		/* the rebuild reused key_cxt: widen this batch's keys again */
-		MemoryContextReset(st->key_cxt);
-		BatchKeys(st, &st->outer_store, batch, st->outer_col, st->outer_type, st->outer_hash,
-			  &keys);
-		rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
-	}
-	SaveStats(st);
+	st->emit_unmatched = true;
+	if (batch->nrows > 0)
+		GpuHashJoinProbe(st);
 	return true;
+}
+
+/* The next probe batch, in either mode; false when the outer side is done. */
+static bool
+NextProbeBatch(GpuHashJoinState *st)
+{
+	return st->grace ? GpuHashJoinGraceNextBatch(st) : ProbeNextBatch(st);
+}
+
+/*
+ * The next candidate pair of probe row p, its inner row in *brow; false
+ * when p has no more.  Crosses into the next window when p's pairs span
+ * two.
+ */
+static bool
+NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow)
+{
+	for (;;)
+	{
+		if (st->cursor < st->pairs.npairs)
+		{
+			uint32		b;
+
+			if (st->pairs.probe_rows[st->cursor] != p)
+				return false;
+			b = st->pairs.build_rows[st->cursor++];
+			*brow = st->build_map ? st->build_map[b] : b;
+			return true;
+		}
+		if (!st->pairs.more)
+			return false;
+		NextWindow(st);
+	}
 }
 
 static bool
@@ -290,11 +420,11 @@ Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
 	return ExecQual(qual, econtext);
 }
 
-/* The scan tuple for probe row prow and build row brow (-1: NULLs). */
+/* The scan tuple for probe row prow and inner row brow (-1: NULLs). */
 static TupleTableSlot *
 JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 {
-	GpuopsBatch *batch = st->outer_store.batches[0];
+	GpuopsBatch *batch = st->outer_store.nbatches > 0 ? st->outer_store.batches[0] : NULL;
 
 	ExecClearTuple(slot);
 	for (int c = 0; c < st->outer_ncols; c++)
@@ -304,6 +434,9 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 			slot->tts_values[c] = (Datum) 0;
 			slot->tts_isnull[c] = true;
 		}
+		else if (st->probe_map)
+			slot->tts_values[c] = GpuopsRowStoreDatum(&st->outer_store, st->probe_map[prow], c,
+													  &slot->tts_isnull[c]);
 		else
 			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, (uint32) prow,
 												   &slot->tts_isnull[c]);
@@ -353,7 +486,9 @@ UnmatchedInner(GpuHashJoinState *st, TupleTableSlot *slot, ExprContext *econtext
  * first match; LEFT, FULL and ANTI return a probe row that had none with
  * NULLs for the inner columns; RIGHT and FULL return, at the end, the inner
  * rows no pair matched with NULLs for the outer columns.  Outer joins then
- * apply their filters.
+ * apply their filters.  In partitioned mode a probe row may meet several
+ * chunks of its partition: outer_flags says whether an earlier one matched
+ * it, and only the last chunk's batch decides that it matched none.
  */
 static TupleTableSlot *
 GpuHashJoinNext(ScanState *ss)
@@ -361,17 +496,21 @@ GpuHashJoinNext(ScanState *ss)
 	GpuHashJoinState *st = (GpuHashJoinState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 	ExprContext *econtext = ss->ps.ps_ExprContext;
+	bool		decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
 
 	if (!st->built)
 		Build(st);
 	for (;;)
 	{
 		uint32		p;
+		uint64		b;
+		bool		before;
+		bool		first;
 		bool		unmatched;
 
 		while (st->probe_pos >= st->probe_rows)
 		{
-			if (!ProbeNextBatch(st))
+			if (!NextProbeBatch(st))
 			{
 				if (st->fill_inner && UnmatchedInner(st, slot, econtext))
 					return slot;
@@ -380,11 +519,12 @@ GpuHashJoinNext(ScanState *ss)
 			CHECK_FOR_INTERRUPTS();
 		}
 		p = st->probe_pos;
-		while (st->cursor < st->pairs.npairs && st->pairs.probe_rows[st->cursor] == p)
+		before = st->outer_flags ? st->outer_flags[p] : false;
+		while (NextPairOf(st, p, &b))
 		{
-			uint32		b = st->pairs.build_rows[st->cursor++];
-
-			JoinedRow(st, slot, p, b);
+			if (before && decides_once)
+				continue;		/* an earlier chunk decided this row */
+			JoinedRow(st, slot, p, (int64) b);
 			if (!Holds(st->join_qual, econtext, slot))
 			{
 				if ((++st->filtered & 1023) == 0)
@@ -394,27 +534,30 @@ GpuHashJoinNext(ScanState *ss)
 			st->matched = true;
 			if (st->fill_inner)
 				st->inner_matched[b] = true;
-			if (st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI)
+			if (decides_once)
 			{
-				/* one match decides: skip the row's other candidates */
-				while (st->cursor < st->pairs.npairs && st->pairs.probe_rows[st->cursor] == p)
-					st->cursor++;
+				/* one match decides: pass over the row's other candidates */
+				while (NextPairOf(st, p, &b))
+					;
 				break;
 			}
 			if (Holds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 		/* every candidate of p has been seen */
-		unmatched = !st->matched;
+		first = st->matched && !before;
+		unmatched = !st->matched && !before;
+		if (st->outer_flags && st->matched)
+			st->outer_flags[p] = true;
 		st->probe_pos++;
 		st->matched = false;
-		if (st->jointype == JOIN_SEMI && !unmatched)
+		if (st->jointype == JOIN_SEMI && first)
 		{
 			JoinedRow(st, slot, p, -1);
 			if (Holds(st->filter_qual, econtext, slot))
 				return slot;
 		}
-		else if (unmatched && st->fill_outer)
+		else if (st->fill_outer && st->emit_unmatched && unmatched)
 		{
 			JoinedRow(st, slot, p, -1);
 			if (Holds(st->filter_qual, econtext, slot))
@@ -525,19 +668,26 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	GpuopsRowStoreReset(&st->outer_store);
 	st->outer_done = false;
 	st->cursor = 0;
-	st->pairs.npairs = 0;
+	st->pairs_before = 0;
+	memset(&st->pairs, 0, sizeof(st->pairs));
 	st->probe_pos = st->probe_rows = 0;
+	st->probe_map = st->build_map = NULL;
+	st->outer_flags = NULL;
 	st->matched = false;
 	ResetInnerMatches(st);
 	if (st->built && inner->chgParam != NULL)
 	{
 		/* the inner side changes with the parameters: build again */
-		JoinRelease(st->dev);
+		GpuHashJoinBegin(st, NULL);
+		if (st->grace)
+			GpuHashJoinGraceEnd(st);
 		GpuopsRowStoreReset(&st->inner_store);
 		st->inner_matched = NULL;	/* it was in the store's context */
 		st->inner_source->rescan(st->inner_source);
 		st->built = false;
 	}
+	else if (st->grace)
+		GpuHashJoinGraceRescan(st);	/* chunks are built again as they come */
 	else if (st->built && st->dev->join == NULL)
 		st->built = false;
 }
@@ -583,19 +733,37 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
 	{
+		GpuopsJoinStats t = st->done_stats;
+
+		/* every build's figures: the finished ones and the current one */
+		t.build_rows += st->stats.build_rows;
+		t.probe_rows += st->stats.probe_rows;
+		t.pairs += st->stats.pairs;
+		t.probe_batches += st->stats.probe_batches;
+		t.windows += st->stats.windows;
+		t.directory += st->stats.directory;
+		t.copy_ms += st->stats.copy_ms;
+		t.kernel_ms += st->stats.kernel_ms;
+		t.device_bytes = Max(t.device_bytes, st->stats.device_bytes);
 		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
 		if (st->fallback)
 			ExplainPropertyText("Fallback", st->fallback, es);
-		ExplainPropertyInteger("Build Rows", NULL, (int64) st->stats.build_rows, es);
-		ExplainPropertyInteger("Distinct Hashes", NULL, (int64) st->stats.directory, es);
-		ExplainPropertyInteger("Probe Rows", NULL, (int64) st->stats.probe_rows, es);
-		ExplainPropertyInteger("Probe Batches", NULL, st->stats.probe_batches, es);
-		ExplainPropertyInteger("Candidate Pairs", NULL, (int64) st->stats.pairs, es);
+		if (st->grace)
+			ExplainPropertyInteger("Partitions", NULL, st->partitions, es);
+		ExplainPropertyInteger("Builds", NULL, st->builds, es);
+		ExplainPropertyInteger("Build Rows", NULL, (int64) t.build_rows, es);
+		ExplainPropertyInteger("Distinct Hashes", NULL, (int64) t.directory, es);
+		ExplainPropertyInteger("Probe Rows", NULL, (int64) t.probe_rows, es);
+		ExplainPropertyInteger("Probe Batches", NULL, t.probe_batches, es);
+		ExplainPropertyInteger("Candidate Pairs", NULL, (int64) t.pairs, es);
+		if (t.windows > 0)
+			ExplainPropertyInteger("Extra Pair Windows", NULL, t.windows, es);
 		ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
-		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
-		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
-		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
-		ExplainPropertyInteger("Host Memory", "kB", (int64) (st->host_memory / 1024), es);
+		ExplainPropertyFloat("Copy Time", "ms", t.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
+		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
+		ExplainPropertyInteger("Host Memory", "kB",
+							   (int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);
 	}
 }
 

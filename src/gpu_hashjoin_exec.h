@@ -1,0 +1,111 @@
+/*
+ * gpu_hashjoin_exec.h
+ *    GpuHashJoin's executor state, shared by the node (gpu_hashjoin_exec.cpp)
+ *    and its partitioned mode (gpu_hashjoin_grace.cpp).
+ *
+ * Two modes.  Streaming, when one build holds the inner side's keys: every
+ * inner row goes into one directory and the outer side is read and probed
+ * one batch at a time.  Partitioned (grace), when the inner side is larger
+ * than the device budget lets one build hold: both sides are partitioned on
+ * the host by the key hash, and partition pairs are joined one build at a
+ * time; a partition still too large (skew) is built in chunks, each probed
+ * with the partition's outer rows.
+ *
+ * Either way the node walks "probe batches": up to 64K outer rows probed
+ * against the current build, whose pairs come grouped by probe row.
+ */
+#ifndef GPUOPS_GPU_HASHJOIN_EXEC_H
+#define GPUOPS_GPU_HASHJOIN_EXEC_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+}
+
+#include "batch.h"
+#include "gpuops_device.h"
+
+typedef struct GpuHashJoinDevice
+{
+	const GpuopsJoinBackend *backend;
+	GpuopsJoin *join;
+	MemoryContextCallback cb;
+} GpuHashJoinDevice;
+
+typedef struct GpuHashJoinGrace GpuHashJoinGrace;
+
+typedef struct GpuHashJoinState
+{
+	CustomScanState css;
+	JoinType	jointype;		/* INNER, LEFT, RIGHT, FULL, SEMI or ANTI */
+	bool		fill_outer;		/* LEFT, FULL, ANTI: unmatched outer rows are returned */
+	bool		fill_inner;		/* RIGHT, FULL: unmatched inner rows are returned */
+	int			nkeys;
+	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
+	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
+	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
+	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
+	bool		hashed[GPUOPS_MAX_JOIN_KEYS];	/* the key's word is its hash */
+	FmgrInfo	outer_hash[GPUOPS_MAX_JOIN_KEYS];
+	FmgrInfo	inner_hash[GPUOPS_MAX_JOIN_KEYS];
+	Oid			collation[GPUOPS_MAX_JOIN_KEYS];
+
+	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
+	GpuopsRowStore inner_store;
+	GpuopsRowStore outer_store; /* streaming: the current batch; grace: all rows */
+	GpuopsBatchSource *inner_source;
+	GpuopsBatchSource *outer_source;
+	GpuHashJoinDevice *dev;
+	MemoryContext key_cxt;		/* widened key words, reset per batch */
+	bool		built;
+	bool		outer_done;
+
+	/* partitioned mode (gpu_hashjoin_grace.cpp), NULL when streaming */
+	GpuHashJoinGrace *grace;
+
+	/* the probe batch being walked */
+	uint32		probe_rows;		/* rows in it */
+	uint32		probe_pos;		/* the probe row being joined */
+	const uint64 *probe_map;	/* grace: probe row -> outer_store row (else: batch 0) */
+	const uint64 *build_map;	/* grace: build row -> inner_store row (else: itself) */
+	bool	   *outer_flags;	/* grace: per probe row, matched by an earlier chunk */
+	bool		emit_unmatched; /* unmatched probe rows are final after this batch */
+	GpuopsJoinPairs pairs;		/* the current window of pairs */
+	uint64		cursor;			/* next pair in the window */
+	uint64		pairs_before;	/* pairs of this probe in earlier windows */
+	bool		matched;		/* probe_pos has had a matching pair */
+	bool	   *inner_matched;	/* fill_inner: per inner row, has it matched? */
+	uint64		inner_pos;		/* fill_inner: next inner row to check at the end */
+	ExprState  *join_qual;		/* join clauses, on the scan tuple */
+	ExprState  *filter_qual;	/* outer joins: filters on the joined row */
+	uint64		filtered;		/* candidate pairs the join clauses rejected */
+
+	/* EXPLAIN ANALYZE */
+	const char *backend_name;
+	char	   *fallback;
+	GpuopsJoinStats stats;		/* the current build's */
+	GpuopsJoinStats done_stats; /* earlier builds' (grace) */
+	uint32		partitions;
+	uint32		builds;
+	double		build_ms;
+	Size		host_memory;
+} GpuHashJoinState;
+
+/* gpu_hashjoin_exec.cpp */
+extern void GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store,
+								 GpuopsBatch *batch, bool outer, GpuopsJoinKeys *keys);
+extern GpuopsStatus GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend);
+extern void GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc);
+extern void GpuHashJoinProbe(GpuHashJoinState *st);
+
+/* gpu_hashjoin_grace.cpp */
+extern void GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows);
+extern bool GpuHashJoinGraceNextBatch(GpuHashJoinState *st);
+extern GpuopsStatus GpuHashJoinGraceBuild(GpuHashJoinState *st);
+extern void GpuHashJoinGraceProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys);
+extern void GpuHashJoinGraceRescan(GpuHashJoinState *st);
+extern void GpuHashJoinGraceEnd(GpuHashJoinState *st);
+
+#endif
