@@ -224,3 +224,39 @@ SET gpuops.fault_injection = kernel_error;
 SELECT sql_error('SELECT count(*) FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
 RESET gpuops.fault_injection;
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+
+-- parallel plans: each worker (and the leader) builds the whole inner side
+-- and probes its share of a Parallel Seq Scan; inner, left, semi and anti
+-- joins (right and full joins stay serial: every process would return its
+-- own unmatched inner rows)
+SET gpuops.parallel_startup_cost = 0;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE FUNCTION parallel_gpuhashjoin(q text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE line text; g bool := false; hj bool := false; ps bool := false;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    g := g OR line LIKE '%Gather%';
+    hj := hj OR (g AND line LIKE '%Custom Scan (GpuHashJoin)%');
+    ps := ps OR (hj AND line LIKE '%Parallel Seq Scan on hj_outer%');
+  END LOOP;
+  RETURN g AND hj AND ps;
+END $$;
+SELECT parallel_gpuhashjoin('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS inner_parallel,
+       parallel_gpuhashjoin('SELECT count(*) FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS count_parallel,
+       parallel_gpuhashjoin('SELECT o.id, i.id FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4') AS left_parallel,
+       parallel_gpuhashjoin('SELECT o.id, i.id FROM hj_outer o FULL JOIN hj_inner i ON o.k4 = i.k4') AS full_parallel;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.pad, i.label FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4');
+SELECT check_join('SELECT count(*) AS n, sum(o.id) AS so, sum(i.id) AS si FROM hj_outer o JOIN hj_inner i ON o.k8 = i.k8');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4 AND o.k2 = i.k2');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE EXISTS (SELECT 1 FROM hj_inner i WHERE i.d = o.d)');
+SELECT check_join('SELECT o.id AS oid FROM hj_outer o WHERE NOT EXISTS (SELECT 1 FROM hj_inner i WHERE i.k4 = o.k4)');
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o FULL JOIN hj_inner i ON o.k4 = i.k4');
+SET gpuops.device_memory_limit = '2MB';
+SELECT check_join('SELECT count(*) AS n, count(i.id) AS ni, sum(o.id) AS so, sum(i.id) AS si
+                   FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4');
+RESET gpuops.device_memory_limit;
+RESET max_parallel_workers_per_gather;

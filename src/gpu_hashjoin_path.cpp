@@ -19,6 +19,7 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
+#include "optimizer/paths.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/restrictinfo.h"
@@ -79,12 +80,32 @@ FindColumn(Expr *expr, PathTarget *target)
 	return -1;
 }
 
-void
-GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-					RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+/* As costsize.c's get_parallel_divisor: the leader helps less with more workers. */
+static double
+ParallelDivisor(Path *path)
 {
-	Path	   *outer = outerrel->cheapest_total_path;
-	Path	   *inner = innerrel->cheapest_total_path;
+	double		divisor = path->parallel_workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - (0.3 * path->parallel_workers);
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return Max(divisor, 1.0);
+}
+
+/*
+ * The path joining `outer` and `inner` (paths of outerrel and innerrel), or
+ * NULL when no clause can be a hash key.  `partial`: outer is a partial
+ * path, and the join runs in each process of a parallel plan.
+ */
+static CustomPath *
+MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+			 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
+			 JoinPathExtraData *extra, bool partial)
+{
 	List	   *keys = NIL;
 	int			nkeys = 0;
 	List	   *clauses = NIL;	/* decide whether a pair matches */
@@ -96,23 +117,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	QualCost	qual_cost;
 	double		orows,
 				irows,
+				rows,
 				mb;
-
-	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
-		return;
-	/*
-	 * The inner side is always the build side: LEFT and RIGHT (the same
-	 * join with the sides swapped, offered by PostgreSQL too) let the cost
-	 * model pick which one is built.  Unique-ified inputs of semi joins
-	 * (JOIN_UNIQUE_*) keep PostgreSQL's plans.
-	 */
-	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_RIGHT &&
-		jointype != JOIN_FULL && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
-		return;
-	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
-		return;
-	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
-		return;
 
 	foreach(lc, extra->restrictlist)
 	{
@@ -126,11 +132,11 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 					rhash;
 
 		if (rinfo->pseudoconstant)
-			return;				/* gating quals: PostgreSQL's plans handle them */
+			return NULL;		/* gating quals: PostgreSQL's plans handle them */
 		/*
-		 * As createplan.c does: in outer joins (LEFT, RIGHT, FULL, ANTI) pushed-down
-		 * clauses filter the joined rows; in inner and semi joins every
-		 * clause decides the match.
+		 * As createplan.c does: in outer joins (LEFT, RIGHT, FULL, ANTI)
+		 * pushed-down clauses filter the joined rows; in inner and semi
+		 * joins every clause decides the match.
 		 */
 		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
 		{
@@ -179,7 +185,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		nkeys++;
 	}
 	if (nkeys == 0)
-		return;
+		return NULL;
 
 	/*
 	 * With one key the 64-bit word is the integer value itself and the hash
@@ -196,8 +202,9 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	 * candidate pair pays the join clauses' re-check and a tuple.  Staging
 	 * dominates, as for GpuSort (gpuops.tuple_cost per row).
 	 */
-	orows = Max(outer->rows, 1.0);
+	orows = Max(outer->rows, 1.0);	/* per process, for a partial path */
 	irows = Max(inner->rows, 1.0);
+	rows = partial ? clamp_row_est(joinrel->rows / ParallelDivisor(outer)) : joinrel->rows;
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
 
@@ -209,20 +216,78 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	cpath->path.parallel_aware = false;
 	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
 		inner->parallel_safe;
-	cpath->path.parallel_workers = 0;
+	cpath->path.parallel_workers = partial ? outer->parallel_workers : 0;
 	cpath->path.pathkeys = NIL;
-	cpath->path.rows = joinrel->rows;
+	cpath->path.rows = rows;
 	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
 		irows * gpuops_tuple_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + outer->total_cost +
 		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost +
-		joinrel->rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
+		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
+	if (partial)
+	{
+		cpath->path.startup_cost += gpuops_parallel_startup_cost;
+		cpath->path.total_cost += gpuops_parallel_startup_cost;
+	}
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make2(outer, inner);
 	cpath->custom_private = list_make3(lcons_int((int) jointype, lcons_int(nkeys, keys)),
 									   clauses, filters);
 	cpath->methods = &gpu_hashjoin_path_methods;
+	return cpath;
+}
+
+void
+GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	Path	   *outer = outerrel->cheapest_total_path;
+	Path	   *inner = innerrel->cheapest_total_path;
+	CustomPath *cpath;
+
+	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
+		return;
+
+	/*
+	 * The inner side is always the build side: LEFT and RIGHT (the same
+	 * join with the sides swapped, offered by PostgreSQL too) let the cost
+	 * model pick which one is built.  Unique-ified inputs of semi joins
+	 * (JOIN_UNIQUE_*) keep PostgreSQL's plans.
+	 */
+	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_RIGHT &&
+		jointype != JOIN_FULL && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
+		return;
+	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
+		return;
+	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
+		return;
+	cpath = MakeJoinPath(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra, false);
+	if (cpath == NULL)
+		return;
 	add_path(joinrel, &cpath->path);
+
+	/*
+	 * In parallel: each worker (and the leader) builds the whole inner side
+	 * on the device and probes its share of a partial outer path, as
+	 * PostgreSQL's non-shared parallel hash join does; Gather (or a partial
+	 * aggregate first) sits above.  Not for RIGHT and FULL joins: every
+	 * process would return the inner rows it did not match.  Each process
+	 * creating its CUDA context is priced by gpuops.parallel_startup_cost.
+	 */
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
+		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
+	{
+		Path	   *partial = (Path *) linitial(outerrel->partial_pathlist);
+
+		/* the inner side runs whole in every process: a parallel-safe path */
+		inner = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
+		if (inner == NULL || PATH_REQ_OUTER(partial))
+			return;
+		cpath = MakeJoinPath(root, joinrel, outerrel, innerrel, partial, inner, jointype, extra,
+							 true);
+		if (cpath != NULL && cpath->path.parallel_safe)
+			add_partial_path(joinrel, &cpath->path);
+	}
 }
 
 /* custom_scan_tlist: a copy of each child's output, outer first */
