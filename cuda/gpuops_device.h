@@ -282,7 +282,8 @@ typedef struct GpuopsJoin GpuopsJoin;
  * join_probe (any number of times, each followed by join_next_pairs while
  * pairs.more) -> join_end (always).  join_capacity: the most build rows
  * (with non-NULL keys) one build holds under the device budget, 0 when
- * unlimited; larger build sides are partitioned by the caller.  Both
+ * unlimited; larger build sides are partitioned by the caller.
+ * join_probe_rows: the most rows one probe takes (a multiple of 8).  Both
  * backends derive it, and the window size, from the same budget
  * (join_hash.hpp), so they partition alike and return the same pairs in
  * the same order.
@@ -298,6 +299,7 @@ typedef struct GpuopsJoinBackend
 								GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
 	GpuopsStatus (*join_next_pairs) (GpuopsJoin *join, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
 	uint64_t	(*join_capacity) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	uint32_t	(*join_probe_rows) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
 	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
 	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
 } GpuopsJoinBackend;

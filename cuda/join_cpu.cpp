@@ -101,6 +101,12 @@ cpu_join_build_finish(GpuopsJoin *join) noexcept
 		auto		t0 = std::chrono::steady_clock::now();
 
 		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, j->settings.fault);
+		/* the device's limit, kept here too so that tests without a GPU catch a caller over it */
+		uint64_t	capacity = join_build_rows_for_budget(budget(j->settings), j->nkeys);
+
+		if (capacity > 0 && j->build.size() > capacity)
+			fail(GPUOPS_ERR_INTERNAL, "build of %llu rows over the capacity of %llu",
+				 (unsigned long long) j->build.size(), (unsigned long long) capacity);
 		/* stable: equal hashes keep build order, as the radix sort does */
 		std::stable_sort(j->build.begin(), j->build.end(),
 						 [](const auto &a, const auto &b) { return a.first < b.first; });
@@ -162,6 +168,9 @@ cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pa
 
 		check_keys(j, keys);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
+		if (n > join_probe_rows_for_budget(budget(j->settings), j->nkeys))
+			fail(GPUOPS_ERR_INTERNAL, "probe of %llu rows over the budget's %u",
+				 (unsigned long long) n, join_probe_rows_for_budget(budget(j->settings), j->nkeys));
 		slot.assign(n, -1);
 		offsets.assign(n + 1, 0);
 		/* count */
@@ -215,6 +224,14 @@ cpu_join_end(GpuopsJoin *join) noexcept
 	delete reinterpret_cast<CpuJoin *>(join);
 }
 
+uint32_t
+cpu_join_probe_rows(const GpuopsJoin *join) noexcept
+{
+	auto	   *j = reinterpret_cast<const CpuJoin *>(join);
+
+	return join_probe_rows_for_budget(budget(j->settings), j->nkeys);
+}
+
 const GpuopsJoinBackend cpu_join_backend = {
 	"cpu",
 	cpu_join_begin,
@@ -223,6 +240,7 @@ const GpuopsJoinBackend cpu_join_backend = {
 	cpu_join_probe,
 	cpu_join_next_pairs,
 	cpu_join_capacity,
+	cpu_join_probe_rows,
 	cpu_join_stats,
 	cpu_join_end,
 };

@@ -467,6 +467,14 @@ cuda_join_end(GpuopsJoin *join) noexcept
 	delete j;
 }
 
+uint32_t
+cuda_join_probe_rows(const GpuopsJoin *join) noexcept
+{
+	auto	   *j = reinterpret_cast<const CudaJoin *>(join);
+
+	return join_probe_rows_for_budget(j->rt->limit(), j->nkeys);
+}
+
 const GpuopsJoinBackend cuda_join_backend = {
 	"cuda",
 	cuda_join_begin,
@@ -475,6 +483,7 @@ const GpuopsJoinBackend cuda_join_backend = {
 	cuda_join_probe,
 	cuda_join_next_pairs,
 	cuda_join_capacity,
+	cuda_join_probe_rows,
 	cuda_join_stats,
 	cuda_join_end,
 };

@@ -97,8 +97,9 @@ join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
  * device, each key's words, the (hash, row) pairs before and after the
  * radix sort and its temporary storage, the head flags and the directory:
  * about 8 * nkeys + 80 bytes a row.  Half the budget goes to the build, the
- * rest to probes; a probe window's pairs take 8 bytes each, a quarter of
- * the budget.  0: no budget (no limit).
+ * rest to probes: a probe batch's key words, directory slots, counts and
+ * offsets (about 8 * nkeys + 48 bytes a row) a quarter, and a window of
+ * pairs (8 bytes each) a quarter.  0: no budget (no limit).
  */
 inline uint64_t
 join_build_rows_for_budget(uint64_t budget, int nkeys)
@@ -108,6 +109,15 @@ join_build_rows_for_budget(uint64_t budget, int nkeys)
 	uint64_t	rows = budget / 2 / (8ull * nkeys + 80);
 
 	return rows < 1024 ? 1024 : rows;
+}
+
+inline uint32_t
+join_probe_rows_for_budget(uint64_t budget, int nkeys)
+{
+	const uint64_t most = 65536;	/* the executor's batch */
+	uint64_t	rows = budget == 0 ? most : budget / 4 / (8ull * nkeys + 48) / 8 * 8;
+
+	return (uint32_t) (rows < 256 ? 256 : rows > most ? most : rows);
 }
 
 inline uint64_t

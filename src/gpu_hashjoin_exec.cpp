@@ -78,7 +78,7 @@ JoinRelease(void *arg)
  */
 void
 GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch,
-					 bool outer, GpuopsJoinKeys *keys)
+					 bool outer, MemoryContext cxt, GpuopsJoinKeys *keys)
 {
 	const int  *cols = outer ? st->outer_col : st->inner_col;
 	const Oid  *types = outer ? st->outer_type : st->inner_type;
@@ -88,14 +88,13 @@ GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *b
 	keys->nrows = batch->nrows;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt,
-														  Max(batch->nrows, 1) * sizeof(uint64));
+		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(batch->nrows, 1) * sizeof(uint64));
 		const char *v = batch->values[cols[k]];
 
 		if (st->hashed[k])
 		{
 			/* the type's own hash (32 bits; collisions are re-checked) */
-			MemoryContext old = MemoryContextSwitchTo(st->key_cxt);
+			MemoryContext old = MemoryContextSwitchTo(cxt);
 
 			for (uint32 i = 0; i < batch->nrows; i++)
 			{
@@ -171,7 +170,8 @@ BuildAll(GpuHashJoinState *st)
 	{
 		GpuopsJoinKeys keys;
 
-		GpuHashJoinBatchKeys(st, &st->inner_store, st->inner_store.batches[b], false, &keys);
+		GpuHashJoinBatchKeys(st, &st->inner_store, st->inner_store.batches[b], false, st->key_cxt,
+							 &keys);
 		rc = st->dev->backend->join_build(st->dev->join, &keys);
 		MemoryContextReset(st->key_cxt);
 		CHECK_FOR_INTERRUPTS();
@@ -261,6 +261,7 @@ Build(GpuHashJoinState *st)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 	}
 	capacity = st->dev->backend->join_capacity(st->dev->join);
+	st->probe_limit = st->dev->backend->join_probe_rows(st->dev->join);
 	rows = capacity > 0 ? BuildableRows(st) : 0;
 	if (capacity > 0 && rows > capacity)
 		GpuHashJoinGraceStart(st, rows);
@@ -282,16 +283,22 @@ Build(GpuHashJoinState *st)
 	st->build_ms += INSTR_TIME_GET_MILLISEC(t1);
 }
 
-/* The current probe batch's keys (streaming: widened into key_cxt). */
+/* The current probe batch's keys: a range of the outer batch's, streaming. */
 static void
 ProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
 {
 	if (st->grace)
-		GpuHashJoinGraceProbeKeys(st, keys);
-	else
 	{
-		MemoryContextReset(st->key_cxt);
-		GpuHashJoinBatchKeys(st, &st->outer_store, st->outer_store.batches[0], true, keys);
+		GpuHashJoinGraceProbeKeys(st, keys);
+		return;
+	}
+	*keys = st->batch_keys;
+	keys->nrows = st->probe_rows;
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		keys->words[k] += st->probe_base;
+		if (keys->nulls[k])
+			keys->nulls[k] += st->probe_base / 8;	/* probe_limit is a multiple of 8 */
 	}
 }
 
@@ -311,7 +318,6 @@ ProbeSkipping(GpuHashJoinState *st, uint64 skip)
 	if (rc != GPUOPS_OK)
 	{
 		GpuHashJoinFallBack(st, rc);
-		ProbeKeys(st, &keys);	/* the rebuild reused key_cxt */
 		rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
@@ -354,25 +360,39 @@ NextWindow(GpuHashJoinState *st)
 	SaveStats(st);
 }
 
-/* Streaming mode: reads and probes the next outer batch; false when done. */
+/*
+ * Streaming mode: probes the next range of the outer batch (as many rows as
+ * one probe takes), reading the next batch when this one is done; false
+ * when the outer side is done.
+ */
 static bool
 ProbeNextBatch(GpuHashJoinState *st)
 {
-	GpuopsBatch *batch;
+	st->probe_base += st->probe_rows;
+	if (st->probe_base >= st->batch_rows)
+	{
+		GpuopsBatch *batch;
 
-	if (st->outer_done)
-		return false;
-	GpuopsRowStoreReset(&st->outer_store);
-	batch = GpuopsRowStoreOpenBatch(&st->outer_store);
-	st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+		if (st->outer_done)
+			return false;
+		GpuopsRowStoreReset(&st->outer_store);
+		batch = GpuopsRowStoreOpenBatch(&st->outer_store);
+		st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+		st->batch_rows = batch->nrows;
+		st->probe_base = 0;
+		MemoryContextReset(st->probe_key_cxt);
+		if (batch->nrows > 0)
+			GpuHashJoinBatchKeys(st, &st->outer_store, batch, true, st->probe_key_cxt,
+								 &st->batch_keys);
+	}
+	st->probe_rows = Min(st->probe_limit, st->batch_rows - st->probe_base);
 	st->cursor = 0;
 	st->pairs_before = 0;
 	memset(&st->pairs, 0, sizeof(st->pairs));
 	st->probe_pos = 0;
-	st->probe_rows = batch->nrows;
 	st->matched = false;
 	st->emit_unmatched = true;
-	if (batch->nrows > 0)
+	if (st->probe_rows > 0)
 		GpuHashJoinProbe(st);
 	return true;
 }
@@ -438,7 +458,8 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 			slot->tts_values[c] = GpuopsRowStoreDatum(&st->outer_store, st->probe_map[prow], c,
 													  &slot->tts_isnull[c]);
 		else
-			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, (uint32) prow,
+			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c,
+												   st->probe_base + (uint32) prow,
 												   &slot->tts_isnull[c]);
 	}
 	for (int c = 0; c < st->inner_store.ncols; c++)
@@ -627,6 +648,8 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	st->inner_source = GpuopsChildPlanSource(inner);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
+	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
+											  ALLOCSET_DEFAULT_SIZES);
 	st->dev = (GpuHashJoinDevice *) MemoryContextAllocZero(estate->es_query_cxt,
 														   sizeof(GpuHashJoinDevice));
 	st->dev->cb.func = JoinRelease;
@@ -671,6 +694,7 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	st->pairs_before = 0;
 	memset(&st->pairs, 0, sizeof(st->pairs));
 	st->probe_pos = st->probe_rows = 0;
+	st->probe_base = st->batch_rows = 0;
 	st->probe_map = st->build_map = NULL;
 	st->outer_flags = NULL;
 	st->matched = false;

@@ -59,6 +59,10 @@ typedef struct GpuHashJoinState
 	GpuopsBatchSource *outer_source;
 	GpuHashJoinDevice *dev;
 	MemoryContext key_cxt;		/* widened key words, reset per batch */
+	MemoryContext probe_key_cxt;	/* streaming: the outer batch's key words */
+	GpuopsJoinKeys batch_keys;	/* streaming: the outer batch's keys */
+	uint32		batch_rows;		/* streaming: rows in the outer batch */
+	uint32		probe_limit;	/* most rows one probe takes (device budget) */
 	bool		built;
 	bool		outer_done;
 
@@ -66,6 +70,7 @@ typedef struct GpuHashJoinState
 	GpuHashJoinGrace *grace;
 
 	/* the probe batch being walked */
+	uint32		probe_base;		/* streaming: its first row in the outer batch */
 	uint32		probe_rows;		/* rows in it */
 	uint32		probe_pos;		/* the probe row being joined */
 	const uint64 *probe_map;	/* grace: probe row -> outer_store row (else: batch 0) */
@@ -95,7 +100,8 @@ typedef struct GpuHashJoinState
 
 /* gpu_hashjoin_exec.cpp */
 extern void GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store,
-								 GpuopsBatch *batch, bool outer, GpuopsJoinKeys *keys);
+								 GpuopsBatch *batch, bool outer, MemoryContext cxt,
+								 GpuopsJoinKeys *keys);
 extern GpuopsStatus GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend);
 extern void GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc);
 extern void GpuHashJoinProbe(GpuHashJoinState *st);

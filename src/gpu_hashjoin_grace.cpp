@@ -109,7 +109,7 @@ Split(GpuHashJoinState *st, GpuopsRowStore *store, bool outer, GracePart *parts,
 		GpuopsJoinKeys keys;
 
 		MemoryContextReset(st->key_cxt);
-		GpuHashJoinBatchKeys(st, store, batch, outer, &keys);
+		GpuHashJoinBatchKeys(st, store, batch, outer, st->key_cxt, &keys);
 		for (uint32 i = 0; i < batch->nrows; i++)
 		{
 			uint64		row = ((uint64) b << GPUOPS_BATCH_SHIFT) + i;
@@ -287,7 +287,7 @@ GpuHashJoinGraceNextBatch(GpuHashJoinState *st)
 			}
 			continue;
 		}
-		m = Min((uint64) GPUOPS_BATCH_ROWS, op->n - gr->next_off);
+		m = Min((uint64) st->probe_limit, op->n - gr->next_off);
 		gr->probe_off = gr->next_off;
 		gr->next_off += m;
 		st->probe_rows = (uint32) m;
