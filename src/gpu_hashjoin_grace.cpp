@@ -159,6 +159,15 @@ GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows)
 	GpuHashJoinBegin(st, NULL);
 }
 
+/* Back to the first partition's first chunk. */
+static void
+Rewind(GpuHashJoinGrace *gr)
+{
+	gr->part = 0;
+	gr->chunk = 0;
+	gr->in_chunk = false;
+}
+
 /* Reads the whole outer side and splits it. */
 static void
 SplitOuter(GpuHashJoinState *st)
@@ -180,9 +189,7 @@ SplitOuter(GpuHashJoinState *st)
 	Split(st, &st->outer_store, true, gr->outer, st->fill_outer ? &gr->outer[gr->nparts] : NULL,
 		  gr->outer_cxt);
 	gr->outer_ready = true;
-	gr->part = 0;
-	gr->chunk = 0;
-	gr->in_chunk = false;
+	Rewind(gr);
 }
 
 /* Builds the current chunk into the begun join. */
@@ -317,9 +324,7 @@ GpuHashJoinGraceRescan(GpuHashJoinState *st)
 	gr->outer = NULL;
 	gr->flags = NULL;
 	gr->outer_ready = false;
-	gr->part = 0;
-	gr->chunk = 0;
-	gr->in_chunk = false;
+	Rewind(gr);
 }
 
 /* Leaves partitioned mode (the inner side is read again). */
