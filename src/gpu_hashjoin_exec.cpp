@@ -41,6 +41,21 @@ extern "C" {
 
 extern const CustomExecMethods gpu_hashjoin_exec_methods;
 
+/* sum += one build's stats (device memory: the peak) */
+static void
+AddStats(GpuopsJoinStats *sum, const GpuopsJoinStats *s)
+{
+	sum->build_rows += s->build_rows;
+	sum->probe_rows += s->probe_rows;
+	sum->pairs += s->pairs;
+	sum->probe_batches += s->probe_batches;
+	sum->windows += s->windows;
+	sum->directory += s->directory;
+	sum->copy_ms += s->copy_ms;
+	sum->kernel_ms += s->kernel_ms;
+	sum->device_bytes = Max(sum->device_bytes, s->device_bytes);
+}
+
 /* Folds the stats of a finished build into done_stats. */
 static void
 KeepStats(GpuHashJoinState *st)
@@ -50,15 +65,7 @@ KeepStats(GpuHashJoinState *st)
 	if (st->dev->join == NULL)
 		return;
 	st->dev->backend->join_stats(st->dev->join, &s);
-	st->done_stats.build_rows += s.build_rows;
-	st->done_stats.probe_rows += s.probe_rows;
-	st->done_stats.pairs += s.pairs;
-	st->done_stats.probe_batches += s.probe_batches;
-	st->done_stats.windows += s.windows;
-	st->done_stats.directory += s.directory;
-	st->done_stats.copy_ms += s.copy_ms;
-	st->done_stats.kernel_ms += s.kernel_ms;
-	st->done_stats.device_bytes = Max(st->done_stats.device_bytes, s.device_bytes);
+	AddStats(&st->done_stats, &s);
 }
 
 static void
@@ -760,15 +767,7 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		GpuopsJoinStats t = st->done_stats;
 
 		/* every build's figures: the finished ones and the current one */
-		t.build_rows += st->stats.build_rows;
-		t.probe_rows += st->stats.probe_rows;
-		t.pairs += st->stats.pairs;
-		t.probe_batches += st->stats.probe_batches;
-		t.windows += st->stats.windows;
-		t.directory += st->stats.directory;
-		t.copy_ms += st->stats.copy_ms;
-		t.kernel_ms += st->stats.kernel_ms;
-		t.device_bytes = Max(t.device_bytes, st->stats.device_bytes);
+		AddStats(&t, &st->stats);
 		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
 		if (st->fallback)
 			ExplainPropertyText("Fallback", st->fallback, es);
