@@ -307,6 +307,104 @@ typedef struct GpuopsJoinBackend
 extern const GpuopsJoinBackend *gpuops_cuda_join_backend(void) GPUOPS_NOEXCEPT;
 extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
 
+/*
+ * Grouped aggregation (key-pointer, like the sort and the join): rows are
+ * numbered in the order they are added; the group key columns and one input
+ * column per aggregate go to the device raw (sort staging widths, with null
+ * bitmaps); back come, per group, one representative row (its first) and
+ * one state per aggregate, from which the caller builds PostgreSQL's
+ * results.
+ *
+ * Algorithm (both backends): each row's group key becomes packed words (per
+ * key a null bit and its normalized value bits, key_normalize.hpp) that are
+ * equal exactly when PostgreSQL's GROUP BY equality holds; the (words, row)
+ * pairs are radix sorted (stable, least significant word first), equal
+ * neighbours form a group, and every aggregate is a reduce-by-key over the
+ * sorted rows, so one huge group does not serialize (skew).  Groups come in
+ * key-word order.
+ */
+typedef enum GpuopsAggKind
+{
+	GPUOPS_AGG_COUNT = 0,		/* inputs counted (not NULL, FILTER passed) */
+	GPUOPS_AGG_SUM_INT,			/* exact 128-bit sum of int2/int4/int8 values */
+	GPUOPS_AGG_FLOAT,			/* float8_accum's N, Sx, Sxx, combined as float8_combine */
+	GPUOPS_AGG_MIN,				/* the row holding the least value (key order) */
+	GPUOPS_AGG_MAX				/* the row holding the greatest value */
+} GpuopsAggKind;
+
+#define GPUOPS_MAX_AGGS 64
+
+typedef struct GpuopsAggSpec
+{
+	int			nkeys;			/* 0: one group of every row (no GROUP BY) */
+	GpuopsKeyKind keys[GPUOPS_MAX_SORT_KEYS];
+	int			naggs;
+	GpuopsAggKind kinds[GPUOPS_MAX_AGGS];
+	GpuopsKeyKind value_kinds[GPUOPS_MAX_AGGS];	/* the input's raw kind (not COUNT) */
+} GpuopsAggSpec;
+
+/*
+ * One batch of rows: raw values at their kind's width and null bitmaps (NULL
+ * when none).  An aggregate's bitmap also marks rows its FILTER rejects;
+ * COUNT reads only the bitmap.  Every batch but the last has a multiple of 8
+ * rows.
+ */
+typedef struct GpuopsAggBatch
+{
+	uint32_t	nrows;
+	const void *keys[GPUOPS_MAX_SORT_KEYS];
+	const uint8_t *key_nulls[GPUOPS_MAX_SORT_KEYS];
+	const void *values[GPUOPS_MAX_AGGS];
+	const uint8_t *value_nulls[GPUOPS_MAX_AGGS];
+} GpuopsAggBatch;
+
+/* One aggregate's state in one group. */
+typedef struct GpuopsAggResult
+{
+	uint64_t	count;			/* inputs counted */
+	uint64_t	sum_lo;			/* SUM_INT: the sum's low and high 64 bits */
+	int64_t		sum_hi;
+	double		sx;				/* FLOAT: sum (N is count) */
+	double		sxx;			/* FLOAT: sum of squared deviations */
+	uint64_t	row;			/* MIN/MAX: the row holding the value */
+	uint32_t	overflow;		/* FLOAT: finite inputs gave an infinite sum */
+} GpuopsAggResult;
+
+typedef struct GpuopsAggStats
+{
+	uint64_t	rows;
+	uint64_t	groups;
+	uint32_t	key_words;		/* 64-bit words per packed group key */
+	uint32_t	sort_bits;		/* key bits the radix sorts examined */
+	double		copy_ms;
+	double		kernel_ms;
+	uint64_t	device_bytes;	/* peak */
+} GpuopsAggStats;
+
+typedef struct GpuopsAgg GpuopsAgg;
+
+/*
+ * agg_begin (total rows known) -> agg_add (batches, in row order) ->
+ * agg_finish (groups formed, states computed) -> agg_groups (per group its
+ * first row, and naggs results, group after group; valid until agg_end) ->
+ * agg_end (always).
+ */
+typedef struct GpuopsAggBackend
+{
+	const char *name;
+	GpuopsStatus (*agg_begin) (const GpuopsSettings *settings, const GpuopsAggSpec *spec,
+							   uint64_t nrows, GpuopsAgg **agg) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_add) (GpuopsAgg *agg, const GpuopsAggBatch *batch) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_finish) (GpuopsAgg *agg, uint64_t *ngroups) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_groups) (GpuopsAgg *agg, const uint64_t **group_rows,
+								const GpuopsAggResult **results) GPUOPS_NOEXCEPT;
+	void		(*agg_stats) (const GpuopsAgg *agg, GpuopsAggStats *stats) GPUOPS_NOEXCEPT;
+	void		(*agg_end) (GpuopsAgg *agg) GPUOPS_NOEXCEPT;
+} GpuopsAggBackend;
+
+extern const GpuopsAggBackend *gpuops_cuda_agg_backend(void) GPUOPS_NOEXCEPT;
+extern const GpuopsAggBackend *gpuops_cpu_agg_backend(void) GPUOPS_NOEXCEPT;
+
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
 
 /*

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cuda_runtime.cuh"
+#include "device_array.cuh"
 #include "join_hash.hpp"
 
 namespace gpuops {
@@ -28,40 +29,6 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-/* Device memory from the runtime's pool, freed (stream-ordered) when dropped. */
-class DeviceArray
-{
-  public:
-	DeviceArray() = default;
-	DeviceArray(const DeviceArray &) = delete;
-	DeviceArray &operator=(const DeviceArray &) = delete;
-	~DeviceArray() { reset(); }
-
-	void	   *get(Runtime *rt, size_t bytes, cudaStream_t s)
-	{
-		reset();
-		rt_ = rt;
-		stream_ = s;
-		p_ = rt->alloc(bytes, s);
-		bytes_ = bytes;
-		return p_;
-	}
-	void		reset() noexcept
-	{
-		if (p_)
-			rt_->free(p_, bytes_, stream_);
-		p_ = nullptr;
-		bytes_ = 0;
-	}
-	template <typename T> T *as() const { return static_cast<T *>(p_); }
-
-  private:
-	Runtime    *rt_ = nullptr;
-	cudaStream_t stream_ = nullptr;
-	void	   *p_ = nullptr;
-	size_t		bytes_ = 0;
-};
 
 struct KeyPtrs
 {

@@ -66,6 +66,15 @@ GpuopsPrimaryJoinBackend(void)
 	return gpuops_cuda_join_backend();
 }
 
+/* The aggregation backend of the same choice. */
+const GpuopsAggBackend *
+GpuopsPrimaryAggBackend(void)
+{
+	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+		return gpuops_cpu_agg_backend();
+	return gpuops_cuda_agg_backend();
+}
+
 static int
 StatusSqlstate(GpuopsStatus status)
 {

@@ -21,6 +21,7 @@ extern bool GpuopsGpuPresent(void);
 /* The backend a query runs on first: CUDA, or the CPU twin for device = cpu. */
 extern const GpuopsBackend *GpuopsPrimaryBackend(void);
 extern const GpuopsJoinBackend *GpuopsPrimaryJoinBackend(void);
+extern const GpuopsAggBackend *GpuopsPrimaryAggBackend(void);
 
 /*
  * Handles a failed device call of operator `node`.  Returns when the caller

@@ -21,6 +21,7 @@ extern PGDLLEXPORT void _PG_init(void);
 }
 
 #include "boundary.h"
+#include "gpu_agg.h"
 #include "gpu_hashjoin.h"
 #include "gpu_sort.h"
 #include "guc.h"
@@ -38,6 +39,7 @@ InitImpl(void)
 	GpuopsDefineGucs();
 	GpuSortRegister();
 	GpuHashJoinRegister();
+	GpuAggRegister();
 	GpuopsInstallPlannerHooks();
 }
 

@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include "boundary.h"
+#include "gpu_agg.h"
 #include "gpu_hashjoin.h"
 #include "gpu_sort.h"
 #include "guc.h"
@@ -27,6 +28,9 @@ UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel
 		return;
 	switch (stage)
 	{
+		case UPPERREL_GROUP_AGG:
+			GpuAggAddPaths(root, input_rel, output_rel, extra);
+			break;
 		case UPPERREL_ORDERED:
 			GpuSortAddOrderedPaths(root, input_rel, output_rel);
 			break;

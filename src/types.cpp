@@ -51,6 +51,44 @@ HasUnsignedAbbreviation(Oid sortop, Oid collation)
 }
 
 bool
+GpuopsFixedKeyKind(Oid type, GpuopsKeyKind *kind)
+{
+	switch (type)
+	{
+		case INT2OID:
+			*kind = GPUOPS_KEY_INT2;
+			return true;
+		case INT4OID:
+		case DATEOID:
+			*kind = GPUOPS_KEY_INT4;
+			return true;
+		case INT8OID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*kind = GPUOPS_KEY_INT8;
+			return true;
+		case FLOAT4OID:
+			*kind = GPUOPS_KEY_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*kind = GPUOPS_KEY_FLOAT8;
+			return true;
+		case BOOLOID:
+			*kind = GPUOPS_KEY_BOOL;
+			return true;
+		case UUIDOID:
+			*kind = GPUOPS_KEY_UUID;
+			return true;
+		case INTERVALOID:
+			*kind = GPUOPS_KEY_INTERVAL;
+			return true;
+		default:
+			return false;
+	}
+}
+
+bool
 GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
 				  GpuopsKeyKind *kind, bool *prefix_only, Oid *sortop)
 {
@@ -58,54 +96,29 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
 	Oid			optype;
 
 	*prefix_only = false;
-	switch (type)
+	if (!GpuopsFixedKeyKind(type, kind))
 	{
-		case INT2OID:
-			*kind = GPUOPS_KEY_INT2;
-			break;
-		case INT4OID:
-		case DATEOID:
-			*kind = GPUOPS_KEY_INT4;
-			break;
-		case INT8OID:
-		case TIMEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			*kind = GPUOPS_KEY_INT8;
-			break;
-		case FLOAT4OID:
-			*kind = GPUOPS_KEY_FLOAT4;
-			break;
-		case FLOAT8OID:
-			*kind = GPUOPS_KEY_FLOAT8;
-			break;
-		case BOOLOID:
-			*kind = GPUOPS_KEY_BOOL;
-			break;
-		case UUIDOID:
-			*kind = GPUOPS_KEY_UUID;
-			break;
-		case INTERVALOID:
-			*kind = GPUOPS_KEY_INTERVAL;
-			break;
-		case NUMERICOID:
-			/* PostgreSQL's own 64-bit abbreviation, then its full comparator */
-			if (SIZEOF_DATUM != 8)
+		switch (type)
+		{
+			case NUMERICOID:
+				/* PostgreSQL's own 64-bit abbreviation, then its full comparator */
+				if (SIZEOF_DATUM != 8)
+					return false;
+				*kind = GPUOPS_KEY_NUMERIC_ABBREV;
+				*prefix_only = true;
+				break;
+			case TEXTOID:
+			case VARCHAROID:
+			case BPCHAROID:
+				/* bytes under C; elsewhere PostgreSQL's abbreviation, where it has one */
+				if (!OidIsValid(collation))
+					return false;
+				*kind = lc_collate_is_c(collation) ? GPUOPS_KEY_BYTES16 : GPUOPS_KEY_ABBREV_UNSIGNED;
+				*prefix_only = true;
+				break;
+			default:
 				return false;
-			*kind = GPUOPS_KEY_NUMERIC_ABBREV;
-			*prefix_only = true;
-			break;
-		case TEXTOID:
-		case VARCHAROID:
-		case BPCHAROID:
-			/* bytes under C; elsewhere PostgreSQL's abbreviation, where it has one */
-			if (!OidIsValid(collation))
-				return false;
-			*kind = lc_collate_is_c(collation) ? GPUOPS_KEY_BYTES16 : GPUOPS_KEY_ABBREV_UNSIGNED;
-			*prefix_only = true;
-			break;
-		default:
-			return false;
+		}
 	}
 	/* only the type's own default ordering: a USING clause may mean another */
 	opclass = GetDefaultOpClass(type, BTREE_AM_OID);

@@ -12,6 +12,13 @@ extern "C" {
 #include "gpuops_device.h"
 
 /*
+ * The key kind of a fixed-width type whose normalized words are exact: the
+ * device orders and compares its values exactly as PostgreSQL's default
+ * btree opclass does (ints, float, date/time types, bool, uuid, interval).
+ */
+extern bool GpuopsFixedKeyKind(Oid type, GpuopsKeyKind *kind);
+
+/*
  * Maps a sort on (type, btree opfamily, collation) to a device key kind.
  * Returns false when the device cannot order it exactly as PostgreSQL does
  * (unsupported type, a non-default ordering, a collation other than C for

@@ -1,0 +1,379 @@
+/*
+ * agg_common.hpp
+ *    What the CUDA aggregation and its CPU twin share, so both group and
+ *    aggregate identically: the packed group key, the per-aggregate states
+ *    and their combine functions (gpuops_device.h describes the algorithm).
+ *
+ * Group key: per key column a null bit and its normalized value bits
+ * (key_normalize.hpp: -0 = 0, every NaN one value, intervals by span), packed
+ * back to back into 64-bit words.  Two rows' words are equal exactly when
+ * their keys are equal under GROUP BY (NULLs equal each other), which is all
+ * grouping needs; the words' order is only the order groups come out in.
+ *
+ * States combine in any grouping of the rows: that is what lets the GPU
+ * reduce a group in a tree.  The float state is float8_accum's (N, Sx, Sxx)
+ * and combines as float8_combine does (Youngs-Cramer), so the rounding is
+ * that of PostgreSQL's own parallel aggregation, not of its serial loop.
+ */
+#ifndef GPUOPS_AGG_COMMON_HPP
+#define GPUOPS_AGG_COMMON_HPP
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "gpuops_device.h"
+#include "key_normalize.hpp"
+
+namespace gpuops {
+
+/* the packed key of the widest GROUP BY the planner sends */
+constexpr int kAggMaxKeyWords = 16;
+
+/* Value bits of a key kind in the packed group key. */
+GPUOPS_HD int
+agg_value_bits(GpuopsKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUOPS_KEY_BOOL:
+			return 1;
+		case GPUOPS_KEY_INT2:
+			return 16;
+		case GPUOPS_KEY_INT4:
+		case GPUOPS_KEY_FLOAT4:
+			return 32;
+		case GPUOPS_KEY_UUID:
+		case GPUOPS_KEY_INTERVAL:
+		case GPUOPS_KEY_BYTES16:
+			return 128;
+		default:
+			return 64;
+	}
+}
+
+/* Bits of a spec's packed group key. */
+inline int
+agg_key_bits(const GpuopsAggSpec &spec)
+{
+	int			bits = 0;
+
+	for (int k = 0; k < spec.nkeys; k++)
+		bits += 1 + agg_value_bits(spec.keys[k]);
+	return bits;
+}
+
+inline int
+agg_key_words(const GpuopsAggSpec &spec)
+{
+	return (agg_key_bits(spec) + 63) / 64;
+}
+
+/* Bits used in word w of a key of `bits` bits (what the radix sort examines). */
+inline int
+agg_word_bits(int bits, int w)
+{
+	int			left = bits - 64 * w;
+
+	return left >= 64 ? 64 : left;
+}
+
+/* Appends fields of up to 64 bits to a row's key words (zeroed by the caller). */
+struct KeyPacker
+{
+	uint64_t   *w;
+	int			pos;
+
+	GPUOPS_HD void put(uint64_t v, int bits)
+	{
+		int			word = pos >> 6;
+		int			off = pos & 63;
+
+		w[word] |= v << off;
+		if (off + bits > 64)
+			w[word + 1] |= v >> (64 - off);
+		pos += bits;
+	}
+};
+
+/*
+ * The packed key of row i.  keys[k] is key k's raw column, nulls[k] its
+ * bitmap or null.
+ */
+GPUOPS_HD void
+agg_pack_key(const GpuopsKeyKind *kinds, int nkeys, const uint8_t *const *keys,
+			 const uint8_t *const *nulls, uint64_t i, uint64_t *w, int nwords)
+{
+	KeyPacker	p = {w, 0};
+
+	for (int j = 0; j < nwords; j++)
+		w[j] = 0;
+	for (int k = 0; k < nkeys; k++)
+	{
+		int			bits = agg_value_bits(kinds[k]);
+		bool		null = nulls[k] && (nulls[k][i >> 3] >> (i & 7)) & 1;
+		uint64_t	v[2] = {0, 0};
+
+		p.put(null ? 1 : 0, 1);
+		if (!null)
+			value_words(kinds[k], keys[k] + i * gpuops_key_raw_width(kinds[k]), v);
+		if (bits == 128)
+		{
+			p.put(v[0], 64);
+			p.put(v[1], 64);
+		}
+		else
+			p.put(v[0], bits);
+	}
+}
+
+GPUOPS_HD bool
+agg_null(const uint8_t *nulls, uint64_t i)
+{
+	return nulls && (nulls[i >> 3] >> (i & 7)) & 1;
+}
+
+/* count(x), count(*) */
+struct CountState
+{
+	uint64_t	n;
+};
+
+struct CountOp
+{
+	GPUOPS_HD CountState operator()(const CountState &a, const CountState &b) const
+	{
+		return CountState{a.n + b.n};
+	}
+};
+
+/* sum and avg of integers: exact in 128 bits */
+struct SumIntState
+{
+	__int128	s;
+	uint64_t	n;
+};
+
+struct SumIntOp
+{
+	GPUOPS_HD SumIntState operator()(const SumIntState &a, const SumIntState &b) const
+	{
+		return SumIntState{a.s + b.s, a.n + b.n};
+	}
+};
+
+GPUOPS_HD int64_t
+agg_int_value(GpuopsKeyKind kind, const uint8_t *raw)
+{
+	switch (kind)
+	{
+		case GPUOPS_KEY_INT2:
+			{
+				int16_t		v;
+
+				memcpy(&v, raw, 2);
+				return v;
+			}
+		case GPUOPS_KEY_INT4:
+			{
+				int32_t		v;
+
+				memcpy(&v, raw, 4);
+				return v;
+			}
+		default:
+			{
+				int64_t		v;
+
+				memcpy(&v, raw, 8);
+				return v;
+			}
+	}
+}
+
+/* isinf/isnan on either side of nvcc and in g++ */
+GPUOPS_HD bool
+agg_isinf(double v)
+{
+#ifdef __CUDA_ARCH__
+	return ::isinf(v);
+#else
+	return std::isinf(v);
+#endif
+}
+
+GPUOPS_HD bool
+agg_isnan(double v)
+{
+#ifdef __CUDA_ARCH__
+	return ::isnan(v);
+#else
+	return std::isnan(v);
+#endif
+}
+
+/* float aggregates: float8_accum's transition values */
+enum
+{
+	kOverflowSx = 1,			/* a finite Sx became infinite */
+	kOverflowSxx = 2			/* a finite Sxx became infinite */
+};
+
+struct FloatState
+{
+	double		n;
+	double		sx;
+	double		sxx;
+	uint32_t	overflow;
+};
+
+/* float8_accum on an empty state: Sxx is NaN after an infinite or NaN input */
+GPUOPS_HD FloatState
+float_leaf(double v)
+{
+	return FloatState{1.0, v, (agg_isinf(v) || agg_isnan(v)) ? NAN : 0.0, 0};
+}
+
+/*
+ * float8_combine.  Where PostgreSQL raises "value out of range: overflow"
+ * an overflow bit is kept instead; the caller raises it for the aggregates
+ * that would have (sum checks Sx only).
+ */
+struct FloatOp
+{
+	GPUOPS_HD FloatState operator()(const FloatState &a, const FloatState &b) const
+	{
+		FloatState	r;
+		double		tmp;
+
+		if (a.n == 0.0)
+			return b;
+		if (b.n == 0.0)
+			return a;
+		r.n = a.n + b.n;
+		r.sx = a.sx + b.sx;
+		r.overflow = a.overflow | b.overflow;
+		if (agg_isinf(r.sx) && !agg_isinf(a.sx) && !agg_isinf(b.sx))
+			r.overflow |= kOverflowSx;
+		tmp = a.sx / a.n - b.sx / b.n;
+		r.sxx = a.sxx + b.sxx + a.n * b.n * tmp * tmp / r.n;
+		if (agg_isinf(r.sxx) && !agg_isinf(a.sxx) && !agg_isinf(b.sxx))
+			r.overflow |= kOverflowSxx;
+		return r;
+	}
+};
+
+GPUOPS_HD double
+agg_float_value(GpuopsKeyKind kind, const uint8_t *raw)
+{
+	if (kind == GPUOPS_KEY_FLOAT4)
+	{
+		float		v;
+
+		memcpy(&v, raw, 4);
+		return v;
+	}
+	double		v;
+
+	memcpy(&v, raw, 8);
+	return v;
+}
+
+/* min and max: the value's normalized words and its row; ties keep the first row */
+struct MinMaxState
+{
+	uint64_t	w0;
+	uint64_t	w1;
+	uint64_t	row;
+	uint32_t	valid;
+};
+
+template <bool Max>
+struct MinMaxOp
+{
+	GPUOPS_HD MinMaxState operator()(const MinMaxState &a, const MinMaxState &b) const
+	{
+		if (!a.valid)
+			return b;
+		if (!b.valid)
+			return a;
+		if (a.w0 != b.w0)
+			return ((a.w0 < b.w0) != Max) ? a : b;
+		if (a.w1 != b.w1)
+			return ((a.w1 < b.w1) != Max) ? a : b;
+		return a.row <= b.row ? a : b;
+	}
+};
+
+/* The leaf state of row `row` for each kind; `raw` is its value, null when NULL. */
+GPUOPS_HD CountState
+count_leaf(bool null)
+{
+	return CountState{null ? 0u : 1u};
+}
+
+GPUOPS_HD SumIntState
+sum_int_leaf(GpuopsKeyKind kind, const uint8_t *raw)
+{
+	if (raw == nullptr)
+		return SumIntState{0, 0};
+	return SumIntState{static_cast<__int128>(agg_int_value(kind, raw)), 1};
+}
+
+GPUOPS_HD FloatState
+float_value_leaf(GpuopsKeyKind kind, const uint8_t *raw)
+{
+	if (raw == nullptr)
+		return FloatState{0.0, 0.0, 0.0, 0};
+	return float_leaf(agg_float_value(kind, raw));
+}
+
+GPUOPS_HD MinMaxState
+minmax_leaf(GpuopsKeyKind kind, const uint8_t *raw, uint64_t row)
+{
+	uint64_t	v[2] = {0, 0};
+
+	if (raw == nullptr)
+		return MinMaxState{0, 0, row, 0};
+	value_words(kind, raw, v);
+	return MinMaxState{v[0], v[1], row, 1};
+}
+
+/* States as the caller sees them. */
+inline void
+to_result(const CountState &s, GpuopsAggResult *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->count = s.n;
+}
+
+inline void
+to_result(const SumIntState &s, GpuopsAggResult *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->count = s.n;
+	r->sum_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(s.s));
+	r->sum_hi = static_cast<int64_t>(s.s >> 64);
+}
+
+inline void
+to_result(const FloatState &s, GpuopsAggResult *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->count = static_cast<uint64_t>(s.n);
+	r->sx = s.sx;
+	r->sxx = s.sxx;
+	r->overflow = s.overflow;
+}
+
+inline void
+to_result(const MinMaxState &s, GpuopsAggResult *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->count = s.valid ? 1 : 0;
+	r->row = s.row;
+}
+
+}								/* namespace gpuops */
+
+#endif

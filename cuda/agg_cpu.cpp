@@ -1,0 +1,253 @@
+/*
+ * agg_cpu.cpp
+ *    The CPU twin of grouped aggregation (gpuops_device.h): the same packed
+ *    keys, the same stable order of (key, row) and the same states as the
+ *    CUDA backend, on the host.  Serves gpuops.device = cpu and the fallback.
+ *    Each group is folded left to right, in row order.
+ */
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "agg_common.hpp"
+#include "device_common.hpp"
+
+namespace gpuops {
+namespace {
+
+struct CpuAgg
+{
+	GpuopsSettings settings;
+	GpuopsAggSpec spec;
+	uint64_t	nrows = 0;		/* announced by begin */
+	uint64_t	added = 0;
+	int			nwords = 0;
+	std::vector<uint64_t> words;	/* row-major packed keys */
+	std::vector<std::vector<uint8_t>> values;	/* per aggregate, raw */
+	std::vector<std::vector<uint8_t>> nulls;	/* per aggregate, one byte per row */
+	std::vector<uint64_t> group_rows;
+	std::vector<GpuopsAggResult> results;
+	GpuopsAggStats stats = {};
+};
+
+double
+ms_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+GpuopsStatus
+cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows,
+			  GpuopsAgg **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
+			spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
+			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+		if (nrows > UINT32_MAX)
+			fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
+		auto		a = std::make_unique<CpuAgg>();
+
+		a->settings = *settings;
+		a->spec = *spec;
+		a->nrows = nrows;
+		a->nwords = agg_key_words(*spec);
+		if (a->nwords > kAggMaxKeyWords)
+			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", a->nwords);
+		a->words.assign(nrows * a->nwords, 0);
+		a->values.resize(spec->naggs);
+		a->nulls.resize(spec->naggs);
+		for (int g = 0; g < spec->naggs; g++)
+		{
+			if (spec->kinds[g] != GPUOPS_AGG_COUNT)
+				a->values[g].resize(nrows * gpuops_key_raw_width(spec->value_kinds[g]));
+			a->nulls[g].resize(nrows);
+		}
+		*out = reinterpret_cast<GpuopsAgg *>(a.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
+{
+	return guarded([&]() {
+		auto	   *a = reinterpret_cast<CpuAgg *>(agg);
+		const GpuopsAggSpec &spec = a->spec;
+		const uint8_t *keys[GPUOPS_MAX_SORT_KEYS];
+		auto		t0 = std::chrono::steady_clock::now();
+
+		if (a->added + b->nrows > a->nrows || a->added % 8 != 0)
+			fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
+				 b->nrows, (unsigned long long) a->added, (unsigned long long) a->nrows);
+		for (int k = 0; k < spec.nkeys; k++)
+			keys[k] = static_cast<const uint8_t *>(b->keys[k]);
+		for (uint32_t i = 0; i < b->nrows; i++)
+			agg_pack_key(spec.keys, spec.nkeys, keys, b->key_nulls, i,
+						 &a->words[(a->added + i) * a->nwords], a->nwords);
+		for (int g = 0; g < spec.naggs; g++)
+		{
+			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
+			{
+				size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+
+				memcpy(&a->values[g][a->added * w], b->values[g], b->nrows * w);
+			}
+			for (uint32_t i = 0; i < b->nrows; i++)
+				a->nulls[g][a->added + i] = agg_null(b->value_nulls[g], i);
+		}
+		a->added += b->nrows;
+		a->stats.copy_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+/* Folds rows order[from, to) of aggregate g into one state. */
+template <typename State, typename Op, typename Leaf>
+void
+fold(const std::vector<uint32_t> &order, uint64_t from, uint64_t to, Op op, Leaf leaf,
+	 GpuopsAggResult *r)
+{
+	State		s = leaf(order[from]);
+
+	for (uint64_t i = from + 1; i < to; i++)
+		s = op(s, leaf(order[i]));
+	to_result(s, r);
+}
+
+void
+aggregate_group(CpuAgg *a, const std::vector<uint32_t> &order, uint64_t from, uint64_t to,
+				GpuopsAggResult *out)
+{
+	const GpuopsAggSpec &spec = a->spec;
+
+	for (int g = 0; g < spec.naggs; g++)
+	{
+		GpuopsKeyKind kind = spec.value_kinds[g];
+		const uint8_t *nulls = a->nulls[g].data();
+		const uint8_t *vals = a->values[g].data();
+		size_t		w = spec.kinds[g] == GPUOPS_AGG_COUNT ? 0 : gpuops_key_raw_width(kind);
+		auto		raw = [&](uint32_t r) -> const uint8_t * {
+			return nulls[r] ? nullptr : vals + r * w;
+		};
+
+		switch (spec.kinds[g])
+		{
+			case GPUOPS_AGG_COUNT:
+				fold<CountState>(order, from, to, CountOp(),
+								 [&](uint32_t r) { return count_leaf(nulls[r]); }, &out[g]);
+				break;
+			case GPUOPS_AGG_SUM_INT:
+				fold<SumIntState>(order, from, to, SumIntOp(),
+								  [&](uint32_t r) { return sum_int_leaf(kind, raw(r)); }, &out[g]);
+				break;
+			case GPUOPS_AGG_FLOAT:
+				fold<FloatState>(order, from, to, FloatOp(),
+								 [&](uint32_t r) { return float_value_leaf(kind, raw(r)); }, &out[g]);
+				break;
+			case GPUOPS_AGG_MIN:
+				fold<MinMaxState>(order, from, to, MinMaxOp<false>(),
+								  [&](uint32_t r) { return minmax_leaf(kind, raw(r), r); }, &out[g]);
+				break;
+			case GPUOPS_AGG_MAX:
+				fold<MinMaxState>(order, from, to, MinMaxOp<true>(),
+								  [&](uint32_t r) { return minmax_leaf(kind, raw(r), r); }, &out[g]);
+				break;
+		}
+	}
+}
+
+GpuopsStatus
+cpu_agg_finish(GpuopsAgg *agg, uint64_t *ngroups) noexcept
+{
+	return guarded([&]() {
+		auto	   *a = reinterpret_cast<CpuAgg *>(agg);
+		uint64_t	n = a->added;
+		int			nw = a->nwords;
+		const uint64_t *words = a->words.data();
+		std::vector<uint32_t> order(n);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
+		std::iota(order.begin(), order.end(), 0u);
+		/* ties by row: the same order as the device's stable radix sort */
+		if (nw > 0)
+			std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+				for (int w = 0; w < nw; w++)
+				{
+					uint64_t	a1 = words[(uint64_t) x * nw + w];
+					uint64_t	b1 = words[(uint64_t) y * nw + w];
+
+					if (a1 != b1)
+						return a1 < b1;
+				}
+				return x < y;
+			});
+		a->group_rows.clear();
+		a->results.clear();
+		for (uint64_t from = 0; from < n;)
+		{
+			uint64_t	to = from + 1;
+
+			while (to < n && memcmp(&words[(uint64_t) order[to] * nw],
+									&words[(uint64_t) order[from] * nw], nw * 8) == 0)
+				to++;
+			a->group_rows.push_back(order[from]);
+			a->results.resize(a->results.size() + a->spec.naggs);
+			aggregate_group(a, order, from, to, &a->results[a->results.size() - a->spec.naggs]);
+			from = to;
+		}
+		a->stats.rows = n;
+		a->stats.groups = a->group_rows.size();
+		a->stats.key_words = nw;
+		a->stats.sort_bits = agg_key_bits(a->spec);
+		a->stats.kernel_ms += ms_since(t0);
+		*ngroups = a->group_rows.size();
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_agg_groups(GpuopsAgg *agg, const uint64_t **group_rows, const GpuopsAggResult **results) noexcept
+{
+	auto	   *a = reinterpret_cast<CpuAgg *>(agg);
+
+	*group_rows = a->group_rows.data();
+	*results = a->results.data();
+	return GPUOPS_OK;
+}
+
+void
+cpu_agg_stats(const GpuopsAgg *agg, GpuopsAggStats *stats) noexcept
+{
+	*stats = reinterpret_cast<const CpuAgg *>(agg)->stats;
+}
+
+void
+cpu_agg_end(GpuopsAgg *agg) noexcept
+{
+	delete reinterpret_cast<CpuAgg *>(agg);
+}
+
+const GpuopsAggBackend cpu_agg_backend = {
+	"cpu",
+	cpu_agg_begin,
+	cpu_agg_add,
+	cpu_agg_finish,
+	cpu_agg_groups,
+	cpu_agg_stats,
+	cpu_agg_end,
+};
+
+}								/* namespace */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsAggBackend *
+gpuops_cpu_agg_backend(void) noexcept
+{
+	return &gpuops::cpu_agg_backend;
+}

@@ -1,0 +1,493 @@
+/*
+ * agg_cuda.cu
+ *    Grouped aggregation on the GPU (gpuops_device.h describes the
+ *    algorithm, agg_common.hpp the keys and states).
+ *
+ * The raw group key and aggregate input columns are copied to the device
+ * batch by batch as the caller adds them.  finish packs each row's group key
+ * into words (a kernel), radix sorts (word, row) pairs with CUB one word at a
+ * time, least significant first (stable, so the order is that of the whole
+ * key, ties by row), flags the first row of each group, numbers the groups
+ * by a prefix sum, and runs one CUB reduce-by-key per aggregate over the
+ * sorted rows, the leaf states read through the permutation.  Only the
+ * per-group states and first rows come back.
+ */
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "agg_common.hpp"
+#include "cuda_runtime.cuh"
+#include "device_array.cuh"
+
+namespace gpuops {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned
+blocks(uint64_t n)
+{
+	return static_cast<unsigned>((n + kThreads - 1) / kThreads);
+}
+
+double
+ms_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct KeyCols
+{
+	GpuopsKeyKind kinds[GPUOPS_MAX_SORT_KEYS];
+	const uint8_t *raw[GPUOPS_MAX_SORT_KEYS];
+	const uint8_t *nulls[GPUOPS_MAX_SORT_KEYS];
+};
+
+struct CudaAgg
+{
+	Runtime    *rt = nullptr;
+	GpuopsSettings settings;
+	GpuopsAggSpec spec;
+	cudaStream_t stream = nullptr;
+	uint64_t	nrows = 0;
+	uint64_t	added = 0;
+	DeviceArray keys[GPUOPS_MAX_SORT_KEYS];
+	DeviceArray key_nulls[GPUOPS_MAX_SORT_KEYS];
+	DeviceArray values[GPUOPS_MAX_AGGS];
+	DeviceArray value_nulls[GPUOPS_MAX_AGGS];
+	std::vector<uint64_t> group_rows;
+	std::vector<GpuopsAggResult> results;
+	GpuopsAggStats stats = {};
+};
+
+size_t
+bitmap_bytes(uint64_t n)
+{
+	return (n + 7) / 8 + 8;
+}
+
+__global__ void
+pack_kernel(KeyCols kc, int nkeys, uint64_t n, int nwords, uint64_t *words)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t	w[kAggMaxKeyWords];
+
+	if (i >= n)
+		return;
+	agg_pack_key(kc.kinds, nkeys, kc.raw, kc.nulls, i, w, nwords);
+	for (int j = 0; j < nwords; j++)
+		words[j * n + i] = w[j];
+}
+
+__global__ void
+iota_kernel(uint32_t *perm, uint64_t n)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		perm[i] = static_cast<uint32_t>(i);
+}
+
+/* the radix pass's keys: word w of the rows in their current order */
+__global__ void
+gather_word_kernel(const uint64_t *word, const uint32_t *perm, uint64_t n, uint64_t *out)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		out[i] = word[perm[i]];
+}
+
+/* head[i]: sorted row i starts a group (its key differs from row i-1's) */
+__global__ void
+head_kernel(const uint64_t *words, int nwords, const uint32_t *perm, uint64_t n, uint32_t *head)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	uint32_t	h = (i == 0);
+
+	for (int w = 0; w < nwords && !h; w++)
+		h = words[w * n + perm[i]] != words[w * n + perm[i - 1]];
+	head[i] = h;
+}
+
+/* each group's first row; gid is 1-based (the inclusive sum of heads) */
+__global__ void
+group_rows_kernel(const uint32_t *head, const uint32_t *gid, const uint32_t *perm, uint64_t n,
+				  uint64_t *group_rows)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n && head[i])
+		group_rows[gid[i] - 1] = perm[i];
+}
+
+/* Leaf states of the sorted rows, read through the permutation. */
+struct CountLeaf
+{
+	const uint32_t *perm;
+	const uint8_t *nulls;
+	__device__ CountState operator()(uint32_t i) const { return count_leaf(agg_null(nulls, perm[i])); }
+};
+
+struct ValueLeaf
+{
+	const uint32_t *perm;
+	const uint8_t *vals;
+	const uint8_t *nulls;
+	GpuopsKeyKind kind;
+	uint32_t	width;
+
+	__device__ const uint8_t *raw(uint32_t r) const
+	{
+		return agg_null(nulls, r) ? nullptr : vals + static_cast<uint64_t>(r) * width;
+	}
+};
+
+struct SumIntLeaf : ValueLeaf
+{
+	__device__ SumIntState operator()(uint32_t i) const { return sum_int_leaf(kind, raw(perm[i])); }
+};
+
+struct FloatLeaf : ValueLeaf
+{
+	__device__ FloatState operator()(uint32_t i) const { return float_value_leaf(kind, raw(perm[i])); }
+};
+
+struct MinMaxLeaf : ValueLeaf
+{
+	__device__ MinMaxState operator()(uint32_t i) const
+	{
+		uint32_t	r = perm[i];
+
+		return minmax_leaf(kind, raw(r), r);
+	}
+};
+
+/*
+ * One aggregate: reduce-by-key of its leaf states over the group numbers,
+ * copied back and converted into column g of the results.
+ */
+template <typename State, typename Leaf, typename Op>
+void
+reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, Leaf leaf, Op op,
+				 int g)
+{
+	Runtime    *rt = a->rt;
+	cudaStream_t s = a->stream;
+	DeviceArray unique, states, nruns, temp;
+	size_t		temp_bytes = 0;
+	auto		in = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), leaf);
+	std::vector<State> h(ngroups);
+
+	unique.get(rt, ngroups * 4 + 4, s);
+	states.get(rt, ngroups * sizeof(State) + sizeof(State), s);
+	nruns.get(rt, 8, s);
+	GPUOPS_CUDA_TRY(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, gid, unique.as<uint32_t>(),
+												   in, states.as<State>(), nruns.as<uint64_t>(),
+												   op, static_cast<int64_t>(n), s));
+	temp.get(rt, temp_bytes + 8, s);
+	GPUOPS_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp.as<void>(), temp_bytes, gid,
+												   unique.as<uint32_t>(), in, states.as<State>(),
+												   nruns.as<uint64_t>(), op,
+												   static_cast<int64_t>(n), s));
+	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(h.data(), states.as<State>(), ngroups * sizeof(State),
+									cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	for (uint64_t k = 0; k < ngroups; k++)
+		to_result(h[k], &a->results[k * a->spec.naggs + g]);
+}
+
+GpuopsStatus
+cuda_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows,
+			   GpuopsAgg **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
+			spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
+			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+		if (nrows > UINT32_MAX)
+			fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
+		if (agg_key_words(*spec) > kAggMaxKeyWords)
+			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", agg_key_words(*spec));
+		Runtime    &rt = Runtime::get(*settings);
+		auto		a = std::make_unique<CudaAgg>();
+		cudaStream_t s;
+
+		rt.set_limit(settings->device_memory_limit, settings->device_share);
+		a->rt = &rt;
+		a->settings = *settings;
+		a->spec = *spec;
+		a->nrows = nrows;
+		a->stream = s = rt.stream(0);
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			a->keys[k].get(&rt, nrows * gpuops_key_raw_width(spec->keys[k]) + 16, s);
+			a->key_nulls[k].get(&rt, bitmap_bytes(nrows), s);
+			GPUOPS_CUDA_TRY(cudaMemsetAsync(a->key_nulls[k].as<void>(), 0, bitmap_bytes(nrows), s));
+		}
+		for (int g = 0; g < spec->naggs; g++)
+		{
+			if (spec->kinds[g] != GPUOPS_AGG_COUNT)
+				a->values[g].get(&rt, nrows * gpuops_key_raw_width(spec->value_kinds[g]) + 16, s);
+			a->value_nulls[g].get(&rt, bitmap_bytes(nrows), s);
+			GPUOPS_CUDA_TRY(cudaMemsetAsync(a->value_nulls[g].as<void>(), 0, bitmap_bytes(nrows), s));
+		}
+		*out = reinterpret_cast<GpuopsAgg *>(a.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
+{
+	return guarded([&]() {
+		auto	   *a = reinterpret_cast<CudaAgg *>(agg);
+		const GpuopsAggSpec &spec = a->spec;
+		cudaStream_t s = a->stream;
+		uint64_t	at = a->added;
+		size_t		nb = (b->nrows + 7) / 8;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		if (at + b->nrows > a->nrows || at % 8 != 0)
+			fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
+				 b->nrows, (unsigned long long) at, (unsigned long long) a->nrows);
+		for (int k = 0; k < spec.nkeys && b->nrows > 0; k++)
+		{
+			size_t		w = gpuops_key_raw_width(spec.keys[k]);
+
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->keys[k].as<uint8_t>() + at * w, b->keys[k],
+											b->nrows * w, cudaMemcpyHostToDevice, s));
+			if (b->key_nulls[k])
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->key_nulls[k].as<uint8_t>() + at / 8,
+												b->key_nulls[k], nb, cudaMemcpyHostToDevice, s));
+		}
+		for (int g = 0; g < spec.naggs && b->nrows > 0; g++)
+		{
+			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
+			{
+				size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->values[g].as<uint8_t>() + at * w, b->values[g],
+												b->nrows * w, cudaMemcpyHostToDevice, s));
+			}
+			if (b->value_nulls[g])
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->value_nulls[g].as<uint8_t>() + at / 8,
+												b->value_nulls[g], nb, cudaMemcpyHostToDevice, s));
+		}
+		/* the caller's buffers may change once this returns */
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		a->added = at + b->nrows;
+		a->stats.copy_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+/*
+ * Sorts rows by packed key; returns the permutation (sorted position ->
+ * row) in perm and the group heads in head.
+ */
+void
+sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head)
+{
+	Runtime    *rt = a->rt;
+	cudaStream_t s = a->stream;
+	const GpuopsAggSpec &spec = a->spec;
+	int			nwords = agg_key_words(spec);
+	int			bits = agg_key_bits(spec);
+	DeviceArray words, kin, kout, perm2, temp;
+	KeyCols		kc = {};
+	size_t		temp_bytes = 0;
+
+	perm.get(rt, n * 4 + 4, s);
+	head.get(rt, n * 4 + 4, s);
+	iota_kernel<<<blocks(n), kThreads, 0, s>>>(perm.as<uint32_t>(), n);
+	GPUOPS_CUDA_CHECK_LAUNCH("iota");
+	if (nwords == 0)
+	{
+		/* no GROUP BY: one group */
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 0, n * 4, s));
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 1, 1, s));
+		return;
+	}
+	words.get(rt, n * 8 * nwords + 8, s);
+	for (int k = 0; k < spec.nkeys; k++)
+	{
+		kc.kinds[k] = spec.keys[k];
+		kc.raw[k] = a->keys[k].as<uint8_t>();
+		kc.nulls[k] = a->key_nulls[k].as<uint8_t>();
+	}
+	pack_kernel<<<blocks(n), kThreads, 0, s>>>(kc, spec.nkeys, n, nwords, words.as<uint64_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("pack");
+	for (int k = 0; k < spec.nkeys; k++)
+	{
+		a->keys[k].reset();
+		a->key_nulls[k].reset();
+	}
+	kin.get(rt, n * 8 + 8, s);
+	kout.get(rt, n * 8 + 8, s);
+	perm2.get(rt, n * 4 + 4, s);
+	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, kin.as<uint64_t>(),
+													kout.as<uint64_t>(), perm.as<uint32_t>(),
+													perm2.as<uint32_t>(), n, 0, 64, s));
+	temp.get(rt, temp_bytes + 8, s);
+	/* least significant word first: each stable pass keeps the order of the later words */
+	for (int w = nwords - 1; w >= 0; w--)
+	{
+		int			wb = agg_word_bits(bits, w);
+
+		gather_word_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>() + w * n,
+														   perm.as<uint32_t>(), n,
+														   kin.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("gather word");
+		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.as<void>(), temp_bytes,
+														kin.as<uint64_t>(), kout.as<uint64_t>(),
+														perm.as<uint32_t>(), perm2.as<uint32_t>(),
+														n, 0, wb, s));
+		perm.swap(perm2);
+		a->stats.sort_bits += wb;
+	}
+	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), nwords, perm.as<uint32_t>(),
+											   n, head.as<uint32_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("head");
+	a->stats.key_words = nwords;
+	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
+}
+
+GpuopsStatus
+cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
+{
+	return guarded([&]() {
+		auto	   *a = reinterpret_cast<CudaAgg *>(agg);
+		Runtime    *rt = a->rt;
+		cudaStream_t s = a->stream;
+		const GpuopsAggSpec &spec = a->spec;
+		uint64_t	n = a->added;
+		uint64_t	ngroups = 0;
+		DeviceArray perm, head, gid, grows, temp;
+		size_t		temp_bytes = 0;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
+		a->stats.rows = n;
+		a->group_rows.clear();
+		a->results.clear();
+		if (n > 0)
+		{
+			sort_groups(a, n, perm, head);
+			gid.get(rt, n * 4 + 4, s);
+			GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head.as<uint32_t>(),
+														  gid.as<uint32_t>(), n, s));
+			temp.get(rt, temp_bytes + 8, s);
+			GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.as<void>(), temp_bytes,
+														  head.as<uint32_t>(), gid.as<uint32_t>(),
+														  n, s));
+			temp.reset();
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), gid.as<uint32_t>() + n - 1, 4,
+											cudaMemcpyDeviceToHost, s));
+			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+			ngroups = reinterpret_cast<uint32_t *>(rt->pinned_scalar())[0];
+			grows.get(rt, ngroups * 8 + 8, s);
+			group_rows_kernel<<<blocks(n), kThreads, 0, s>>>(head.as<uint32_t>(), gid.as<uint32_t>(),
+															 perm.as<uint32_t>(), n,
+															 grows.as<uint64_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("group rows");
+			head.reset();
+			a->group_rows.resize(ngroups);
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->group_rows.data(), grows.as<uint64_t>(), ngroups * 8,
+											cudaMemcpyDeviceToHost, s));
+			a->results.resize(ngroups * spec.naggs);
+			for (int g = 0; g < spec.naggs; g++)
+			{
+				const uint32_t *p = perm.as<uint32_t>();
+				const uint8_t *nulls = a->value_nulls[g].as<uint8_t>();
+				ValueLeaf	v = {p, a->values[g].as<uint8_t>(), nulls, spec.value_kinds[g],
+					gpuops_key_raw_width(spec.value_kinds[g])};
+				const uint32_t *gd = gid.as<uint32_t>();
+
+				switch (spec.kinds[g])
+				{
+					case GPUOPS_AGG_COUNT:
+						reduce_aggregate<CountState>(a, gd, n, ngroups, CountLeaf{p, nulls},
+													 CountOp(), g);
+						break;
+					case GPUOPS_AGG_SUM_INT:
+						reduce_aggregate<SumIntState>(a, gd, n, ngroups, SumIntLeaf{v}, SumIntOp(), g);
+						break;
+					case GPUOPS_AGG_FLOAT:
+						reduce_aggregate<FloatState>(a, gd, n, ngroups, FloatLeaf{v}, FloatOp(), g);
+						break;
+					case GPUOPS_AGG_MIN:
+						reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
+													  MinMaxOp<false>(), g);
+						break;
+					case GPUOPS_AGG_MAX:
+						reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
+													  MinMaxOp<true>(), g);
+						break;
+				}
+			}
+			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		}
+		a->stats.groups = ngroups;
+		a->stats.kernel_ms += ms_since(t0);
+		*ngroups_out = ngroups;
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_agg_groups(GpuopsAgg *agg, const uint64_t **group_rows, const GpuopsAggResult **results) noexcept
+{
+	auto	   *a = reinterpret_cast<CudaAgg *>(agg);
+
+	*group_rows = a->group_rows.data();
+	*results = a->results.data();
+	return GPUOPS_OK;
+}
+
+void
+cuda_agg_stats(const GpuopsAgg *agg, GpuopsAggStats *stats) noexcept
+{
+	*stats = reinterpret_cast<const CudaAgg *>(agg)->stats;
+}
+
+void
+cuda_agg_end(GpuopsAgg *agg) noexcept
+{
+	delete reinterpret_cast<CudaAgg *>(agg);
+}
+
+const GpuopsAggBackend cuda_agg_backend = {
+	"cuda",
+	cuda_agg_begin,
+	cuda_agg_add,
+	cuda_agg_finish,
+	cuda_agg_groups,
+	cuda_agg_stats,
+	cuda_agg_end,
+};
+
+}								/* namespace */
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsAggBackend *
+gpuops_cuda_agg_backend(void) noexcept
+{
+	return &gpuops::cuda::cuda_agg_backend;
+}

@@ -1,0 +1,100 @@
+/*
+ * gpu_agg.h
+ *    GpuAgg: what its planner, executor and finalization share.
+ *
+ * The child's output (set by the planner) is: the GROUP BY expressions, then
+ * the other columns the output needs from a group's first row (columns
+ * functionally dependent on the grouping key), then the aggregates' inputs:
+ * argument values and boolean conditions (FILTER, and "x IS NOT NULL" for
+ * count(x)).  All of them are computed below the node, on the CPU, while it
+ * reads its input.  The scan tuple (custom_scan_tlist) is the group
+ * expressions, the other columns, then one column per Aggref, which setrefs
+ * matches to the Aggrefs in the target list and HAVING.
+ *
+ * custom_private: a list of two integer lists.  The first: the number of
+ * group keys, of other columns and of aggregates, then per group key its
+ * GpuAggKeyField fields.  The second: per aggregate its GpuAggField fields.
+ */
+#ifndef GPUOPS_GPU_AGG_H
+#define GPUOPS_GPU_AGG_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+}
+
+#include "gpuops_device.h"
+
+#define GPUAGG_NAME "GpuAgg"
+
+/* How a group key reaches the device. */
+enum GpuAggKeyEncoding
+{
+	GPUAGG_KEY_VALUE = 0,		/* its raw value (a fixed-width kind) */
+	GPUAGG_KEY_DICTIONARY		/* text: a number per distinct byte string */
+};
+
+enum GpuAggKeyField
+{
+	GPUAGG_KEY_KIND = 0,		/* GpuopsKeyKind */
+	GPUAGG_KEY_ENCODING,		/* GpuAggKeyEncoding */
+	GPUAGG_KEY_FIELDS
+};
+
+/* How an aggregate's result is made from its device state. */
+enum GpuAggFinal
+{
+	GPUAGG_FINAL_COUNT = 0,		/* count(*), count(x): int8 */
+	GPUAGG_FINAL_SUM_INT8,		/* sum(int2), sum(int4): int8 */
+	GPUAGG_FINAL_SUM_NUMERIC,	/* sum(int8): numeric */
+	GPUAGG_FINAL_AVG_NUMERIC,	/* avg(int2/int4/int8): numeric */
+	GPUAGG_FINAL_SUM_FLOAT4,	/* sum(float4) */
+	GPUAGG_FINAL_SUM_FLOAT8,	/* sum(float8) */
+	GPUAGG_FINAL_FLOAT_FN,		/* avg, variance, stddev of floats: the aggregate's
+								 * own final function on {N, Sx, Sxx} */
+	GPUAGG_FINAL_VALUE			/* min, max, bool_and, bool_or: the row's value */
+};
+
+enum GpuAggField
+{
+	GPUAGG_AGG_KIND = 0,		/* GpuopsAggKind */
+	GPUAGG_AGG_FINAL,			/* GpuAggFinal */
+	GPUAGG_AGG_VALUE_KIND,		/* GpuopsKeyKind of the argument */
+	GPUAGG_AGG_ARG_COL,			/* child column of the argument, -1 for none */
+	GPUAGG_AGG_FILTER_COL,		/* child column of the FILTER condition, or -1 */
+	GPUAGG_AGG_NOTNULL_COL,		/* count(x): child column of "x IS NOT NULL", or -1 */
+	GPUAGG_AGG_FINAL_FN,		/* GPUAGG_FINAL_FLOAT_FN: the final function */
+	GPUAGG_AGG_FIELDS
+};
+
+/* One aggregate as the executor sees it. */
+typedef struct GpuAggDesc
+{
+	GpuopsAggKind kind;
+	GpuAggFinal final;
+	GpuopsKeyKind value_kind;
+	int			arg_col;
+	int			filter_col;
+	int			notnull_col;
+	Oid			final_fn;
+	FmgrInfo	final_flinfo;	/* of final_fn, when valid */
+} GpuAggDesc;
+
+/* planner (gpu_agg_path.cpp) */
+extern void GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+						   void *extra);
+
+/* finalization (gpu_agg_final.cpp) */
+extern bool GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *final,
+						   Oid *final_fn);
+extern Datum GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r,
+							   Datum row_value, bool *isnull);
+
+/* executor (gpu_agg_exec.cpp) */
+extern const CustomScanMethods gpu_agg_scan_methods;
+extern void GpuAggRegister(void);
+
+#endif

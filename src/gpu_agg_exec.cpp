@@ -1,0 +1,586 @@
+/*
+ * gpu_agg_exec.cpp
+ *    GpuAgg execution.
+ *
+ * The child's rows (group keys, other columns, aggregate inputs: gpu_agg.h)
+ * are read into a row store, where they stay.  Its batches go to the device
+ * as they are: the group key columns (text keys as numbers from a
+ * dictionary of distinct byte strings), and per aggregate its argument
+ * column with a null bitmap that also marks the rows its FILTER rejects.
+ * The device groups and aggregates (gpuops_device.h) and returns per group
+ * its first row and one state per aggregate; the node emits one scan tuple
+ * per group: key and other columns from that row, aggregate results made
+ * by gpu_agg_final.cpp.  ExecScan applies HAVING and the projection.
+ *
+ * Device failures: with gpuops.cpu_fallback the CPU backend aggregates the
+ * stored rows again.  Device memory is released by a memory-context
+ * callback on the query context, also on error and cancel.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "portability/instr_time.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+}
+
+#include "batch.h"
+#include "boundary.h"
+#include "device.h"
+#include "gpu_agg.h"
+#include "guc.h"
+
+extern const CustomExecMethods gpu_agg_exec_methods;
+
+typedef struct GpuAggDevice
+{
+	const GpuopsAggBackend *backend;
+	GpuopsAgg  *agg;
+	MemoryContextCallback cb;
+} GpuAggDevice;
+
+/* a text group key's dictionary: distinct byte strings -> numbers */
+typedef struct DictKey
+{
+	const char *data;
+	Size		len;
+} DictKey;
+
+typedef struct DictEntry
+{
+	DictKey		key;
+	uint64		id;
+} DictEntry;
+
+typedef struct GpuAggState
+{
+	CustomScanState css;
+	int			nkeys;
+	int			nextra;			/* other columns from a group's first row */
+	int			naggs;
+	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
+	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
+	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
+	GpuAggDesc *aggs;
+
+	GpuopsRowStore store;
+	GpuopsBatchSource *source;
+	GpuAggDevice *dev;
+	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
+	MemoryContext dict_cxt;
+
+	bool		aggregated;
+	uint64		ngroups;
+	uint64		next_group;
+	bool		empty_row_done; /* no GROUP BY, no input: the one row emitted */
+	const uint64 *group_rows;
+	const GpuopsAggResult *results;
+
+	/* EXPLAIN ANALYZE */
+	const char *backend_name;
+	char	   *fallback;
+	GpuopsAggStats stats;
+	double		read_ms;
+	Size		host_memory;
+} GpuAggState;
+
+static void
+AggRelease(void *arg)
+{
+	GpuAggDevice *dev = (GpuAggDevice *) arg;
+
+	if (dev->agg)
+		dev->backend->agg_end(dev->agg);
+	dev->agg = NULL;
+}
+
+static uint32
+DictHash(const void *key, Size keysize)
+{
+	const DictKey *k = (const DictKey *) key;
+
+	return DatumGetUInt32(hash_any((const unsigned char *) k->data, (int) k->len));
+}
+
+static int
+DictMatch(const void *a, const void *b, Size keysize)
+{
+	const DictKey *x = (const DictKey *) a;
+	const DictKey *y = (const DictKey *) b;
+
+	return x->len == y->len && memcmp(x->data, y->data, x->len) == 0 ? 0 : 1;
+}
+
+static HTAB *
+DictCreate(GpuAggState *st, int k)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(DictKey);
+	ctl.entrysize = sizeof(DictEntry);
+	ctl.hash = DictHash;
+	ctl.match = DictMatch;
+	ctl.hcxt = st->dict_cxt;
+	return hash_create("GpuAgg dictionary", 1024, &ctl,
+					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+}
+
+/*
+ * A text key column of one batch as numbers: equal byte strings (after
+ * detoasting) get equal numbers.  NULLs get 0 (their null bit sets them apart).
+ */
+static uint64 *
+DictionaryColumn(GpuAggState *st, int k, GpuopsBatch *batch)
+{
+	uint64	   *ids = (uint64 *) palloc(Max(batch->nrows, 1) * sizeof(uint64));
+	HTAB	   *dict = st->dict[k];
+
+	for (uint32 i = 0; i < batch->nrows; i++)
+	{
+		bool		isnull;
+		Datum		d = GpuopsBatchDatum(&st->store, batch, k, i, &isnull);
+		struct varlena *v;
+		DictKey		key;
+		DictEntry  *e;
+		bool		found;
+
+		if (isnull)
+		{
+			ids[i] = 0;
+			continue;
+		}
+		v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+		key.data = VARDATA_ANY(v);
+		key.len = VARSIZE_ANY_EXHDR(v);
+		e = (DictEntry *) hash_search(dict, &key, HASH_ENTER, &found);
+		if (!found)
+		{
+			/* the entry keeps its own copy: a detoasted value is freed with the batch */
+			char	   *copy = (char *) MemoryContextAlloc(st->dict_cxt, Max(key.len, 1));
+
+			memcpy(copy, key.data, key.len);
+			e->key.data = copy;
+			e->key.len = key.len;
+			e->id = hash_get_num_entries(dict);
+		}
+		ids[i] = e->id;
+	}
+	return ids;
+}
+
+/*
+ * An aggregate's null bitmap in one batch: its argument is NULL, or its
+ * FILTER (or count(x)'s "x IS NOT NULL") is not true.  NULL when no row is.
+ */
+static const uint8 *
+AggregateMask(GpuAggState *st, const GpuAggDesc *d, GpuopsBatch *batch)
+{
+	int			conds[2] = {d->filter_col, d->notnull_col};
+	const uint8 *argnulls = d->arg_col >= 0 ? batch->nulls[d->arg_col] : NULL;
+	uint8	   *mask;
+	Size		nbytes = (batch->nrows + 7) / 8;
+
+	if (d->filter_col < 0 && d->notnull_col < 0)
+		return argnulls;
+	mask = (uint8 *) palloc0(Max(nbytes, 1));
+	if (argnulls)
+		memcpy(mask, argnulls, nbytes);
+	for (int c = 0; c < 2; c++)
+	{
+		const bool *vals;
+
+		if (conds[c] < 0)
+			continue;
+		vals = (const bool *) batch->values[conds[c]];
+		for (uint32 i = 0; i < batch->nrows; i++)
+			if (GpuopsBatchIsNull(batch, conds[c], i) || !vals[i])
+				mask[i >> 3] |= (uint8) (1 << (i & 7));
+	}
+	return mask;
+}
+
+/* Runs the whole aggregation on `backend`; the results stay in st->dev. */
+static GpuopsStatus
+Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
+{
+	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsAggSpec spec;
+	GpuopsStatus rc;
+
+	AggRelease(st->dev);
+	if (backend != GpuopsPrimaryAggBackend() || st->fallback != NULL)
+		settings.fault = GPUOPS_FAULT_NONE;
+	memset(&spec, 0, sizeof(spec));
+	spec.nkeys = st->nkeys;
+	for (int k = 0; k < st->nkeys; k++)
+		spec.keys[k] = st->key_kind[k];
+	spec.naggs = st->naggs;
+	for (int a = 0; a < st->naggs; a++)
+	{
+		spec.kinds[a] = st->aggs[a].kind;
+		spec.value_kinds[a] = st->aggs[a].value_kind;
+	}
+	st->dev->backend = backend;
+	st->backend_name = backend->name;
+	rc = backend->agg_begin(&settings, &spec, st->store.nrows, &st->dev->agg);
+	for (int b = 0; rc == GPUOPS_OK && b < st->store.nbatches; b++)
+	{
+		GpuopsBatch *batch = st->store.batches[b];
+		GpuopsAggBatch ab;
+		MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
+
+		memset(&ab, 0, sizeof(ab));
+		ab.nrows = batch->nrows;
+		for (int k = 0; k < st->nkeys; k++)
+		{
+			if (st->key_enc[k] == GPUAGG_KEY_DICTIONARY)
+				ab.keys[k] = DictionaryColumn(st, k, batch);
+			else
+				ab.keys[k] = batch->values[k];
+			ab.key_nulls[k] = batch->nulls[k];
+		}
+		for (int a = 0; a < st->naggs; a++)
+		{
+			const GpuAggDesc *d = &st->aggs[a];
+
+			ab.values[a] = d->arg_col >= 0 ? batch->values[d->arg_col] : NULL;
+			ab.value_nulls[a] = AggregateMask(st, d, batch);
+		}
+		MemoryContextSwitchTo(old);
+		rc = backend->agg_add(st->dev->agg, &ab);
+		MemoryContextReset(st->scratch_cxt);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (rc == GPUOPS_OK)
+		rc = backend->agg_finish(st->dev->agg, &st->ngroups);
+	if (rc == GPUOPS_OK)
+		rc = backend->agg_groups(st->dev->agg, &st->group_rows, &st->results);
+	if (rc == GPUOPS_OK)
+		backend->agg_stats(st->dev->agg, &st->stats);
+	return rc;
+}
+
+/* Reads the whole input and aggregates it, on the CPU after a device failure. */
+static void
+ReadAndAggregate(GpuAggState *st)
+{
+	bool		more = true;
+	GpuopsStatus rc;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	while (more)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+
+		more = st->source->fill(st->source, &st->store, batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	st->read_ms += INSTR_TIME_GET_MILLISEC(t1);
+	st->host_memory = GpuopsRowStoreMemory(&st->store);
+
+	rc = Aggregate(st, GpuopsPrimaryAggBackend());
+	if (rc != GPUOPS_OK)
+	{
+		GpuopsDeviceFailed(GPUAGG_NAME, rc, true);	/* raises unless falling back */
+		if (st->fallback == NULL)
+			st->fallback = pstrdup(gpuops_last_error());
+		for (int k = 0; k < st->nkeys; k++)
+			if (st->dict[k])
+				hash_destroy(st->dict[k]);
+		MemoryContextReset(st->dict_cxt);
+		for (int k = 0; k < st->nkeys; k++)
+			st->dict[k] = st->key_enc[k] == GPUAGG_KEY_DICTIONARY ? DictCreate(st, k) : NULL;
+		rc = Aggregate(st, gpuops_cpu_agg_backend());
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUAGG_NAME, rc, false);
+	}
+	st->aggregated = true;
+	st->next_group = 0;
+	st->empty_row_done = false;
+}
+
+/* Fills the scan tuple of group g (or, g < 0, the one row of an empty input). */
+static TupleTableSlot *
+GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
+{
+	static const GpuopsAggResult empty = {};
+	int			ncols = st->nkeys + st->nextra;
+	MemoryContext old;
+
+	ExecClearTuple(slot);
+	old = MemoryContextSwitchTo(st->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+	for (int c = 0; c < ncols; c++)
+	{
+		if (g >= 0)
+			slot->tts_values[c] = GpuopsRowStoreDatum(&st->store, st->group_rows[g], c,
+													   &slot->tts_isnull[c]);
+		else
+		{
+			slot->tts_values[c] = (Datum) 0;
+			slot->tts_isnull[c] = true;
+		}
+	}
+	for (int a = 0; a < st->naggs; a++)
+	{
+		const GpuAggDesc *d = &st->aggs[a];
+		const GpuopsAggResult *r = g >= 0 ? &st->results[g * st->naggs + a] : &empty;
+		Datum		value = (Datum) 0;
+		bool		isnull;
+
+		if (d->final == GPUAGG_FINAL_VALUE && r->count > 0)
+			value = GpuopsRowStoreDatum(&st->store, r->row, d->arg_col, &isnull);
+		slot->tts_values[ncols + a] = GpuAggResultDatum(d, r, value, &slot->tts_isnull[ncols + a]);
+	}
+	MemoryContextSwitchTo(old);
+	return ExecStoreVirtualTuple(slot);
+}
+
+static TupleTableSlot *
+GpuAggNext(ScanState *ss)
+{
+	GpuAggState *st = (GpuAggState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+
+	if (!st->aggregated)
+		ReadAndAggregate(st);
+	if (st->next_group < st->ngroups)
+		return GroupRow(st, (int64) st->next_group++, slot);
+	/* without GROUP BY an aggregate returns one row, also over no rows */
+	if (st->nkeys == 0 && st->ngroups == 0 && !st->empty_row_done)
+	{
+		st->empty_row_done = true;
+		return GroupRow(st, -1, slot);
+	}
+	return ExecClearTuple(slot);
+}
+
+static bool
+GpuAggRecheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static Node *
+CreateGpuAggStateImpl(CustomScan *cscan)
+{
+	GpuAggState *st = (GpuAggState *) palloc0(sizeof(GpuAggState));
+	List	   *keys = (List *) linitial(cscan->custom_private);
+	List	   *aggs = (List *) lsecond(cscan->custom_private);
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &gpu_agg_exec_methods;
+	st->css.flags = cscan->flags;
+#if PG_VERSION_NUM >= 160000
+	st->css.slotOps = &TTSOpsVirtual;
+#endif
+	st->nkeys = list_nth_int(keys, 0);
+	st->nextra = list_nth_int(keys, 1);
+	st->naggs = list_nth_int(keys, 2);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		st->key_kind[k] = (GpuopsKeyKind) list_nth_int(keys, 3 + k * GPUAGG_KEY_FIELDS + GPUAGG_KEY_KIND);
+		st->key_enc[k] = (GpuAggKeyEncoding) list_nth_int(keys, 3 + k * GPUAGG_KEY_FIELDS +
+														  GPUAGG_KEY_ENCODING);
+	}
+	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(st->naggs, 1));
+	for (int a = 0; a < st->naggs; a++)
+	{
+		GpuAggDesc *d = &st->aggs[a];
+		int			base = a * GPUAGG_AGG_FIELDS;
+
+		d->kind = (GpuopsAggKind) list_nth_int(aggs, base + GPUAGG_AGG_KIND);
+		d->final = (GpuAggFinal) list_nth_int(aggs, base + GPUAGG_AGG_FINAL);
+		d->value_kind = (GpuopsKeyKind) list_nth_int(aggs, base + GPUAGG_AGG_VALUE_KIND);
+		d->arg_col = list_nth_int(aggs, base + GPUAGG_AGG_ARG_COL);
+		d->filter_col = list_nth_int(aggs, base + GPUAGG_AGG_FILTER_COL);
+		d->notnull_col = list_nth_int(aggs, base + GPUAGG_AGG_NOTNULL_COL);
+		d->final_fn = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_FINAL_FN);
+		if (OidIsValid(d->final_fn))
+			fmgr_info(d->final_fn, &d->final_flinfo);
+	}
+	return (Node *) st;
+}
+
+static void
+BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuAggState *st = (GpuAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	PlanState  *child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
+	TupleDesc	desc = ExecGetResultType(child);
+
+	node->custom_ps = list_make1(child);
+	/* the device reads argument columns raw: their widths must be the kinds' */
+	for (int a = 0; a < st->naggs; a++)
+	{
+		const GpuAggDesc *d = &st->aggs[a];
+
+		if (d->arg_col >= 0 &&
+			TupleDescAttr(desc, d->arg_col)->attlen != (int) gpuops_key_raw_width(d->value_kind))
+			elog(ERROR, "GpuAgg: aggregate input column %d has an unexpected width", d->arg_col);
+	}
+	GpuopsRowStoreInit(&st->store, desc, estate->es_query_cxt);
+	st->source = GpuopsChildPlanSource(child);
+	st->scratch_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg batch",
+											ALLOCSET_DEFAULT_SIZES);
+	st->dict_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg dictionaries",
+										 ALLOCSET_DEFAULT_SIZES);
+	for (int k = 0; k < st->nkeys; k++)
+		st->dict[k] = st->key_enc[k] == GPUAGG_KEY_DICTIONARY ? DictCreate(st, k) : NULL;
+	st->dev = (GpuAggDevice *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(GpuAggDevice));
+	st->dev->cb.func = AggRelease;
+	st->dev->cb.arg = st->dev;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->dev->cb);
+}
+
+static TupleTableSlot *
+ExecGpuAggImpl(CustomScanState *node)
+{
+	return ExecScan(&node->ss, GpuAggNext, GpuAggRecheck);
+}
+
+static void
+EndGpuAggImpl(CustomScanState *node)
+{
+	GpuAggState *st = (GpuAggState *) node;
+
+	AggRelease(st->dev);
+	ExecEndNode((PlanState *) linitial(node->custom_ps));
+	GpuopsRowStoreFree(&st->store);
+}
+
+static void
+ReScanGpuAggImpl(CustomScanState *node)
+{
+	GpuAggState *st = (GpuAggState *) node;
+	PlanState  *child = (PlanState *) linitial(node->custom_ps);
+
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(child, node->ss.ps.chgParam);
+	if (st->aggregated && child->chgParam == NULL)
+	{
+		/* the same input: emit the same groups again */
+		st->next_group = 0;
+		st->empty_row_done = false;
+		return;
+	}
+	AggRelease(st->dev);
+	st->aggregated = false;
+	st->ngroups = 0;
+	st->group_rows = NULL;
+	st->results = NULL;
+	GpuopsRowStoreReset(&st->store);
+	MemoryContextReset(st->dict_cxt);
+	for (int k = 0; k < st->nkeys; k++)
+		st->dict[k] = st->key_enc[k] == GPUAGG_KEY_DICTIONARY ? DictCreate(st, k) : NULL;
+	st->source->rescan(st->source);
+}
+
+static void
+ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuAggState *st = (GpuAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context;
+	List	   *keys = NIL;
+	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		TargetEntry *tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, k);
+
+		keys = lappend(keys, deparse_expression((Node *) tle->expr, context, prefix, false));
+	}
+	if (keys != NIL)
+		ExplainPropertyList("Group Key", keys, es);
+	ExplainPropertyText("Strategy", "sorted on device", es);
+	if (es->analyze && st->aggregated)
+	{
+		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
+		if (st->fallback)
+			ExplainPropertyText("Fallback", st->fallback, es);
+		ExplainPropertyInteger("Input Rows", NULL, (int64) st->stats.rows, es);
+		ExplainPropertyInteger("Groups", NULL, (int64) st->stats.groups, es);
+		ExplainPropertyInteger("Key Words", NULL, st->stats.key_words, es);
+		ExplainPropertyFloat("Read Time", "ms", st->read_ms, 3, es);
+		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
+		ExplainPropertyInteger("Host Memory", "kB", (int64) (st->host_memory / 1024), es);
+	}
+}
+
+static Node *
+CreateGpuAggState(CustomScan *cscan)
+{
+	return GpuopsGuard("CreateCustomScanState", CreateGpuAggStateImpl, cscan);
+}
+
+static void
+BeginGpuAgg(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuopsGuard("BeginCustomScan", BeginGpuAggImpl, node, estate, eflags);
+}
+
+static TupleTableSlot *
+ExecGpuAgg(CustomScanState *node)
+{
+	return GpuopsGuard("ExecCustomScan", ExecGpuAggImpl, node);
+}
+
+static void
+EndGpuAgg(CustomScanState *node)
+{
+	GpuopsGuard("EndCustomScan", EndGpuAggImpl, node);
+}
+
+static void
+ReScanGpuAgg(CustomScanState *node)
+{
+	GpuopsGuard("ReScanCustomScan", ReScanGpuAggImpl, node);
+}
+
+static void
+ExplainGpuAgg(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuopsGuard("ExplainCustomScan", ExplainGpuAggImpl, node, ancestors, es);
+}
+
+const CustomExecMethods gpu_agg_exec_methods = {
+	GPUAGG_NAME,
+	BeginGpuAgg,
+	ExecGpuAgg,
+	EndGpuAgg,
+	ReScanGpuAgg,
+	NULL,						/* MarkPosCustomScan */
+	NULL,						/* RestrPosCustomScan */
+	NULL,						/* EstimateDSMCustomScan */
+	NULL,						/* InitializeDSMCustomScan */
+	NULL,						/* ReInitializeDSMCustomScan */
+	NULL,						/* InitializeWorkerCustomScan */
+	NULL,						/* ShutdownCustomScan */
+	ExplainGpuAgg,
+};
+
+const CustomScanMethods gpu_agg_scan_methods = {
+	GPUAGG_NAME,
+	CreateGpuAggState,
+};
+
+void
+GpuAggRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_agg_scan_methods);
+}

@@ -1,0 +1,238 @@
+/*
+ * gpu_agg_final.cpp
+ *    Which aggregates GpuAgg runs, and how each one's device state becomes
+ *    exactly PostgreSQL's result: the same result type, NULL for no input,
+ *    the same arithmetic for the final step (numeric_div for avg of
+ *    integers, the aggregate's own final function for float avg, variance
+ *    and stddev) and the same overflow error.
+ *
+ * What is exact: integer sums and averages (128-bit sums, as PostgreSQL's
+ * int128 accumulators), count, min, max, bool_and, bool_or.  Float sums and
+ * the float (N, Sx, Sxx) states are combined in a tree, as PostgreSQL's
+ * parallel aggregation combines them, so for data whose sums round they can
+ * differ from a serial plan in the last digit; where every partial sum is
+ * exact (integers, few significant bits) they agree.  sum(float4) is
+ * accumulated in float8 and rounded once.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type_d.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+}
+
+#include <cmath>
+
+#include "gpu_agg.h"
+#include "types.h"
+
+static Oid
+AggFinalFn(Oid aggfnoid)
+{
+	HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	Oid			fn;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	fn = ((Form_pg_aggregate) GETSTRUCT(tup))->aggfinalfn;
+	ReleaseSysCache(tup);
+	return fn;
+}
+
+bool
+GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *final, Oid *final_fn)
+{
+	*final_fn = InvalidOid;
+	switch (aggfnoid)
+	{
+		case F_COUNT_:
+		case F_COUNT_ANY:
+			*kind = GPUOPS_AGG_COUNT;
+			*final = GPUAGG_FINAL_COUNT;
+			return true;
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			*kind = GPUOPS_AGG_SUM_INT;
+			*final = GPUAGG_FINAL_SUM_INT8;
+			return true;
+		case F_SUM_INT8:
+			*kind = GPUOPS_AGG_SUM_INT;
+			*final = GPUAGG_FINAL_SUM_NUMERIC;
+			return true;
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+		case F_AVG_INT8:
+			*kind = GPUOPS_AGG_SUM_INT;
+			*final = GPUAGG_FINAL_AVG_NUMERIC;
+			return true;
+		case F_SUM_FLOAT4:
+			*kind = GPUOPS_AGG_FLOAT;
+			*final = GPUAGG_FINAL_SUM_FLOAT4;
+			return true;
+		case F_SUM_FLOAT8:
+			*kind = GPUOPS_AGG_FLOAT;
+			*final = GPUAGG_FINAL_SUM_FLOAT8;
+			return true;
+		case F_AVG_FLOAT4:
+		case F_AVG_FLOAT8:
+		case F_VARIANCE_FLOAT4:
+		case F_VARIANCE_FLOAT8:
+		case F_VAR_SAMP_FLOAT4:
+		case F_VAR_SAMP_FLOAT8:
+		case F_VAR_POP_FLOAT4:
+		case F_VAR_POP_FLOAT8:
+		case F_STDDEV_FLOAT4:
+		case F_STDDEV_FLOAT8:
+		case F_STDDEV_SAMP_FLOAT4:
+		case F_STDDEV_SAMP_FLOAT8:
+		case F_STDDEV_POP_FLOAT4:
+		case F_STDDEV_POP_FLOAT8:
+			/* float8_accum's {N, Sx, Sxx}, then the aggregate's own final function */
+			*kind = GPUOPS_AGG_FLOAT;
+			*final = GPUAGG_FINAL_FLOAT_FN;
+			*final_fn = AggFinalFn(aggfnoid);
+			return OidIsValid(*final_fn);
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_FLOAT4:
+		case F_MIN_FLOAT8:
+		case F_MIN_DATE:
+		case F_MIN_TIME:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
+		case F_MIN_INTERVAL:
+		case F_BOOL_AND:
+		case F_EVERY:
+			*kind = GPUOPS_AGG_MIN;
+			*final = GPUAGG_FINAL_VALUE;
+			return true;
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_FLOAT4:
+		case F_MAX_FLOAT8:
+		case F_MAX_DATE:
+		case F_MAX_TIME:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
+		case F_MAX_INTERVAL:
+		case F_BOOL_OR:
+			*kind = GPUOPS_AGG_MAX;
+			*final = GPUAGG_FINAL_VALUE;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* int128 -> numeric, as int128_to_numericvar does (scale 0) */
+static Datum
+Int128Numeric(int64 hi, uint64 lo)
+{
+	__int128	v = (__int128) (((unsigned __int128) (uint64) hi << 64) | lo);
+	unsigned __int128 u;
+	char		buf[48];
+	char	   *p = buf + sizeof(buf) - 1;
+
+	if (v >= PG_INT64_MIN && v <= PG_INT64_MAX)
+		return NumericGetDatum(int64_to_numeric((int64) v));
+	u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
+	*p = '\0';
+	do
+	{
+		*--p = (char) ('0' + (int) (u % 10));
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(p), ObjectIdGetDatum(InvalidOid),
+							   Int32GetDatum(-1));
+}
+
+/* float_overflow_error()'s report */
+static void
+FloatOverflow(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("value out of range: overflow")));
+}
+
+/*
+ * The aggregate's result in one group.  row_value is the value of the row
+ * the state points at (min, max, bool_and, bool_or).
+ */
+Datum
+GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_value,
+				  bool *isnull)
+{
+	*isnull = false;
+	if (desc->final == GPUAGG_FINAL_COUNT)
+		return Int64GetDatum((int64) r->count);
+	if (r->count == 0)
+	{
+		/* no input: NULL, as every other supported aggregate's final step gives */
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (desc->final)
+	{
+		case GPUAGG_FINAL_SUM_INT8:
+			/* int4_sum adds in int64 (wrapping, as PostgreSQL's -fwrapv build does) */
+			return Int64GetDatum((int64) r->sum_lo);
+		case GPUAGG_FINAL_SUM_NUMERIC:
+			return Int128Numeric(r->sum_hi, r->sum_lo);
+		case GPUAGG_FINAL_AVG_NUMERIC:
+			return DirectFunctionCall2(numeric_div, Int128Numeric(r->sum_hi, r->sum_lo),
+									   NumericGetDatum(int64_to_numeric((int64) r->count)));
+		case GPUAGG_FINAL_SUM_FLOAT4:
+			{
+				float4		f = (float4) r->sx;
+
+				/* float4pl: finite inputs must not give an infinite sum */
+				if ((r->overflow & 1) || (std::isinf(f) && !std::isinf(r->sx)))
+					FloatOverflow();
+				return Float4GetDatum(f);
+			}
+		case GPUAGG_FINAL_SUM_FLOAT8:
+			if (r->overflow & 1)
+				FloatOverflow();
+			return Float8GetDatum(r->sx);
+		case GPUAGG_FINAL_FLOAT_FN:
+			{
+				Datum		elems[3];
+				ArrayType  *arr;
+				LOCAL_FCINFO(fcinfo, 1);
+				Datum		result;
+
+				/* float8_accum raises on an overflow of Sx or Sxx */
+				if (r->overflow)
+					FloatOverflow();
+				elems[0] = Float8GetDatum((double) r->count);
+				elems[1] = Float8GetDatum(r->sx);
+				elems[2] = Float8GetDatum(r->sxx);
+				arr = construct_array(elems, 3, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+									  TYPALIGN_DOUBLE);
+				InitFunctionCallInfoData(*fcinfo, const_cast<FmgrInfo *>(&desc->final_flinfo), 1,
+										 InvalidOid, NULL, NULL);
+				fcinfo->args[0].value = PointerGetDatum(arr);
+				fcinfo->args[0].isnull = false;
+				result = FunctionCallInvoke(fcinfo);
+				*isnull = fcinfo->isnull;
+				return result;
+			}
+		case GPUAGG_FINAL_VALUE:
+			return row_value;
+		default:
+			elog(ERROR, "GpuAgg: unknown final step %d", (int) desc->final);
+	}
+	return (Datum) 0;
+}

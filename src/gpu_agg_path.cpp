@@ -1,0 +1,319 @@
+/*
+ * gpu_agg_path.cpp
+ *    GpuAgg planning: a CustomPath for GROUP BY (and aggregates without
+ *    GROUP BY) competing on cost with PostgreSQL's hash and sort aggregation,
+ *    offered from create_upper_paths_hook at UPPERREL_GROUP_AGG.
+ *
+ * Taken when every group key is a fixed-width type the device compares
+ * exactly (integers, floats, date/time types, bool, uuid, interval) or text
+ * under a deterministic collation (byte equality), and every aggregate is
+ * one gpu_agg_final.cpp knows, without ORDER BY or DISTINCT inside it.
+ * GROUPING SETS, ROLLUP and CUBE keep PostgreSQL's plans.  The aggregates'
+ * arguments and FILTER conditions are expressions the child computes (see
+ * gpu_agg.h for the columns).
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type_d.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
+#include "optimizer/tlist.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/typcache.h"
+}
+
+#include "boundary.h"
+#include "device.h"
+#include "gpu_agg.h"
+#include "guc.h"
+#include "types.h"
+
+static Plan *PlanGpuAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpu_agg_path_methods = {
+	GPUAGG_NAME,
+	PlanGpuAggPath,
+};
+
+static bool
+CollectAggrefs(Node *node, List **aggs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		*aggs = list_append_unique(*aggs, node);
+		return false;			/* no Aggref nests in another at one query level */
+	}
+	/* through void (*)(void), which -Wcast-function-type accepts */
+	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) CollectAggrefs, aggs);
+}
+
+/* The child column computing expr: an existing one, or a new one. */
+static int
+ChildColumn(List **exprs, Expr *expr)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, *exprs)
+	{
+		if (equal(lfirst(lc), expr))
+			return i;
+		i++;
+	}
+	*exprs = lappend(*exprs, expr);
+	return i;
+}
+
+/* The group key's kind and encoding, or false when the device cannot group it. */
+static bool
+GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc)
+{
+	Oid			type = exprType((Node *) expr);
+	TypeCacheEntry *tce = lookup_type_cache(type, TYPECACHE_EQ_OPR);
+
+	/* only the type's own equality: another opclass may group differently */
+	if (!OidIsValid(sgc->eqop) || sgc->eqop != tce->eq_opr)
+		return false;
+	*enc = GPUAGG_KEY_VALUE;
+	if (GpuopsFixedKeyKind(type, kind))
+		return true;
+	if (type == TEXTOID || type == VARCHAROID)
+	{
+		Oid			coll = exprCollation((Node *) expr);
+
+		/* deterministic collations call equal only identical bytes */
+		if (!OidIsValid(coll) || !get_collation_isdeterministic(coll))
+			return false;
+		*kind = GPUOPS_KEY_INT8;
+		*enc = GPUAGG_KEY_DICTIONARY;
+		return true;
+	}
+	return false;
+}
+
+static void
+GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+				   GroupPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	Path	   *input = input_rel->cheapest_total_path;
+	List	   *child_exprs = NIL;	/* the child's output (gpu_agg.h) */
+	List	   *keys = NIL;
+	List	   *aggs_priv = NIL;
+	List	   *aggrefs = NIL;
+	List	   *extras = NIL;
+	List	   *vars;
+	List	   *scan_exprs;
+	int			nkeys = 0;
+	ListCell   *lc;
+	CustomPath *cpath;
+	QualCost	having_cost;
+	double		in_rows,
+				groups,
+				mb;
+
+	/*
+	 * minmax_aggs: the planner may replace min/max by index probes (Params)
+	 * in every plan's expressions, ours included; keep its plans then.
+	 */
+	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
+		input == NULL || PATH_REQ_OUTER(input) || input->rows < gpuops_min_rows)
+		return;
+
+	foreach(lc, parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, extra->targetList);
+		GpuopsKeyKind kind;
+		GpuAggKeyEncoding enc;
+
+		if (nkeys == GPUOPS_MAX_SORT_KEYS || !GroupKeyKind(sgc, expr, &kind, &enc))
+			return;
+		child_exprs = lappend(child_exprs, expr);
+		keys = lappend_int(keys, (int) kind);
+		keys = lappend_int(keys, (int) enc);
+		nkeys++;
+	}
+
+	CollectAggrefs((Node *) output_rel->reltarget->exprs, &aggrefs);
+	CollectAggrefs(extra->havingQual, &aggrefs);
+	if (list_length(aggrefs) > GPUOPS_MAX_AGGS)
+		return;
+
+	/* columns outside aggregates that are not group keys: from a group's first row */
+	vars = pull_var_clause((Node *) output_rel->reltarget->exprs,
+						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
+	vars = list_concat(vars, pull_var_clause(extra->havingQual,
+											 PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS));
+	foreach(lc, vars)
+	{
+		Node	   *v = (Node *) lfirst(lc);
+
+		if (!IsA(v, Aggref) && !list_member(child_exprs, v))
+			extras = list_append_unique(extras, v);
+	}
+	child_exprs = list_concat(child_exprs, extras);
+
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *aggref = lfirst_node(Aggref, lc);
+		Oid			argtype = InvalidOid;
+		Expr	   *arg = NULL;
+		GpuopsAggKind kind;
+		GpuAggFinal final;
+		GpuopsKeyKind vkind = GPUOPS_KEY_INT8;
+		Oid			final_fn;
+		int			arg_col = -1,
+					filter_col = -1,
+					notnull_col = -1;
+
+		if (aggref->aggorder != NIL || aggref->aggdistinct != NIL ||
+			aggref->aggkind != AGGKIND_NORMAL || aggref->agglevelsup != 0)
+			return;
+		if (!aggref->aggstar)
+		{
+			if (list_length(aggref->args) != 1)
+				return;
+			arg = linitial_node(TargetEntry, aggref->args)->expr;
+			argtype = exprType((Node *) arg);
+		}
+		if (!GpuAggClassify(aggref->aggfnoid, argtype, &kind, &final, &final_fn))
+			return;
+		if (kind != GPUOPS_AGG_COUNT)
+		{
+			if (!GpuopsFixedKeyKind(argtype, &vkind))
+				return;
+			arg_col = ChildColumn(&child_exprs, arg);
+		}
+		else if (arg != NULL)
+		{
+			/* count(x) counts the rows where x (the datum, even a row) is not NULL */
+			NullTest   *nt = makeNode(NullTest);
+
+			nt->arg = arg;
+			nt->nulltesttype = IS_NOT_NULL;
+			nt->argisrow = false;
+			nt->location = -1;
+			notnull_col = ChildColumn(&child_exprs, (Expr *) nt);
+		}
+		if (aggref->aggfilter != NULL)
+			filter_col = ChildColumn(&child_exprs, aggref->aggfilter);
+		aggs_priv = lappend_int(aggs_priv, (int) kind);
+		aggs_priv = lappend_int(aggs_priv, (int) final);
+		aggs_priv = lappend_int(aggs_priv, (int) vkind);
+		aggs_priv = lappend_int(aggs_priv, arg_col);
+		aggs_priv = lappend_int(aggs_priv, filter_col);
+		aggs_priv = lappend_int(aggs_priv, notnull_col);
+		aggs_priv = lappend_int(aggs_priv, (int) final_fn);
+	}
+
+	/* the scan tuple: group keys, other columns, aggregates */
+	scan_exprs = list_concat(list_copy_head(child_exprs, nkeys + list_length(extras)), aggrefs);
+
+	/*
+	 * Cost.  Start-up: the whole input is read and staged (each child column
+	 * a copy into a columnar batch, cheaper than one operator call: half of
+	 * cpu_operator_cost), copied, grouped on the device.  Then each group is
+	 * finalized and emitted.  The device work itself is milliseconds.
+	 */
+	in_rows = Max(input->rows, 1.0);
+	if (nkeys == 0)
+		groups = 1;
+	else if (output_rel->pathlist != NIL)
+		groups = ((Path *) linitial(output_rel->pathlist))->rows;
+	else
+		groups = estimate_num_groups(root, list_copy_head(child_exprs, nkeys), in_rows, NULL,
+									 NULL);
+	mb = in_rows * 8.0 * Max(list_length(child_exprs), 1) / (1024.0 * 1024.0);
+	cost_qual_eval(&having_cost, (List *) extra->havingQual, root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = output_rel->consider_parallel && input->parallel_safe &&
+		extra->target_parallel_safe;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = NIL;
+	cpath->path.rows = groups;
+	cpath->path.startup_cost = input->total_cost + gpuops_startup_cost +
+		in_rows * list_length(child_exprs) * cpu_operator_cost * 0.5 +
+		mb * gpuops_transfer_cost;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		groups * (cpu_tuple_cost + list_length(aggrefs) * cpu_operator_cost +
+				  having_cost.per_tuple) + having_cost.startup;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make1(input);
+	cpath->custom_private = list_make5(lcons_int(nkeys,
+												 lcons_int(list_length(extras),
+														   lcons_int(list_length(aggrefs), keys))),
+									   aggs_priv, child_exprs, scan_exprs,
+									   copyObject(extra->havingQual));
+	cpath->methods = &gpu_agg_path_methods;
+	add_path(output_rel, &cpath->path);
+}
+
+void
+GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	if (!gpuops_enable_agg || !GpuopsPlanningAllowed() || extra == NULL)
+		return;
+	GpuAggAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
+}
+
+static List *
+MakeTlist(List *exprs)
+{
+	List	   *tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+		tlist = lappend(tlist, makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+											   list_length(tlist) + 1, NULL, false));
+	return tlist;
+}
+
+static Plan *
+PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				   List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *priv = best_path->custom_private;
+	Plan	   *child = (Plan *) linitial(custom_plans);
+	Path	   *input = (Path *) linitial(best_path->custom_paths);
+
+	/* the child computes exactly the columns the node reads (a Result if it cannot project) */
+	child = change_plan_targetlist(child, MakeTlist((List *) lthird(priv)), input->parallel_safe);
+	cscan->scan.plan.targetlist = tlist;
+	/* HAVING: setrefs points its aggregates at the scan tuple's columns */
+	cscan->scan.plan.qual = (List *) copyObject(list_nth(priv, 4));
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = list_make1(child);
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = list_make2(copyObject(linitial(priv)), copyObject(lsecond(priv)));
+	cscan->custom_scan_tlist = MakeTlist((List *) lfourth(priv));
+	cscan->custom_relids = NULL;
+	cscan->methods = &gpu_agg_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Plan *
+PlanGpuAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+			   List *clauses, List *custom_plans)
+{
+	return GpuopsGuard("PlanCustomPath", PlanGpuAggPathImpl, root, rel, best_path, tlist, clauses,
+					   custom_plans);
+}
