@@ -279,7 +279,12 @@ agg_float_value(GpuopsKeyKind kind, const uint8_t *raw)
 	return v;
 }
 
-/* min and max: the value's normalized words and its row; ties keep the first row */
+/*
+ * min and max: the value's normalized words and its row.  Of equal values
+ * (an interval of 1 day and one of 24 hours, -0 and 0) the last row's wins,
+ * as PostgreSQL's smaller/larger functions return their second argument
+ * (the newer value) on a tie.
+ */
 struct MinMaxState
 {
 	uint64_t	w0;
@@ -301,7 +306,7 @@ struct MinMaxOp
 			return ((a.w0 < b.w0) != Max) ? a : b;
 		if (a.w1 != b.w1)
 			return ((a.w1 < b.w1) != Max) ? a : b;
-		return a.row <= b.row ? a : b;
+		return a.row >= b.row ? a : b;
 	}
 };
 

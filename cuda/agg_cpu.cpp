@@ -45,6 +45,7 @@ cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_
 	*out = nullptr;
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
 		if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
 			spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
 			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");

@@ -119,6 +119,44 @@ BEGIN
   RETURN format('gpuhashjoin=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
 END $$;
 
+-- check_agg(q): runs q with gpuops off and on; whether GpuAgg was planned,
+-- the row count, and rows missing / extra against PostgreSQL.  Rows are
+-- compared as their text, so a result must print exactly as PostgreSQL's
+-- (-0 against 0, the last digit of a float, a numeric's scale).
+CREATE FUNCTION check_agg(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE line text; used bool := false; n bigint; missing bigint; extra bigint;
+  enabled text := current_setting('gpuops.enabled');
+BEGIN
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  EXECUTE 'CREATE TEMP TABLE agg_off ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
+  PERFORM set_config('gpuops.enabled', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    used := used OR line LIKE '%Custom Scan (GpuAgg)%';
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE agg_on ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
+  -- the comparison itself runs without gpuops
+  PERFORM set_config('gpuops.enabled', 'off', true);
+  SELECT count(*) INTO n FROM agg_on;
+  SELECT count(*) INTO missing FROM (SELECT r FROM agg_off EXCEPT ALL SELECT r FROM agg_on) x;
+  SELECT count(*) INTO extra FROM (SELECT r FROM agg_on EXCEPT ALL SELECT r FROM agg_off) x;
+  DROP TABLE agg_on;
+  DROP TABLE agg_off;
+  PERFORM set_config('gpuops.enabled', enabled, true);
+  RETURN format('gpuagg=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
+END $$;
+
+-- uses_gpuagg(q): does the plan of q contain a GpuAgg node?
+CREATE FUNCTION uses_gpuagg(q text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE '%Custom Scan (GpuAgg)%' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+
 -- explain_json(q): EXPLAIN (ANALYZE, FORMAT JSON) q, without timings.
 CREATE FUNCTION explain_json(q text) RETURNS jsonb
 LANGUAGE plpgsql AS $$

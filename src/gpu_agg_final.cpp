@@ -217,7 +217,8 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 				if (r->overflow)
 					FloatOverflow();
 				elems[0] = Float8GetDatum((double) r->count);
-				elems[1] = Float8GetDatum(r->sx);
+				/* float8_accum adds to an initial 0: its Sx is never -0 */
+				elems[1] = Float8GetDatum(r->sx + 0.0);
 				elems[2] = Float8GetDatum(r->sxx);
 				arr = construct_array(elems, 3, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
 									  TYPALIGN_DOUBLE);
