@@ -70,6 +70,11 @@ QUERIES=(
   # skewed probe keys
   "join_zipf|SELECT count(*) FROM {T}_zipf b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   "join_hot50|SELECT count(*) FROM {T}_hot b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # GROUP BY with 16, 1k and 1M groups, and without GROUP BY (GpuAgg is serial: the gpuops run has no workers)
+  "agg_g16|SELECT g % 16 AS grp, count(*), sum(v), avg(v) FROM {T} GROUP BY 1|SET max_parallel_workers_per_gather = 0"
+  "agg_g1k|SELECT g % 1000 AS grp, count(*), sum(v), avg(v) FROM {T} GROUP BY 1|SET max_parallel_workers_per_gather = 0"
+  "agg_g1m|SELECT g, count(*), sum(v), avg(v) FROM {T} GROUP BY g|SET max_parallel_workers_per_gather = 0"
+  "agg_global|SELECT count(*), sum(v), avg(v) FROM {T}|SET max_parallel_workers_per_gather = 0"
 )
 # Extra tables: "name|row count|SELECT that fills it".  {T} stands for
 # bench_<ROWS> and {N} for ROWS; a name with {T} is a per-size table (dropped with
