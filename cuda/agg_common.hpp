@@ -78,6 +78,32 @@ agg_word_bits(int bits, int w)
 	return left >= 64 ? 64 : left;
 }
 
+/*
+ * The most rows one aggregation may take under a device budget of `budget`
+ * bytes (0: unlimited), so that both backends split an input alike: per row
+ * its raw columns and bitmaps, the packed key, the sort's keys, alternate
+ * buffers and permutations, the group numbers, and one aggregate's states
+ * (reduced one aggregate at a time); plus CUB's fixed temporary storage.
+ */
+inline uint64_t
+agg_rows_for_budget(uint64_t budget, const GpuopsAggSpec &spec)
+{
+	const uint64_t fixed = 256 * 1024;
+	const uint64_t min_rows = 1024;
+	uint64_t	per_row = 8 * agg_key_words(spec) + 16 + 8 + 16 + 8 + 8 + 40;
+	uint64_t	rows;
+
+	if (budget == 0)
+		return UINT32_MAX;
+	for (int k = 0; k < spec.nkeys; k++)
+		per_row += gpuops_key_raw_width(spec.keys[k]) + 1;
+	for (int g = 0; g < spec.naggs; g++)
+		per_row += (spec.kinds[g] == GPUOPS_AGG_COUNT ? 0 : gpuops_key_raw_width(spec.value_kinds[g])) + 1;
+	rows = budget > fixed + min_rows * per_row ? (budget - fixed) / per_row : min_rows;
+	rows &= ~uint64_t(7);		/* chunks start at multiples of 8 rows (null bitmaps) */
+	return rows < UINT32_MAX ? rows : UINT32_MAX;
+}
+
 /* Appends fields of up to 64 bits to a row's key words (zeroed by the caller). */
 struct KeyPacker
 {

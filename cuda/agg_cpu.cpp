@@ -38,6 +38,20 @@ ms_since(std::chrono::steady_clock::time_point t0)
 	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/* the budget the CUDA backend would have (0: unlimited) */
+uint64_t
+budget(const GpuopsSettings &s)
+{
+	return s.device_memory_limit / (s.device_share ? s.device_share : 1);
+}
+
+GpuopsStatus
+cpu_agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows) noexcept
+{
+	*rows = agg_rows_for_budget(budget(*settings), *spec);
+	return GPUOPS_OK;
+}
+
 GpuopsStatus
 cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows,
 			  GpuopsAgg **out) noexcept
@@ -49,8 +63,11 @@ cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_
 		if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
 			spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
 			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
-		if (nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
+		/* what the device could not hold: the caller must have split it */
+		if (nrows > agg_rows_for_budget(budget(*settings), *spec))
+			fail(GPUOPS_ERR_INTERNAL, "aggregation of %llu rows over the device budget's %llu",
+				 (unsigned long long) nrows,
+				 (unsigned long long) agg_rows_for_budget(budget(*settings), *spec));
 		auto		a = std::make_unique<CpuAgg>();
 
 		a->settings = *settings;
@@ -236,6 +253,7 @@ cpu_agg_end(GpuopsAgg *agg) noexcept
 
 const GpuopsAggBackend cpu_agg_backend = {
 	"cpu",
+	cpu_agg_capacity,
 	cpu_agg_begin,
 	cpu_agg_add,
 	cpu_agg_finish,

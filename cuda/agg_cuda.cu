@@ -210,6 +210,20 @@ reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, 
 }
 
 GpuopsStatus
+cuda_agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows) noexcept
+{
+	*rows = 0;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		Runtime    &rt = Runtime::get(*settings);
+
+		rt.set_limit(settings->device_memory_limit, settings->device_share);
+		*rows = agg_rows_for_budget(rt.limit(), *spec);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
 cuda_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows,
 			   GpuopsAgg **out) noexcept
 {
@@ -474,6 +488,7 @@ cuda_agg_end(GpuopsAgg *agg) noexcept
 
 const GpuopsAggBackend cuda_agg_backend = {
 	"cuda",
+	cuda_agg_capacity,
 	cuda_agg_begin,
 	cuda_agg_add,
 	cuda_agg_finish,

@@ -384,6 +384,9 @@ typedef struct GpuopsAggStats
 typedef struct GpuopsAgg GpuopsAgg;
 
 /*
+ * agg_capacity: the most rows one aggregation takes under the device budget
+ * (both backends derive it alike, agg_common.hpp); larger inputs are
+ * aggregated in chunks whose groups the caller merges.
  * agg_begin (total rows known) -> agg_add (batches, in row order) ->
  * agg_finish (groups formed, states computed) -> agg_groups (per group its
  * first row, and naggs results, group after group; valid until agg_end) ->
@@ -392,6 +395,8 @@ typedef struct GpuopsAgg GpuopsAgg;
 typedef struct GpuopsAggBackend
 {
 	const char *name;
+	GpuopsStatus (*agg_capacity) (const GpuopsSettings *settings, const GpuopsAggSpec *spec,
+								  uint64_t *rows) GPUOPS_NOEXCEPT;
 	GpuopsStatus (*agg_begin) (const GpuopsSettings *settings, const GpuopsAggSpec *spec,
 							   uint64_t nrows, GpuopsAgg **agg) GPUOPS_NOEXCEPT;
 	GpuopsStatus (*agg_add) (GpuopsAgg *agg, const GpuopsAggBatch *batch) GPUOPS_NOEXCEPT;

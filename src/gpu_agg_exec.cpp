@@ -34,61 +34,11 @@ extern "C" {
 #include "boundary.h"
 #include "device.h"
 #include "gpu_agg.h"
+#include "gpu_agg_exec.h"
+#include "agg_common.hpp"
 #include "guc.h"
 
 extern const CustomExecMethods gpu_agg_exec_methods;
-
-typedef struct GpuAggDevice
-{
-	const GpuopsAggBackend *backend;
-	GpuopsAgg  *agg;
-	MemoryContextCallback cb;
-} GpuAggDevice;
-
-/* a text group key's dictionary: distinct byte strings -> numbers */
-typedef struct DictKey
-{
-	const char *data;
-	Size		len;
-} DictKey;
-
-typedef struct DictEntry
-{
-	DictKey		key;
-	uint64		id;
-} DictEntry;
-
-typedef struct GpuAggState
-{
-	CustomScanState css;
-	int			nkeys;
-	int			nextra;			/* other columns from a group's first row */
-	int			naggs;
-	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
-	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
-	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
-	GpuAggDesc *aggs;
-
-	GpuopsRowStore store;
-	GpuopsBatchSource *source;
-	GpuAggDevice *dev;
-	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
-	MemoryContext dict_cxt;
-
-	bool		aggregated;
-	uint64		ngroups;
-	uint64		next_group;
-	bool		empty_row_done; /* no GROUP BY, no input: the one row emitted */
-	const uint64 *group_rows;
-	const GpuopsAggResult *results;
-
-	/* EXPLAIN ANALYZE */
-	const char *backend_name;
-	char	   *fallback;
-	GpuopsAggStats stats;
-	double		read_ms;
-	Size		host_memory;
-} GpuAggState;
 
 static void
 AggRelease(void *arg)
@@ -133,13 +83,16 @@ DictCreate(GpuAggState *st, int k)
 
 /*
  * A text key column of one batch as numbers: equal byte strings (after
- * detoasting) get equal numbers.  NULLs get 0 (their null bit sets them apart).
+ * detoasting) get equal numbers.  NULLs get 0 (their null bit sets them
+ * apart).  Kept with the dictionary, for the host merge's keys.
  */
 static uint64 *
 DictionaryColumn(GpuAggState *st, int k, GpuopsBatch *batch)
 {
-	uint64	   *ids = (uint64 *) palloc(Max(batch->nrows, 1) * sizeof(uint64));
+	uint64	   *ids = (uint64 *) MemoryContextAlloc(st->dict_cxt,
+													Max(batch->nrows, 1) * sizeof(uint64));
 	HTAB	   *dict = st->dict[k];
+	MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
 
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
@@ -171,26 +124,76 @@ DictionaryColumn(GpuAggState *st, int k, GpuopsBatch *batch)
 		}
 		ids[i] = e->id;
 	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(st->scratch_cxt);
 	return ids;
 }
 
+/* (Re)builds the dictionaries of the text keys and numbers every stored row. */
+static void
+EncodeKeys(GpuAggState *st)
+{
+	MemoryContextReset(st->dict_cxt);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		st->dict[k] = NULL;
+		st->dict_ids[k] = NULL;
+		if (st->key_enc[k] != GPUAGG_KEY_DICTIONARY)
+			continue;
+		st->dict[k] = DictCreate(st, k);
+		st->dict_ids[k] = (uint64 **) MemoryContextAlloc(st->dict_cxt,
+														 sizeof(uint64 *) * Max(st->store.nbatches, 1));
+		for (int b = 0; b < st->store.nbatches; b++)
+		{
+			st->dict_ids[k][b] = DictionaryColumn(st, k, st->store.batches[b]);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/* Key column k of batch b as the device reads it. */
+static const char *
+KeyColumn(GpuAggState *st, int k, int b)
+{
+	if (st->key_enc[k] == GPUAGG_KEY_DICTIONARY)
+		return (const char *) st->dict_ids[k][b];
+	return st->store.batches[b]->values[k];
+}
+
+void
+GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
+{
+	int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
+	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+	const uint8 *keys[GPUOPS_MAX_SORT_KEYS];
+	const uint8 *nulls[GPUOPS_MAX_SORT_KEYS];
+
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		keys[k] = (const uint8 *) KeyColumn(st, k, b);
+		nulls[k] = st->store.batches[b]->nulls[k];
+	}
+	gpuops::agg_pack_key(st->key_kind, st->nkeys, keys, nulls, i, words, nwords);
+}
+
 /*
- * An aggregate's null bitmap in one batch: its argument is NULL, or its
- * FILTER (or count(x)'s "x IS NOT NULL") is not true.  NULL when no row is.
+ * An aggregate's null bitmap for rows [lo, lo + n) of a batch (lo a multiple
+ * of 8): its argument is NULL, or its FILTER (or count(x)'s "x IS NOT NULL")
+ * is not true.  NULL when no row is.
  */
 static const uint8 *
-AggregateMask(GpuAggState *st, const GpuAggDesc *d, GpuopsBatch *batch)
+AggregateMask(const GpuAggDesc *d, GpuopsBatch *batch, uint32 lo, uint32 n)
 {
 	int			conds[2] = {d->filter_col, d->notnull_col};
 	const uint8 *argnulls = d->arg_col >= 0 ? batch->nulls[d->arg_col] : NULL;
 	uint8	   *mask;
-	Size		nbytes = (batch->nrows + 7) / 8;
+	Size		nbytes = (n + 7) / 8;
 
 	if (d->filter_col < 0 && d->notnull_col < 0)
-		return argnulls;
+		return argnulls ? argnulls + lo / 8 : NULL;
 	mask = (uint8 *) palloc0(Max(nbytes, 1));
 	if (argnulls)
-		memcpy(mask, argnulls, nbytes);
+		memcpy(mask, argnulls + lo / 8, nbytes);
 	for (int c = 0; c < 2; c++)
 	{
 		const bool *vals;
@@ -198,22 +201,105 @@ AggregateMask(GpuAggState *st, const GpuAggDesc *d, GpuopsBatch *batch)
 		if (conds[c] < 0)
 			continue;
 		vals = (const bool *) batch->values[conds[c]];
-		for (uint32 i = 0; i < batch->nrows; i++)
-			if (GpuopsBatchIsNull(batch, conds[c], i) || !vals[i])
+		for (uint32 i = 0; i < n; i++)
+			if (GpuopsBatchIsNull(batch, conds[c], lo + i) || !vals[lo + i])
 				mask[i >> 3] |= (uint8) (1 << (i & 7));
 	}
 	return mask;
 }
 
-/* Runs the whole aggregation on `backend`; the results stay in st->dev. */
+static const char *
+RowsAt(const char *p, uint32 rows, uint32 width)
+{
+	return p ? p + (Size) rows * width : NULL;
+}
+
+static void
+AddStats(GpuAggState *st, const GpuopsAggStats *s)
+{
+	st->stats.rows += s->rows;
+	st->stats.groups += s->groups;
+	st->stats.key_words = s->key_words;
+	st->stats.sort_bits = Max(st->stats.sort_bits, s->sort_bits);
+	st->stats.copy_ms += s->copy_ms;
+	st->stats.kernel_ms += s->kernel_ms;
+	st->stats.device_bytes = Max(st->stats.device_bytes, s->device_bytes);
+}
+
+/*
+ * Aggregates rows [from, to) on `backend` (from a multiple of 8); the
+ * groups, with rows numbered from `from`, stay in st->dev.
+ */
+static GpuopsStatus
+AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSettings *settings,
+			   const GpuopsAggSpec *spec, uint64 from, uint64 to, uint64 *ngroups)
+{
+	GpuopsStatus rc;
+	GpuopsAggStats s;
+
+	AggRelease(st->dev);
+	st->dev->backend = backend;
+	rc = backend->agg_begin(settings, spec, to - from, &st->dev->agg);
+	for (uint64 row = from; rc == GPUOPS_OK && row < to;)
+	{
+		int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
+		GpuopsBatch *batch = st->store.batches[b];
+		uint32		lo = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+		uint32		n = (uint32) Min((uint64) (batch->nrows - lo), to - row);
+		GpuopsAggBatch ab;
+		MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
+
+		memset(&ab, 0, sizeof(ab));
+		ab.nrows = n;
+		for (int k = 0; k < st->nkeys; k++)
+		{
+			ab.keys[k] = RowsAt(KeyColumn(st, k, b), lo, gpuops_key_raw_width(st->key_kind[k]));
+			ab.key_nulls[k] = batch->nulls[k] ? batch->nulls[k] + lo / 8 : NULL;
+		}
+		for (int a = 0; a < st->naggs; a++)
+		{
+			const GpuAggDesc *d = &st->aggs[a];
+
+			if (d->arg_col >= 0)
+				ab.values[a] = RowsAt(batch->values[d->arg_col], lo,
+									  gpuops_key_raw_width(d->value_kind));
+			ab.value_nulls[a] = AggregateMask(d, batch, lo, n);
+		}
+		MemoryContextSwitchTo(old);
+		rc = backend->agg_add(st->dev->agg, &ab);
+		MemoryContextReset(st->scratch_cxt);
+		row += n;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (rc == GPUOPS_OK)
+		rc = backend->agg_finish(st->dev->agg, ngroups);
+	if (rc == GPUOPS_OK)
+	{
+		backend->agg_stats(st->dev->agg, &s);
+		AddStats(st, &s);
+		st->chunks++;
+	}
+	return rc;
+}
+
+/*
+ * Runs the whole aggregation on `backend`: in one piece, or in chunks of
+ * what the device budget holds, merged on the host.
+ */
 static GpuopsStatus
 Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 {
 	GpuopsSettings settings = GpuopsCurrentSettings();
 	GpuopsAggSpec spec;
 	GpuopsStatus rc;
+	uint64		n = st->store.nrows;
+	uint64		capacity;
+	uint64		ngroups;
 
 	AggRelease(st->dev);
+	memset(&st->stats, 0, sizeof(st->stats));
+	st->chunks = 0;
+	st->merge = NULL;
 	if (backend != GpuopsPrimaryAggBackend() || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	memset(&spec, 0, sizeof(spec));
@@ -226,44 +312,34 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 		spec.kinds[a] = st->aggs[a].kind;
 		spec.value_kinds[a] = st->aggs[a].value_kind;
 	}
-	st->dev->backend = backend;
 	st->backend_name = backend->name;
-	rc = backend->agg_begin(&settings, &spec, st->store.nrows, &st->dev->agg);
-	for (int b = 0; rc == GPUOPS_OK && b < st->store.nbatches; b++)
+	rc = backend->agg_capacity(&settings, &spec, &capacity);
+	if (rc != GPUOPS_OK)
+		return rc;
+	if (n <= capacity)
 	{
-		GpuopsBatch *batch = st->store.batches[b];
-		GpuopsAggBatch ab;
-		MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
-
-		memset(&ab, 0, sizeof(ab));
-		ab.nrows = batch->nrows;
-		for (int k = 0; k < st->nkeys; k++)
-		{
-			if (st->key_enc[k] == GPUAGG_KEY_DICTIONARY)
-				ab.keys[k] = DictionaryColumn(st, k, batch);
-			else
-				ab.keys[k] = batch->values[k];
-			ab.key_nulls[k] = batch->nulls[k];
-		}
-		for (int a = 0; a < st->naggs; a++)
-		{
-			const GpuAggDesc *d = &st->aggs[a];
-
-			ab.values[a] = d->arg_col >= 0 ? batch->values[d->arg_col] : NULL;
-			ab.value_nulls[a] = AggregateMask(st, d, batch);
-		}
-		MemoryContextSwitchTo(old);
-		rc = backend->agg_add(st->dev->agg, &ab);
-		MemoryContextReset(st->scratch_cxt);
-		CHECK_FOR_INTERRUPTS();
+		rc = AggregateRange(st, backend, &settings, &spec, 0, n, &st->ngroups);
+		if (rc == GPUOPS_OK)
+			rc = backend->agg_groups(st->dev->agg, &st->group_rows, &st->results);
+		return rc;
 	}
-	if (rc == GPUOPS_OK)
-		rc = backend->agg_finish(st->dev->agg, &st->ngroups);
-	if (rc == GPUOPS_OK)
-		rc = backend->agg_groups(st->dev->agg, &st->group_rows, &st->results);
-	if (rc == GPUOPS_OK)
-		backend->agg_stats(st->dev->agg, &st->stats);
-	return rc;
+	MemoryContextReset(st->merge_cxt);
+	st->merge = GpuAggMergeCreate(st, st->merge_cxt);
+	for (uint64 from = 0; from < n; from += capacity)
+	{
+		const uint64 *rows;
+		const GpuopsAggResult *results;
+
+		rc = AggregateRange(st, backend, &settings, &spec, from, Min(from + capacity, n), &ngroups);
+		if (rc == GPUOPS_OK)
+			rc = backend->agg_groups(st->dev->agg, &rows, &results);
+		if (rc != GPUOPS_OK)
+			return rc;
+		GpuAggMergeChunk(st, from, ngroups, rows, results);
+		AggRelease(st->dev);
+	}
+	st->ngroups = GpuAggMergeGroups(st, &st->group_rows, &st->results);
+	return GPUOPS_OK;
 }
 
 /* Reads the whole input and aggregates it, on the CPU after a device failure. */
@@ -287,6 +363,7 @@ ReadAndAggregate(GpuAggState *st)
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->read_ms += INSTR_TIME_GET_MILLISEC(t1);
 	st->host_memory = GpuopsRowStoreMemory(&st->store);
+	EncodeKeys(st);
 
 	rc = Aggregate(st, GpuopsPrimaryAggBackend());
 	if (rc != GPUOPS_OK)
@@ -294,12 +371,6 @@ ReadAndAggregate(GpuAggState *st)
 		GpuopsDeviceFailed(GPUAGG_NAME, rc, true);	/* raises unless falling back */
 		if (st->fallback == NULL)
 			st->fallback = pstrdup(gpuops_last_error());
-		for (int k = 0; k < st->nkeys; k++)
-			if (st->dict[k])
-				hash_destroy(st->dict[k]);
-		MemoryContextReset(st->dict_cxt);
-		for (int k = 0; k < st->nkeys; k++)
-			st->dict[k] = st->key_enc[k] == GPUAGG_KEY_DICTIONARY ? DictCreate(st, k) : NULL;
 		rc = Aggregate(st, gpuops_cpu_agg_backend());
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUAGG_NAME, rc, false);
@@ -436,8 +507,8 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 											ALLOCSET_DEFAULT_SIZES);
 	st->dict_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg dictionaries",
 										 ALLOCSET_DEFAULT_SIZES);
-	for (int k = 0; k < st->nkeys; k++)
-		st->dict[k] = st->key_enc[k] == GPUAGG_KEY_DICTIONARY ? DictCreate(st, k) : NULL;
+	st->merge_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg merge",
+										  ALLOCSET_DEFAULT_SIZES);
 	st->dev = (GpuAggDevice *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(GpuAggDevice));
 	st->dev->cb.func = AggRelease;
 	st->dev->cb.arg = st->dev;
@@ -480,10 +551,10 @@ ReScanGpuAggImpl(CustomScanState *node)
 	st->ngroups = 0;
 	st->group_rows = NULL;
 	st->results = NULL;
+	st->merge = NULL;
 	GpuopsRowStoreReset(&st->store);
 	MemoryContextReset(st->dict_cxt);
-	for (int k = 0; k < st->nkeys; k++)
-		st->dict[k] = st->key_enc[k] == GPUAGG_KEY_DICTIONARY ? DictCreate(st, k) : NULL;
+	MemoryContextReset(st->merge_cxt);
 	st->source->rescan(st->source);
 }
 
@@ -514,6 +585,8 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Input Rows", NULL, (int64) st->stats.rows, es);
 		ExplainPropertyInteger("Groups", NULL, (int64) st->stats.groups, es);
 		ExplainPropertyInteger("Key Words", NULL, st->stats.key_words, es);
+		if (st->chunks > 1)
+			ExplainPropertyInteger("Chunks", NULL, st->chunks, es);
 		ExplainPropertyFloat("Read Time", "ms", st->read_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);

@@ -1,0 +1,94 @@
+/*
+ * gpu_agg_exec.h
+ *    GpuAgg's executor state, shared by the node (gpu_agg_exec.cpp) and the
+ *    host-side merge of chunked aggregation (gpu_agg_merge.cpp).
+ *
+ * An input larger than one device aggregation may take (the device budget)
+ * is aggregated in chunks of consecutive rows; each chunk's groups (first
+ * row and states) are merged on the host by their packed group key, states
+ * combined as the device combines them.  A group may so span chunks: one
+ * key in half the rows is no problem.
+ */
+#ifndef GPUOPS_GPU_AGG_EXEC_H
+#define GPUOPS_GPU_AGG_EXEC_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "utils/hsearch.h"
+}
+
+#include "batch.h"
+#include "gpu_agg.h"
+#include "gpuops_device.h"
+
+typedef struct GpuAggMerge GpuAggMerge;
+
+typedef struct GpuAggDevice
+{
+	const GpuopsAggBackend *backend;
+	GpuopsAgg  *agg;
+	MemoryContextCallback cb;
+} GpuAggDevice;
+
+/* a text group key's dictionary: distinct byte strings -> numbers */
+typedef struct DictKey
+{
+	const char *data;
+	Size		len;
+} DictKey;
+
+typedef struct DictEntry
+{
+	DictKey		key;
+	uint64		id;
+} DictEntry;
+
+typedef struct GpuAggState
+{
+	CustomScanState css;
+	int			nkeys;
+	int			nextra;			/* other columns from a group's first row */
+	int			naggs;
+	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
+	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
+	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
+	uint64	  **dict_ids[GPUOPS_MAX_SORT_KEYS];	/* and per batch its rows' numbers */
+	GpuAggDesc *aggs;
+
+	GpuopsRowStore store;
+	GpuopsBatchSource *source;
+	GpuAggDevice *dev;
+	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
+	MemoryContext dict_cxt;		/* dictionaries and their row numbers */
+	MemoryContext merge_cxt;	/* chunked: the merged groups */
+
+	bool		aggregated;
+	uint64		ngroups;
+	uint64		next_group;
+	bool		empty_row_done; /* no GROUP BY, no input: the one row emitted */
+	const uint64 *group_rows;	/* per group its first row */
+	const GpuopsAggResult *results; /* per group naggs states */
+	GpuAggMerge *merge;			/* chunked: the groups merged on the host */
+
+	/* EXPLAIN ANALYZE */
+	const char *backend_name;
+	char	   *fallback;
+	GpuopsAggStats stats;		/* summed over chunks */
+	uint32		chunks;
+	double		read_ms;
+	Size		host_memory;
+} GpuAggState;
+
+/* gpu_agg_exec.cpp: the packed group key of a stored row */
+extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);
+
+/* gpu_agg_merge.cpp */
+extern GpuAggMerge *GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt);
+extern void GpuAggMergeChunk(GpuAggState *st, uint64 first_row, uint64 ngroups,
+							 const uint64 *group_rows, const GpuopsAggResult *results);
+extern uint64 GpuAggMergeGroups(GpuAggState *st, const uint64 **group_rows,
+								const GpuopsAggResult **results);
+
+#endif
