@@ -5,11 +5,12 @@ SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
--- PostgreSQL's hash aggregation can be cheaper than GpuAgg under its cost
--- model for these small inputs, the more so as ANALYZE's sample varies; with
--- gpuops on, leave it only sorted aggregation so GpuAgg is taken throughout.
+-- PostgreSQL's hash and sorted aggregation can be cheaper than GpuAgg under
+-- its cost model for these small inputs, the more so as ANALYZE's sample
+-- varies; with gpuops on, both are disabled so GpuAgg is taken throughout.
 -- The oracle (gpuops off) runs with the same settings: PostgreSQL's plans.
 SET enable_hashagg = off;
+SET enable_sort = off;
 
 -- 200000 rows (several 64K-row batches): keys of every supported type with
 -- NULLs, duplicates and specials; sk is skewed (half the rows 0).  Float
