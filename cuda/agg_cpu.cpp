@@ -32,12 +32,6 @@ struct CpuAgg
 	GpuopsAggStats stats = {};
 };
 
-double
-ms_since(std::chrono::steady_clock::time_point t0)
-{
-	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /* the budget the CUDA backend would have (0: unlimited) */
 uint64_t
 budget(const GpuopsSettings &s)

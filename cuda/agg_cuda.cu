@@ -25,24 +25,11 @@
 #include "agg_common.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "launch.cuh"
 
 namespace gpuops {
 namespace cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned
-blocks(uint64_t n)
-{
-	return static_cast<unsigned>((n + kThreads - 1) / kThreads);
-}
-
-double
-ms_since(std::chrono::steady_clock::time_point t0)
-{
-	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct KeyCols
 {

@@ -14,6 +14,7 @@
 #error "cuda/ must not include PostgreSQL headers"
 #endif
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <exception>
@@ -36,6 +37,13 @@ class DeviceError : public std::exception
 	GpuopsStatus status_;
 	std::string msg_;
 };
+
+/* Milliseconds since t0, for the stats every operation reports. */
+inline double
+ms_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 /* Records the message returned by gpuops_last_error(). */
 void set_last_error(const char *fmt, ...) noexcept

@@ -39,12 +39,6 @@ budget(const GpuopsSettings &s)
 	return s.device_memory_limit / (s.device_share ? s.device_share : 1);
 }
 
-double
-ms_since(std::chrono::steady_clock::time_point t0)
-{
-	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 void
 check_keys(const CpuJoin *j, const GpuopsJoinKeys *keys)
 {

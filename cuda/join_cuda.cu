@@ -22,13 +22,12 @@
 
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "launch.cuh"
 #include "join_hash.hpp"
 
 namespace gpuops {
 namespace cuda {
 namespace {
-
-constexpr int kThreads = 256;
 
 struct KeyPtrs
 {
@@ -67,12 +66,6 @@ struct CudaJoin
 	std::vector<uint32_t> probe_out, build_out;
 	GpuopsJoinStats stats = {};
 };
-
-double
-ms_since(std::chrono::steady_clock::time_point t0)
-{
-	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 __global__ void
 hash_kernel(KeyPtrs keys, int nkeys, uint64_t n, uint64_t *hash)
@@ -140,12 +133,6 @@ probe_write_kernel(const uint64_t *offsets, uint64_t n, uint64_t from, uint64_t 
 		probe_out[w] = static_cast<uint32_t>(p);
 		build_out[w] = sorted_rows[first[slot[p]] + (i - offsets[p])];
 	}
-}
-
-unsigned
-blocks(uint64_t n)
-{
-	return static_cast<unsigned>((n + kThreads - 1) / kThreads);
 }
 
 GpuopsStatus

@@ -14,8 +14,7 @@
 CREATE FUNCTION check_sort_cols(q text, keys text[]) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
-  line text;
-  used bool := false;
+  used bool;
   n bigint;
   order_diff bigint;
   missing bigint;
@@ -28,9 +27,7 @@ BEGIN
   PERFORM set_config('gpuops.enabled', 'off', true);
   EXECUTE 'CREATE TEMP TABLE check_off ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
   PERFORM set_config('gpuops.enabled', 'on', true);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    used := used OR line LIKE '%Custom Scan (GpuSort)%';
-  END LOOP;
+  used := uses_node(q, 'GpuSort');
   EXECUTE 'CREATE TEMP TABLE check_on ON COMMIT DROP AS SELECT row_number() OVER () AS rn__, * FROM (' || q || ') q__';
   -- the comparison itself runs without gpuops
   PERFORM set_config('gpuops.enabled', 'off', true);
@@ -56,16 +53,20 @@ LANGUAGE sql AS $$ SELECT check_sort_cols(q, ARRAY['k']) $$;
 CREATE FUNCTION check_sort_keys(q text, nkeys int) RETURNS text
 LANGUAGE sql AS $$ SELECT check_sort_cols(q, ARRAY(SELECT 'k' || i FROM generate_series(1, nkeys) i)) $$;
 
--- uses_gpusort(q): does the plan of q contain a GpuSort node?
-CREATE FUNCTION uses_gpusort(q text) RETURNS bool
+-- uses_node(q, node): does the plan of q contain a Custom Scan (node)?
+CREATE FUNCTION uses_node(q text, node text) RETURNS bool
 LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    IF line LIKE '%Custom Scan (GpuSort)%' THEN RETURN true; END IF;
+    IF line LIKE '%Custom Scan (' || node || ')%' THEN RETURN true; END IF;
   END LOOP;
   RETURN false;
 END $$;
+
+-- uses_gpusort(q): does the plan of q contain a GpuSort node?
+CREATE FUNCTION uses_gpusort(q text) RETURNS bool
+LANGUAGE sql AS $$ SELECT uses_node(q, 'GpuSort') $$;
 
 -- gpusort_analyze(q): the GpuSort node of EXPLAIN (ANALYZE, FORMAT JSON) q.
 CREATE FUNCTION gpusort_analyze(q text) RETURNS jsonb
@@ -92,7 +93,7 @@ END $$;
 -- set for the gpuops run.
 CREATE FUNCTION check_join(q text) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE line text; used bool := false; n bigint; missing bigint; extra bigint;
+DECLARE used bool; n bigint; missing bigint; extra bigint;
   hj text := current_setting('enable_hashjoin');
   mj text := current_setting('enable_mergejoin');
   enabled text := current_setting('gpuops.enabled');
@@ -104,9 +105,7 @@ BEGIN
   PERFORM set_config('enable_hashjoin', hj, true);
   PERFORM set_config('enable_mergejoin', mj, true);
   PERFORM set_config('gpuops.enabled', 'on', true);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    used := used OR line LIKE '%Custom Scan (GpuHashJoin)%';
-  END LOOP;
+  used := uses_node(q, 'GpuHashJoin');
   EXECUTE 'CREATE TEMP TABLE join_on ON COMMIT DROP AS ' || q;
   -- the comparison itself runs without gpuops
   PERFORM set_config('gpuops.enabled', 'off', true);
@@ -125,15 +124,13 @@ END $$;
 -- (-0 against 0, the last digit of a float, a numeric's scale).
 CREATE FUNCTION check_agg(q text) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE line text; used bool := false; n bigint; missing bigint; extra bigint;
+DECLARE used bool; n bigint; missing bigint; extra bigint;
   enabled text := current_setting('gpuops.enabled');
 BEGIN
   PERFORM set_config('gpuops.enabled', 'off', true);
   EXECUTE 'CREATE TEMP TABLE agg_off ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
   PERFORM set_config('gpuops.enabled', 'on', true);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    used := used OR line LIKE '%Custom Scan (GpuAgg)%';
-  END LOOP;
+  used := uses_node(q, 'GpuAgg');
   EXECUTE 'CREATE TEMP TABLE agg_on ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
   -- the comparison itself runs without gpuops
   PERFORM set_config('gpuops.enabled', 'off', true);
@@ -148,14 +145,7 @@ END $$;
 
 -- uses_gpuagg(q): does the plan of q contain a GpuAgg node?
 CREATE FUNCTION uses_gpuagg(q text) RETURNS bool
-LANGUAGE plpgsql AS $$
-DECLARE line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    IF line LIKE '%Custom Scan (GpuAgg)%' THEN RETURN true; END IF;
-  END LOOP;
-  RETURN false;
-END $$;
+LANGUAGE sql AS $$ SELECT uses_node(q, 'GpuAgg') $$;
 
 -- explain_json(q): EXPLAIN (ANALYZE, FORMAT JSON) q, without timings.
 CREATE FUNCTION explain_json(q text) RETURNS jsonb

@@ -32,6 +32,7 @@ extern "C" {
 
 #include "batch.h"
 #include "boundary.h"
+#include "guarded_scan.h"
 #include "device.h"
 #include "gpu_agg.h"
 #include "gpu_agg_exec.h"
@@ -595,48 +596,12 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 }
 
-static Node *
-CreateGpuAggState(CustomScan *cscan)
-{
-	return GpuopsGuard("CreateCustomScanState", CreateGpuAggStateImpl, cscan);
-}
-
-static void
-BeginGpuAgg(CustomScanState *node, EState *estate, int eflags)
-{
-	GpuopsGuard("BeginCustomScan", BeginGpuAggImpl, node, estate, eflags);
-}
-
-static TupleTableSlot *
-ExecGpuAgg(CustomScanState *node)
-{
-	return GpuopsGuard("ExecCustomScan", ExecGpuAggImpl, node);
-}
-
-static void
-EndGpuAgg(CustomScanState *node)
-{
-	GpuopsGuard("EndCustomScan", EndGpuAggImpl, node);
-}
-
-static void
-ReScanGpuAgg(CustomScanState *node)
-{
-	GpuopsGuard("ReScanCustomScan", ReScanGpuAggImpl, node);
-}
-
-static void
-ExplainGpuAgg(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	GpuopsGuard("ExplainCustomScan", ExplainGpuAggImpl, node, ancestors, es);
-}
-
 const CustomExecMethods gpu_agg_exec_methods = {
 	GPUAGG_NAME,
-	BeginGpuAgg,
-	ExecGpuAgg,
-	EndGpuAgg,
-	ReScanGpuAgg,
+	GuardedBegin<BeginGpuAggImpl>,
+	GuardedExec<ExecGpuAggImpl>,
+	GuardedEnd<EndGpuAggImpl>,
+	GuardedReScan<ReScanGpuAggImpl>,
 	NULL,						/* MarkPosCustomScan */
 	NULL,						/* RestrPosCustomScan */
 	NULL,						/* EstimateDSMCustomScan */
@@ -644,12 +609,12 @@ const CustomExecMethods gpu_agg_exec_methods = {
 	NULL,						/* ReInitializeDSMCustomScan */
 	NULL,						/* InitializeWorkerCustomScan */
 	NULL,						/* ShutdownCustomScan */
-	ExplainGpuAgg,
+	GuardedExplain<ExplainGpuAggImpl>,
 };
 
 const CustomScanMethods gpu_agg_scan_methods = {
 	GPUAGG_NAME,
-	CreateGpuAggState,
+	GuardedCreateState<CreateGpuAggStateImpl>,
 };
 
 void

@@ -34,6 +34,7 @@ extern "C" {
 
 #include "batch.h"
 #include "boundary.h"
+#include "guarded_scan.h"
 #include "device.h"
 #include "gpu_hashjoin.h"
 #include "gpu_hashjoin_exec.h"
@@ -790,48 +791,12 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 }
 
-static Node *
-CreateGpuHashJoinState(CustomScan *cscan)
-{
-	return GpuopsGuard("CreateCustomScanState", CreateGpuHashJoinStateImpl, cscan);
-}
-
-static void
-BeginGpuHashJoin(CustomScanState *node, EState *estate, int eflags)
-{
-	GpuopsGuard("BeginCustomScan", BeginGpuHashJoinImpl, node, estate, eflags);
-}
-
-static TupleTableSlot *
-ExecGpuHashJoin(CustomScanState *node)
-{
-	return GpuopsGuard("ExecCustomScan", ExecGpuHashJoinImpl, node);
-}
-
-static void
-EndGpuHashJoin(CustomScanState *node)
-{
-	GpuopsGuard("EndCustomScan", EndGpuHashJoinImpl, node);
-}
-
-static void
-ReScanGpuHashJoin(CustomScanState *node)
-{
-	GpuopsGuard("ReScanCustomScan", ReScanGpuHashJoinImpl, node);
-}
-
-static void
-ExplainGpuHashJoin(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	GpuopsGuard("ExplainCustomScan", ExplainGpuHashJoinImpl, node, ancestors, es);
-}
-
 const CustomExecMethods gpu_hashjoin_exec_methods = {
 	GPUHASHJOIN_NAME,
-	BeginGpuHashJoin,
-	ExecGpuHashJoin,
-	EndGpuHashJoin,
-	ReScanGpuHashJoin,
+	GuardedBegin<BeginGpuHashJoinImpl>,
+	GuardedExec<ExecGpuHashJoinImpl>,
+	GuardedEnd<EndGpuHashJoinImpl>,
+	GuardedReScan<ReScanGpuHashJoinImpl>,
 	NULL,						/* MarkPosCustomScan */
 	NULL,						/* RestrPosCustomScan */
 	NULL,						/* EstimateDSMCustomScan */
@@ -839,12 +804,12 @@ const CustomExecMethods gpu_hashjoin_exec_methods = {
 	NULL,						/* ReInitializeDSMCustomScan */
 	NULL,						/* InitializeWorkerCustomScan */
 	NULL,						/* ShutdownCustomScan */
-	ExplainGpuHashJoin,
+	GuardedExplain<ExplainGpuHashJoinImpl>,
 };
 
 const CustomScanMethods gpu_hashjoin_scan_methods = {
 	GPUHASHJOIN_NAME,
-	CreateGpuHashJoinState,
+	GuardedCreateState<CreateGpuHashJoinStateImpl>,
 };
 
 void

@@ -40,6 +40,7 @@ extern "C" {
 
 #include "batch.h"
 #include "boundary.h"
+#include "guarded_scan.h"
 #include "device.h"
 #include "explain_device.h"
 #include "gpu_sort.h"
@@ -956,48 +957,12 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 }
 
 /* The boundary: every callback PostgreSQL calls runs through GpuopsGuard. */
-static Node *
-CreateGpuSortState(CustomScan *cscan)
-{
-	return GpuopsGuard("CreateCustomScanState", CreateGpuSortStateImpl, cscan);
-}
-
-static void
-BeginGpuSort(CustomScanState *node, EState *estate, int eflags)
-{
-	GpuopsGuard("BeginCustomScan", BeginGpuSortImpl, node, estate, eflags);
-}
-
-static TupleTableSlot *
-ExecGpuSort(CustomScanState *node)
-{
-	return GpuopsGuard("ExecCustomScan", ExecGpuSortImpl, node);
-}
-
-static void
-EndGpuSort(CustomScanState *node)
-{
-	GpuopsGuard("EndCustomScan", EndGpuSortImpl, node);
-}
-
-static void
-ReScanGpuSort(CustomScanState *node)
-{
-	GpuopsGuard("ReScanCustomScan", ReScanGpuSortImpl, node);
-}
-
-static void
-ExplainGpuSort(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	GpuopsGuard("ExplainCustomScan", ExplainGpuSortImpl, node, ancestors, es);
-}
-
 const CustomExecMethods gpu_sort_exec_methods = {
 	GPUSORT_NAME,
-	BeginGpuSort,
-	ExecGpuSort,
-	EndGpuSort,
-	ReScanGpuSort,
+	GuardedBegin<BeginGpuSortImpl>,
+	GuardedExec<ExecGpuSortImpl>,
+	GuardedEnd<EndGpuSortImpl>,
+	GuardedReScan<ReScanGpuSortImpl>,
 	NULL,						/* MarkPosCustomScan */
 	NULL,						/* RestrPosCustomScan */
 	NULL,						/* EstimateDSMCustomScan */
@@ -1005,12 +970,12 @@ const CustomExecMethods gpu_sort_exec_methods = {
 	NULL,						/* ReInitializeDSMCustomScan */
 	NULL,						/* InitializeWorkerCustomScan */
 	NULL,						/* ShutdownCustomScan */
-	ExplainGpuSort,
+	GuardedExplain<ExplainGpuSortImpl>,
 };
 
 const CustomScanMethods gpu_sort_scan_methods = {
 	GPUSORT_NAME,
-	CreateGpuSortState,
+	GuardedCreateState<CreateGpuSortStateImpl>,
 };
 
 void
