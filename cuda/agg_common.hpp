@@ -69,13 +69,104 @@ agg_key_words(const GpuopsAggSpec &spec)
 	return (agg_key_bits(spec) + 63) / 64;
 }
 
-/* Bits used in word w of a key of `bits` bits (what the radix sort examines). */
-inline int
-agg_word_bits(int bits, int w)
+/*
+ * The ordered aggregates' sub-key (gpuops_device.h), after the group key's
+ * words: a validity bit (1: NULL or FILTER rejected, so counted rows come
+ * first) above the normalized value.  Values of fewer than 64 bits share
+ * the bit's word; wider ones follow it, most significant word first.
+ */
+GPUOPS_HD int
+agg_order_words_of(GpuopsKeyKind kind)
 {
-	int			left = bits - 64 * w;
+	int			bits = agg_value_bits(kind);
 
-	return left >= 64 ? 64 : left;
+	return bits < 64 ? 1 : 1 + bits / 64;
+}
+
+inline int
+agg_order_words(const GpuopsAggSpec &spec)
+{
+	return spec.order_agg >= 0 ? agg_order_words_of(spec.value_kinds[spec.order_agg]) : 0;
+}
+
+/* Words the radix sort orders: the group key's, then the sub-key's. */
+inline int
+agg_sort_words(const GpuopsAggSpec &spec)
+{
+	return agg_key_words(spec) + agg_order_words(spec);
+}
+
+/* Bits used in word w of the sort key (what the radix sort examines). */
+inline int
+agg_word_bits(const GpuopsAggSpec &spec, int w)
+{
+	int			gw = agg_key_words(spec);
+
+	if (w < gw)
+	{
+		int			left = agg_key_bits(spec) - 64 * w;
+
+		return left >= 64 ? 64 : left;
+	}
+	int			vbits = agg_value_bits(spec.value_kinds[spec.order_agg]);
+
+	if (vbits < 64)
+		return vbits + 1;
+	return w == gw ? 1 : 64;
+}
+
+/* A row's sub-key words; raw is its value, null when it is not counted. */
+GPUOPS_HD void
+agg_pack_order(GpuopsKeyKind kind, bool desc, const uint8_t *raw, uint64_t *w)
+{
+	int			bits = agg_value_bits(kind);
+	uint64_t	v[2] = {0, 0};
+
+	if (raw == nullptr)
+	{
+		/* not counted: after every counted row, in one run */
+		w[0] = bits < 64 ? uint64_t(1) << bits : 1;
+		if (bits >= 64)
+			w[1] = 0;
+		if (bits == 128)
+			w[2] = 0;
+		return;
+	}
+	value_words(kind, raw, v);
+	if (desc)
+	{
+		v[0] = bits < 64 ? ~v[0] & ((uint64_t(1) << bits) - 1) : ~v[0];
+		v[1] = ~v[1];
+	}
+	if (bits < 64)
+		w[0] = v[0];
+	else
+	{
+		w[0] = 0;
+		w[1] = v[0];
+		if (bits == 128)
+			w[2] = v[1];
+	}
+}
+
+/*
+ * Positions, among a group's n counted rows in value order, of a
+ * percentile's rows: percentile_disc's ceil(f * n)-th row (the first when
+ * that is 0), percentile_cont's floor and ceil of f * (n - 1), computed as
+ * PostgreSQL's orderedsetaggs.c does.
+ */
+GPUOPS_HD void
+agg_percentile_rows(GpuopsAggKind kind, double f, uint64_t n, uint64_t *lo, uint64_t *hi)
+{
+	if (kind == GPUOPS_AGG_PERCENTILE_DISC)
+	{
+		int64_t		rownum = static_cast<int64_t>(ceil(f * static_cast<double>(n)));
+
+		*lo = *hi = rownum > 1 ? static_cast<uint64_t>(rownum - 1) : 0;
+		return;
+	}
+	*lo = static_cast<uint64_t>(floor(f * static_cast<double>(n - 1)));
+	*hi = static_cast<uint64_t>(ceil(f * static_cast<double>(n - 1)));
 }
 
 /*
@@ -90,7 +181,7 @@ agg_rows_for_budget(uint64_t budget, const GpuopsAggSpec &spec)
 {
 	const uint64_t fixed = 256 * 1024;
 	const uint64_t min_rows = 1024;
-	uint64_t	per_row = 8 * agg_key_words(spec) + 16 + 8 + 16 + 8 + 8 + 40;
+	uint64_t	per_row = 8 * agg_sort_words(spec) + 16 + 8 + 16 + 8 + 8 + 40;
 	uint64_t	rows;
 
 	if (budget == 0)

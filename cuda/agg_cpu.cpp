@@ -23,7 +23,8 @@ struct CpuAgg
 	GpuopsAggSpec spec;
 	uint64_t	nrows = 0;		/* announced by begin */
 	uint64_t	added = 0;
-	int			nwords = 0;
+	int			nwords = 0;		/* sort words: group key, then sub-key */
+	int			gwords = 0;		/* group key words */
 	std::vector<uint64_t> words;	/* row-major packed keys */
 	std::vector<std::vector<uint8_t>> values;	/* per aggregate, raw */
 	std::vector<std::vector<uint8_t>> nulls;	/* per aggregate, one byte per row */
@@ -67,7 +68,10 @@ cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_
 		a->settings = *settings;
 		a->spec = *spec;
 		a->nrows = nrows;
-		a->nwords = agg_key_words(*spec);
+		if (spec->order_agg >= spec->naggs)
+			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+		a->nwords = agg_sort_words(*spec);
+		a->gwords = agg_key_words(*spec);
 		if (a->nwords > kAggMaxKeyWords)
 			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", a->nwords);
 		a->words.assign(nrows * a->nwords, 0);
@@ -99,8 +103,22 @@ cpu_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 		for (int k = 0; k < spec.nkeys; k++)
 			keys[k] = static_cast<const uint8_t *>(b->keys[k]);
 		for (uint32_t i = 0; i < b->nrows; i++)
-			agg_pack_key(spec.keys, spec.nkeys, keys, b->key_nulls, i,
-						 &a->words[(a->added + i) * a->nwords], a->nwords);
+		{
+			uint64_t   *w = &a->words[(a->added + i) * a->nwords];
+
+			agg_pack_key(spec.keys, spec.nkeys, keys, b->key_nulls, i, w, a->gwords);
+			if (spec.order_agg >= 0)
+			{
+				int			o = spec.order_agg;
+				GpuopsKeyKind kind = spec.value_kinds[o];
+
+				agg_pack_order(kind, spec.order_desc != 0,
+							   agg_null(b->value_nulls[o], i) ? nullptr
+							   : static_cast<const uint8_t *>(b->values[o]) +
+							   i * gpuops_key_raw_width(kind),
+							   w + a->gwords);
+			}
+		}
 		for (int g = 0; g < spec.naggs; g++)
 		{
 			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
@@ -129,6 +147,41 @@ fold(const std::vector<uint32_t> &order, uint64_t from, uint64_t to, Op op, Leaf
 	for (uint64_t i = from + 1; i < to; i++)
 		s = op(s, leaf(order[i]));
 	to_result(s, r);
+}
+
+/* count(DISTINCT): counted rows whose sort key differs from their predecessor's */
+void
+count_distinct(CpuAgg *a, const std::vector<uint32_t> &order, uint64_t from, uint64_t to,
+			   const uint8_t *nulls, GpuopsAggResult *r)
+{
+	int			nw = a->nwords;
+	uint64_t	n = 0;
+
+	for (uint64_t i = from; i < to; i++)
+		if (!nulls[order[i]] &&
+			(i == from || memcmp(&a->words[(uint64_t) order[i] * nw],
+								 &a->words[(uint64_t) order[i - 1] * nw], nw * 8) != 0))
+			n++;
+	to_result(CountState{n}, r);
+}
+
+/* percentiles: the counted rows come first in the group, in value order */
+void
+percentile(const std::vector<uint32_t> &order, uint64_t from, uint64_t to, const uint8_t *nulls,
+		   GpuopsAggKind kind, double f, GpuopsAggResult *r)
+{
+	uint64_t	n = 0,
+				lo = 0,
+				hi = 0;
+
+	for (uint64_t i = from; i < to; i++)
+		n += nulls[order[i]] ? 0 : 1;
+	if (n > 0)
+		agg_percentile_rows(kind, f, n, &lo, &hi);
+	memset(r, 0, sizeof(*r));
+	r->count = n;
+	r->row = order[from + lo];
+	r->row2 = order[from + hi];
 }
 
 void
@@ -169,6 +222,13 @@ aggregate_group(CpuAgg *a, const std::vector<uint32_t> &order, uint64_t from, ui
 				fold<MinMaxState>(order, from, to, MinMaxOp<true>(),
 								  [&](uint32_t r) { return minmax_leaf(kind, raw(r), r); }, &out[g]);
 				break;
+			case GPUOPS_AGG_COUNT_DISTINCT:
+				count_distinct(a, order, from, to, nulls, &out[g]);
+				break;
+			case GPUOPS_AGG_PERCENTILE_DISC:
+			case GPUOPS_AGG_PERCENTILE_CONT:
+				percentile(order, from, to, nulls, spec.kinds[g], spec.fractions[g], &out[g]);
+				break;
 		}
 	}
 }
@@ -206,7 +266,7 @@ cpu_agg_finish(GpuopsAgg *agg, uint64_t *ngroups) noexcept
 			uint64_t	to = from + 1;
 
 			while (to < n && memcmp(&words[(uint64_t) order[to] * nw],
-									&words[(uint64_t) order[from] * nw], nw * 8) == 0)
+									&words[(uint64_t) order[from] * nw], a->gwords * 8) == 0)
 				to++;
 			a->group_rows.push_back(order[from]);
 			a->results.resize(a->results.size() + a->spec.naggs);

@@ -36,6 +36,13 @@ struct KeyCols
 	GpuopsKeyKind kinds[GPUOPS_MAX_SORT_KEYS];
 	const uint8_t *raw[GPUOPS_MAX_SORT_KEYS];
 	const uint8_t *nulls[GPUOPS_MAX_SORT_KEYS];
+	/* the ordered aggregates' sub-key, when order_words > 0 */
+	int			group_words;
+	int			order_words;
+	GpuopsKeyKind order_kind;
+	bool		order_desc;
+	const uint8_t *order_raw;
+	const uint8_t *order_nulls;
 };
 
 struct CudaAgg
@@ -62,14 +69,20 @@ bitmap_bytes(uint64_t n)
 }
 
 __global__ void
-pack_kernel(KeyCols kc, int nkeys, uint64_t n, int nwords, uint64_t *words)
+pack_kernel(KeyCols kc, int nkeys, uint64_t n, uint64_t *words)
 {
 	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 	uint64_t	w[kAggMaxKeyWords];
+	int			nwords = kc.group_words + kc.order_words;
 
 	if (i >= n)
 		return;
-	agg_pack_key(kc.kinds, nkeys, kc.raw, kc.nulls, i, w, nwords);
+	agg_pack_key(kc.kinds, nkeys, kc.raw, kc.nulls, i, w, kc.group_words);
+	if (kc.order_words > 0)
+		agg_pack_order(kc.order_kind, kc.order_desc,
+					   agg_null(kc.order_nulls, i) ? nullptr
+					   : kc.order_raw + i * gpuops_key_raw_width(kc.order_kind),
+					   w + kc.group_words);
 	for (int j = 0; j < nwords; j++)
 		words[j * n + i] = w[j];
 }
@@ -108,15 +121,38 @@ head_kernel(const uint64_t *words, int nwords, const uint32_t *perm, uint64_t n,
 	head[i] = h;
 }
 
-/* each group's first row; gid is 1-based (the inclusive sum of heads) */
+/* each group's first row and its sorted position; gid is 1-based (the inclusive sum of heads) */
 __global__ void
 group_rows_kernel(const uint32_t *head, const uint32_t *gid, const uint32_t *perm, uint64_t n,
-				  uint64_t *group_rows)
+				  uint64_t *group_rows, uint32_t *group_start)
 {
 	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n && head[i])
+	{
 		group_rows[gid[i] - 1] = perm[i];
+		group_start[gid[i] - 1] = static_cast<uint32_t>(i);
+	}
+}
+
+/*
+ * A percentile's rows in each group: its counted rows are the group's
+ * first counts[j], in value order (the sub-key).
+ */
+__global__ void
+percentile_kernel(const CountState *counts, const uint32_t *group_start, const uint32_t *perm,
+				  uint64_t ngroups, GpuopsAggKind kind, double f, uint64_t *rows)
+{
+	uint64_t	j = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t	lo = 0,
+				hi = 0;
+
+	if (j >= ngroups)
+		return;
+	if (counts[j].n > 0)
+		agg_percentile_rows(kind, f, counts[j].n, &lo, &hi);
+	rows[2 * j] = perm[group_start[j] + lo];
+	rows[2 * j + 1] = perm[group_start[j] + hi];
 }
 
 /* Leaf states of the sorted rows, read through the permutation. */
@@ -151,6 +187,33 @@ struct FloatLeaf : ValueLeaf
 	__device__ FloatState operator()(uint32_t i) const { return float_value_leaf(kind, raw(perm[i])); }
 };
 
+/*
+ * count(DISTINCT): a counted row whose sort key (group and sub-key) differs
+ * from its predecessor's starts a new value.  Uncounted rows sort after the
+ * counted ones of their group, so a counted row's predecessor is counted or
+ * in another group.
+ */
+struct DistinctLeaf
+{
+	const uint32_t *perm;
+	const uint8_t *nulls;
+	const uint64_t *words;
+	int			nwords;
+	uint64_t	n;
+
+	__device__ CountState operator()(uint32_t i) const
+	{
+		uint32_t	r = perm[i];
+		bool		first = (i == 0);
+
+		if (agg_null(nulls, r))
+			return CountState{0};
+		for (int w = 0; w < nwords && !first; w++)
+			first = words[w * n + r] != words[w * n + perm[i - 1]];
+		return CountState{first ? 1u : 0u};
+	}
+};
+
 struct MinMaxLeaf : ValueLeaf
 {
 	__device__ MinMaxState operator()(uint32_t i) const
@@ -161,21 +224,17 @@ struct MinMaxLeaf : ValueLeaf
 	}
 };
 
-/*
- * One aggregate: reduce-by-key of its leaf states over the group numbers,
- * copied back and converted into column g of the results.
- */
+/* Reduce-by-key of leaf states over the group numbers, into states (on the device). */
 template <typename State, typename Leaf, typename Op>
 void
-reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, Leaf leaf, Op op,
-				 int g)
+reduce_states(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, Leaf leaf, Op op,
+			  DeviceArray &states)
 {
 	Runtime    *rt = a->rt;
 	cudaStream_t s = a->stream;
-	DeviceArray unique, states, nruns, temp;
+	DeviceArray unique, nruns, temp;
 	size_t		temp_bytes = 0;
 	auto		in = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), leaf);
-	std::vector<State> h(ngroups);
 
 	unique.get(rt, ngroups * 4 + 4, s);
 	states.get(rt, ngroups * sizeof(State) + sizeof(State), s);
@@ -189,6 +248,22 @@ reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, 
 												   nruns.as<uint64_t>(), op,
 												   static_cast<int64_t>(n), s));
 	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
+}
+
+/*
+ * One aggregate: its states per group, copied back and converted into
+ * column g of the results.
+ */
+template <typename State, typename Leaf, typename Op>
+void
+reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, Leaf leaf, Op op,
+				 int g)
+{
+	cudaStream_t s = a->stream;
+	DeviceArray states;
+	std::vector<State> h(ngroups);
+
+	reduce_states<State>(a, gid, n, ngroups, leaf, op, states);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(h.data(), states.as<State>(), ngroups * sizeof(State),
 									cudaMemcpyDeviceToHost, s));
 	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
@@ -222,8 +297,10 @@ cuda_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64
 			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
 		if (nrows > UINT32_MAX)
 			fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
-		if (agg_key_words(*spec) > kAggMaxKeyWords)
-			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", agg_key_words(*spec));
+		if (spec->order_agg >= spec->naggs)
+			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+		if (agg_sort_words(*spec) > kAggMaxKeyWords)
+			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", agg_sort_words(*spec));
 		Runtime    &rt = Runtime::get(*settings);
 		auto		a = std::make_unique<CudaAgg>();
 		cudaStream_t s;
@@ -299,18 +376,19 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 }
 
 /*
- * Sorts rows by packed key; returns the permutation (sorted position ->
- * row) in perm and the group heads in head.
+ * Sorts rows by packed key (and sub-key); returns the permutation (sorted
+ * position -> row) in perm, the group heads in head and, with ordered
+ * aggregates, the packed keys (column-major) in words.
  */
 void
-sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head)
+sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, DeviceArray &words)
 {
 	Runtime    *rt = a->rt;
 	cudaStream_t s = a->stream;
 	const GpuopsAggSpec &spec = a->spec;
-	int			nwords = agg_key_words(spec);
-	int			bits = agg_key_bits(spec);
-	DeviceArray words, kin, kout, perm2, temp;
+	int			nwords = agg_sort_words(spec);
+	int			gwords = agg_key_words(spec);
+	DeviceArray kin, kout, perm2, temp;
 	KeyCols		kc = {};
 	size_t		temp_bytes = 0;
 
@@ -332,7 +410,16 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head)
 		kc.raw[k] = a->keys[k].as<uint8_t>();
 		kc.nulls[k] = a->key_nulls[k].as<uint8_t>();
 	}
-	pack_kernel<<<blocks(n), kThreads, 0, s>>>(kc, spec.nkeys, n, nwords, words.as<uint64_t>());
+	kc.group_words = gwords;
+	kc.order_words = nwords - gwords;
+	if (spec.order_agg >= 0)
+	{
+		kc.order_kind = spec.value_kinds[spec.order_agg];
+		kc.order_desc = spec.order_desc != 0;
+		kc.order_raw = a->values[spec.order_agg].as<uint8_t>();
+		kc.order_nulls = a->value_nulls[spec.order_agg].as<uint8_t>();
+	}
+	pack_kernel<<<blocks(n), kThreads, 0, s>>>(kc, spec.nkeys, n, words.as<uint64_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("pack");
 	for (int k = 0; k < spec.nkeys; k++)
 	{
@@ -349,7 +436,7 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head)
 	/* least significant word first: each stable pass keeps the order of the later words */
 	for (int w = nwords - 1; w >= 0; w--)
 	{
-		int			wb = agg_word_bits(bits, w);
+		int			wb = agg_word_bits(spec, w);
 
 		gather_word_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>() + w * n,
 														   perm.as<uint32_t>(), n,
@@ -362,11 +449,47 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head)
 		perm.swap(perm2);
 		a->stats.sort_bits += wb;
 	}
-	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), nwords, perm.as<uint32_t>(),
+	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), gwords, perm.as<uint32_t>(),
 											   n, head.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("head");
 	a->stats.key_words = nwords;
 	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
+	if (spec.order_agg < 0)
+		words.reset();
+}
+
+/* A percentile aggregate: per group its count and rows, into column g of the results. */
+void
+percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups,
+					 const uint32_t *perm, const uint32_t *group_start, int g)
+{
+	cudaStream_t s = a->stream;
+	DeviceArray counts, rows;
+	std::vector<CountState> hc(ngroups);
+	std::vector<uint64_t> hr(2 * ngroups);
+
+	reduce_states<CountState>(a, gid, n, ngroups,
+							  CountLeaf{perm, a->value_nulls[g].as<uint8_t>()}, CountOp(), counts);
+	rows.get(a->rt, ngroups * 16 + 16, s);
+	percentile_kernel<<<blocks(ngroups), kThreads, 0, s>>>(counts.as<CountState>(), group_start,
+														   perm, ngroups, a->spec.kinds[g],
+														   a->spec.fractions[g],
+														   rows.as<uint64_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("percentile");
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(hc.data(), counts.as<CountState>(),
+									ngroups * sizeof(CountState), cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(hr.data(), rows.as<uint64_t>(), ngroups * 16,
+									cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	for (uint64_t k = 0; k < ngroups; k++)
+	{
+		GpuopsAggResult *r = &a->results[k * a->spec.naggs + g];
+
+		memset(r, 0, sizeof(*r));
+		r->count = hc[k].n;
+		r->row = hr[2 * k];
+		r->row2 = hr[2 * k + 1];
+	}
 }
 
 GpuopsStatus
@@ -379,7 +502,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 		const GpuopsAggSpec &spec = a->spec;
 		uint64_t	n = a->added;
 		uint64_t	ngroups = 0;
-		DeviceArray perm, head, gid, grows, temp;
+		DeviceArray perm, head, words, gid, grows, gstart, temp;
 		size_t		temp_bytes = 0;
 		auto		t0 = std::chrono::steady_clock::now();
 
@@ -389,7 +512,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 		a->results.clear();
 		if (n > 0)
 		{
-			sort_groups(a, n, perm, head);
+			sort_groups(a, n, perm, head, words);
 			gid.get(rt, n * 4 + 4, s);
 			GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head.as<uint32_t>(),
 														  gid.as<uint32_t>(), n, s));
@@ -403,9 +526,11 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
 			ngroups = reinterpret_cast<uint32_t *>(rt->pinned_scalar())[0];
 			grows.get(rt, ngroups * 8 + 8, s);
+			gstart.get(rt, ngroups * 4 + 4, s);
 			group_rows_kernel<<<blocks(n), kThreads, 0, s>>>(head.as<uint32_t>(), gid.as<uint32_t>(),
 															 perm.as<uint32_t>(), n,
-															 grows.as<uint64_t>());
+															 grows.as<uint64_t>(),
+															 gstart.as<uint32_t>());
 			GPUOPS_CUDA_CHECK_LAUNCH("group rows");
 			head.reset();
 			a->group_rows.resize(ngroups);
@@ -439,6 +564,16 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 					case GPUOPS_AGG_MAX:
 						reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
 													  MinMaxOp<true>(), g);
+						break;
+					case GPUOPS_AGG_COUNT_DISTINCT:
+						reduce_aggregate<CountState>(a, gd, n, ngroups,
+													 DistinctLeaf{p, nulls, words.as<uint64_t>(),
+																  agg_sort_words(spec), n},
+													 CountOp(), g);
+						break;
+					case GPUOPS_AGG_PERCENTILE_DISC:
+					case GPUOPS_AGG_PERCENTILE_CONT:
+						percentile_aggregate(a, gd, n, ngroups, p, gstart.as<uint32_t>(), g);
 						break;
 				}
 			}

@@ -322,6 +322,17 @@ extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
  * neighbours form a group, and every aggregate is a reduce-by-key over the
  * sorted rows, so one huge group does not serialize (skew).  Groups come in
  * key-word order.
+ *
+ * Ordered aggregates (count(DISTINCT x), percentile_disc, percentile_cont)
+ * share one input: spec.order_agg names the aggregate whose values (and
+ * null bitmap, FILTER included) order each group's rows.  Its validity and
+ * normalized value are appended to the packed key as a sub-key, starting
+ * on a new word, so each group's counted rows come first, sorted by value
+ * (descending with order_desc): a distinct value is a row whose sub-key
+ * differs from its predecessor's, a percentile is a row at a computed
+ * offset from the group's start.  Their states do not combine across
+ * chunks: such an aggregation is never split (agg_capacity is then a limit
+ * the caller honours otherwise).
  */
 typedef enum GpuopsAggKind
 {
@@ -329,8 +340,19 @@ typedef enum GpuopsAggKind
 	GPUOPS_AGG_SUM_INT,			/* exact 128-bit sum of int2/int4/int8 values */
 	GPUOPS_AGG_FLOAT,			/* float8_accum's N, Sx, Sxx, combined as float8_combine */
 	GPUOPS_AGG_MIN,				/* the row holding the least value (key order) */
-	GPUOPS_AGG_MAX				/* the row holding the greatest value */
+	GPUOPS_AGG_MAX,				/* the row holding the greatest value */
+	GPUOPS_AGG_COUNT_DISTINCT,	/* distinct values counted (ordered, below) */
+	GPUOPS_AGG_PERCENTILE_DISC, /* the row at ceil(f * n) in value order */
+	GPUOPS_AGG_PERCENTILE_CONT	/* the rows at floor and ceil of f * (n - 1) */
 } GpuopsAggKind;
+
+/* Kinds that need each group's rows in value order (spec.order_agg). */
+static inline int
+gpuops_agg_ordered(GpuopsAggKind kind)
+{
+	return kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC ||
+		kind == GPUOPS_AGG_PERCENTILE_CONT;
+}
 
 #define GPUOPS_MAX_AGGS 64
 
@@ -341,6 +363,9 @@ typedef struct GpuopsAggSpec
 	int			naggs;
 	GpuopsAggKind kinds[GPUOPS_MAX_AGGS];
 	GpuopsKeyKind value_kinds[GPUOPS_MAX_AGGS];	/* the input's raw kind (not COUNT) */
+	double		fractions[GPUOPS_MAX_AGGS]; /* PERCENTILE_*: the fraction, 0 to 1 */
+	int			order_agg;		/* the ordered aggregates' shared input, or -1 */
+	int			order_desc;		/* their values ordered descending */
 } GpuopsAggSpec;
 
 /*
@@ -361,12 +386,13 @@ typedef struct GpuopsAggBatch
 /* One aggregate's state in one group. */
 typedef struct GpuopsAggResult
 {
-	uint64_t	count;			/* inputs counted */
+	uint64_t	count;			/* inputs counted (COUNT_DISTINCT: distinct values) */
 	uint64_t	sum_lo;			/* SUM_INT: the sum's low and high 64 bits */
 	int64_t		sum_hi;
 	double		sx;				/* FLOAT: sum (N is count) */
 	double		sxx;			/* FLOAT: sum of squared deviations */
-	uint64_t	row;			/* MIN/MAX: the row holding the value */
+	uint64_t	row;			/* MIN/MAX, PERCENTILE_*: the row holding the value */
+	uint64_t	row2;			/* PERCENTILE_CONT: the upper row (== row when one) */
 	uint32_t	overflow;		/* FLOAT: finite inputs gave an infinite sum */
 } GpuopsAggResult;
 

@@ -55,7 +55,9 @@ enum GpuAggFinal
 	GPUAGG_FINAL_SUM_FLOAT8,	/* sum(float8) */
 	GPUAGG_FINAL_FLOAT_FN,		/* avg, variance, stddev of floats: the aggregate's
 								 * own final function on {N, Sx, Sxx} */
-	GPUAGG_FINAL_VALUE			/* min, max, bool_and, bool_or: the row's value */
+	GPUAGG_FINAL_VALUE,			/* min, max, bool_and, bool_or, percentile_disc: the
+								 * row's value */
+	GPUAGG_FINAL_PERCENTILE_CONT	/* percentile_cont(float8): between two rows' values */
 };
 
 enum GpuAggField
@@ -67,6 +69,9 @@ enum GpuAggField
 	GPUAGG_AGG_FILTER_COL,		/* child column of the FILTER condition, or -1 */
 	GPUAGG_AGG_NOTNULL_COL,		/* count(x): child column of "x IS NOT NULL", or -1 */
 	GPUAGG_AGG_FINAL_FN,		/* GPUAGG_FINAL_FLOAT_FN: the final function */
+	GPUAGG_AGG_FRACTION_HI,		/* percentiles: the fraction's float8 bits, high */
+	GPUAGG_AGG_FRACTION_LO,		/* and low 32 */
+	GPUAGG_AGG_DESC,			/* percentiles: WITHIN GROUP (ORDER BY x DESC) */
 	GPUAGG_AGG_FIELDS
 };
 
@@ -81,6 +86,8 @@ typedef struct GpuAggDesc
 	int			notnull_col;
 	Oid			final_fn;
 	FmgrInfo	final_flinfo;	/* of final_fn, when valid */
+	double		fraction;		/* percentiles */
+	bool		desc;			/* percentiles: values ordered descending */
 } GpuAggDesc;
 
 /* planner (gpu_agg_path.cpp) */
@@ -91,7 +98,7 @@ extern void GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo 
 extern bool GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *final,
 						   Oid *final_fn);
 extern Datum GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r,
-							   Datum row_value, bool *isnull);
+							   Datum row_value, Datum row2_value, bool *isnull);
 
 /* executor (gpu_agg_exec.cpp) */
 extern const CustomScanMethods gpu_agg_scan_methods;

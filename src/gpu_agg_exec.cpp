@@ -308,15 +308,42 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	for (int k = 0; k < st->nkeys; k++)
 		spec.keys[k] = st->key_kind[k];
 	spec.naggs = st->naggs;
+	spec.order_agg = -1;
 	for (int a = 0; a < st->naggs; a++)
 	{
 		spec.kinds[a] = st->aggs[a].kind;
 		spec.value_kinds[a] = st->aggs[a].value_kind;
+		spec.fractions[a] = st->aggs[a].fraction;
+		if (gpuops_agg_ordered(st->aggs[a].kind))
+		{
+			/* the planner gave every ordered aggregate the same input and direction */
+			if (spec.order_agg < 0)
+				spec.order_agg = a;
+			spec.order_desc |= st->aggs[a].desc ? 1 : 0;
+		}
 	}
 	st->backend_name = backend->name;
 	rc = backend->agg_capacity(&settings, &spec, &capacity);
 	if (rc != GPUOPS_OK)
 		return rc;
+	if (n > capacity && spec.order_agg >= 0)
+	{
+		/*
+		 * Distinct counts and percentiles do not combine across chunks: an
+		 * input over the device budget is aggregated whole, on the CPU.
+		 */
+		if (st->fallback == NULL)
+			st->fallback = pstrdup("distinct or ordered aggregates over the device budget, "
+								   "aggregated whole on the CPU");
+		if (backend != gpuops_cpu_agg_backend())
+		{
+			backend = gpuops_cpu_agg_backend();
+			st->backend_name = backend->name;
+			settings.fault = GPUOPS_FAULT_NONE;
+		}
+		settings.device_memory_limit = 0;
+		capacity = n;
+	}
 	if (n <= capacity)
 	{
 		rc = AggregateRange(st, backend, &settings, &spec, 0, n, &st->ngroups);
@@ -407,11 +434,16 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 		const GpuAggDesc *d = &st->aggs[a];
 		const GpuopsAggResult *r = g >= 0 ? &st->results[g * st->naggs + a] : &empty;
 		Datum		value = (Datum) 0;
+		Datum		value2 = (Datum) 0;
 		bool		isnull;
 
-		if (d->final == GPUAGG_FINAL_VALUE && r->count > 0)
+		if ((d->final == GPUAGG_FINAL_VALUE || d->final == GPUAGG_FINAL_PERCENTILE_CONT) &&
+			r->count > 0)
 			value = GpuopsRowStoreDatum(&st->store, r->row, d->arg_col, &isnull);
-		slot->tts_values[ncols + a] = GpuAggResultDatum(d, r, value, &slot->tts_isnull[ncols + a]);
+		if (d->final == GPUAGG_FINAL_PERCENTILE_CONT && r->count > 0)
+			value2 = GpuopsRowStoreDatum(&st->store, r->row2, d->arg_col, &isnull);
+		slot->tts_values[ncols + a] = GpuAggResultDatum(d, r, value, value2,
+														 &slot->tts_isnull[ncols + a]);
 	}
 	MemoryContextSwitchTo(old);
 	return ExecStoreVirtualTuple(slot);
@@ -477,6 +509,13 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 		d->filter_col = list_nth_int(aggs, base + GPUAGG_AGG_FILTER_COL);
 		d->notnull_col = list_nth_int(aggs, base + GPUAGG_AGG_NOTNULL_COL);
 		d->final_fn = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_FINAL_FN);
+		{
+			uint64		fbits = ((uint64) (uint32) list_nth_int(aggs, base + GPUAGG_AGG_FRACTION_HI) << 32) |
+				(uint64) (uint32) list_nth_int(aggs, base + GPUAGG_AGG_FRACTION_LO);
+
+			memcpy(&d->fraction, &fbits, sizeof(d->fraction));
+		}
+		d->desc = list_nth_int(aggs, base + GPUAGG_AGG_DESC) != 0;
 		if (OidIsValid(d->final_fn))
 			fmgr_info(d->final_fn, &d->final_flinfo);
 	}

@@ -128,6 +128,14 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 			*kind = GPUOPS_AGG_MAX;
 			*final = GPUAGG_FINAL_VALUE;
 			return true;
+		case F_PERCENTILE_DISC_FLOAT8_ANYELEMENT:
+			*kind = GPUOPS_AGG_PERCENTILE_DISC;
+			*final = GPUAGG_FINAL_VALUE;
+			return true;
+		case F_PERCENTILE_CONT_FLOAT8_FLOAT8:
+			*kind = GPUOPS_AGG_PERCENTILE_CONT;
+			*final = GPUAGG_FINAL_PERCENTILE_CONT;
+			return true;
 		default:
 			return false;
 	}
@@ -168,11 +176,12 @@ FloatOverflow(void)
 
 /*
  * The aggregate's result in one group.  row_value is the value of the row
- * the state points at (min, max, bool_and, bool_or).
+ * the state points at (min, max, bool_and, bool_or, percentiles), row2_value
+ * that of percentile_cont's upper row.
  */
 Datum
 GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_value,
-				  bool *isnull)
+				  Datum row2_value, bool *isnull)
 {
 	*isnull = false;
 	if (desc->final == GPUAGG_FINAL_COUNT)
@@ -232,6 +241,20 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			}
 		case GPUAGG_FINAL_VALUE:
 			return row_value;
+		case GPUAGG_FINAL_PERCENTILE_CONT:
+			{
+				/* percentile_cont_final_common and float8_lerp, step by step */
+				double		f = desc->fraction;
+				double		first_row = floor(f * (double) (r->count - 1));
+				double		lo = DatumGetFloat8(row_value);
+				double		hi = DatumGetFloat8(row2_value);
+				double		proportion;
+
+				if ((int64) first_row == (int64) ceil(f * (double) (r->count - 1)))
+					return row_value;
+				proportion = (f * (double) (r->count - 1)) - (double) (int64) first_row;
+				return Float8GetDatum(lo + (proportion * (hi - lo)));
+			}
 		default:
 			elog(ERROR, "GpuAgg: unknown final step %d", (int) desc->final);
 	}

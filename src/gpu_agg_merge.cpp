@@ -40,6 +40,7 @@ GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt)
 	HASHCTL		ctl;
 
 	memset(&spec, 0, sizeof(spec));
+	spec.order_agg = -1;		/* never chunked (gpu_agg_exec.cpp) */
 	spec.nkeys = st->nkeys;
 	for (int k = 0; k < st->nkeys; k++)
 		spec.keys[k] = st->key_kind[k];
@@ -102,6 +103,12 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 				a->overflow = r.overflow;
 				break;
 			}
+		case GPUOPS_AGG_COUNT_DISTINCT:
+		case GPUOPS_AGG_PERCENTILE_DISC:
+		case GPUOPS_AGG_PERCENTILE_CONT:
+			/* not combinable: gpu_agg_exec.cpp never chunks them */
+			elog(ERROR, "GpuAgg: ordered aggregate in a chunked aggregation");
+			break;
 		case GPUOPS_AGG_MIN:
 		case GPUOPS_AGG_MAX:
 			{

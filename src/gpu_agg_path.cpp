@@ -7,7 +7,9 @@
  * Taken when every group key is a fixed-width type the device compares
  * exactly (integers, floats, date/time types, bool, uuid, interval) or text
  * under a deterministic collation (byte equality), and every aggregate is
- * one gpu_agg_final.cpp knows, without ORDER BY or DISTINCT inside it.
+ * one gpu_agg_final.cpp knows, without ORDER BY or DISTINCT inside it
+ * (but count(DISTINCT x) and the percentiles, which the device computes
+ * from each group's rows in x's order).
  * GROUPING SETS, ROLLUP and CUBE keep PostgreSQL's plans.  The aggregates'
  * arguments and FILTER conditions are expressions the child computes (see
  * gpu_agg.h for the columns).
@@ -26,6 +28,7 @@ extern "C" {
 #include "optimizer/tlist.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/fmgroids.h"
 #include "utils/typcache.h"
 }
 
@@ -74,6 +77,59 @@ ChildColumn(List **exprs, Expr *expr)
 	return i;
 }
 
+/*
+ * count(DISTINCT x): x's DISTINCT must use the type's own equality (which
+ * the normalized sub-key reproduces).  Sets *arg.
+ */
+static bool
+DistinctArg(Aggref *aggref, Expr **arg)
+{
+	SortGroupClause *sgc;
+	TypeCacheEntry *tce;
+
+	if (aggref->aggfnoid != F_COUNT_ANY || list_length(aggref->args) != 1 ||
+		list_length(aggref->aggdistinct) != 1)
+		return false;
+	*arg = linitial_node(TargetEntry, aggref->args)->expr;
+	sgc = linitial_node(SortGroupClause, aggref->aggdistinct);
+	tce = lookup_type_cache(exprType((Node *) *arg), TYPECACHE_EQ_OPR);
+	return OidIsValid(sgc->eqop) && sgc->eqop == tce->eq_opr;
+}
+
+/*
+ * percentile_disc / percentile_cont(f) WITHIN GROUP (ORDER BY x [DESC]):
+ * one constant fraction in [0, 1] (others, NULL included, keep PostgreSQL's
+ * plan and its error or NULL), ordered by the type's own < or >.  Sets
+ * *arg, *fraction, *desc.
+ */
+static bool
+OrderedSetArg(Aggref *aggref, Expr **arg, double *fraction, bool *desc)
+{
+	SortGroupClause *sgc;
+	TypeCacheEntry *tce;
+	Const	   *c;
+
+	if (list_length(aggref->args) != 1 || list_length(aggref->aggorder) != 1 ||
+		list_length(aggref->aggdirectargs) != 1 || !IsA(linitial(aggref->aggdirectargs), Const))
+		return false;
+	c = linitial_node(Const, aggref->aggdirectargs);
+	if (c->consttype != FLOAT8OID || c->constisnull)
+		return false;
+	*fraction = DatumGetFloat8(c->constvalue);
+	if (!(*fraction >= 0.0 && *fraction <= 1.0))
+		return false;
+	*arg = linitial_node(TargetEntry, aggref->args)->expr;
+	sgc = linitial_node(SortGroupClause, aggref->aggorder);
+	tce = lookup_type_cache(exprType((Node *) *arg), TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	if (OidIsValid(sgc->sortop) && sgc->sortop == tce->lt_opr)
+		*desc = false;
+	else if (OidIsValid(sgc->sortop) && sgc->sortop == tce->gt_opr)
+		*desc = true;
+	else
+		return false;
+	return true;
+}
+
 /* The group key's kind and encoding, or false when the device cannot group it. */
 static bool
 GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc)
@@ -118,6 +174,9 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	ListCell   *lc;
 	CustomPath *cpath;
 	QualCost	having_cost;
+	int			order_arg_col = -1;	/* the ordered aggregates' shared input */
+	int			order_filter_col = -1;
+	int			order_desc = -1;	/* their direction, once a percentile sets it */
 	double		in_rows,
 				groups,
 				mb;
@@ -176,18 +235,41 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 		int			arg_col = -1,
 					filter_col = -1,
 					notnull_col = -1;
+		double		fraction = 0.0;
+		bool		desc = false;
+		uint64		fbits;
 
-		if (aggref->aggorder != NIL || aggref->aggdistinct != NIL ||
-			aggref->aggkind != AGGKIND_NORMAL || aggref->agglevelsup != 0)
+		if (aggref->agglevelsup != 0)
 			return;
-		if (!aggref->aggstar)
+		if (aggref->aggkind == AGGKIND_ORDERED_SET)
+		{
+			if (!OrderedSetArg(aggref, &arg, &fraction, &desc))
+				return;
+		}
+		else if (aggref->aggkind != AGGKIND_NORMAL)
+			return;
+		else if (aggref->aggdistinct != NIL)
+		{
+			if (!DistinctArg(aggref, &arg))
+				return;
+		}
+		else if (aggref->aggorder != NIL)
+			return;
+		else if (!aggref->aggstar)
 		{
 			if (list_length(aggref->args) != 1)
 				return;
 			arg = linitial_node(TargetEntry, aggref->args)->expr;
-			argtype = exprType((Node *) arg);
 		}
+		if (arg != NULL)
+			argtype = exprType((Node *) arg);
 		if (!GpuAggClassify(aggref->aggfnoid, argtype, &kind, &final, &final_fn))
+			return;
+		/* classified by function; the aggregate's own DISTINCT or kind decides the rest */
+		if (aggref->aggdistinct != NIL)
+			kind = GPUOPS_AGG_COUNT_DISTINCT;
+		if (gpuops_agg_ordered(kind) != (aggref->aggdistinct != NIL ||
+										 aggref->aggkind == AGGKIND_ORDERED_SET))
 			return;
 		if (kind != GPUOPS_AGG_COUNT)
 		{
@@ -208,6 +290,26 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 		}
 		if (aggref->aggfilter != NULL)
 			filter_col = ChildColumn(&child_exprs, aggref->aggfilter);
+		if (gpuops_agg_ordered(kind))
+		{
+			/*
+			 * The device orders each group's rows by one input: every ordered
+			 * aggregate must read the same one, under the same FILTER, in the
+			 * same direction.
+			 */
+			if (order_arg_col >= 0 &&
+				(arg_col != order_arg_col || filter_col != order_filter_col))
+				return;
+			order_arg_col = arg_col;
+			order_filter_col = filter_col;
+			if (kind != GPUOPS_AGG_COUNT_DISTINCT)
+			{
+				if (order_desc >= 0 && order_desc != (int) desc)
+					return;
+				order_desc = (int) desc;
+			}
+		}
+		memcpy(&fbits, &fraction, sizeof(fbits));
 		aggs_priv = lappend_int(aggs_priv, (int) kind);
 		aggs_priv = lappend_int(aggs_priv, (int) final);
 		aggs_priv = lappend_int(aggs_priv, (int) vkind);
@@ -215,6 +317,9 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 		aggs_priv = lappend_int(aggs_priv, filter_col);
 		aggs_priv = lappend_int(aggs_priv, notnull_col);
 		aggs_priv = lappend_int(aggs_priv, (int) final_fn);
+		aggs_priv = lappend_int(aggs_priv, (int) (uint32) (fbits >> 32));
+		aggs_priv = lappend_int(aggs_priv, (int) (uint32) fbits);
+		aggs_priv = lappend_int(aggs_priv, (int) desc);
 	}
 
 	/* the scan tuple: group keys, other columns, aggregates */

@@ -75,6 +75,10 @@ QUERIES=(
   "agg_g1k|SELECT g % 1000 AS grp, count(*), sum(v), avg(v) FROM {T} GROUP BY 1|SET max_parallel_workers_per_gather = 0"
   "agg_g1m|SELECT g, count(*), sum(v), avg(v) FROM {T} GROUP BY g|SET max_parallel_workers_per_gather = 0"
   "agg_global|SELECT count(*), sum(v), avg(v) FROM {T}|SET max_parallel_workers_per_gather = 0"
+  # count(DISTINCT) over 1M distinct values, a median, and a median per group of 1k
+  "agg_distinct|SELECT count(DISTINCT g) FROM {T}|SET max_parallel_workers_per_gather = 0"
+  "agg_median|SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T}|SET max_parallel_workers_per_gather = 0"
+  "agg_median_g1k|SELECT g % 1000 AS grp, percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T} GROUP BY 1|SET max_parallel_workers_per_gather = 0"
 )
 # Extra tables: "name|row count|SELECT that fills it".  {T} stands for
 # bench_<ROWS> and {N} for ROWS; a name with {T} is a per-size table (dropped with
