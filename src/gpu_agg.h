@@ -11,9 +11,15 @@
  * expressions, the other columns, then one column per Aggref, which setrefs
  * matches to the Aggrefs in the target list and HAVING.
  *
- * custom_private: a list of two integer lists.  The first: the number of
- * group keys, of other columns and of aggregates, then per group key its
- * GpuAggKeyField fields.  The second: per aggregate its GpuAggField fields.
+ * custom_private: a list of two integer lists.  The first: the
+ * GpuAggHeader fields, then per group key its GpuAggKeyField fields.  The
+ * second: per aggregate its GpuAggField fields.
+ *
+ * Partial mode (parallel plans): GpuAgg runs in each parallel worker (and
+ * the leader) below Gather and emits, per group, each aggregate's partial
+ * state in PostgreSQL's own format (its transition value, serialized where
+ * the aggregate serializes it), which PostgreSQL's Finalize Aggregate
+ * above Gather combines and finishes.
  */
 #ifndef GPUOPS_GPU_AGG_H
 #define GPUOPS_GPU_AGG_H
@@ -29,6 +35,15 @@ extern "C" {
 #include "gpuops_device.h"
 
 #define GPUAGG_NAME "GpuAgg"
+
+enum GpuAggHeader
+{
+	GPUAGG_HDR_NKEYS = 0,
+	GPUAGG_HDR_NEXTRA,
+	GPUAGG_HDR_NAGGS,
+	GPUAGG_HDR_PARTIAL,			/* 1: partial mode */
+	GPUAGG_HDR_FIELDS
+};
 
 /* How a group key reaches the device. */
 enum GpuAggKeyEncoding
@@ -88,6 +103,7 @@ typedef struct GpuAggDesc
 	FmgrInfo	final_flinfo;	/* of final_fn, when valid */
 	double		fraction;		/* percentiles */
 	bool		desc;			/* percentiles: values ordered descending */
+	bool		partial;		/* emit the partial state, not the result */
 } GpuAggDesc;
 
 /* planner (gpu_agg_path.cpp) */

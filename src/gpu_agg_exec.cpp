@@ -487,14 +487,16 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 #if PG_VERSION_NUM >= 160000
 	st->css.slotOps = &TTSOpsVirtual;
 #endif
-	st->nkeys = list_nth_int(keys, 0);
-	st->nextra = list_nth_int(keys, 1);
-	st->naggs = list_nth_int(keys, 2);
+	st->nkeys = list_nth_int(keys, GPUAGG_HDR_NKEYS);
+	st->nextra = list_nth_int(keys, GPUAGG_HDR_NEXTRA);
+	st->naggs = list_nth_int(keys, GPUAGG_HDR_NAGGS);
+	st->partial = list_nth_int(keys, GPUAGG_HDR_PARTIAL) != 0;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		st->key_kind[k] = (GpuopsKeyKind) list_nth_int(keys, 3 + k * GPUAGG_KEY_FIELDS + GPUAGG_KEY_KIND);
-		st->key_enc[k] = (GpuAggKeyEncoding) list_nth_int(keys, 3 + k * GPUAGG_KEY_FIELDS +
-														  GPUAGG_KEY_ENCODING);
+		int			base = GPUAGG_HDR_FIELDS + k * GPUAGG_KEY_FIELDS;
+
+		st->key_kind[k] = (GpuopsKeyKind) list_nth_int(keys, base + GPUAGG_KEY_KIND);
+		st->key_enc[k] = (GpuAggKeyEncoding) list_nth_int(keys, base + GPUAGG_KEY_ENCODING);
 	}
 	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(st->naggs, 1));
 	for (int a = 0; a < st->naggs; a++)
@@ -516,6 +518,7 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 			memcpy(&d->fraction, &fbits, sizeof(d->fraction));
 		}
 		d->desc = list_nth_int(aggs, base + GPUAGG_AGG_DESC) != 0;
+		d->partial = st->partial;
 		if (OidIsValid(d->final_fn))
 			fmgr_info(d->final_fn, &d->final_flinfo);
 	}
@@ -617,6 +620,8 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (keys != NIL)
 		ExplainPropertyList("Group Key", keys, es);
 	ExplainPropertyText("Strategy", "sorted on device", es);
+	if (st->partial)
+		ExplainPropertyText("Stage", "partial", es);
 	if (es->analyze && st->aggregated)
 	{
 		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);

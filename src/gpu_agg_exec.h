@@ -51,6 +51,7 @@ typedef struct GpuAggState
 	int			nkeys;
 	int			nextra;			/* other columns from a group's first row */
 	int			naggs;
+	bool		partial;		/* partial mode (gpu_agg.h) */
 	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
 	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
 	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */

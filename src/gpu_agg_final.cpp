@@ -21,6 +21,7 @@ extern "C" {
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
+#include "libpq/pqformat.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
@@ -165,6 +166,53 @@ Int128Numeric(int64 hi, uint64 lo)
 							   Int32GetDatum(-1));
 }
 
+/*
+ * The partial state of sum(int8) and avg(int8), as int8_avg_serialize
+ * writes a PolyNumAggState: N, then the 128-bit sum as a NumericVar
+ * (numericvar_serialize: ndigits, weight, sign, dscale as int32, then the
+ * base-10000 digits as int16, most significant first).
+ */
+static Datum
+Int8AvgSerialized(uint64 n, int64 hi, uint64 lo)
+{
+	/* NUMERIC_POS and NUMERIC_NEG (numeric.c) */
+	const int32 numeric_pos = 0x0000;
+	const int32 numeric_neg = 0x4000;
+	__int128	v = (__int128) (((unsigned __int128) (uint64) hi << 64) | lo);
+	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
+	int16		digits[12];		/* 2^127 has 39 decimal digits */
+	int			nd = 0;
+	StringInfoData buf;
+
+	do
+	{
+		digits[nd++] = (int16) (u % 10000);
+		u /= 10000;
+	} while (u != 0);
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, (int64) n);
+	pq_sendint32(&buf, nd);
+	pq_sendint32(&buf, nd - 1);
+	pq_sendint32(&buf, v < 0 ? numeric_neg : numeric_pos);
+	pq_sendint32(&buf, 0);
+	for (int i = nd - 1; i >= 0; i--)
+		pq_sendint16(&buf, digits[i]);
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/* float8_accum's transition value {N, Sx, Sxx} */
+static ArrayType *
+FloatAccumArray(const GpuopsAggResult *r)
+{
+	Datum		elems[3];
+
+	elems[0] = Float8GetDatum((double) r->count);
+	/* float8_accum adds to an initial 0: its Sx is never -0 */
+	elems[1] = Float8GetDatum(r->sx + 0.0);
+	elems[2] = Float8GetDatum(r->sxx);
+	return construct_array(elems, 3, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
 /* float_overflow_error()'s report */
 static void
 FloatOverflow(void)
@@ -188,7 +236,11 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 		return Int64GetDatum((int64) r->count);
 	if (r->count == 0)
 	{
-		/* no input: NULL, as every other supported aggregate's final step gives */
+		/*
+		 * no input: NULL, as every other supported aggregate's final step
+		 * gives.  A NULL partial state is one the combine step skips (its
+		 * combine function is strict, or takes NULL as no input).
+		 */
 		*isnull = true;
 		return (Datum) 0;
 	}
@@ -198,8 +250,21 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			/* int4_sum adds in int64 (wrapping, as PostgreSQL's -fwrapv build does) */
 			return Int64GetDatum((int64) r->sum_lo);
 		case GPUAGG_FINAL_SUM_NUMERIC:
+			if (desc->partial)
+				return Int8AvgSerialized(r->count, r->sum_hi, r->sum_lo);
 			return Int128Numeric(r->sum_hi, r->sum_lo);
 		case GPUAGG_FINAL_AVG_NUMERIC:
+			if (desc->partial && desc->value_kind == GPUOPS_KEY_INT8)
+				return Int8AvgSerialized(r->count, r->sum_hi, r->sum_lo);
+			if (desc->partial)
+			{
+				/* int2/int4_avg_accum's int8[] {N, sum}: the sum of 32-bit values fits */
+				Datum		elems[2] = {Int64GetDatum((int64) r->count),
+				Int64GetDatum((int64) r->sum_lo)};
+
+				return PointerGetDatum(construct_array(elems, 2, INT8OID, sizeof(int64),
+													   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+			}
 			return DirectFunctionCall2(numeric_div, Int128Numeric(r->sum_hi, r->sum_lo),
 									   NumericGetDatum(int64_to_numeric((int64) r->count)));
 		case GPUAGG_FINAL_SUM_FLOAT4:
@@ -217,7 +282,6 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			return Float8GetDatum(r->sx);
 		case GPUAGG_FINAL_FLOAT_FN:
 			{
-				Datum		elems[3];
 				ArrayType  *arr;
 				LOCAL_FCINFO(fcinfo, 1);
 				Datum		result;
@@ -225,12 +289,9 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 				/* float8_accum raises on an overflow of Sx or Sxx */
 				if (r->overflow)
 					FloatOverflow();
-				elems[0] = Float8GetDatum((double) r->count);
-				/* float8_accum adds to an initial 0: its Sx is never -0 */
-				elems[1] = Float8GetDatum(r->sx + 0.0);
-				elems[2] = Float8GetDatum(r->sxx);
-				arr = construct_array(elems, 3, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-									  TYPALIGN_DOUBLE);
+				arr = FloatAccumArray(r);
+				if (desc->partial)
+					return PointerGetDatum(arr);
 				InitFunctionCallInfoData(*fcinfo, const_cast<FmgrInfo *>(&desc->final_flinfo), 1,
 										 InvalidOid, NULL, NULL);
 				fcinfo->args[0].value = PointerGetDatum(arr);

@@ -157,12 +157,17 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 	return false;
 }
 
-static void
-GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-				   GroupPathExtraData *extra)
+/*
+ * A GpuAgg path over `input` producing `target` in `rel`: the grouped rel
+ * (final results, HAVING applied) or, partial, the partially grouped rel
+ * (partial states, per parallel worker).  NULL when the device cannot run
+ * the aggregation.
+ */
+static CustomPath *
+MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *target,
+			   Node *having, GroupPathExtraData *extra, bool partial)
 {
 	Query	   *parse = root->parse;
-	Path	   *input = input_rel->cheapest_total_path;
 	List	   *child_exprs = NIL;	/* the child's output (gpu_agg.h) */
 	List	   *keys = NIL;
 	List	   *aggs_priv = NIL;
@@ -181,13 +186,8 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 				groups,
 				mb;
 
-	/*
-	 * minmax_aggs: the planner may replace min/max by index probes (Params)
-	 * in every plan's expressions, ours included; keep its plans then.
-	 */
-	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
-		input == NULL || PATH_REQ_OUTER(input) || input->rows < gpuops_min_rows)
-		return;
+	if (input == NULL || PATH_REQ_OUTER(input))
+		return NULL;
 
 	foreach(lc, parse->groupClause)
 	{
@@ -197,22 +197,22 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 		GpuAggKeyEncoding enc;
 
 		if (nkeys == GPUOPS_MAX_SORT_KEYS || !GroupKeyKind(sgc, expr, &kind, &enc))
-			return;
+			return NULL;
 		child_exprs = lappend(child_exprs, expr);
 		keys = lappend_int(keys, (int) kind);
 		keys = lappend_int(keys, (int) enc);
 		nkeys++;
 	}
 
-	CollectAggrefs((Node *) output_rel->reltarget->exprs, &aggrefs);
-	CollectAggrefs(extra->havingQual, &aggrefs);
+	CollectAggrefs((Node *) target->exprs, &aggrefs);
+	CollectAggrefs(having, &aggrefs);
 	if (list_length(aggrefs) > GPUOPS_MAX_AGGS)
-		return;
+		return NULL;
 
 	/* columns outside aggregates that are not group keys: from a group's first row */
-	vars = pull_var_clause((Node *) output_rel->reltarget->exprs,
+	vars = pull_var_clause((Node *) target->exprs,
 						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
-	vars = list_concat(vars, pull_var_clause(extra->havingQual,
+	vars = list_concat(vars, pull_var_clause(having,
 											 PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS));
 	foreach(lc, vars)
 	{
@@ -240,41 +240,41 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 		uint64		fbits;
 
 		if (aggref->agglevelsup != 0)
-			return;
+			return NULL;
 		if (aggref->aggkind == AGGKIND_ORDERED_SET)
 		{
 			if (!OrderedSetArg(aggref, &arg, &fraction, &desc))
-				return;
+				return NULL;
 		}
 		else if (aggref->aggkind != AGGKIND_NORMAL)
-			return;
+			return NULL;
 		else if (aggref->aggdistinct != NIL)
 		{
 			if (!DistinctArg(aggref, &arg))
-				return;
+				return NULL;
 		}
 		else if (aggref->aggorder != NIL)
-			return;
+			return NULL;
 		else if (!aggref->aggstar)
 		{
 			if (list_length(aggref->args) != 1)
-				return;
+				return NULL;
 			arg = linitial_node(TargetEntry, aggref->args)->expr;
 		}
 		if (arg != NULL)
 			argtype = exprType((Node *) arg);
 		if (!GpuAggClassify(aggref->aggfnoid, argtype, &kind, &final, &final_fn))
-			return;
+			return NULL;
 		/* classified by function; the aggregate's own DISTINCT or kind decides the rest */
 		if (aggref->aggdistinct != NIL)
 			kind = GPUOPS_AGG_COUNT_DISTINCT;
 		if (gpuops_agg_ordered(kind) != (aggref->aggdistinct != NIL ||
 										 aggref->aggkind == AGGKIND_ORDERED_SET))
-			return;
+			return NULL;
 		if (kind != GPUOPS_AGG_COUNT)
 		{
 			if (!GpuopsFixedKeyKind(argtype, &vkind))
-				return;
+				return NULL;
 			arg_col = ChildColumn(&child_exprs, arg);
 		}
 		else if (arg != NULL)
@@ -299,13 +299,13 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 			 */
 			if (order_arg_col >= 0 &&
 				(arg_col != order_arg_col || filter_col != order_filter_col))
-				return;
+				return NULL;
 			order_arg_col = arg_col;
 			order_filter_col = filter_col;
 			if (kind != GPUOPS_AGG_COUNT_DISTINCT)
 			{
 				if (order_desc >= 0 && order_desc != (int) desc)
-					return;
+					return NULL;
 				order_desc = (int) desc;
 			}
 		}
@@ -331,26 +331,27 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	 * cpu_operator_cost), copied, grouped on the device.  Then each group is
 	 * finalized and emitted.  The device work itself is milliseconds.
 	 */
+	/* input->rows: per worker for a partial path */
 	in_rows = Max(input->rows, 1.0);
 	if (nkeys == 0)
 		groups = 1;
-	else if (output_rel->pathlist != NIL)
-		groups = ((Path *) linitial(output_rel->pathlist))->rows;
+	else if (!partial && rel->pathlist != NIL)
+		groups = ((Path *) linitial(rel->pathlist))->rows;
 	else
 		groups = estimate_num_groups(root, list_copy_head(child_exprs, nkeys), in_rows, NULL,
 									 NULL);
 	mb = in_rows * 8.0 * Max(list_length(child_exprs), 1) / (1024.0 * 1024.0);
-	cost_qual_eval(&having_cost, (List *) extra->havingQual, root);
+	cost_qual_eval(&having_cost, (List *) having, root);
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = output_rel;
-	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = target;
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = output_rel->consider_parallel && input->parallel_safe &&
+	cpath->path.parallel_safe = rel->consider_parallel && input->parallel_safe &&
 		extra->target_parallel_safe;
-	cpath->path.parallel_workers = 0;
+	cpath->path.parallel_workers = partial ? input->parallel_workers : 0;
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = groups;
 	cpath->path.startup_cost = input->total_cost + gpuops_startup_cost +
@@ -361,13 +362,102 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 				  having_cost.per_tuple) + having_cost.startup;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
-	cpath->custom_private = list_make5(lcons_int(nkeys,
-												 lcons_int(list_length(extras),
-														   lcons_int(list_length(aggrefs), keys))),
-									   aggs_priv, child_exprs, scan_exprs,
-									   copyObject(extra->havingQual));
+	cpath->custom_private = list_make5(list_concat(list_make4_int(nkeys, list_length(extras),
+																  list_length(aggrefs),
+																  partial ? 1 : 0),
+												   keys),
+									   aggs_priv, child_exprs, scan_exprs, copyObject(having));
 	cpath->methods = &gpu_agg_path_methods;
+	return cpath;
+}
+
+/* PostgreSQL's partially grouped rel for output_rel, when it made one. */
+static RelOptInfo *
+PartialGroupRel(PlannerInfo *root, RelOptInfo *output_rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, root->upper_rels[UPPERREL_PARTIAL_GROUP_AGG])
+	{
+		RelOptInfo *rel = (RelOptInfo *) lfirst(lc);
+
+		if (bms_equal(rel->relids, output_rel->relids))
+			return rel;
+	}
+	return NULL;
+}
+
+/*
+ * Parallel GpuAgg: a partial GpuAgg in each worker over its share of the
+ * input, Gather, and PostgreSQL's Finalize Aggregate (hashed, or sorted, or
+ * plain without GROUP BY), as PostgreSQL builds its own parallel
+ * aggregation.  The hook runs once, at the grouped rel (PostgreSQL 15 has no
+ * hook at the partial one), so the whole chain is built here.  Only where
+ * PostgreSQL itself could aggregate in parallel: it made the partially
+ * grouped rel, with the partial target and the final costs.
+ */
+static void
+AddParallelGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+					  GroupPathExtraData *extra, double groups)
+{
+	Query	   *parse = root->parse;
+	RelOptInfo *prel = PartialGroupRel(root, output_rel);
+	Path	   *input;
+	CustomPath *partial;
+	Path	   *path;
+	double		total;
+
+	if (prel == NULL || !output_rel->consider_parallel || !extra->partial_costs_set ||
+		input_rel->partial_pathlist == NIL)
+		return;
+	input = (Path *) linitial(input_rel->partial_pathlist);
+	partial = MakeGpuAggPath(root, input, prel, prel->reltarget, NULL, extra, true);
+	if (partial == NULL || !partial->path.parallel_safe)
+		return;
+	total = partial->path.rows * Max(input->parallel_workers, 1);
+	path = (Path *) create_gather_path(root, prel, &partial->path, prel->reltarget, NULL, &total);
+	if (parse->groupClause == NIL)
+		path = (Path *) create_agg_path(root, output_rel, path, output_rel->reltarget, AGG_PLAIN,
+										AGGSPLIT_FINAL_DESERIAL, NIL, (List *) extra->havingQual,
+										&extra->agg_final_costs, groups);
+	else if (extra->flags & GROUPING_CAN_USE_HASH)
+		path = (Path *) create_agg_path(root, output_rel, path, output_rel->reltarget, AGG_HASHED,
+										AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+										(List *) extra->havingQual, &extra->agg_final_costs,
+										groups);
+	else if (extra->flags & GROUPING_CAN_USE_SORT)
+	{
+		path = (Path *) create_sort_path(root, output_rel, path, root->group_pathkeys, -1.0);
+		path = (Path *) create_agg_path(root, output_rel, path, output_rel->reltarget, AGG_SORTED,
+										AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+										(List *) extra->havingQual, &extra->agg_final_costs,
+										groups);
+	}
+	else
+		return;
+	add_path(output_rel, path);
+}
+
+static void
+GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+				   GroupPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	CustomPath *cpath;
+
+	/*
+	 * minmax_aggs: the planner may replace min/max by index probes (Params)
+	 * in every plan's expressions, ours included; keep its plans then.
+	 */
+	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
+		input_rel->rows < gpuops_min_rows)
+		return;
+	cpath = MakeGpuAggPath(root, input_rel->cheapest_total_path, output_rel,
+						   output_rel->reltarget, extra->havingQual, extra, false);
+	if (cpath == NULL)
+		return;
 	add_path(output_rel, &cpath->path);
+	AddParallelGpuAggPath(root, input_rel, output_rel, extra, cpath->path.rows);
 }
 
 void
