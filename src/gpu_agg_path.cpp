@@ -360,6 +360,12 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	cpath->path.total_cost = cpath->path.startup_cost +
 		groups * (cpu_tuple_cost + list_length(aggrefs) * cpu_operator_cost +
 				  having_cost.per_tuple) + having_cost.startup;
+	if (partial)
+	{
+		/* each worker starts the GPU (gpuops.parallel_startup_cost) */
+		cpath->path.startup_cost += gpuops_parallel_startup_cost;
+		cpath->path.total_cost += gpuops_parallel_startup_cost;
+	}
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
 	cpath->custom_private = list_make5(list_concat(list_make4_int(nkeys, list_length(extras),
