@@ -91,6 +91,20 @@ SELECT check_agg('SELECT g, min(d), max(d), min(ts), max(ts), min(tz), max(tz) F
 SELECT check_agg('SELECT g, min(tm), max(tm), justify_hours(min(iv)) AS mi, justify_hours(max(iv)) AS ma
                   FROM agg_src GROUP BY g');
 SELECT check_agg('SELECT g, bool_and(b), bool_or(b), every(b) FROM agg_src GROUP BY g');
+-- min and max of text: ranks in the collation's order, under the
+-- database's collation, "C", and ICU's root collation where the server has
+-- it (else "C" again); mixed case orders differently under each
+SELECT check_agg('SELECT g, min(t), max(t), min(vc), max(vc) FROM agg_src GROUP BY g');
+CREATE VIEW agg_mixed AS
+SELECT g, b, CASE WHEN id % 3 = 0 THEN upper(t) WHEN id % 3 = 1 THEN 'a' || t ELSE t END AS tt FROM agg_src;
+SELECT check_agg('SELECT g % 10 AS m, min(tt) AS a, max(tt) AS b, min(tt COLLATE "C") AS c,
+                         max(tt COLLATE "C") AS d FROM agg_mixed GROUP BY g % 10');
+SELECT check_agg(format('SELECT g %% 10 AS m, min(tt COLLATE %I) AS a, max(tt COLLATE %I) AS b
+                         FROM agg_mixed GROUP BY g %% 10', coll, coll))
+FROM (SELECT coalesce((SELECT collname FROM pg_collation WHERE collname = 'und-x-icu'), 'C') AS coll) c;
+SELECT check_agg('SELECT b, min(tt) FILTER (WHERE g > 500) AS a, max(tt) AS z FROM agg_mixed GROUP BY b
+                  HAVING max(tt) > ''a''');
+SELECT check_agg('SELECT min(tt), max(tt) FROM agg_mixed');
 SELECT check_agg('SELECT count(*), count(v4), sum(v2), sum(v4), sum(v8), avg(v4), avg(v8),
                          sum(f8), avg(f8), min(f4), max(d), bool_or(b) FROM agg_src');
 -- variance and stddev: PostgreSQL's own final functions on {N, Sx, Sxx};
@@ -136,6 +150,7 @@ CREATE TABLE agg_toast AS
 SELECT i, repeat(md5((i % 3)::text), 300 + (i % 3)) AS big, i % 5 AS v FROM generate_series(1, 300) i;
 SELECT check_agg('SELECT big, count(*) AS n, sum(v) FROM agg_toast GROUP BY big');
 SELECT check_agg('SELECT md5(big) AS h, count(*) AS n FROM agg_toast GROUP BY big');
+SELECT check_agg('SELECT v, md5(min(big)) AS a, md5(max(big)) AS b FROM agg_toast GROUP BY v');
 
 -- float overflow: PostgreSQL's error
 SELECT sum(x) FROM (VALUES (1e308::float8), (1e308::float8)) v(x);
@@ -151,7 +166,7 @@ SELECT uses_gpuagg('SELECT g, count(DISTINCT t) FROM agg_src GROUP BY g') AS cou
        uses_gpuagg('SELECT g, string_agg(t, '','') FROM agg_src GROUP BY g') AS string_agg,
        uses_gpuagg('SELECT g, array_agg(v4 ORDER BY id) FROM agg_src GROUP BY g') AS ordered,
        uses_gpuagg('SELECT g, b, count(*) FROM agg_src GROUP BY ROLLUP (g, b)') AS rollup,
-       uses_gpuagg('SELECT g, min(t) FROM agg_src GROUP BY g') AS text_min,
+       uses_gpuagg('SELECT g, min(t::char(10)) FROM agg_src GROUP BY g') AS bpchar_min,
        uses_gpuagg('SELECT v4::numeric, count(*) FROM agg_src GROUP BY 1') AS numeric_key;
 SET gpuops.enable_agg = off;
 SELECT uses_gpuagg('SELECT g, count(*) FROM agg_src GROUP BY g') AS agg_off;
@@ -192,6 +207,7 @@ SELECT check_agg('SELECT t, b, count(*) AS n, sum(f8), avg(f4) FROM agg_src GROU
 SELECT check_agg('SELECT g % 7 AS m, round(var_samp(f8)::numeric, 6) AS vs, count(v4) FILTER (WHERE b) AS nb
                   FROM agg_src GROUP BY g % 7');
 SELECT check_agg('SELECT count(*), sum(v8), avg(v4), min(tz), max(tm) FROM agg_src');
+SELECT check_agg('SELECT g, min(tt), max(tt) FROM agg_mixed GROUP BY g');
 SELECT (j->>'Chunks')::int > 10 AS chunked, (j->>'Groups')::bigint > (j->>'Actual Rows')::bigint AS merged,
        (j->>'Actual Rows')::bigint AS rows
 FROM explain_json('SELECT g, count(*) FROM agg_src GROUP BY g') e, LATERAL (SELECT e->0->'Plan' AS j) p;
@@ -209,4 +225,5 @@ SET gpuops.cpu_fallback = off;
 SELECT g, count(*) FROM agg_src GROUP BY g;
 RESET gpuops.fault_injection;
 
+DROP VIEW agg_mixed;
 DROP TABLE agg_src, agg_pk, agg_empty, agg_toast;

@@ -62,6 +62,7 @@ SELECT check_par($$SELECT g5, min(v4), max(v4), min(f8), max(f8), min(d), max(ts
                           max(v8), bool_and(b), bool_or(b) FROM par_src GROUP BY g5$$);
 -- text keys, several keys, expressions, FILTER, HAVING, no GROUP BY
 SELECT check_par('SELECT t, count(*) AS n, sum(v4), avg(v2) FROM par_src GROUP BY t');
+SELECT check_par('SELECT g5, min(t), max(t), max(t COLLATE "C") AS c FROM par_src GROUP BY g5');
 SELECT check_par('SELECT g5, t, b, count(*) AS n, max(d) FROM par_src GROUP BY g5, t, b');
 SELECT check_par('SELECT g % 7 AS m, sum(v4 * 2) AS s, avg(f8 + 1) AS a FROM par_src GROUP BY g % 7');
 SELECT check_par('SELECT g5, sum(v4) FILTER (WHERE b) AS s, count(*) FILTER (WHERE v2 > 0) AS c FROM par_src GROUP BY g5');

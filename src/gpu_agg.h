@@ -87,6 +87,9 @@ enum GpuAggField
 	GPUAGG_AGG_FRACTION_HI,		/* percentiles: the fraction's float8 bits, high */
 	GPUAGG_AGG_FRACTION_LO,		/* and low 32 */
 	GPUAGG_AGG_DESC,			/* percentiles: WITHIN GROUP (ORDER BY x DESC) */
+	GPUAGG_AGG_ENCODING,		/* GpuAggKeyEncoding of the argument: DICTIONARY for
+								 * min/max(text), ranks in the collation's order */
+	GPUAGG_AGG_COLLATION,		/* that collation */
 	GPUAGG_AGG_FIELDS
 };
 
@@ -104,6 +107,8 @@ typedef struct GpuAggDesc
 	double		fraction;		/* percentiles */
 	bool		desc;			/* percentiles: values ordered descending */
 	bool		partial;		/* emit the partial state, not the result */
+	GpuAggKeyEncoding arg_enc;	/* DICTIONARY: the device reads ranks (int8) */
+	Oid			collation;		/* of the ranks */
 } GpuAggDesc;
 
 /* planner (gpu_agg_path.cpp) */

@@ -51,116 +51,6 @@ AggRelease(void *arg)
 	dev->agg = NULL;
 }
 
-static uint32
-DictHash(const void *key, Size keysize)
-{
-	const DictKey *k = (const DictKey *) key;
-
-	return DatumGetUInt32(hash_any((const unsigned char *) k->data, (int) k->len));
-}
-
-static int
-DictMatch(const void *a, const void *b, Size keysize)
-{
-	const DictKey *x = (const DictKey *) a;
-	const DictKey *y = (const DictKey *) b;
-
-	return x->len == y->len && memcmp(x->data, y->data, x->len) == 0 ? 0 : 1;
-}
-
-static HTAB *
-DictCreate(GpuAggState *st, int k)
-{
-	HASHCTL		ctl;
-
-	ctl.keysize = sizeof(DictKey);
-	ctl.entrysize = sizeof(DictEntry);
-	ctl.hash = DictHash;
-	ctl.match = DictMatch;
-	ctl.hcxt = st->dict_cxt;
-	return hash_create("GpuAgg dictionary", 1024, &ctl,
-					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
-}
-
-/*
- * A text key column of one batch as numbers: equal byte strings (after
- * detoasting) get equal numbers.  NULLs get 0 (their null bit sets them
- * apart).  Kept with the dictionary, for the host merge's keys.
- */
-static uint64 *
-DictionaryColumn(GpuAggState *st, int k, GpuopsBatch *batch)
-{
-	uint64	   *ids = (uint64 *) MemoryContextAlloc(st->dict_cxt,
-													Max(batch->nrows, 1) * sizeof(uint64));
-	HTAB	   *dict = st->dict[k];
-	MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
-
-	for (uint32 i = 0; i < batch->nrows; i++)
-	{
-		bool		isnull;
-		Datum		d = GpuopsBatchDatum(&st->store, batch, k, i, &isnull);
-		struct varlena *v;
-		DictKey		key;
-		DictEntry  *e;
-		bool		found;
-
-		if (isnull)
-		{
-			ids[i] = 0;
-			continue;
-		}
-		v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
-		key.data = VARDATA_ANY(v);
-		key.len = VARSIZE_ANY_EXHDR(v);
-		e = (DictEntry *) hash_search(dict, &key, HASH_ENTER, &found);
-		if (!found)
-		{
-			/* the entry keeps its own copy: a detoasted value is freed with the batch */
-			char	   *copy = (char *) MemoryContextAlloc(st->dict_cxt, Max(key.len, 1));
-
-			memcpy(copy, key.data, key.len);
-			e->key.data = copy;
-			e->key.len = key.len;
-			e->id = hash_get_num_entries(dict);
-		}
-		ids[i] = e->id;
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(st->scratch_cxt);
-	return ids;
-}
-
-/* (Re)builds the dictionaries of the text keys and numbers every stored row. */
-static void
-EncodeKeys(GpuAggState *st)
-{
-	MemoryContextReset(st->dict_cxt);
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		st->dict[k] = NULL;
-		st->dict_ids[k] = NULL;
-		if (st->key_enc[k] != GPUAGG_KEY_DICTIONARY)
-			continue;
-		st->dict[k] = DictCreate(st, k);
-		st->dict_ids[k] = (uint64 **) MemoryContextAlloc(st->dict_cxt,
-														 sizeof(uint64 *) * Max(st->store.nbatches, 1));
-		for (int b = 0; b < st->store.nbatches; b++)
-		{
-			st->dict_ids[k][b] = DictionaryColumn(st, k, st->store.batches[b]);
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-}
-
-/* Key column k of batch b as the device reads it. */
-static const char *
-KeyColumn(GpuAggState *st, int k, int b)
-{
-	if (st->key_enc[k] == GPUAGG_KEY_DICTIONARY)
-		return (const char *) st->dict_ids[k][b];
-	return st->store.batches[b]->values[k];
-}
-
 void
 GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
 {
@@ -171,7 +61,7 @@ GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
 
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		keys[k] = (const uint8 *) KeyColumn(st, k, b);
+		keys[k] = (const uint8 *) GpuAggKeyColumn(st, k, b);
 		nulls[k] = st->store.batches[b]->nulls[k];
 	}
 	gpuops::agg_pack_key(st->key_kind, st->nkeys, keys, nulls, i, words, nwords);
@@ -254,7 +144,7 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 		ab.nrows = n;
 		for (int k = 0; k < st->nkeys; k++)
 		{
-			ab.keys[k] = RowsAt(KeyColumn(st, k, b), lo, gpuops_key_raw_width(st->key_kind[k]));
+			ab.keys[k] = RowsAt(GpuAggKeyColumn(st, k, b), lo, gpuops_key_raw_width(st->key_kind[k]));
 			ab.key_nulls[k] = batch->nulls[k] ? batch->nulls[k] + lo / 8 : NULL;
 		}
 		for (int a = 0; a < st->naggs; a++)
@@ -262,7 +152,7 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 			const GpuAggDesc *d = &st->aggs[a];
 
 			if (d->arg_col >= 0)
-				ab.values[a] = RowsAt(batch->values[d->arg_col], lo,
+				ab.values[a] = RowsAt(GpuAggValueColumn(st, a, b), lo,
 									  gpuops_key_raw_width(d->value_kind));
 			ab.value_nulls[a] = AggregateMask(d, batch, lo, n);
 		}
@@ -391,7 +281,7 @@ ReadAndAggregate(GpuAggState *st)
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->read_ms += INSTR_TIME_GET_MILLISEC(t1);
 	st->host_memory = GpuopsRowStoreMemory(&st->store);
-	EncodeKeys(st);
+	GpuAggEncode(st);
 
 	rc = Aggregate(st, GpuopsPrimaryAggBackend());
 	if (rc != GPUOPS_OK)
@@ -519,6 +409,8 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 		}
 		d->desc = list_nth_int(aggs, base + GPUAGG_AGG_DESC) != 0;
 		d->partial = st->partial;
+		d->arg_enc = (GpuAggKeyEncoding) list_nth_int(aggs, base + GPUAGG_AGG_ENCODING);
+		d->collation = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_COLLATION);
 		if (OidIsValid(d->final_fn))
 			fmgr_info(d->final_fn, &d->final_flinfo);
 	}
@@ -540,7 +432,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	{
 		const GpuAggDesc *d = &st->aggs[a];
 
-		if (d->arg_col >= 0 &&
+		if (d->arg_col >= 0 && d->arg_enc == GPUAGG_KEY_VALUE &&
 			TupleDescAttr(desc, d->arg_col)->attlen != (int) gpuops_key_raw_width(d->value_kind))
 			elog(ERROR, "GpuAgg: aggregate input column %d has an unexpected width", d->arg_col);
 	}

@@ -56,6 +56,7 @@ typedef struct GpuAggState
 	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
 	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
 	uint64	  **dict_ids[GPUOPS_MAX_SORT_KEYS];	/* and per batch its rows' numbers */
+	uint64	  **arg_ids[GPUOPS_MAX_AGGS];	/* ranked text arguments: per batch their ranks */
 	GpuAggDesc *aggs;
 
 	GpuopsRowStore store;
@@ -81,6 +82,11 @@ typedef struct GpuAggState
 	double		read_ms;
 	Size		host_memory;
 } GpuAggState;
+
+/* gpu_agg_dict.cpp: text keys numbered, text arguments ranked (dict_cxt) */
+extern void GpuAggEncode(GpuAggState *st);
+extern const char *GpuAggKeyColumn(GpuAggState *st, int k, int batch);
+extern const char *GpuAggValueColumn(GpuAggState *st, int agg, int batch);
 
 /* gpu_agg_exec.cpp: the packed group key of a stored row */
 extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);

@@ -64,9 +64,10 @@ GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt)
 static void
 ValueWords(GpuAggState *st, const GpuAggDesc *d, uint64 row, uint64 *w)
 {
-	GpuopsBatch *batch = st->store.batches[row >> GPUOPS_BATCH_SHIFT];
+	int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
 	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-	const uint8 *raw = (const uint8 *) batch->values[d->arg_col] +
+	/* the device's input: the raw value, or a text argument's rank */
+	const uint8 *raw = (const uint8 *) GpuAggValueColumn(st, (int) (d - st->aggs), b) +
 		(Size) i * gpuops_key_raw_width(d->value_kind);
 
 	w[0] = w[1] = 0;

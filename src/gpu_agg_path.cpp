@@ -238,6 +238,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		double		fraction = 0.0;
 		bool		desc = false;
 		uint64		fbits;
+		GpuAggKeyEncoding arg_enc = GPUAGG_KEY_VALUE;
+		Oid			collation = InvalidOid;
 
 		if (aggref->agglevelsup != 0)
 			return NULL;
@@ -273,7 +275,18 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			return NULL;
 		if (kind != GPUOPS_AGG_COUNT)
 		{
-			if (!GpuopsFixedKeyKind(argtype, &vkind))
+			if (GpuopsFixedKeyKind(argtype, &vkind))
+				arg_enc = GPUAGG_KEY_VALUE;
+			else if (argtype == TEXTOID && (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX) &&
+					 OidIsValid(aggref->inputcollid) &&
+					 get_collation_isdeterministic(aggref->inputcollid))
+			{
+				/* min/max(text): ranks in the collation's order (gpu_agg_dict.cpp) */
+				vkind = GPUOPS_KEY_INT8;
+				arg_enc = GPUAGG_KEY_DICTIONARY;
+				collation = aggref->inputcollid;
+			}
+			else
 				return NULL;
 			arg_col = ChildColumn(&child_exprs, arg);
 		}
@@ -320,6 +333,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		aggs_priv = lappend_int(aggs_priv, (int) (uint32) (fbits >> 32));
 		aggs_priv = lappend_int(aggs_priv, (int) (uint32) fbits);
 		aggs_priv = lappend_int(aggs_priv, (int) desc);
+		aggs_priv = lappend_int(aggs_priv, (int) arg_enc);
+		aggs_priv = lappend_int(aggs_priv, (int) collation);
 	}
 
 	/* the scan tuple: group keys, other columns, aggregates */
