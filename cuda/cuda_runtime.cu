@@ -2,7 +2,10 @@
  * cuda_runtime.cu
  *    Per-process CUDA state; see cuda_runtime.cuh.
  */
+#include <csignal>
 #include <cstring>
+#include <pthread.h>
+#include <thread>
 
 #include "cuda_runtime.cuh"
 
@@ -32,6 +35,25 @@ is_sticky(cudaError_t err)
 }
 
 static Runtime *the_runtime = nullptr;
+static std::thread *prewarm_thread = nullptr;	/* gpuops_cuda_prewarm's, until joined */
+
+/*
+ * The helper thread: the whole initialization, or nothing.  A failure
+ * leaves initialized_ false, and the first device call initializes again
+ * and reports it (what the failed attempt created stays allocated).
+ */
+void
+prewarm_main(GpuopsSettings settings) noexcept
+{
+	try
+	{
+		the_runtime->init(settings);
+	}
+	catch (...)
+	{
+		(void) cudaGetLastError();
+	}
+}
 
 void
 throw_cuda(cudaError_t err, const char *what)
@@ -134,6 +156,7 @@ Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 Runtime &
 Runtime::get(const GpuopsSettings &settings)
 {
+	gpuops_cuda_prewarm_wait();
 	if (!the_runtime)
 		the_runtime = new Runtime();
 	Runtime    &rt = *the_runtime;
@@ -152,6 +175,8 @@ Runtime::init(const GpuopsSettings &settings)
 {
 	GpuopsDeviceInfo info;
 
+	streams_.clear();			/* after a failed attempt */
+	buffers_.clear();
 	probe(&info);
 	if (!info.gpu_available)
 		fail(GPUOPS_ERR_NO_DEVICE, "no usable GPU: %s", info.reason);
@@ -294,3 +319,61 @@ Runtime::mark_broken(cudaError_t err)
 
 }								/* namespace cuda */
 }								/* namespace gpuops */
+
+extern "C" void
+gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
+{
+	using gpuops::cuda::the_runtime;
+	using gpuops::cuda::prewarm_thread;
+
+	try
+	{
+		if (prewarm_thread != nullptr ||
+			(the_runtime != nullptr &&
+			 (the_runtime->initialized() || the_runtime->broken())))
+			return;
+		if (the_runtime == nullptr)
+			the_runtime = new gpuops::cuda::Runtime();
+
+		/*
+		 * PostgreSQL's signal handlers expect the backend's own thread: the
+		 * helper (and the driver threads it starts) block every signal.
+		 */
+		sigset_t	all,
+					old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		try
+		{
+			prewarm_thread = new std::thread(gpuops::cuda::prewarm_main, *settings);
+		}
+		catch (...)
+		{
+			prewarm_thread = nullptr;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	}
+	catch (...)
+	{
+		/* no thread: the first device call initializes as before */
+	}
+}
+
+extern "C" void
+gpuops_cuda_prewarm_wait(void) noexcept
+{
+	using gpuops::cuda::prewarm_thread;
+
+	if (prewarm_thread == nullptr)
+		return;
+	try
+	{
+		prewarm_thread->join();
+	}
+	catch (...)
+	{
+	}
+	delete prewarm_thread;
+	prewarm_thread = nullptr;
+}

@@ -73,6 +73,8 @@ class Runtime
 	size_t		limit() const { return (limit_ ? limit_ : total_memory_ / 10 * 9) / share_; }
 
 	void		mark_broken(cudaError_t err);
+	bool		initialized() const { return initialized_; }
+	bool		broken() const { return broken_ != cudaSuccess; }
 
   private:
 	struct PinnedBuffer
@@ -84,6 +86,7 @@ class Runtime
 	};
 
 	void		init(const GpuopsSettings &settings);
+	friend void prewarm_main(GpuopsSettings settings) noexcept;
 
 	bool		initialized_ = false;
 	cudaError_t broken_ = cudaSuccess;

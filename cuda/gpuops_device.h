@@ -443,6 +443,19 @@ extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
  * when not, gpuops_last_error() says why.
  */
 extern int	gpuops_cuda_present(void) GPUOPS_NOEXCEPT;
+
+/*
+ * Starts creating the process's CUDA context, streams and pinned pool on a
+ * helper thread, so that a node's first device call finds them ready
+ * instead of waiting for them after reading its input (about 0.5 s in a
+ * backend, more when parallel workers start at once).  Does nothing once
+ * started or done.  The thread makes CUDA runtime calls only; any failure
+ * is left for the first device call to meet again and report.
+ * gpuops_cuda_prewarm_wait joins it (each device call does first; call it
+ * before the process exits).
+ */
+extern void gpuops_cuda_prewarm(const GpuopsSettings *settings) GPUOPS_NOEXCEPT;
+extern void gpuops_cuda_prewarm_wait(void) GPUOPS_NOEXCEPT;
 extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
 
 /*

@@ -10,8 +10,10 @@
 extern "C" {
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
+#include "storage/ipc.h"
 }
 
 #include "device.h"
@@ -148,6 +150,37 @@ GpuopsWaitForDevice(void)
 {
 	CHECK_FOR_INTERRUPTS();
 	pg_usleep(20L);
+}
+
+static void
+PrewarmExit(int code, Datum arg)
+{
+	/* the helper thread must not outlive the process's CUDA teardown */
+	gpuops_cuda_prewarm_wait();
+}
+
+/*
+ * A node that will use the CUDA backend starts it on a helper thread
+ * (gpuops_cuda_prewarm) at executor start: the context and pinned pool are
+ * then made while the node reads its input, not after.  Not for EXPLAIN
+ * without ANALYZE, the CPU backend, or without a GPU.
+ */
+void
+GpuopsPrewarmDevice(int eflags)
+{
+	static bool exit_hook = false;
+	GpuopsSettings settings;
+
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gpuops_device_mode == GPUOPS_DEVICE_CPU ||
+		!GpuopsGpuPresent())
+		return;
+	if (!exit_hook)
+	{
+		on_proc_exit(PrewarmExit, (Datum) 0);
+		exit_hook = true;
+	}
+	settings = GpuopsCurrentSettings();
+	gpuops_cuda_prewarm(&settings);
 }
 
 /* The boundary's error slot (boundary.h). */

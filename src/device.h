@@ -39,4 +39,7 @@ extern void GpuopsRaiseStatus(const char *what, GpuopsStatus status) pg_attribut
 /* Waits a moment for asynchronous device work, staying cancellable. */
 extern void GpuopsWaitForDevice(void);
 
+/* At a node's executor start: begin starting the GPU while the input is read. */
+extern void GpuopsPrewarmDevice(int eflags);
+
 #endif

@@ -427,6 +427,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	TupleDesc	desc = ExecGetResultType(child);
 
 	node->custom_ps = list_make1(child);
+	GpuopsPrewarmDevice(eflags);
 	/* the device reads argument columns raw: their widths must be the kinds' */
 	for (int a = 0; a < st->naggs; a++)
 	{

@@ -647,6 +647,7 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
 
 	node->custom_ps = list_make2(outer, inner);
+	GpuopsPrewarmDevice(eflags);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->outer_ncols = ExecGetResultType(outer)->natts;

@@ -808,6 +808,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	PlanState  *child;
 
+	GpuopsPrewarmDevice(eflags);
 	/* the store holds every row: the child never needs to go backward */
 	child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate,
 						 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
