@@ -25,7 +25,8 @@ SELECT i AS id,
        timestamp '2021-03-04 05:06:07' + ((i * 7) % 977) * interval '1 hour 1 second' AS ts,
        ((i * 11) % 400) * interval '1 minute' + (i % 5) * interval '1 month' AS iv,
        ('00000000-0000-0000-0000-' || lpad(to_hex((i * 3) % 311), 12, '0'))::uuid AS u,
-       'k' || (i % 50) AS t
+       'k' || (i % 50) AS t,
+       CASE WHEN i % 11 = 0 THEN NULL WHEN i % 3 = 0 THEN 'K' || (i % 70) ELSE 'k' || (i % 90) || 'x' END AS tm
 FROM generate_series(1, 150000) i;
 INSERT INTO ord_src (id, g, x4, f8) VALUES
   (-1, -1, NULL, NULL), (-2, -1, NULL, NULL),          -- only NULL inputs
@@ -105,15 +106,32 @@ SELECT check_agg($$SELECT g7, percentile_cont(0.5) WITHIN GROUP (ORDER BY f8) FI
                           count(DISTINCT f8) FILTER (WHERE g <> 0) AS b, max(f8)
                    FROM ord_src GROUP BY g7$$);
 
+-- text: count(DISTINCT) by byte equality, percentile_disc in the
+-- collation's order (ranks), under the database's collation and "C"
+SELECT check_agg('SELECT g7, count(DISTINCT t) AS n FROM ord_src GROUP BY g7');
+SELECT check_agg('SELECT g, count(DISTINCT tm) AS n FROM ord_src GROUP BY g');
+SELECT check_agg('SELECT count(DISTINCT tm) AS n, count(*) FILTER (WHERE tm IS NULL) AS z FROM ord_src');
+SELECT check_agg($$SELECT g7, percentile_disc(0.5) WITHIN GROUP (ORDER BY tm) AS a,
+                          percentile_disc(0) WITHIN GROUP (ORDER BY tm) AS b,
+                          percentile_disc(1) WITHIN GROUP (ORDER BY tm) AS c
+                   FROM ord_src GROUP BY g7$$);
+SELECT check_agg($$SELECT g, percentile_disc(0.3) WITHIN GROUP (ORDER BY tm COLLATE "C" DESC) AS a,
+                         count(DISTINCT tm COLLATE "C") AS n
+                   FROM ord_src GROUP BY g$$);
+-- ICU's root collation orders mixed case unlike "C" (where the server has it)
+SELECT check_agg(format('SELECT g7, percentile_disc(0.4) WITHIN GROUP (ORDER BY tm COLLATE %I) AS a
+                         FROM ord_src GROUP BY g7', coll))
+FROM (SELECT coalesce((SELECT collname FROM pg_collation WHERE collname = 'und-x-icu'), 'C') AS coll) c;
+
 -- what keeps PostgreSQL's plan: two different ordered inputs, DISTINCT of
--- another aggregate, text, a fraction that is not a constant or out of range
+-- another aggregate, bpchar, a fraction that is not a constant or out of range
 SELECT uses_gpuagg('SELECT count(DISTINCT x4), count(DISTINCT x8) FROM ord_src');
 -- (percentile_cont's input is x4::float8, not x4)
 SELECT uses_gpuagg('SELECT count(DISTINCT x4), percentile_cont(0.5) WITHIN GROUP (ORDER BY x4) FROM ord_src');
 SELECT uses_gpuagg('SELECT count(DISTINCT x4), percentile_cont(0.5) WITHIN GROUP (ORDER BY f8) FROM ord_src');
 SELECT uses_gpuagg('SELECT count(DISTINCT x4) FILTER (WHERE b), count(DISTINCT x4) FROM ord_src');
 SELECT uses_gpuagg('SELECT sum(DISTINCT x4) FROM ord_src');
-SELECT uses_gpuagg('SELECT count(DISTINCT t) FROM ord_src');
+SELECT uses_gpuagg('SELECT count(DISTINCT t::char(4)) FROM ord_src');
 SELECT uses_gpuagg('SELECT g7, percentile_cont(g7 / 10.0) WITHIN GROUP (ORDER BY f8) FROM ord_src GROUP BY g7');
 SELECT uses_gpuagg($$SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x4),
                             percentile_disc(0.5) WITHIN GROUP (ORDER BY x4 DESC) FROM ord_src$$);

@@ -49,7 +49,8 @@ enum GpuAggHeader
 enum GpuAggKeyEncoding
 {
 	GPUAGG_KEY_VALUE = 0,		/* its raw value (a fixed-width kind) */
-	GPUAGG_KEY_DICTIONARY		/* text: a number per distinct byte string */
+	GPUAGG_KEY_DICTIONARY,		/* text: a number per distinct byte string */
+	GPUAGG_KEY_RANKED			/* text argument: its rank in the collation's order */
 };
 
 enum GpuAggKeyField
@@ -87,8 +88,9 @@ enum GpuAggField
 	GPUAGG_AGG_FRACTION_HI,		/* percentiles: the fraction's float8 bits, high */
 	GPUAGG_AGG_FRACTION_LO,		/* and low 32 */
 	GPUAGG_AGG_DESC,			/* percentiles: WITHIN GROUP (ORDER BY x DESC) */
-	GPUAGG_AGG_ENCODING,		/* GpuAggKeyEncoding of the argument: DICTIONARY for
-								 * min/max(text), ranks in the collation's order */
+	GPUAGG_AGG_ENCODING,		/* GpuAggKeyEncoding of the argument: RANKED for
+								 * min/max(text) and percentile_disc(text),
+								 * DICTIONARY for count(DISTINCT text) */
 	GPUAGG_AGG_COLLATION,		/* that collation */
 	GPUAGG_AGG_FIELDS
 };
@@ -107,7 +109,7 @@ typedef struct GpuAggDesc
 	double		fraction;		/* percentiles */
 	bool		desc;			/* percentiles: values ordered descending */
 	bool		partial;		/* emit the partial state, not the result */
-	GpuAggKeyEncoding arg_enc;	/* DICTIONARY: the device reads ranks (int8) */
+	GpuAggKeyEncoding arg_enc;	/* DICTIONARY, RANKED: the device reads numbers (int8) */
 	Oid			collation;		/* of the ranks */
 } GpuAggDesc;
 

@@ -8,6 +8,8 @@
  * dictionary is sorted with PostgreSQL's own comparator (varstr_cmp, under
  * the aggregate's collation) and the numbers become ranks, so the device's
  * least and greatest rank are the collation's least and greatest string.
+ * percentile_disc(f) WITHIN GROUP (ORDER BY text) uses the same ranks;
+ * count(DISTINCT text) needs only equality, so the first-seen numbers.
  * Only deterministic collations are planned, under which two strings
  * compare equal only when their bytes are equal: ranks are then a total
  * order and a tie is the same string.
@@ -177,17 +179,18 @@ GpuAggEncode(GpuAggState *st)
 		HTAB	   *dict;
 
 		st->arg_ids[a] = NULL;
-		if (d->arg_enc != GPUAGG_KEY_DICTIONARY)
+		if (d->arg_enc == GPUAGG_KEY_VALUE)
 			continue;
 		/* min(t) and max(t) of one column share its ranks */
 		for (int p = 0; p < a && st->arg_ids[a] == NULL; p++)
 			if (st->arg_ids[p] != NULL && st->aggs[p].arg_col == d->arg_col &&
-				st->aggs[p].collation == d->collation)
+				st->aggs[p].arg_enc == d->arg_enc && st->aggs[p].collation == d->collation)
 				st->arg_ids[a] = st->arg_ids[p];
 		if (st->arg_ids[a] != NULL)
 			continue;
 		st->arg_ids[a] = DictionaryColumns(st, d->arg_col, &dict);
-		RankDictionary(st, dict, st->arg_ids[a], d->collation);
+		if (d->arg_enc == GPUAGG_KEY_RANKED)
+			RankDictionary(st, dict, st->arg_ids[a], d->collation);
 	}
 }
 

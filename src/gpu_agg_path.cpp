@@ -273,18 +273,31 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		if (gpuops_agg_ordered(kind) != (aggref->aggdistinct != NIL ||
 										 aggref->aggkind == AGGKIND_ORDERED_SET))
 			return NULL;
+		/*
+		 * The collation text compares under: min/max call text_smaller and
+		 * text_larger with the aggregate's; DISTINCT and WITHIN GROUP sort
+		 * under the argument's own.
+		 */
+		if (arg != NULL)
+			collation = (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX) ? aggref->inputcollid
+				: exprCollation((Node *) arg);
 		if (kind != GPUOPS_AGG_COUNT)
 		{
 			if (GpuopsFixedKeyKind(argtype, &vkind))
 				arg_enc = GPUAGG_KEY_VALUE;
-			else if (argtype == TEXTOID && (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX) &&
-					 OidIsValid(aggref->inputcollid) &&
-					 get_collation_isdeterministic(aggref->inputcollid))
+			else if (argtype == TEXTOID &&
+					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
+					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC) &&
+					 OidIsValid(collation) && get_collation_isdeterministic(collation))
 			{
-				/* min/max(text): ranks in the collation's order (gpu_agg_dict.cpp) */
+				/*
+				 * Text as numbers (gpu_agg_dict.cpp): min, max and
+				 * percentile_disc need the collation's order (ranks),
+				 * count(DISTINCT) only equality (first-seen numbers).
+				 */
 				vkind = GPUOPS_KEY_INT8;
-				arg_enc = GPUAGG_KEY_DICTIONARY;
-				collation = aggref->inputcollid;
+				arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT ? GPUAGG_KEY_DICTIONARY
+					: GPUAGG_KEY_RANKED;
 			}
 			else
 				return NULL;
