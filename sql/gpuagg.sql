@@ -167,7 +167,7 @@ SELECT uses_gpuagg('SELECT g, count(DISTINCT t::char(6)) FROM agg_src GROUP BY g
        uses_gpuagg('SELECT g, array_agg(v4 ORDER BY id) FROM agg_src GROUP BY g') AS ordered,
        uses_gpuagg('SELECT g, b, count(*) FROM agg_src GROUP BY ROLLUP (g, b)') AS rollup,
        uses_gpuagg('SELECT g, min(t::char(10)) FROM agg_src GROUP BY g') AS bpchar_min,
-       uses_gpuagg('SELECT v4::numeric, count(*) FROM agg_src GROUP BY 1') AS numeric_key;
+       uses_gpuagg('SELECT t::bytea, count(*) FROM agg_src GROUP BY 1') AS bytea_key;
 SET gpuops.enable_agg = off;
 SELECT uses_gpuagg('SELECT g, count(*) FROM agg_src GROUP BY g') AS agg_off;
 RESET gpuops.enable_agg;

@@ -50,13 +50,15 @@ enum GpuAggKeyEncoding
 {
 	GPUAGG_KEY_VALUE = 0,		/* its raw value (a fixed-width kind) */
 	GPUAGG_KEY_DICTIONARY,		/* text: a number per distinct byte string */
-	GPUAGG_KEY_RANKED			/* text argument: its rank in the collation's order */
+	GPUAGG_KEY_RANKED			/* its rank in the type's order (text under a
+								 * collation, numeric): equal values, equal ranks */
 };
 
 enum GpuAggKeyField
 {
 	GPUAGG_KEY_KIND = 0,		/* GpuopsKeyKind */
 	GPUAGG_KEY_ENCODING,		/* GpuAggKeyEncoding */
+	GPUAGG_KEY_TYPE,			/* its type (RANKED: numeric) */
 	GPUAGG_KEY_FIELDS
 };
 
@@ -92,6 +94,7 @@ enum GpuAggField
 								 * min/max(text) and percentile_disc(text),
 								 * DICTIONARY for count(DISTINCT text) */
 	GPUAGG_AGG_COLLATION,		/* that collation */
+	GPUAGG_AGG_ARG_TYPE,		/* the argument's type */
 	GPUAGG_AGG_FIELDS
 };
 
@@ -111,6 +114,7 @@ typedef struct GpuAggDesc
 	bool		partial;		/* emit the partial state, not the result */
 	GpuAggKeyEncoding arg_enc;	/* DICTIONARY, RANKED: the device reads numbers (int8) */
 	Oid			collation;		/* of the ranks */
+	Oid			arg_type;
 } GpuAggDesc;
 
 /* planner (gpu_agg_path.cpp) */

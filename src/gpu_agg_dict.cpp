@@ -14,14 +14,22 @@
  * compare equal only when their bytes are equal: ranks are then a total
  * order and a tie is the same string.
  *
+ * numeric group keys and the arguments of min, max, count(DISTINCT) and
+ * percentile_disc of numeric are ranked the same way, by numeric_cmp, with
+ * equal values (1.0 and 1.00) given equal ranks: one group, one distinct
+ * value, a tie for min/max.  Their dictionary keys are the whole detoasted
+ * varlena, so an entry is itself a Numeric the comparator can read.
+ *
  * Dictionaries and their per-batch numbers live in dict_cxt; the host
  * merge of chunked aggregation reads them again.
  */
 extern "C" {
 #include "postgres.h"
 
+#include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "utils/fmgrprotos.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/varlena.h"
@@ -65,7 +73,7 @@ DictCreate(GpuAggState *st)
  * numbers (1, 2, ...).  NULLs get 0 (their null bit sets them apart).
  */
 static uint64 *
-DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch)
+DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch, bool whole)
 {
 	uint64	   *ids = (uint64 *) MemoryContextAlloc(st->dict_cxt,
 													Max(batch->nrows, 1) * sizeof(uint64));
@@ -85,13 +93,23 @@ DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch)
 			ids[i] = 0;
 			continue;
 		}
-		v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
-		key.data = VARDATA_ANY(v);
-		key.len = VARSIZE_ANY_EXHDR(v);
+		if (whole)
+		{
+			/* a 4-byte header: the copy is a value the type's functions read */
+			v = pg_detoast_datum((struct varlena *) DatumGetPointer(d));
+			key.data = (const char *) v;
+			key.len = VARSIZE(v);
+		}
+		else
+		{
+			v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+			key.data = VARDATA_ANY(v);
+			key.len = VARSIZE_ANY_EXHDR(v);
+		}
 		e = (DictEntry *) hash_search(dict, &key, HASH_ENTER, &found);
 		if (!found)
 		{
-			/* the entry keeps its own copy: a detoasted value is freed with the batch */
+			/* the entry keeps its own copy (aligned): a detoasted value is freed with the batch */
 			char	   *copy = (char *) MemoryContextAlloc(st->dict_cxt, Max(key.len, 1));
 
 			memcpy(copy, key.data, key.len);
@@ -106,9 +124,9 @@ DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch)
 	return ids;
 }
 
-/* Every stored batch of text column `col` as numbers of one new dictionary. */
+/* Every stored batch of column `col` (of `type`) as numbers of one new dictionary. */
 static uint64 **
-DictionaryColumns(GpuAggState *st, int col, HTAB **dict)
+DictionaryColumns(GpuAggState *st, int col, Oid type, HTAB **dict)
 {
 	uint64	  **ids = (uint64 **) MemoryContextAlloc(st->dict_cxt,
 													 sizeof(uint64 *) * Max(st->store.nbatches, 1));
@@ -116,29 +134,44 @@ DictionaryColumns(GpuAggState *st, int col, HTAB **dict)
 	*dict = DictCreate(st);
 	for (int b = 0; b < st->store.nbatches; b++)
 	{
-		ids[b] = DictionaryColumn(st, *dict, col, st->store.batches[b]);
+		ids[b] = DictionaryColumn(st, *dict, col, st->store.batches[b], type == NUMERICOID);
 		CHECK_FOR_INTERRUPTS();
 	}
 	return ids;
 }
 
+typedef struct RankOrder
+{
+	Oid			type;			/* NUMERICOID, or text */
+	Oid			collation;		/* text */
+} RankOrder;
+
+static int
+RankCompareEntries(const DictEntry *x, const DictEntry *y, const RankOrder *order)
+{
+	if (order->type == NUMERICOID)
+		return DatumGetInt32(DirectFunctionCall2(numeric_cmp, PointerGetDatum(x->key.data),
+												 PointerGetDatum(y->key.data)));
+	return varstr_cmp(x->key.data, (int) x->key.len, y->key.data, (int) y->key.len,
+					  order->collation);
+}
+
 static int
 RankCompare(const void *a, const void *b, void *arg)
 {
-	const DictEntry *x = *(const DictEntry *const *) a;
-	const DictEntry *y = *(const DictEntry *const *) b;
-
-	return varstr_cmp(x->key.data, (int) x->key.len, y->key.data, (int) y->key.len,
-					  *(const Oid *) arg);
+	return RankCompareEntries(*(const DictEntry *const *) a, *(const DictEntry *const *) b,
+							  (const RankOrder *) arg);
 }
 
 /*
  * Renumbers a dictionary's numbers (in ids, per batch) as ranks in the
- * collation's order: the least string 1.
+ * type's order: the least value 1, equal values one rank.
  */
 static void
-RankDictionary(GpuAggState *st, HTAB *dict, uint64 **ids, Oid collation)
+RankDictionary(GpuAggState *st, HTAB *dict, uint64 **ids, Oid type, Oid collation)
 {
+	RankOrder	order = {type, collation};
+	uint64		r = 0;
 	long		n = hash_get_num_entries(dict);
 	DictEntry **sorted = (DictEntry **) MemoryContextAllocHuge(st->dict_cxt,
 															   sizeof(DictEntry *) * Max(n, 1));
@@ -150,10 +183,14 @@ RankDictionary(GpuAggState *st, HTAB *dict, uint64 **ids, Oid collation)
 	hash_seq_init(&seq, dict);
 	while ((e = (DictEntry *) hash_seq_search(&seq)) != NULL)
 		sorted[i++] = e;
-	qsort_arg(sorted, n, sizeof(DictEntry *), RankCompare, &collation);
+	qsort_arg(sorted, n, sizeof(DictEntry *), RankCompare, &order);
 	rank[0] = 0;
 	for (i = 0; i < n; i++)
-		rank[sorted[i]->id] = (uint64) i + 1;
+	{
+		if (i == 0 || RankCompareEntries(sorted[i - 1], sorted[i], &order) != 0)
+			r++;
+		rank[sorted[i]->id] = r;
+	}
 	for (int b = 0; b < st->store.nbatches; b++)
 	{
 		for (uint32 r = 0; r < st->store.batches[b]->nrows; r++)
@@ -170,8 +207,11 @@ GpuAggEncode(GpuAggState *st)
 	{
 		st->dict[k] = NULL;
 		st->dict_ids[k] = NULL;
-		if (st->key_enc[k] == GPUAGG_KEY_DICTIONARY)
-			st->dict_ids[k] = DictionaryColumns(st, k, &st->dict[k]);
+		if (st->key_enc[k] == GPUAGG_KEY_VALUE)
+			continue;
+		st->dict_ids[k] = DictionaryColumns(st, k, st->key_type[k], &st->dict[k]);
+		if (st->key_enc[k] == GPUAGG_KEY_RANKED)
+			RankDictionary(st, st->dict[k], st->dict_ids[k], st->key_type[k], InvalidOid);
 	}
 	for (int a = 0; a < st->naggs; a++)
 	{
@@ -188,16 +228,16 @@ GpuAggEncode(GpuAggState *st)
 				st->arg_ids[a] = st->arg_ids[p];
 		if (st->arg_ids[a] != NULL)
 			continue;
-		st->arg_ids[a] = DictionaryColumns(st, d->arg_col, &dict);
+		st->arg_ids[a] = DictionaryColumns(st, d->arg_col, d->arg_type, &dict);
 		if (d->arg_enc == GPUAGG_KEY_RANKED)
-			RankDictionary(st, dict, st->arg_ids[a], d->collation);
+			RankDictionary(st, dict, st->arg_ids[a], d->arg_type, d->collation);
 	}
 }
 
 const char *
 GpuAggKeyColumn(GpuAggState *st, int k, int b)
 {
-	if (st->key_enc[k] == GPUAGG_KEY_DICTIONARY)
+	if (st->key_enc[k] != GPUAGG_KEY_VALUE)
 		return (const char *) st->dict_ids[k][b];
 	return st->store.batches[b]->values[k];
 }

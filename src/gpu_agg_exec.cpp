@@ -387,6 +387,7 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 
 		st->key_kind[k] = (GpuopsKeyKind) list_nth_int(keys, base + GPUAGG_KEY_KIND);
 		st->key_enc[k] = (GpuAggKeyEncoding) list_nth_int(keys, base + GPUAGG_KEY_ENCODING);
+		st->key_type[k] = (Oid) list_nth_int(keys, base + GPUAGG_KEY_TYPE);
 	}
 	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(st->naggs, 1));
 	for (int a = 0; a < st->naggs; a++)
@@ -411,6 +412,7 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 		d->partial = st->partial;
 		d->arg_enc = (GpuAggKeyEncoding) list_nth_int(aggs, base + GPUAGG_AGG_ENCODING);
 		d->collation = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_COLLATION);
+		d->arg_type = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_ARG_TYPE);
 		if (OidIsValid(d->final_fn))
 			fmgr_info(d->final_fn, &d->final_flinfo);
 	}

@@ -54,6 +54,7 @@ typedef struct GpuAggState
 	bool		partial;		/* partial mode (gpu_agg.h) */
 	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
 	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
+	Oid			key_type[GPUOPS_MAX_SORT_KEYS];
 	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
 	uint64	  **dict_ids[GPUOPS_MAX_SORT_KEYS];	/* and per batch its rows' numbers */
 	uint64	  **arg_ids[GPUOPS_MAX_AGGS];	/* ranked text arguments: per batch their ranks */

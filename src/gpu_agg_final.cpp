@@ -111,6 +111,7 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 		case F_MIN_TIMESTAMPTZ:
 		case F_MIN_INTERVAL:
 		case F_MIN_TEXT:
+		case F_MIN_NUMERIC:
 		case F_BOOL_AND:
 		case F_EVERY:
 			*kind = GPUOPS_AGG_MIN;
@@ -127,6 +128,7 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 		case F_MAX_TIMESTAMPTZ:
 		case F_MAX_INTERVAL:
 		case F_MAX_TEXT:
+		case F_MAX_NUMERIC:
 		case F_BOOL_OR:
 			*kind = GPUOPS_AGG_MAX;
 			*final = GPUAGG_FINAL_VALUE;

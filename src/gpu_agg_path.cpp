@@ -154,6 +154,13 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 		*enc = GPUAGG_KEY_DICTIONARY;
 		return true;
 	}
+	if (type == NUMERICOID)
+	{
+		/* equal numerics (1.0, 1.00) are one group: ranks with ties */
+		*kind = GPUOPS_KEY_INT8;
+		*enc = GPUAGG_KEY_RANKED;
+		return true;
+	}
 	return false;
 }
 
@@ -201,6 +208,7 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		child_exprs = lappend(child_exprs, expr);
 		keys = lappend_int(keys, (int) kind);
 		keys = lappend_int(keys, (int) enc);
+		keys = lappend_int(keys, (int) exprType((Node *) expr));
 		nkeys++;
 	}
 
@@ -285,6 +293,14 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		{
 			if (GpuopsFixedKeyKind(argtype, &vkind))
 				arg_enc = GPUAGG_KEY_VALUE;
+			else if (argtype == NUMERICOID &&
+					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
+					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC))
+			{
+				/* ranks in numeric order, equal values equal ranks (gpu_agg_dict.cpp) */
+				vkind = GPUOPS_KEY_INT8;
+				arg_enc = GPUAGG_KEY_RANKED;
+			}
 			else if (argtype == TEXTOID &&
 					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
 					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC) &&
@@ -348,6 +364,7 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		aggs_priv = lappend_int(aggs_priv, (int) desc);
 		aggs_priv = lappend_int(aggs_priv, (int) arg_enc);
 		aggs_priv = lappend_int(aggs_priv, (int) collation);
+		aggs_priv = lappend_int(aggs_priv, (int) argtype);
 	}
 
 	/* the scan tuple: group keys, other columns, aggregates */
