@@ -181,7 +181,7 @@ agg_rows_for_budget(uint64_t budget, const GpuopsAggSpec &spec)
 {
 	const uint64_t fixed = 256 * 1024;
 	const uint64_t min_rows = 1024;
-	uint64_t	per_row = 8 * agg_sort_words(spec) + 16 + 8 + 16 + 8 + 8 + 40;
+	uint64_t	per_row = 8 * agg_sort_words(spec) + 16 + 8 + 16 + 8 + 8 + 48;
 	uint64_t	rows;
 
 	if (budget == 0)
@@ -276,6 +276,22 @@ struct SumIntOp
 	GPUOPS_HD SumIntState operator()(const SumIntState &a, const SumIntState &b) const
 	{
 		return SumIntState{a.s + b.s, a.n + b.n};
+	}
+};
+
+/* variance and stddev of int2/int4: int4_accum's N, sum and sum of squares */
+struct SumSqIntState
+{
+	__int128	s;
+	__int128	s2;
+	uint64_t	n;
+};
+
+struct SumSqIntOp
+{
+	GPUOPS_HD SumSqIntState operator()(const SumSqIntState &a, const SumSqIntState &b) const
+	{
+		return SumSqIntState{a.s + b.s, a.s2 + b.s2, a.n + b.n};
 	}
 };
 
@@ -442,6 +458,16 @@ sum_int_leaf(GpuopsKeyKind kind, const uint8_t *raw)
 	return SumIntState{static_cast<__int128>(agg_int_value(kind, raw)), 1};
 }
 
+GPUOPS_HD SumSqIntState
+sumsq_int_leaf(GpuopsKeyKind kind, const uint8_t *raw)
+{
+	if (raw == nullptr)
+		return SumSqIntState{0, 0, 0};
+	__int128	v = agg_int_value(kind, raw);
+
+	return SumSqIntState{v, v * v, 1};
+}
+
 GPUOPS_HD FloatState
 float_value_leaf(GpuopsKeyKind kind, const uint8_t *raw)
 {
@@ -476,6 +502,17 @@ to_result(const SumIntState &s, GpuopsAggResult *r)
 	r->count = s.n;
 	r->sum_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(s.s));
 	r->sum_hi = static_cast<int64_t>(s.s >> 64);
+}
+
+inline void
+to_result(const SumSqIntState &s, GpuopsAggResult *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->count = s.n;
+	r->sum_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(s.s));
+	r->sum_hi = static_cast<int64_t>(s.s >> 64);
+	r->sum2_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(s.s2));
+	r->sum2_hi = static_cast<int64_t>(s.s2 >> 64);
 }
 
 inline void

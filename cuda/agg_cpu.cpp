@@ -210,6 +210,10 @@ aggregate_group(CpuAgg *a, const std::vector<uint32_t> &order, uint64_t from, ui
 				fold<SumIntState>(order, from, to, SumIntOp(),
 								  [&](uint32_t r) { return sum_int_leaf(kind, raw(r)); }, &out[g]);
 				break;
+			case GPUOPS_AGG_SUMSQ_INT:
+				fold<SumSqIntState>(order, from, to, SumSqIntOp(),
+									[&](uint32_t r) { return sumsq_int_leaf(kind, raw(r)); }, &out[g]);
+				break;
 			case GPUOPS_AGG_FLOAT:
 				fold<FloatState>(order, from, to, FloatOp(),
 								 [&](uint32_t r) { return float_value_leaf(kind, raw(r)); }, &out[g]);

@@ -182,6 +182,11 @@ struct SumIntLeaf : ValueLeaf
 	__device__ SumIntState operator()(uint32_t i) const { return sum_int_leaf(kind, raw(perm[i])); }
 };
 
+struct SumSqIntLeaf : ValueLeaf
+{
+	__device__ SumSqIntState operator()(uint32_t i) const { return sumsq_int_leaf(kind, raw(perm[i])); }
+};
+
 struct FloatLeaf : ValueLeaf
 {
 	__device__ FloatState operator()(uint32_t i) const { return float_value_leaf(kind, raw(perm[i])); }
@@ -556,6 +561,10 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 						break;
 					case GPUOPS_AGG_FLOAT:
 						reduce_aggregate<FloatState>(a, gd, n, ngroups, FloatLeaf{v}, FloatOp(), g);
+						break;
+					case GPUOPS_AGG_SUMSQ_INT:
+						reduce_aggregate<SumSqIntState>(a, gd, n, ngroups, SumSqIntLeaf{v},
+														SumSqIntOp(), g);
 						break;
 					case GPUOPS_AGG_MIN:
 						reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},

@@ -343,7 +343,8 @@ typedef enum GpuopsAggKind
 	GPUOPS_AGG_MAX,				/* the row holding the greatest value */
 	GPUOPS_AGG_COUNT_DISTINCT,	/* distinct values counted (ordered, below) */
 	GPUOPS_AGG_PERCENTILE_DISC, /* the row at ceil(f * n) in value order */
-	GPUOPS_AGG_PERCENTILE_CONT	/* the rows at floor and ceil of f * (n - 1) */
+	GPUOPS_AGG_PERCENTILE_CONT, /* the rows at floor and ceil of f * (n - 1) */
+	GPUOPS_AGG_SUMSQ_INT		/* exact 128-bit sums of int2/int4 values and squares */
 } GpuopsAggKind;
 
 /* Kinds that need each group's rows in value order (spec.order_agg). */
@@ -387,8 +388,10 @@ typedef struct GpuopsAggBatch
 typedef struct GpuopsAggResult
 {
 	uint64_t	count;			/* inputs counted (COUNT_DISTINCT: distinct values) */
-	uint64_t	sum_lo;			/* SUM_INT: the sum's low and high 64 bits */
+	uint64_t	sum_lo;			/* SUM_INT, SUMSQ_INT: the sum's low and high 64 bits */
 	int64_t		sum_hi;
+	uint64_t	sum2_lo;		/* SUMSQ_INT: the sum of squares, likewise */
+	int64_t		sum2_hi;
 	double		sx;				/* FLOAT: sum (N is count) */
 	double		sxx;			/* FLOAT: sum of squared deviations */
 	uint64_t	row;			/* MIN/MAX, PERCENTILE_*: the row holding the value */

@@ -75,7 +75,9 @@ enum GpuAggFinal
 								 * own final function on {N, Sx, Sxx} */
 	GPUAGG_FINAL_VALUE,			/* min, max, bool_and, bool_or, percentile_disc: the
 								 * row's value */
-	GPUAGG_FINAL_PERCENTILE_CONT	/* percentile_cont(float8): between two rows' values */
+	GPUAGG_FINAL_PERCENTILE_CONT,	/* percentile_cont(float8): between two rows' values */
+	GPUAGG_FINAL_POLY_FN		/* variance, stddev of int2/int4: the aggregate's own
+								 * final function on int4_accum's state */
 };
 
 enum GpuAggField

@@ -21,6 +21,7 @@ extern "C" {
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
+#include "nodes/execnodes.h"
 #include "libpq/pqformat.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
@@ -100,6 +101,23 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 			*final = GPUAGG_FINAL_FLOAT_FN;
 			*final_fn = AggFinalFn(aggfnoid);
 			return OidIsValid(*final_fn);
+		case F_VARIANCE_INT2:
+		case F_VARIANCE_INT4:
+		case F_VAR_SAMP_INT2:
+		case F_VAR_SAMP_INT4:
+		case F_VAR_POP_INT2:
+		case F_VAR_POP_INT4:
+		case F_STDDEV_INT2:
+		case F_STDDEV_INT4:
+		case F_STDDEV_SAMP_INT2:
+		case F_STDDEV_SAMP_INT4:
+		case F_STDDEV_POP_INT2:
+		case F_STDDEV_POP_INT4:
+			/* int4_accum's (N, sumX, sumX2) in 128 bits, then the own final function */
+			*kind = GPUOPS_AGG_SUMSQ_INT;
+			*final = GPUAGG_FINAL_POLY_FN;
+			*final_fn = AggFinalFn(aggfnoid);
+			return OidIsValid(*final_fn);
 		case F_MIN_INT2:
 		case F_MIN_INT4:
 		case F_MIN_INT8:
@@ -171,13 +189,12 @@ Int128Numeric(int64 hi, uint64 lo)
 }
 
 /*
- * The partial state of sum(int8) and avg(int8), as int8_avg_serialize
- * writes a PolyNumAggState: N, then the 128-bit sum as a NumericVar
- * (numericvar_serialize: ndigits, weight, sign, dscale as int32, then the
- * base-10000 digits as int16, most significant first).
+ * A 128-bit integer as numericvar_serialize writes a NumericVar: ndigits,
+ * weight, sign, dscale as int32, then the base-10000 digits as int16, most
+ * significant first.
  */
-static Datum
-Int8AvgSerialized(uint64 n, int64 hi, uint64 lo)
+static void
+SendInt128Var(StringInfo buf, int64 hi, uint64 lo)
 {
 	/* NUMERIC_POS and NUMERIC_NEG (numeric.c) */
 	const int32 numeric_pos = 0x0000;
@@ -186,22 +203,68 @@ Int8AvgSerialized(uint64 n, int64 hi, uint64 lo)
 	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
 	int16		digits[12];		/* 2^127 has 39 decimal digits */
 	int			nd = 0;
-	StringInfoData buf;
 
 	do
 	{
 		digits[nd++] = (int16) (u % 10000);
 		u /= 10000;
 	} while (u != 0);
-	pq_begintypsend(&buf);
-	pq_sendint64(&buf, (int64) n);
-	pq_sendint32(&buf, nd);
-	pq_sendint32(&buf, nd - 1);
-	pq_sendint32(&buf, v < 0 ? numeric_neg : numeric_pos);
-	pq_sendint32(&buf, 0);
+	pq_sendint32(buf, nd);
+	pq_sendint32(buf, nd - 1);
+	pq_sendint32(buf, v < 0 ? numeric_neg : numeric_pos);
+	pq_sendint32(buf, 0);
 	for (int i = nd - 1; i >= 0; i--)
-		pq_sendint16(&buf, digits[i]);
-	return PointerGetDatum(pq_endtypsend(&buf));
+		pq_sendint16(buf, digits[i]);
+}
+
+/*
+ * The serialized PolyNumAggState of sum/avg(int8) (int8_avg_serialize: N,
+ * sumX) and of variance/stddev of int2/int4 (numeric_poly_serialize: N,
+ * sumX, sumX2): their partial states, and what the final step reads back.
+ */
+static bytea *
+PolyNumSerialized(const GpuopsAggResult *r, bool with_squares)
+{
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, (int64) r->count);
+	SendInt128Var(&buf, r->sum_hi, r->sum_lo);
+	if (with_squares)
+		SendInt128Var(&buf, r->sum2_hi, r->sum2_lo);
+	return pq_endtypsend(&buf);
+}
+
+static Datum
+Int8AvgSerialized(const GpuopsAggResult *r)
+{
+	return PointerGetDatum(PolyNumSerialized(r, false));
+}
+
+/*
+ * variance/stddev of int2/int4: the aggregate's own final function (e.g.
+ * numeric_poly_var_samp) on the state numeric_poly_deserialize makes of
+ * our sums.  Deserialization insists on being called by an aggregate: a
+ * bare AggState stands in (it reads no field of it).
+ */
+static Datum
+PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
+{
+	LOCAL_FCINFO(fcinfo, 1);
+	AggState   *caller = makeNode(AggState);
+	Datum		state;
+
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, (Node *) caller, NULL);
+	fcinfo->args[0].value = PointerGetDatum(PolyNumSerialized(r, true));
+	fcinfo->args[0].isnull = false;
+	state = numeric_poly_deserialize(fcinfo);
+	InitFunctionCallInfoData(*fcinfo, const_cast<FmgrInfo *>(&desc->final_flinfo), 1,
+							 InvalidOid, (Node *) caller, NULL);
+	fcinfo->args[0].value = state;
+	fcinfo->args[0].isnull = false;
+	state = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+	return state;
 }
 
 /* float8_accum's transition value {N, Sx, Sxx} */
@@ -255,11 +318,11 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			return Int64GetDatum((int64) r->sum_lo);
 		case GPUAGG_FINAL_SUM_NUMERIC:
 			if (desc->partial)
-				return Int8AvgSerialized(r->count, r->sum_hi, r->sum_lo);
+				return Int8AvgSerialized(r);
 			return Int128Numeric(r->sum_hi, r->sum_lo);
 		case GPUAGG_FINAL_AVG_NUMERIC:
 			if (desc->partial && desc->value_kind == GPUOPS_KEY_INT8)
-				return Int8AvgSerialized(r->count, r->sum_hi, r->sum_lo);
+				return Int8AvgSerialized(r);
 			if (desc->partial)
 			{
 				/* int2/int4_avg_accum's int8[] {N, sum}: the sum of 32-bit values fits */
@@ -304,6 +367,10 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 				*isnull = fcinfo->isnull;
 				return result;
 			}
+		case GPUAGG_FINAL_POLY_FN:
+			if (desc->partial)
+				return PointerGetDatum(PolyNumSerialized(r, true));
+			return PolyNumFinal(desc, r, isnull);
 		case GPUAGG_FINAL_VALUE:
 			return row_value;
 		case GPUAGG_FINAL_PERCENTILE_CONT:

@@ -92,6 +92,18 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 				a->count += b->count;
 				break;
 			}
+		case GPUOPS_AGG_SUMSQ_INT:
+			{
+				uint64		lo = a->sum_lo + b->sum_lo;
+				uint64		lo2 = a->sum2_lo + b->sum2_lo;
+
+				a->sum_hi = (int64) ((uint64) a->sum_hi + (uint64) b->sum_hi + (lo < a->sum_lo));
+				a->sum_lo = lo;
+				a->sum2_hi = (int64) ((uint64) a->sum2_hi + (uint64) b->sum2_hi + (lo2 < a->sum2_lo));
+				a->sum2_lo = lo2;
+				a->count += b->count;
+				break;
+			}
 		case GPUOPS_AGG_FLOAT:
 			{
 				gpuops::FloatState x = {(double) a->count, a->sx, a->sxx, a->overflow};
