@@ -279,11 +279,15 @@ struct SumIntOp
 	}
 };
 
-/* variance and stddev of int2/int4: int4_accum's N, sum and sum of squares */
+/*
+ * variance and stddev of integers: N, the sum, and the sum of squares in
+ * 192 bits (an int8's square takes 126, and 2^32 of them 158).
+ */
 struct SumSqIntState
 {
 	__int128	s;
-	__int128	s2;
+	unsigned __int128 s2;		/* the sum of squares, low 128 bits */
+	uint64_t	s2_top;			/* and the bits above */
 	uint64_t	n;
 };
 
@@ -291,7 +295,10 @@ struct SumSqIntOp
 {
 	GPUOPS_HD SumSqIntState operator()(const SumSqIntState &a, const SumSqIntState &b) const
 	{
-		return SumSqIntState{a.s + b.s, a.s2 + b.s2, a.n + b.n};
+		unsigned __int128 lo = a.s2 + b.s2;
+
+		return SumSqIntState{a.s + b.s, lo, a.s2_top + b.s2_top + (lo < a.s2 ? 1u : 0u),
+			a.n + b.n};
 	}
 };
 
@@ -462,10 +469,12 @@ GPUOPS_HD SumSqIntState
 sumsq_int_leaf(GpuopsKeyKind kind, const uint8_t *raw)
 {
 	if (raw == nullptr)
-		return SumSqIntState{0, 0, 0};
-	__int128	v = agg_int_value(kind, raw);
+		return SumSqIntState{0, 0, 0, 0};
+	int64_t		v = agg_int_value(kind, raw);
+	unsigned __int128 m = v < 0 ? static_cast<unsigned __int128>(-static_cast<__int128>(v))
+		: static_cast<unsigned __int128>(v);
 
-	return SumSqIntState{v, v * v, 1};
+	return SumSqIntState{v, m * m, 0, 1};
 }
 
 GPUOPS_HD FloatState
@@ -511,8 +520,9 @@ to_result(const SumSqIntState &s, GpuopsAggResult *r)
 	r->count = s.n;
 	r->sum_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(s.s));
 	r->sum_hi = static_cast<int64_t>(s.s >> 64);
-	r->sum2_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(s.s2));
-	r->sum2_hi = static_cast<int64_t>(s.s2 >> 64);
+	r->sum2_lo = static_cast<uint64_t>(s.s2);
+	r->sum2_hi = static_cast<uint64_t>(s.s2 >> 64);
+	r->sum2_top = s.s2_top;
 }
 
 inline void

@@ -344,7 +344,8 @@ typedef enum GpuopsAggKind
 	GPUOPS_AGG_COUNT_DISTINCT,	/* distinct values counted (ordered, below) */
 	GPUOPS_AGG_PERCENTILE_DISC, /* the row at ceil(f * n) in value order */
 	GPUOPS_AGG_PERCENTILE_CONT, /* the rows at floor and ceil of f * (n - 1) */
-	GPUOPS_AGG_SUMSQ_INT		/* exact 128-bit sums of int2/int4 values and squares */
+	GPUOPS_AGG_SUMSQ_INT		/* exact sums of integers (128 bits) and of their
+								 * squares (192 bits) */
 } GpuopsAggKind;
 
 /* Kinds that need each group's rows in value order (spec.order_agg). */
@@ -390,8 +391,9 @@ typedef struct GpuopsAggResult
 	uint64_t	count;			/* inputs counted (COUNT_DISTINCT: distinct values) */
 	uint64_t	sum_lo;			/* SUM_INT, SUMSQ_INT: the sum's low and high 64 bits */
 	int64_t		sum_hi;
-	uint64_t	sum2_lo;		/* SUMSQ_INT: the sum of squares, likewise */
-	int64_t		sum2_hi;
+	uint64_t	sum2_lo;		/* SUMSQ_INT: the sum of squares (unsigned), low, */
+	uint64_t	sum2_hi;		/* middle */
+	uint64_t	sum2_top;		/* and high 64 bits */
 	double		sx;				/* FLOAT: sum (N is count) */
 	double		sxx;			/* FLOAT: sum of squared deviations */
 	uint64_t	row;			/* MIN/MAX, PERCENTILE_*: the row holding the value */

@@ -24,7 +24,9 @@ SELECT i AS id,
             ELSE -(i % 50)::numeric * 1.5 END AS n,
        round((i % 40)::numeric / 8, 1 + i % 3) AS k,
        CASE WHEN i % 13 = 0 THEN NULL ELSE ((i::int8 * 7919) % 2000000001 - 1000000000)::int4 END AS i4,
-       CASE WHEN i % 17 = 0 THEN NULL ELSE (i % 65535 - 32767)::int2 END AS i2
+       CASE WHEN i % 17 = 0 THEN NULL ELSE (i % 65535 - 32767)::int2 END AS i2,
+       CASE WHEN i % 19 = 0 THEN NULL WHEN i % 5 = 0 THEN 9223372036854775807 - i
+            WHEN i % 5 = 1 THEN -9223372036854775807 + i ELSE i::int8 * 1000003 END AS i8
 FROM generate_series(1, 120000) i;
 INSERT INTO num_src (id, g, i4, i2) VALUES (-1, -1, 5, 5), (-2, -2, NULL, NULL), (-3, -2, NULL, NULL),
   (-4, -3, 2147483647, 32767), (-5, -3, -2147483648, -32768), (-6, -3, 2147483647, 32767);
@@ -69,12 +71,18 @@ SELECT check_agg($$SELECT g % 7 AS m, variance(i2), var_pop(i2), stddev_samp(i2)
 SELECT check_agg('SELECT var_samp(i4), stddev_pop(i2), var_pop(i4) FILTER (WHERE g < 0) FROM num_src');
 SELECT check_agg('SELECT var_samp(i4), stddev(i2) FROM num_src WHERE id < -100');
 SELECT check_agg('SELECT g, stddev(i4) FROM num_src GROUP BY g HAVING variance(i2) > 1e8');
+-- int8: squares near 2^126, their sum past 2^128 (192-bit sums of squares,
+-- numeric_serialize's state)
+SELECT check_agg($$SELECT g % 11 AS m, variance(i8), var_pop(i8), stddev_samp(i8), stddev_pop(i8), stddev(i8)
+                   FROM num_src GROUP BY g % 11$$);
+SELECT check_agg('SELECT var_samp(i8), stddev_pop(i8), var_pop(i8) FILTER (WHERE g = 0) FROM num_src');
+SELECT check_agg('SELECT g, var_samp(i8) FROM num_src WHERE g < 0 GROUP BY g');
 
 -- over a 1 MB budget: chunks merged by ranks
 SET gpuops.device_memory_limit = '1MB';
 SELECT check_agg('SELECT trim_scale(k) AS k, count(*) AS c, trim_scale(min(n)) AS a, trim_scale(max(n)) AS b FROM num_src GROUP BY k');
 SELECT check_agg('SELECT g, trim_scale(min(n)) AS a, trim_scale(max(k)) AS b FROM num_src GROUP BY g');
-SELECT check_agg('SELECT g % 5 AS m, var_samp(i4), stddev_pop(i2) FROM num_src GROUP BY g % 5');
+SELECT check_agg('SELECT g % 5 AS m, var_samp(i4), stddev_pop(i2), var_pop(i8) FROM num_src GROUP BY g % 5');
 RESET gpuops.device_memory_limit;
 
 -- parallel: min/max of numeric as partial states
@@ -89,13 +97,14 @@ SELECT check_agg('SELECT g, trim_scale(min(n)) AS a, trim_scale(max(n)) AS b, co
 SELECT check_agg('SELECT trim_scale(k) AS k, trim_scale(min(n)) AS a, trim_scale(max(n)) AS b FROM num_src GROUP BY k');
 -- variance's partial state: numeric_poly_serialize's bytea
 SELECT check_agg('SELECT g, var_samp(i4), stddev_pop(i2), variance(i2) FROM num_src GROUP BY g');
-SELECT check_agg('SELECT var_pop(i4), stddev(i4) FROM num_src');
+SELECT check_agg('SELECT var_pop(i4), stddev(i4), var_samp(i8), stddev_pop(i8) FROM num_src');
+SELECT check_agg('SELECT g % 13 AS m, variance(i8) FROM num_src GROUP BY g % 13');
 RESET max_parallel_workers_per_gather;
 
 -- numeric sums and averages keep PostgreSQL's plan
 SELECT uses_gpuagg('SELECT g, sum(n) FROM num_src GROUP BY g') AS numeric_sum,
        uses_gpuagg('SELECT g, avg(k) FROM num_src GROUP BY g') AS numeric_avg,
-       uses_gpuagg('SELECT g, var_samp(i4::int8) FROM num_src GROUP BY g') AS int8_variance;
+       uses_gpuagg('SELECT g, var_samp(n) FROM num_src GROUP BY g') AS numeric_variance;
 
 
 DROP TABLE num_src;

@@ -503,6 +503,7 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context;
 	List	   *keys = NIL;
+	List	   *aggs = NIL;
 	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
@@ -514,6 +515,15 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (keys != NIL)
 		ExplainPropertyList("Group Key", keys, es);
+	for (int a = 0; a < st->naggs; a++)
+	{
+		TargetEntry *tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist,
+													st->nkeys + st->nextra + a);
+
+		aggs = lappend(aggs, deparse_expression((Node *) tle->expr, context, prefix, false));
+	}
+	if (aggs != NIL)
+		ExplainPropertyList("Aggregates", aggs, es);
 	ExplainPropertyText("Strategy", "sorted on device", es);
 	if (st->partial)
 		ExplainPropertyText("Stage", "partial", es);

@@ -113,7 +113,13 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 		case F_STDDEV_SAMP_INT4:
 		case F_STDDEV_POP_INT2:
 		case F_STDDEV_POP_INT4:
-			/* int4_accum's (N, sumX, sumX2) in 128 bits, then the own final function */
+		case F_VARIANCE_INT8:
+		case F_VAR_SAMP_INT8:
+		case F_VAR_POP_INT8:
+		case F_STDDEV_INT8:
+		case F_STDDEV_SAMP_INT8:
+		case F_STDDEV_POP_INT8:
+			/* (N, sumX, sumX2) exact, then the aggregate's own final function */
 			*kind = GPUOPS_AGG_SUMSQ_INT;
 			*final = GPUAGG_FINAL_POLY_FN;
 			*final_fn = AggFinalFn(aggfnoid);
@@ -217,13 +223,46 @@ SendInt128Var(StringInfo buf, int64 hi, uint64 lo)
 		pq_sendint16(buf, digits[i]);
 }
 
+/* A 192-bit unsigned integer (a sum of squares) as a serialized NumericVar. */
+static void
+SendUInt192Var(StringInfo buf, uint64 top, uint64 hi, uint64 lo)
+{
+	uint64		limb[3] = {top, hi, lo};	/* most significant first */
+	int16		digits[16];		/* 2^192 has 58 decimal digits */
+	int			nd = 0;
+
+	do
+	{
+		unsigned __int128 rem = 0;
+
+		/* limb /= 10000, most significant limb first */
+		for (int i = 0; i < 3; i++)
+		{
+			unsigned __int128 cur = (rem << 64) | limb[i];
+
+			limb[i] = (uint64) (cur / 10000);
+			rem = cur % 10000;
+		}
+		digits[nd++] = (int16) rem;
+	} while (limb[0] != 0 || limb[1] != 0 || limb[2] != 0);
+	pq_sendint32(buf, nd);
+	pq_sendint32(buf, nd - 1);
+	pq_sendint32(buf, 0);		/* NUMERIC_POS */
+	pq_sendint32(buf, 0);
+	for (int i = nd - 1; i >= 0; i--)
+		pq_sendint16(buf, digits[i]);
+}
+
 /*
- * The serialized PolyNumAggState of sum/avg(int8) (int8_avg_serialize: N,
- * sumX) and of variance/stddev of int2/int4 (numeric_poly_serialize: N,
- * sumX, sumX2): their partial states, and what the final step reads back.
+ * The serialized state of sum/avg(int8) (int8_avg_serialize's
+ * PolyNumAggState: N, sumX), of variance/stddev of int2/int4
+ * (numeric_poly_serialize: N, sumX, sumX2) and of int8 (numeric_serialize's
+ * NumericAggState: N, sumX, sumX2, maxScale, maxScaleCount and the NaN and
+ * infinity counts; integers have scale 0, so every input counts at the
+ * maximum scale): their partial states, and what the final step reads back.
  */
 static bytea *
-PolyNumSerialized(const GpuopsAggResult *r, bool with_squares)
+PolyNumSerialized(const GpuopsAggResult *r, bool with_squares, bool numeric_state)
 {
 	StringInfoData buf;
 
@@ -231,21 +270,37 @@ PolyNumSerialized(const GpuopsAggResult *r, bool with_squares)
 	pq_sendint64(&buf, (int64) r->count);
 	SendInt128Var(&buf, r->sum_hi, r->sum_lo);
 	if (with_squares)
-		SendInt128Var(&buf, r->sum2_hi, r->sum2_lo);
+		SendUInt192Var(&buf, r->sum2_top, r->sum2_hi, r->sum2_lo);
+	if (numeric_state)
+	{
+		pq_sendint32(&buf, 0);	/* maxScale */
+		pq_sendint64(&buf, (int64) r->count);	/* maxScaleCount */
+		pq_sendint64(&buf, 0);	/* NaNcount */
+		pq_sendint64(&buf, 0);	/* pInfcount */
+		pq_sendint64(&buf, 0);	/* nInfcount */
+	}
 	return pq_endtypsend(&buf);
+}
+
+/* variance and stddev: of int8, numeric_serialize's state; else numeric_poly_serialize's */
+static bytea *
+VarianceSerialized(const GpuAggDesc *desc, const GpuopsAggResult *r)
+{
+	return PolyNumSerialized(r, true, desc->value_kind == GPUOPS_KEY_INT8);
 }
 
 static Datum
 Int8AvgSerialized(const GpuopsAggResult *r)
 {
-	return PointerGetDatum(PolyNumSerialized(r, false));
+	return PointerGetDatum(PolyNumSerialized(r, false, false));
 }
 
 /*
- * variance/stddev of int2/int4: the aggregate's own final function (e.g.
- * numeric_poly_var_samp) on the state numeric_poly_deserialize makes of
- * our sums.  Deserialization insists on being called by an aggregate: a
- * bare AggState stands in (it reads no field of it).
+ * variance/stddev of integers: the aggregate's own final function (e.g.
+ * numeric_poly_var_samp, numeric_var_samp for int8) on the state its
+ * deserialization function makes of our sums.  Deserialization insists on
+ * being called by an aggregate: a bare AggState stands in (it reads no
+ * field of it).
  */
 static Datum
 PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
@@ -255,9 +310,10 @@ PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
 	Datum		state;
 
 	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, (Node *) caller, NULL);
-	fcinfo->args[0].value = PointerGetDatum(PolyNumSerialized(r, true));
+	fcinfo->args[0].value = PointerGetDatum(VarianceSerialized(desc, r));
 	fcinfo->args[0].isnull = false;
-	state = numeric_poly_deserialize(fcinfo);
+	state = desc->value_kind == GPUOPS_KEY_INT8 ? numeric_deserialize(fcinfo)
+		: numeric_poly_deserialize(fcinfo);
 	InitFunctionCallInfoData(*fcinfo, const_cast<FmgrInfo *>(&desc->final_flinfo), 1,
 							 InvalidOid, (Node *) caller, NULL);
 	fcinfo->args[0].value = state;
@@ -369,7 +425,7 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			}
 		case GPUAGG_FINAL_POLY_FN:
 			if (desc->partial)
-				return PointerGetDatum(PolyNumSerialized(r, true));
+				return PointerGetDatum(VarianceSerialized(desc, r));
 			return PolyNumFinal(desc, r, isnull);
 		case GPUAGG_FINAL_VALUE:
 			return row_value;

@@ -95,12 +95,15 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 		case GPUOPS_AGG_SUMSQ_INT:
 			{
 				uint64		lo = a->sum_lo + b->sum_lo;
-				uint64		lo2 = a->sum2_lo + b->sum2_lo;
+				unsigned __int128 x = ((unsigned __int128) a->sum2_hi << 64) | a->sum2_lo;
+				unsigned __int128 y = ((unsigned __int128) b->sum2_hi << 64) | b->sum2_lo;
+				unsigned __int128 s2 = x + y;
 
 				a->sum_hi = (int64) ((uint64) a->sum_hi + (uint64) b->sum_hi + (lo < a->sum_lo));
 				a->sum_lo = lo;
-				a->sum2_hi = (int64) ((uint64) a->sum2_hi + (uint64) b->sum2_hi + (lo2 < a->sum2_lo));
-				a->sum2_lo = lo2;
+				a->sum2_top += b->sum2_top + (s2 < x ? 1 : 0);
+				a->sum2_lo = (uint64) s2;
+				a->sum2_hi = (uint64) (s2 >> 64);
 				a->count += b->count;
 				break;
 			}
