@@ -118,6 +118,10 @@ SELECT check_agg($$SELECT g7, percentile_disc(0.5) WITHIN GROUP (ORDER BY tm) AS
 SELECT check_agg($$SELECT g, percentile_disc(0.3) WITHIN GROUP (ORDER BY tm COLLATE "C" DESC) AS a,
                          count(DISTINCT tm COLLATE "C") AS n
                    FROM ord_src GROUP BY g$$);
+-- a distinct count sharing its input with a percentile: both read ranks
+SELECT check_agg($$SELECT g7, count(DISTINCT tm) AS n, percentile_disc(0.5) WITHIN GROUP (ORDER BY tm) AS a,
+                          percentile_disc(0.9) WITHIN GROUP (ORDER BY tm) AS b
+                   FROM ord_src GROUP BY g7$$);
 -- ICU's root collation orders mixed case unlike "C" (where the server has it)
 SELECT check_agg(format('SELECT g7, percentile_disc(0.4) WITHIN GROUP (ORDER BY tm COLLATE %I) AS a
                          FROM ord_src GROUP BY g7', coll))

@@ -367,6 +367,23 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		aggs_priv = lappend_int(aggs_priv, (int) argtype);
 	}
 
+	/*
+	 * The device orders each group's rows by the first ordered aggregate's
+	 * numbers: with a percentile among them, a count(DISTINCT text) of the
+	 * same input must number by rank too, not in first-seen order.
+	 */
+	if (order_desc >= 0)
+	{
+		for (int i = 0; i < list_length(aggrefs); i++)
+		{
+			ListCell   *enc = list_nth_cell(aggs_priv, i * GPUAGG_AGG_FIELDS + GPUAGG_AGG_ENCODING);
+
+			if (list_nth_int(aggs_priv, i * GPUAGG_AGG_FIELDS + GPUAGG_AGG_KIND) ==
+				(int) GPUOPS_AGG_COUNT_DISTINCT && lfirst_int(enc) == (int) GPUAGG_KEY_DICTIONARY)
+				lfirst_int(enc) = (int) GPUAGG_KEY_RANKED;
+		}
+	}
+
 	/* the scan tuple: group keys, other columns, aggregates */
 	scan_exprs = list_concat(list_copy_head(child_exprs, nkeys + list_length(extras)), aggrefs);
 
