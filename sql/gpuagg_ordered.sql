@@ -76,6 +76,19 @@ SELECT check_agg($$SELECT g, percentile_disc(0) WITHIN GROUP (ORDER BY x4) AS p0
 -- integers to percentile_cont go through float8
 SELECT check_agg('SELECT g7, percentile_cont(0.25) WITHIN GROUP (ORDER BY x8) AS q FROM ord_src GROUP BY g7');
 SELECT check_agg('SELECT g7, percentile_cont(0.5) WITHIN GROUP (ORDER BY x4) AS q FROM ord_src GROUP BY g7');
+-- percentile_cont of intervals: interval_lerp's arithmetic
+SELECT check_agg($$SELECT g7, percentile_cont(0.5) WITHIN GROUP (ORDER BY iv) AS a,
+                          percentile_cont(0.33) WITHIN GROUP (ORDER BY iv) AS b,
+                          percentile_cont(1) WITHIN GROUP (ORDER BY iv) AS c
+                   FROM ord_src GROUP BY g7$$);
+SELECT check_agg($$SELECT percentile_cont(0.71) WITHIN GROUP (ORDER BY iv DESC) AS a FROM ord_src$$);
+-- few rows a group, so the two rows differ and the interpolation counts
+SELECT check_agg($$SELECT g7, percentile_cont(0.5) WITHIN GROUP (ORDER BY iv) AS a,
+                          percentile_cont(0.33) WITHIN GROUP (ORDER BY iv) AS b
+                   FROM ord_src WHERE id % 997 = 0 GROUP BY g7$$);
+SELECT check_agg($$SELECT g7, percentile_cont(0.5) WITHIN GROUP (ORDER BY f8) AS a,
+                          percentile_cont(0.33) WITHIN GROUP (ORDER BY f8) AS b
+                   FROM ord_src WHERE id % 997 = 0 GROUP BY g7$$);
 -- percentile_disc of other types (ties have equal text here)
 SELECT check_agg('SELECT g7, percentile_disc(0.5) WITHIN GROUP (ORDER BY x8) AS q FROM ord_src GROUP BY g7');
 SELECT check_agg('SELECT g7, percentile_disc(0.3) WITHIN GROUP (ORDER BY f4) AS q FROM ord_src GROUP BY g7');

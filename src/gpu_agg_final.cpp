@@ -162,6 +162,7 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 			*final = GPUAGG_FINAL_VALUE;
 			return true;
 		case F_PERCENTILE_CONT_FLOAT8_FLOAT8:
+		case F_PERCENTILE_CONT_FLOAT8_INTERVAL:
 			*kind = GPUOPS_AGG_PERCENTILE_CONT;
 			*final = GPUAGG_FINAL_PERCENTILE_CONT;
 			return true;
@@ -431,17 +432,25 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			return row_value;
 		case GPUAGG_FINAL_PERCENTILE_CONT:
 			{
-				/* percentile_cont_final_common and float8_lerp, step by step */
+				/* percentile_cont_final_common, then float8_lerp or interval_lerp */
 				double		f = desc->fraction;
 				double		first_row = floor(f * (double) (r->count - 1));
-				double		lo = DatumGetFloat8(row_value);
-				double		hi = DatumGetFloat8(row2_value);
 				double		proportion;
 
 				if ((int64) first_row == (int64) ceil(f * (double) (r->count - 1)))
 					return row_value;
 				proportion = (f * (double) (r->count - 1)) - (double) (int64) first_row;
-				return Float8GetDatum(lo + (proportion * (hi - lo)));
+				if (desc->value_kind == GPUOPS_KEY_INTERVAL)
+					return DirectFunctionCall2(interval_pl,
+											   DirectFunctionCall2(interval_mul,
+																   DirectFunctionCall2(interval_mi,
+																					   row2_value,
+																					   row_value),
+																   Float8GetDatum(proportion)),
+											   row_value);
+				return Float8GetDatum(DatumGetFloat8(row_value) +
+									  (proportion * (DatumGetFloat8(row2_value) -
+													 DatumGetFloat8(row_value))));
 			}
 		default:
 			elog(ERROR, "GpuAgg: unknown final step %d", (int) desc->final);
