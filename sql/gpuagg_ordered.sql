@@ -141,14 +141,14 @@ SELECT check_agg(format('SELECT g7, percentile_disc(0.4) WITHIN GROUP (ORDER BY 
 FROM (SELECT coalesce((SELECT collname FROM pg_collation WHERE collname = 'und-x-icu'), 'C') AS coll) c;
 
 -- what keeps PostgreSQL's plan: two different ordered inputs, DISTINCT of
--- another aggregate, bpchar, a fraction that is not a constant or out of range
+-- another aggregate, bytea, a fraction that is not a constant or out of range
 SELECT uses_gpuagg('SELECT count(DISTINCT x4), count(DISTINCT x8) FROM ord_src');
 -- (percentile_cont's input is x4::float8, not x4)
 SELECT uses_gpuagg('SELECT count(DISTINCT x4), percentile_cont(0.5) WITHIN GROUP (ORDER BY x4) FROM ord_src');
 SELECT uses_gpuagg('SELECT count(DISTINCT x4), percentile_cont(0.5) WITHIN GROUP (ORDER BY f8) FROM ord_src');
 SELECT uses_gpuagg('SELECT count(DISTINCT x4) FILTER (WHERE b), count(DISTINCT x4) FROM ord_src');
 SELECT uses_gpuagg('SELECT sum(DISTINCT x4) FROM ord_src');
-SELECT uses_gpuagg('SELECT count(DISTINCT t::char(4)) FROM ord_src');
+SELECT uses_gpuagg('SELECT count(DISTINCT t::bytea) FROM ord_src');
 SELECT uses_gpuagg('SELECT g7, percentile_cont(g7 / 10.0) WITHIN GROUP (ORDER BY f8) FROM ord_src GROUP BY g7');
 SELECT uses_gpuagg($$SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x4),
                             percentile_disc(0.5) WITHIN GROUP (ORDER BY x4 DESC) FROM ord_src$$);

@@ -50,15 +50,16 @@ enum GpuAggKeyEncoding
 {
 	GPUAGG_KEY_VALUE = 0,		/* its raw value (a fixed-width kind) */
 	GPUAGG_KEY_DICTIONARY,		/* text: a number per distinct byte string */
-	GPUAGG_KEY_RANKED			/* its rank in the type's order (text under a
-								 * collation, numeric): equal values, equal ranks */
+	GPUAGG_KEY_RANKED			/* its rank in the type's order (text or bpchar under
+								 * a collation, numeric): equal values, equal ranks */
 };
 
 enum GpuAggKeyField
 {
 	GPUAGG_KEY_KIND = 0,		/* GpuopsKeyKind */
 	GPUAGG_KEY_ENCODING,		/* GpuAggKeyEncoding */
-	GPUAGG_KEY_TYPE,			/* its type (RANKED: numeric) */
+	GPUAGG_KEY_TYPE,			/* its type (RANKED: numeric, bpchar) */
+	GPUAGG_KEY_COLLATION,		/* RANKED bpchar: its collation */
 	GPUAGG_KEY_FIELDS
 };
 

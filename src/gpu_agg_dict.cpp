@@ -14,11 +14,12 @@
  * compare equal only when their bytes are equal: ranks are then a total
  * order and a tie is the same string.
  *
- * numeric group keys and the arguments of min, max, count(DISTINCT) and
- * percentile_disc of numeric are ranked the same way, by numeric_cmp, with
- * equal values (1.0 and 1.00) given equal ranks: one group, one distinct
- * value, a tie for min/max.  Their dictionary keys are the whole detoasted
- * varlena, so an entry is itself a Numeric the comparator can read.
+ * numeric and char(n) group keys and the arguments of min, max,
+ * count(DISTINCT) and percentile_disc of numeric and char(n) are ranked the
+ * same way, by numeric_cmp or bpcharcmp, with equal values (1.0 and 1.00;
+ * 'a' and 'a  ') given equal ranks: one group, one distinct value, a tie
+ * for min/max.  Their dictionary keys are the whole detoasted varlena, so an
+ * entry is itself a value the comparator can read.
  *
  * Dictionaries and their per-batch numbers live in dict_cxt; the host
  * merge of chunked aggregation reads them again.
@@ -134,7 +135,8 @@ DictionaryColumns(GpuAggState *st, int col, Oid type, HTAB **dict)
 	*dict = DictCreate(st);
 	for (int b = 0; b < st->store.nbatches; b++)
 	{
-		ids[b] = DictionaryColumn(st, *dict, col, st->store.batches[b], type == NUMERICOID);
+		ids[b] = DictionaryColumn(st, *dict, col, st->store.batches[b],
+								  type == NUMERICOID || type == BPCHAROID);
 		CHECK_FOR_INTERRUPTS();
 	}
 	return ids;
@@ -142,8 +144,8 @@ DictionaryColumns(GpuAggState *st, int col, Oid type, HTAB **dict)
 
 typedef struct RankOrder
 {
-	Oid			type;			/* NUMERICOID, or text */
-	Oid			collation;		/* text */
+	Oid			type;			/* NUMERICOID, BPCHAROID, or text */
+	Oid			collation;		/* text, bpchar */
 } RankOrder;
 
 static int
@@ -152,6 +154,10 @@ RankCompareEntries(const DictEntry *x, const DictEntry *y, const RankOrder *orde
 	if (order->type == NUMERICOID)
 		return DatumGetInt32(DirectFunctionCall2(numeric_cmp, PointerGetDatum(x->key.data),
 												 PointerGetDatum(y->key.data)));
+	if (order->type == BPCHAROID)
+		return DatumGetInt32(DirectFunctionCall2Coll(bpcharcmp, order->collation,
+													 PointerGetDatum(x->key.data),
+													 PointerGetDatum(y->key.data)));
 	return varstr_cmp(x->key.data, (int) x->key.len, y->key.data, (int) y->key.len,
 					  order->collation);
 }
@@ -211,7 +217,8 @@ GpuAggEncode(GpuAggState *st)
 			continue;
 		st->dict_ids[k] = DictionaryColumns(st, k, st->key_type[k], &st->dict[k]);
 		if (st->key_enc[k] == GPUAGG_KEY_RANKED)
-			RankDictionary(st, st->dict[k], st->dict_ids[k], st->key_type[k], InvalidOid);
+			RankDictionary(st, st->dict[k], st->dict_ids[k], st->key_type[k],
+						   st->key_collation[k]);
 	}
 	for (int a = 0; a < st->naggs; a++)
 	{

@@ -388,6 +388,7 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 		st->key_kind[k] = (GpuopsKeyKind) list_nth_int(keys, base + GPUAGG_KEY_KIND);
 		st->key_enc[k] = (GpuAggKeyEncoding) list_nth_int(keys, base + GPUAGG_KEY_ENCODING);
 		st->key_type[k] = (Oid) list_nth_int(keys, base + GPUAGG_KEY_TYPE);
+		st->key_collation[k] = (Oid) list_nth_int(keys, base + GPUAGG_KEY_COLLATION);
 	}
 	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(st->naggs, 1));
 	for (int a = 0; a < st->naggs; a++)

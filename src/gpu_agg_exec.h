@@ -55,6 +55,7 @@ typedef struct GpuAggState
 	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
 	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
 	Oid			key_type[GPUOPS_MAX_SORT_KEYS];
+	Oid			key_collation[GPUOPS_MAX_SORT_KEYS];
 	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
 	uint64	  **dict_ids[GPUOPS_MAX_SORT_KEYS];	/* and per batch its rows' numbers */
 	uint64	  **arg_ids[GPUOPS_MAX_AGGS];	/* ranked text arguments: per batch their ranks */

@@ -136,6 +136,7 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 		case F_MIN_INTERVAL:
 		case F_MIN_TEXT:
 		case F_MIN_NUMERIC:
+		case F_MIN_BPCHAR:
 		case F_BOOL_AND:
 		case F_EVERY:
 			*kind = GPUOPS_AGG_MIN;
@@ -153,6 +154,7 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 		case F_MAX_INTERVAL:
 		case F_MAX_TEXT:
 		case F_MAX_NUMERIC:
+		case F_MAX_BPCHAR:
 		case F_BOOL_OR:
 			*kind = GPUOPS_AGG_MAX;
 			*final = GPUAGG_FINAL_VALUE;

@@ -132,7 +132,8 @@ OrderedSetArg(Aggref *aggref, Expr **arg, double *fraction, bool *desc)
 
 /* The group key's kind and encoding, or false when the device cannot group it. */
 static bool
-GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc)
+GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc,
+			 Oid *collation)
 {
 	Oid			type = exprType((Node *) expr);
 	TypeCacheEntry *tce = lookup_type_cache(type, TYPECACHE_EQ_OPR);
@@ -141,6 +142,7 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 	if (!OidIsValid(sgc->eqop) || sgc->eqop != tce->eq_opr)
 		return false;
 	*enc = GPUAGG_KEY_VALUE;
+	*collation = exprCollation((Node *) expr);
 	if (GpuopsFixedKeyKind(type, kind))
 		return true;
 	if (type == TEXTOID || type == VARCHAROID)
@@ -154,9 +156,14 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 		*enc = GPUAGG_KEY_DICTIONARY;
 		return true;
 	}
-	if (type == NUMERICOID)
+	if (type == NUMERICOID ||
+		(type == BPCHAROID && OidIsValid(*collation) &&
+		 get_collation_isdeterministic(*collation)))
 	{
-		/* equal numerics (1.0, 1.00) are one group: ranks with ties */
+		/*
+		 * equal numerics (1.0, 1.00) and equal char(n) values (trailing
+		 * blanks aside) are one group: ranks with ties
+		 */
 		*kind = GPUOPS_KEY_INT8;
 		*enc = GPUAGG_KEY_RANKED;
 		return true;
@@ -202,13 +209,15 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, extra->targetList);
 		GpuopsKeyKind kind;
 		GpuAggKeyEncoding enc;
+		Oid			key_collation;
 
-		if (nkeys == GPUOPS_MAX_SORT_KEYS || !GroupKeyKind(sgc, expr, &kind, &enc))
+		if (nkeys == GPUOPS_MAX_SORT_KEYS || !GroupKeyKind(sgc, expr, &kind, &enc, &key_collation))
 			return NULL;
 		child_exprs = lappend(child_exprs, expr);
 		keys = lappend_int(keys, (int) kind);
 		keys = lappend_int(keys, (int) enc);
 		keys = lappend_int(keys, (int) exprType((Node *) expr));
+		keys = lappend_int(keys, (int) key_collation);
 		nkeys++;
 	}
 
@@ -301,7 +310,7 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 				vkind = GPUOPS_KEY_INT8;
 				arg_enc = GPUAGG_KEY_RANKED;
 			}
-			else if (argtype == TEXTOID &&
+			else if ((argtype == TEXTOID || argtype == BPCHAROID) &&
 					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
 					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC) &&
 					 OidIsValid(collation) && get_collation_isdeterministic(collation))
@@ -312,8 +321,9 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 				 * count(DISTINCT) only equality (first-seen numbers).
 				 */
 				vkind = GPUOPS_KEY_INT8;
-				arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT ? GPUAGG_KEY_DICTIONARY
-					: GPUAGG_KEY_RANKED;
+				/* bpchar's equality ignores trailing blanks: ranks, ties equal */
+				arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT && argtype == TEXTOID
+					? GPUAGG_KEY_DICTIONARY : GPUAGG_KEY_RANKED;
 			}
 			else
 				return NULL;
