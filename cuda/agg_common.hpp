@@ -543,6 +543,41 @@ to_result(const MinMaxState &s, GpuopsAggResult *r)
 	r->row = s.row;
 }
 
+/*
+ * Results back into states, so the host merge of chunks combines them with
+ * the device's own operators.
+ */
+inline CountState
+count_from(const GpuopsAggResult &r)
+{
+	return CountState{r.count};
+}
+
+inline __int128
+agg_int128(int64_t hi, uint64_t lo)
+{
+	return static_cast<__int128>((static_cast<unsigned __int128>(static_cast<uint64_t>(hi)) << 64) | lo);
+}
+
+inline SumIntState
+sum_int_from(const GpuopsAggResult &r)
+{
+	return SumIntState{agg_int128(r.sum_hi, r.sum_lo), r.count};
+}
+
+inline SumSqIntState
+sumsq_int_from(const GpuopsAggResult &r)
+{
+	return SumSqIntState{agg_int128(r.sum_hi, r.sum_lo),
+		(static_cast<unsigned __int128>(r.sum2_hi) << 64) | r.sum2_lo, r.sum2_top, r.count};
+}
+
+inline FloatState
+float_from(const GpuopsAggResult &r)
+{
+	return FloatState{static_cast<double>(r.count), r.sx, r.sxx, r.overflow};
+}
+
 }								/* namespace gpuops */
 
 #endif

@@ -463,18 +463,25 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Device
 		words.reset();
 }
 
-/* A percentile aggregate: per group its count and rows, into column g of the results. */
+/*
+ * A percentile aggregate: per group its count and rows, into column g of
+ * the results.  counts (per group, counted rows) is reduced by the first
+ * percentile and shared by the rest: the ordered aggregates share their
+ * input and FILTER (gpuops_device.h).
+ */
 void
 percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups,
-					 const uint32_t *perm, const uint32_t *group_start, int g)
+					 const uint32_t *perm, const uint32_t *group_start, int g, DeviceArray &counts)
 {
 	cudaStream_t s = a->stream;
-	DeviceArray counts, rows;
+	DeviceArray rows;
 	std::vector<CountState> hc(ngroups);
 	std::vector<uint64_t> hr(2 * ngroups);
 
-	reduce_states<CountState>(a, gid, n, ngroups,
-							  CountLeaf{perm, a->value_nulls[g].as<uint8_t>()}, CountOp(), counts);
+	if (counts.as<CountState>() == nullptr)
+		reduce_states<CountState>(a, gid, n, ngroups,
+								  CountLeaf{perm, a->value_nulls[g].as<uint8_t>()}, CountOp(),
+								  counts);
 	rows.get(a->rt, ngroups * 16 + 16, s);
 	percentile_kernel<<<blocks(ngroups), kThreads, 0, s>>>(counts.as<CountState>(), group_start,
 														   perm, ngroups, a->spec.kinds[g],
@@ -507,7 +514,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 		const GpuopsAggSpec &spec = a->spec;
 		uint64_t	n = a->added;
 		uint64_t	ngroups = 0;
-		DeviceArray perm, head, words, gid, grows, gstart, temp;
+		DeviceArray perm, head, words, gid, grows, gstart, pct_counts, temp;
 		size_t		temp_bytes = 0;
 		auto		t0 = std::chrono::steady_clock::now();
 
@@ -582,7 +589,8 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 						break;
 					case GPUOPS_AGG_PERCENTILE_DISC:
 					case GPUOPS_AGG_PERCENTILE_CONT:
-						percentile_aggregate(a, gd, n, ngroups, p, gstart.as<uint32_t>(), g);
+						percentile_aggregate(a, gd, n, ngroups, p, gstart.as<uint32_t>(), g,
+											 pct_counts);
 						break;
 				}
 			}

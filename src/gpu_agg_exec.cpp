@@ -358,25 +358,13 @@ GpuAggNext(ScanState *ss)
 	return ExecClearTuple(slot);
 }
 
-static bool
-GpuAggRecheck(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
 static Node *
 CreateGpuAggStateImpl(CustomScan *cscan)
 {
-	GpuAggState *st = (GpuAggState *) palloc0(sizeof(GpuAggState));
+	GpuAggState *st = NewCustomScanState<GpuAggState>(cscan, &gpu_agg_exec_methods);
 	List	   *keys = (List *) linitial(cscan->custom_private);
 	List	   *aggs = (List *) lsecond(cscan->custom_private);
 
-	NodeSetTag(st, T_CustomScanState);
-	st->css.methods = &gpu_agg_exec_methods;
-	st->css.flags = cscan->flags;
-#if PG_VERSION_NUM >= 160000
-	st->css.slotOps = &TTSOpsVirtual;
-#endif
 	st->nkeys = list_nth_int(keys, GPUAGG_HDR_NKEYS);
 	st->nextra = list_nth_int(keys, GPUAGG_HDR_NEXTRA);
 	st->naggs = list_nth_int(keys, GPUAGG_HDR_NAGGS);
@@ -448,16 +436,13 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	st->merge_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg merge",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = (GpuAggDevice *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(GpuAggDevice));
-	st->dev->cb.func = AggRelease;
-	st->dev->cb.arg = st->dev;
-	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->dev->cb);
+	st->dev = NewQueryDevice<GpuAggDevice>(estate, AggRelease);
 }
 
 static TupleTableSlot *
 ExecGpuAggImpl(CustomScanState *node)
 {
-	return ExecScan(&node->ss, GpuAggNext, GpuAggRecheck);
+	return ExecScan(&node->ss, GpuAggNext, GpuopsScanRecheck);
 }
 
 static void

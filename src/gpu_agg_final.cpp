@@ -26,12 +26,14 @@ extern "C" {
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
 }
 
 #include <cmath>
 
+#include "agg_common.hpp"
 #include "gpu_agg.h"
 #include "types.h"
 
@@ -177,7 +179,7 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 static Datum
 Int128Numeric(int64 hi, uint64 lo)
 {
-	__int128	v = (__int128) (((unsigned __int128) (uint64) hi << 64) | lo);
+	__int128	v = gpuops::agg_int128(hi, lo);
 	unsigned __int128 u;
 	char		buf[48];
 	char	   *p = buf + sizeof(buf) - 1;
@@ -208,7 +210,7 @@ SendInt128Var(StringInfo buf, int64 hi, uint64 lo)
 	/* NUMERIC_POS and NUMERIC_NEG (numeric.c) */
 	const int32 numeric_pos = 0x0000;
 	const int32 numeric_neg = 0x4000;
-	__int128	v = (__int128) (((unsigned __int128) (uint64) hi << 64) | lo);
+	__int128	v = gpuops::agg_int128(hi, lo);
 	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
 	int16		digits[12];		/* 2^127 has 39 decimal digits */
 	int			nd = 0;
@@ -308,10 +310,18 @@ Int8AvgSerialized(const GpuopsAggResult *r)
 static Datum
 PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
 {
+	/* one stand-in for the process, not one per group */
+	static AggState *caller = NULL;
 	LOCAL_FCINFO(fcinfo, 1);
-	AggState   *caller = makeNode(AggState);
 	Datum		state;
 
+	if (caller == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		caller = makeNode(AggState);
+		MemoryContextSwitchTo(old);
+	}
 	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, (Node *) caller, NULL);
 	fcinfo->args[0].value = PointerGetDatum(VarianceSerialized(desc, r));
 	fcinfo->args[0].isnull = false;

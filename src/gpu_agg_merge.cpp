@@ -81,44 +81,18 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 	switch (d->kind)
 	{
 		case GPUOPS_AGG_COUNT:
-			a->count += b->count;
+			gpuops::to_result(gpuops::CountOp()(gpuops::count_from(*a), gpuops::count_from(*b)), a);
 			break;
 		case GPUOPS_AGG_SUM_INT:
-			{
-				uint64		lo = a->sum_lo + b->sum_lo;
-
-				a->sum_hi = (int64) ((uint64) a->sum_hi + (uint64) b->sum_hi + (lo < a->sum_lo));
-				a->sum_lo = lo;
-				a->count += b->count;
-				break;
-			}
+			gpuops::to_result(gpuops::SumIntOp()(gpuops::sum_int_from(*a), gpuops::sum_int_from(*b)), a);
+			break;
 		case GPUOPS_AGG_SUMSQ_INT:
-			{
-				uint64		lo = a->sum_lo + b->sum_lo;
-				unsigned __int128 x = ((unsigned __int128) a->sum2_hi << 64) | a->sum2_lo;
-				unsigned __int128 y = ((unsigned __int128) b->sum2_hi << 64) | b->sum2_lo;
-				unsigned __int128 s2 = x + y;
-
-				a->sum_hi = (int64) ((uint64) a->sum_hi + (uint64) b->sum_hi + (lo < a->sum_lo));
-				a->sum_lo = lo;
-				a->sum2_top += b->sum2_top + (s2 < x ? 1 : 0);
-				a->sum2_lo = (uint64) s2;
-				a->sum2_hi = (uint64) (s2 >> 64);
-				a->count += b->count;
-				break;
-			}
+			gpuops::to_result(gpuops::SumSqIntOp()(gpuops::sumsq_int_from(*a),
+												   gpuops::sumsq_int_from(*b)), a);
+			break;
 		case GPUOPS_AGG_FLOAT:
-			{
-				gpuops::FloatState x = {(double) a->count, a->sx, a->sxx, a->overflow};
-				gpuops::FloatState y = {(double) b->count, b->sx, b->sxx, b->overflow};
-				gpuops::FloatState r = gpuops::FloatOp()(x, y);
-
-				a->count = (uint64) r.n;
-				a->sx = r.sx;
-				a->sxx = r.sxx;
-				a->overflow = r.overflow;
-				break;
-			}
+			gpuops::to_result(gpuops::FloatOp()(gpuops::float_from(*a), gpuops::float_from(*b)), a);
+			break;
 		case GPUOPS_AGG_COUNT_DISTINCT:
 		case GPUOPS_AGG_PERCENTILE_DISC:
 		case GPUOPS_AGG_PERCENTILE_CONT:

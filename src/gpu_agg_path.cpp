@@ -196,6 +196,7 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	int			order_arg_col = -1;	/* the ordered aggregates' shared input */
 	int			order_filter_col = -1;
 	int			order_desc = -1;	/* their direction, once a percentile sets it */
+	bool		have_percentile = false;
 	double		in_rows,
 				groups,
 				mb;
@@ -239,6 +240,14 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			extras = list_append_unique(extras, v);
 	}
 	child_exprs = list_concat(child_exprs, extras);
+
+	/*
+	 * The device orders each group's rows by the ordered aggregates' shared
+	 * input: with a percentile among them, text must come as ranks, also for
+	 * a count(DISTINCT) of it (which alone needs only equality).
+	 */
+	foreach(lc, aggrefs)
+		have_percentile |= lfirst_node(Aggref, lc)->aggkind == AGGKIND_ORDERED_SET;
 
 	foreach(lc, aggrefs)
 	{
@@ -322,8 +331,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 				 */
 				vkind = GPUOPS_KEY_INT8;
 				/* bpchar's equality ignores trailing blanks: ranks, ties equal */
-				arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT && argtype == TEXTOID
-					? GPUAGG_KEY_DICTIONARY : GPUAGG_KEY_RANKED;
+				arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT && argtype == TEXTOID &&
+					!have_percentile ? GPUAGG_KEY_DICTIONARY : GPUAGG_KEY_RANKED;
 			}
 			else
 				return NULL;
@@ -375,23 +384,6 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		aggs_priv = lappend_int(aggs_priv, (int) arg_enc);
 		aggs_priv = lappend_int(aggs_priv, (int) collation);
 		aggs_priv = lappend_int(aggs_priv, (int) argtype);
-	}
-
-	/*
-	 * The device orders each group's rows by the first ordered aggregate's
-	 * numbers: with a percentile among them, a count(DISTINCT text) of the
-	 * same input must number by rank too, not in first-seen order.
-	 */
-	if (order_desc >= 0)
-	{
-		for (int i = 0; i < list_length(aggrefs); i++)
-		{
-			ListCell   *enc = list_nth_cell(aggs_priv, i * GPUAGG_AGG_FIELDS + GPUAGG_AGG_ENCODING);
-
-			if (list_nth_int(aggs_priv, i * GPUAGG_AGG_FIELDS + GPUAGG_AGG_KIND) ==
-				(int) GPUOPS_AGG_COUNT_DISTINCT && lfirst_int(enc) == (int) GPUAGG_KEY_DICTIONARY)
-				lfirst_int(enc) = (int) GPUAGG_KEY_RANKED;
-		}
 	}
 
 	/* the scan tuple: group keys, other columns, aggregates */

@@ -595,24 +595,12 @@ GpuHashJoinNext(ScanState *ss)
 	}
 }
 
-static bool
-GpuHashJoinRecheck(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
 static Node *
 CreateGpuHashJoinStateImpl(CustomScan *cscan)
 {
-	GpuHashJoinState *st = (GpuHashJoinState *) palloc0(sizeof(GpuHashJoinState));
+	GpuHashJoinState *st = NewCustomScanState<GpuHashJoinState>(cscan, &gpu_hashjoin_exec_methods);
 	List	   *keys = (List *) linitial(cscan->custom_private);
 
-	NodeSetTag(st, T_CustomScanState);
-	st->css.methods = &gpu_hashjoin_exec_methods;
-	st->css.flags = cscan->flags;
-#if PG_VERSION_NUM >= 160000
-	st->css.slotOps = &TTSOpsVirtual;
-#endif
 	st->jointype = (JoinType) linitial_int(keys);
 	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_FULL ||
 		st->jointype == JOIN_ANTI;
@@ -659,17 +647,13 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
 											  ALLOCSET_DEFAULT_SIZES);
-	st->dev = (GpuHashJoinDevice *) MemoryContextAllocZero(estate->es_query_cxt,
-														   sizeof(GpuHashJoinDevice));
-	st->dev->cb.func = JoinRelease;
-	st->dev->cb.arg = st->dev;
-	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->dev->cb);
+	st->dev = NewQueryDevice<GpuHashJoinDevice>(estate, JoinRelease);
 }
 
 static TupleTableSlot *
 ExecGpuHashJoinImpl(CustomScanState *node)
 {
-	return ExecScan(&node->ss, GpuHashJoinNext, GpuHashJoinRecheck);
+	return ExecScan(&node->ss, GpuHashJoinNext, GpuopsScanRecheck);
 }
 
 static void

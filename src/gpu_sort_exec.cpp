@@ -753,24 +753,12 @@ GpuSortNext(ScanState *ss)
 	return slot;
 }
 
-static bool
-GpuSortRecheck(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
 static Node *
 CreateGpuSortStateImpl(CustomScan *cscan)
 {
-	GpuSortState *st = (GpuSortState *) palloc0(sizeof(GpuSortState));
+	GpuSortState *st = NewCustomScanState<GpuSortState>(cscan, &gpu_sort_exec_methods);
 	List	   *priv = cscan->custom_private;
 
-	NodeSetTag(st, T_CustomScanState);
-	st->css.methods = &gpu_sort_exec_methods;
-	st->css.flags = cscan->flags;
-#if PG_VERSION_NUM >= 160000
-	st->css.slotOps = &TTSOpsVirtual;	/* PostgreSQL 15 always uses a virtual slot */
-#endif
 	st->nkeys = list_nth_int(priv, 0);
 	st->bound = (uint64) list_nth_int(priv, 1);
 	/*
@@ -828,17 +816,13 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 										 &TTSOpsMinimalTuple);
 	st->mem_limit = GpuopsHostMemoryLimit();
 	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
-	st->dev = (GpuSortDevice *) MemoryContextAllocZero(estate->es_query_cxt,
-													   sizeof(GpuSortDevice));
-	st->dev->cb.func = DeviceRelease;
-	st->dev->cb.arg = st->dev;
-	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->dev->cb);
+	st->dev = NewQueryDevice<GpuSortDevice>(estate, DeviceRelease);
 }
 
 static TupleTableSlot *
 ExecGpuSortImpl(CustomScanState *node)
 {
-	return ExecScan(&node->ss, GpuSortNext, GpuSortRecheck);
+	return ExecScan(&node->ss, GpuSortNext, GpuopsScanRecheck);
 }
 
 /* Closes (deletes) the spilled runs and their replay store. */

@@ -12,10 +12,55 @@ extern "C" {
 #include "postgres.h"
 
 #include "commands/explain.h"
+#include "executor/tuptable.h"
 #include "nodes/extensible.h"
+#include "utils/memutils.h"
 }
 
 #include "boundary.h"
+
+/*
+ * A node's executor state (State begins with a CustomScanState css):
+ * zeroed, tagged, with its methods and the plan's flags.
+ */
+template <typename State>
+static State *
+NewCustomScanState(CustomScan *cscan, const CustomExecMethods *methods)
+{
+	State	   *st = (State *) palloc0(sizeof(State));
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = methods;
+	st->css.flags = cscan->flags;
+#if PG_VERSION_NUM >= 160000
+	st->css.slotOps = &TTSOpsVirtual;	/* PostgreSQL 15 always uses a virtual slot */
+#endif
+	return st;
+}
+
+/* ExecScan's recheck: the nodes emit only rows they made themselves */
+static inline bool
+GpuopsScanRecheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+/*
+ * A node's device handle (Dev has a MemoryContextCallback cb) in the query
+ * context, released by `release` when that context goes: at the end of the
+ * query, and on error and cancel.
+ */
+template <typename Dev>
+static Dev *
+NewQueryDevice(EState *estate, MemoryContextCallbackFunction release)
+{
+	Dev		   *dev = (Dev *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(Dev));
+
+	dev->cb.func = release;
+	dev->cb.arg = dev;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &dev->cb);
+	return dev;
+}
 
 template <Node *(*Impl) (CustomScan *)>
 static Node *
