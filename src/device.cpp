@@ -68,6 +68,15 @@ GpuopsPrimaryJoinBackend(void)
 	return gpuops_cuda_join_backend();
 }
 
+/* The nested-loop backend of the same choice. */
+const GpuopsNestLoopBackend *
+GpuopsPrimaryNestLoopBackend(void)
+{
+	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+		return gpuops_cpu_nestloop_backend();
+	return gpuops_cuda_nestloop_backend();
+}
+
 /* The aggregation backend of the same choice. */
 const GpuopsAggBackend *
 GpuopsPrimaryAggBackend(void)

@@ -22,6 +22,7 @@ extern bool GpuopsGpuPresent(void);
 extern const GpuopsBackend *GpuopsPrimaryBackend(void);
 extern const GpuopsJoinBackend *GpuopsPrimaryJoinBackend(void);
 extern const GpuopsAggBackend *GpuopsPrimaryAggBackend(void);
+extern const GpuopsNestLoopBackend *GpuopsPrimaryNestLoopBackend(void);
 
 /*
  * Handles a failed device call of operator `node`.  Returns when the caller

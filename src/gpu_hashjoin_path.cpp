@@ -34,6 +34,7 @@ extern "C" {
 #include "gpu_hashjoin.h"
 #include "gpuops_device.h"
 #include "guc.h"
+#include "join_plan.h"
 
 static Plan *PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 								 List *tlist, List *clauses, List *custom_plans);
@@ -78,22 +79,6 @@ FindColumn(Expr *expr, PathTarget *target)
 		i++;
 	}
 	return -1;
-}
-
-/* As costsize.c's get_parallel_divisor: the leader helps less with more workers. */
-static double
-ParallelDivisor(Path *path)
-{
-	double		divisor = path->parallel_workers;
-
-	if (parallel_leader_participation)
-	{
-		double		leader = 1.0 - (0.3 * path->parallel_workers);
-
-		if (leader > 0)
-			divisor += leader;
-	}
-	return Max(divisor, 1.0);
 }
 
 /*
@@ -204,7 +189,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 */
 	orows = Max(outer->rows, 1.0);	/* per process, for a partial path */
 	irows = Max(inner->rows, 1.0);
-	rows = partial ? clamp_row_est(joinrel->rows / ParallelDivisor(outer)) : joinrel->rows;
+	rows = partial ? clamp_row_est(joinrel->rows / GpuopsParallelDivisor(outer)) : joinrel->rows;
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
 
@@ -290,23 +275,6 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	}
 }
 
-/* custom_scan_tlist: a copy of each child's output, outer first */
-static List *
-ChildColumns(List *scan_tlist, Plan *child)
-{
-	ListCell   *lc;
-
-	foreach(lc, child->targetlist)
-	{
-		TargetEntry *tle = (TargetEntry *) lfirst(lc);
-
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) copyObject(tle->expr),
-											 list_length(scan_tlist) + 1, NULL, false));
-	}
-	return scan_tlist;
-}
-
 static Plan *
 PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						List *tlist, List *clauses, List *custom_plans)
@@ -314,8 +282,8 @@ PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pat
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *scan_tlist = NIL;
 
-	scan_tlist = ChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
-	scan_tlist = ChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
+	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
+	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
 	cscan->scan.plan.targetlist = tlist;
 	/*
 	 * The join clauses go in custom_exprs (setrefs points their Vars at the

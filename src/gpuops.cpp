@@ -23,6 +23,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "boundary.h"
 #include "gpu_agg.h"
 #include "gpu_hashjoin.h"
+#include "gpu_nestloop.h"
 #include "gpu_sort.h"
 #include "guc.h"
 #include "planner_hooks.h"
@@ -39,6 +40,7 @@ InitImpl(void)
 	GpuopsDefineGucs();
 	GpuSortRegister();
 	GpuHashJoinRegister();
+	GpuNestLoopRegister();
 	GpuAggRegister();
 	GpuopsInstallPlannerHooks();
 }

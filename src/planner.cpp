@@ -13,6 +13,7 @@ extern "C" {
 #include "boundary.h"
 #include "gpu_agg.h"
 #include "gpu_hashjoin.h"
+#include "gpu_nestloop.h"
 #include "gpu_sort.h"
 #include "guc.h"
 #include "planner_hooks.h"
@@ -56,6 +57,7 @@ JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (!gpuops_enabled)
 		return;
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
+	GpuNestLoopAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 }
 
 static void

@@ -1,0 +1,625 @@
+/*
+ * expr_eval.hpp
+ *    The device expression interpreter (gpuops_device.h describes the
+ *    programs), one source for CUDA kernels and the CPU twin so both give
+ *    the same answer for every row.
+ *
+ * Each operation does what PostgreSQL's function for it does (int.c,
+ * int8.c, float.h, date.c, timestamp.c) where the result is a value; where
+ * PostgreSQL would raise an error, or the operation leaves the range this
+ * code reproduces exactly, evaluation stops with GPUOPS_EXPR_RECHECK and
+ * PostgreSQL evaluates the row itself.
+ */
+#ifndef GPUOPS_EXPR_EVAL_HPP
+#define GPUOPS_EXPR_EVAL_HPP
+
+#include <math.h>
+#include <string.h>
+
+#include "gpuops_device.h"
+
+#ifdef __CUDACC__
+#define GPUOPS_HD __host__ __device__ inline
+#else
+#define GPUOPS_HD inline
+#endif
+
+namespace gpuops {
+
+/* date.h: IS_VALID_DATE, and the infinite dates */
+constexpr int64_t kDateMin = -2451545;	/* DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE */
+constexpr int64_t kDateEnd = 2145031949;	/* DATE_END_JULIAN - POSTGRES_EPOCH_JDATE */
+constexpr int64_t kDateNoBegin = -2147483647 - 1;
+constexpr int64_t kDateNoEnd = 2147483647;
+
+/* timestamp.h: IS_VALID_TIMESTAMP, and the infinite timestamps */
+constexpr int64_t kTimestampMin = -211813488000000000LL;
+constexpr int64_t kTimestampEnd = 9223371331200000000LL;
+constexpr int64_t kTimestampNoBegin = -9223372036854775807LL - 1;
+constexpr int64_t kTimestampNoEnd = 9223372036854775807LL;
+
+GPUOPS_HD double
+expr_as_double(uint64_t w)
+{
+	double		d;
+
+	memcpy(&d, &w, sizeof(d));
+	return d;
+}
+
+GPUOPS_HD uint64_t
+expr_from_double(double d)
+{
+	uint64_t	w;
+
+	memcpy(&w, &d, sizeof(w));
+	return w;
+}
+
+/* Does v fit an integer of `width` bytes? */
+GPUOPS_HD bool
+expr_fits(__int128 v, int width)
+{
+	switch (width)
+	{
+		case 2:
+			return v >= -32768 && v <= 32767;
+		case 4:
+			return v >= -2147483647 - 1 && v <= 2147483647;
+		default:
+			return v >= (__int128) (-9223372036854775807LL - 1) && v <= (__int128) 9223372036854775807LL;
+	}
+}
+
+/* float8_cmp_internal: NaNs equal each other and sort above everything, -0 == 0 */
+GPUOPS_HD int
+expr_float_cmp(double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return a > b ? 1 : (a < b ? -1 : 0);
+}
+
+GPUOPS_HD bool
+expr_cmp_holds(int c, int sub)
+{
+	switch (sub)
+	{
+		case GPUOPS_CMP_EQ:
+			return c == 0;
+		case GPUOPS_CMP_NE:
+			return c != 0;
+		case GPUOPS_CMP_LT:
+			return c < 0;
+		case GPUOPS_CMP_LE:
+			return c <= 0;
+		case GPUOPS_CMP_GT:
+			return c > 0;
+		case GPUOPS_CMP_GE:
+			return c >= 0;
+		default:
+			return c != 0;		/* DISTINCT, both sides non-NULL */
+	}
+}
+
+/*
+ * Float arithmetic as float.h's float8_pl/mi/mul/div (width 8) and the
+ * float4_ versions (width 4, in single precision).  false: PostgreSQL
+ * raises an error (overflow, underflow, division by zero).  The _rn
+ * intrinsics keep nvcc from fusing a multiply into a later add.
+ */
+template <typename F>
+GPUOPS_HD bool
+expr_float_op(int op, F a, F b, F *r)
+{
+	switch (op)
+	{
+		case GPUOPS_EOP_ADD:
+		case GPUOPS_EOP_SUB:
+			if (op == GPUOPS_EOP_SUB)
+				b = -b;
+#ifdef __CUDA_ARCH__
+			if constexpr (sizeof(F) == 4)
+				*r = __fadd_rn(a, b);
+			else
+				*r = __dadd_rn(a, b);
+#else
+			*r = a + b;
+#endif
+			return !(isinf(*r) && !isinf(a) && !isinf(b));
+		case GPUOPS_EOP_MUL:
+#ifdef __CUDA_ARCH__
+			if constexpr (sizeof(F) == 4)
+				*r = __fmul_rn(a, b);
+			else
+				*r = __dmul_rn(a, b);
+#else
+			*r = a * b;
+#endif
+			if (isinf(*r) && !isinf(a) && !isinf(b))
+				return false;
+			return !(*r == 0 && a != 0 && b != 0);
+		case GPUOPS_EOP_DIV:
+			if (b == 0 && !isnan(a))
+				return false;
+#ifdef __CUDA_ARCH__
+			if constexpr (sizeof(F) == 4)
+				*r = __fdiv_rn(a, b);
+			else
+				*r = __ddiv_rn(a, b);
+#else
+			*r = a / b;
+#endif
+			if (isinf(*r) && !isinf(a))
+				return false;
+			return !(*r == 0 && a != 0 && !isinf(b));
+		default:
+			return false;
+	}
+}
+
+/*
+ * Integer arithmetic (int.c, int8.c): the operands widened to 64 bits, the
+ * result checked against the result type's width.  false: PostgreSQL
+ * raises an error (out of range, division by zero).
+ */
+GPUOPS_HD bool
+expr_int_op(int op, int width, int64_t a, int64_t b, int64_t *r)
+{
+	__int128	v;
+
+	switch (op)
+	{
+		case GPUOPS_EOP_ADD:
+			v = (__int128) a + b;
+			break;
+		case GPUOPS_EOP_SUB:
+			v = (__int128) a - b;
+			break;
+		case GPUOPS_EOP_MUL:
+			v = (__int128) a * b;
+			break;
+		case GPUOPS_EOP_DIV:
+			if (b == 0)
+				return false;
+			v = b == -1 ? -(__int128) a : (__int128) (a / b);
+			break;
+		case GPUOPS_EOP_MOD:
+			if (b == 0)
+				return false;
+			v = b == -1 ? 0 : a % b;	/* INT_MIN % -1 is 0, as int4mod says */
+			break;
+		case GPUOPS_EOP_NEG:
+			v = -(__int128) a;
+			break;
+		case GPUOPS_EOP_ABS:
+			v = a < 0 ? -(__int128) a : (__int128) a;
+			break;
+		default:
+			return false;
+	}
+	if (!expr_fits(v, width))
+		return false;
+	*r = (int64_t) v;
+	return true;
+}
+
+/* float8 or float4 -> integer of `width` (dtoi4 and kin: rint, then range) */
+GPUOPS_HD bool
+expr_float_to_int(double d, int width, int64_t *r)
+{
+	double		x = rint(d);
+	double		lim = width == 2 ? 32768.0 : width == 4 ? 2147483648.0 : 9223372036854775808.0;
+
+	if (isnan(x) || !(x >= -lim && x < lim))
+		return false;
+	*r = (int64_t) x;
+	return true;
+}
+
+/*
+ * Evaluates program `p` for one row or pair.  Outer and Inner give a
+ * column's word and null flag (word(c), null(c)).
+ */
+template <class Outer, class Inner>
+GPUOPS_HD GpuopsExprResult
+expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
+		  const uint8_t *const_null, const Outer &outer, const Inner &inner)
+{
+	uint64_t	w[GPUOPS_EXPR_MAX_STACK];
+	bool		n[GPUOPS_EXPR_MAX_STACK];
+	uint64_t	lw[GPUOPS_EXPR_MAX_LOCALS];
+	bool		ln[GPUOPS_EXPR_MAX_LOCALS];
+	int			sp = 0;
+
+	for (int pc = 0; pc < nsteps; pc++)
+	{
+		const GpuopsExprStep s = steps[pc];
+
+		switch (s.op)
+		{
+			case GPUOPS_EOP_OUTER:
+				w[sp] = outer.word(s.arg);
+				n[sp++] = outer.null(s.arg);
+				break;
+			case GPUOPS_EOP_INNER:
+				w[sp] = inner.word(s.arg);
+				n[sp++] = inner.null(s.arg);
+				break;
+			case GPUOPS_EOP_CONST:
+				w[sp] = consts[s.arg];
+				n[sp++] = const_null[s.arg] != 0;
+				break;
+			case GPUOPS_EOP_PUSH_NULL:
+				w[sp] = 0;
+				n[sp++] = true;
+				break;
+			case GPUOPS_EOP_CMP:
+				{
+					bool		an = n[sp - 2],
+								bn = n[sp - 1];
+					uint64_t	a = w[sp - 2],
+								b = w[sp - 1];
+					int			c;
+
+					sp--;
+					if (s.sub == GPUOPS_CMP_DISTINCT && (an || bn))
+					{
+						w[sp - 1] = an != bn;
+						n[sp - 1] = false;
+						break;
+					}
+					if (an || bn)
+					{
+						w[sp - 1] = 0;
+						n[sp - 1] = true;
+						break;
+					}
+					if (s.type == GPUOPS_ET_FLOAT)
+						c = expr_float_cmp(expr_as_double(a), expr_as_double(b));
+					else
+						c = (int64_t) a < (int64_t) b ? -1 : ((int64_t) a > (int64_t) b ? 1 : 0);
+					w[sp - 1] = expr_cmp_holds(c, s.sub);
+					n[sp - 1] = false;
+					break;
+				}
+			case GPUOPS_EOP_ADD:
+			case GPUOPS_EOP_SUB:
+			case GPUOPS_EOP_MUL:
+			case GPUOPS_EOP_DIV:
+			case GPUOPS_EOP_MOD:
+				sp--;
+				if (n[sp - 1] || n[sp])
+				{
+					n[sp - 1] = true;	/* strict */
+					break;
+				}
+				if (s.type == GPUOPS_ET_FLOAT && s.sub == 4)
+				{
+					float		r;
+
+					if (!expr_float_op<float>(s.op, (float) expr_as_double(w[sp - 1]),
+											  (float) expr_as_double(w[sp]), &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = expr_from_double((double) r);
+				}
+				else if (s.type == GPUOPS_ET_FLOAT)
+				{
+					double		r;
+
+					if (!expr_float_op<double>(s.op, expr_as_double(w[sp - 1]),
+											   expr_as_double(w[sp]), &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = expr_from_double(r);
+				}
+				else
+				{
+					int64_t		r;
+
+					if (!expr_int_op(s.op, s.sub, (int64_t) w[sp - 1], (int64_t) w[sp], &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) r;
+				}
+				break;
+			case GPUOPS_EOP_NEG:
+			case GPUOPS_EOP_ABS:
+				if (n[sp - 1])
+					break;
+				if (s.type == GPUOPS_ET_FLOAT)
+				{
+					double		d = expr_as_double(w[sp - 1]);
+
+					w[sp - 1] = expr_from_double(s.op == GPUOPS_EOP_NEG ? -d : fabs(d));
+				}
+				else
+				{
+					int64_t		r;
+
+					if (!expr_int_op(s.op, s.sub, (int64_t) w[sp - 1], 0, &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) r;
+				}
+				break;
+			case GPUOPS_EOP_TO_INT:
+				if (n[sp - 1])
+					break;
+				if (s.type == GPUOPS_ET_FLOAT)
+				{
+					int64_t		r;
+
+					if (!expr_float_to_int(expr_as_double(w[sp - 1]), s.sub, &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) r;
+				}
+				else if (!expr_fits((int64_t) w[sp - 1], s.sub))
+					return GPUOPS_EXPR_RECHECK;
+				break;
+			case GPUOPS_EOP_TO_FLOAT:
+				if (n[sp - 1])
+					break;
+				if (s.type == GPUOPS_ET_INT)
+				{
+					int64_t		i = (int64_t) w[sp - 1];
+
+					w[sp - 1] = expr_from_double(s.sub == 4 ? (double) (float) i : (double) i);
+				}
+				else if (s.sub == 4)
+				{
+					/* dtof: overflow and underflow are errors */
+					double		d = expr_as_double(w[sp - 1]);
+					float		f = (float) d;
+
+					if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = expr_from_double((double) f);
+				}
+				break;
+			case GPUOPS_EOP_DATE_PLI:
+				sp--;
+				if (n[sp - 1] || n[sp])
+				{
+					n[sp - 1] = true;
+					break;
+				}
+				{
+					int64_t		d = (int64_t) w[sp - 1];
+					int64_t		r = s.sub ? d - (int64_t) w[sp] : d + (int64_t) w[sp];
+
+					if (d == kDateNoBegin || d == kDateNoEnd)
+						break;	/* infinity stays itself */
+					if (r < kDateMin || r >= kDateEnd)
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) r;
+				}
+				break;
+			case GPUOPS_EOP_DATE_MI:
+				sp--;
+				if (n[sp - 1] || n[sp])
+				{
+					n[sp - 1] = true;
+					break;
+				}
+				{
+					int64_t		a = (int64_t) w[sp - 1],
+								b = (int64_t) w[sp];
+
+					if (a == kDateNoBegin || a == kDateNoEnd || b == kDateNoBegin || b == kDateNoEnd)
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) (a - b);
+				}
+				break;
+			case GPUOPS_EOP_TS_PL:
+				/* timestamp +/- an interval of days (consts[arg]) and time (consts[arg + 1]) */
+				if (n[sp - 1])
+					break;
+				{
+					int64_t		t = (int64_t) w[sp - 1];
+					__int128	r = t;
+					int64_t		days = (int64_t) consts[s.arg],
+								usecs = (int64_t) consts[s.arg + 1];
+
+					if (t == kTimestampNoBegin || t == kTimestampNoEnd)
+						break;
+					/* PostgreSQL adds the days and then the time, checking each */
+					r += s.sub ? -(__int128) days : (__int128) days;
+					if (r < kTimestampMin || r >= kTimestampEnd)
+						return GPUOPS_EXPR_RECHECK;
+					r += s.sub ? -(__int128) usecs : (__int128) usecs;
+					if (r < kTimestampMin || r >= kTimestampEnd)
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) (int64_t) r;
+				}
+				break;
+			case GPUOPS_EOP_NOT:
+				w[sp - 1] = !w[sp - 1];
+				break;
+			case GPUOPS_EOP_AND:
+			case GPUOPS_EOP_OR:
+				{
+					bool		an = n[sp - 2],
+								bn = n[sp - 1];
+					bool		a = w[sp - 2] != 0,
+								b = w[sp - 1] != 0;
+					bool		decisive = s.op == GPUOPS_EOP_OR;	/* TRUE decides OR, FALSE AND */
+
+					sp--;
+					if ((!an && a == decisive) || (!bn && b == decisive))
+					{
+						w[sp - 1] = decisive;
+						n[sp - 1] = false;
+					}
+					else if (an || bn)
+						n[sp - 1] = true;
+					else
+						w[sp - 1] = !decisive;
+					break;
+				}
+			case GPUOPS_EOP_JUMP_IF_FALSE:
+				if (!n[sp - 1] && w[sp - 1] == 0)
+					pc = s.arg - 1;
+				break;
+			case GPUOPS_EOP_JUMP_IF_TRUE:
+				if (!n[sp - 1] && w[sp - 1] != 0)
+					pc = s.arg - 1;
+				break;
+			case GPUOPS_EOP_JUMP_UNLESS_TRUE:
+				sp--;
+				if (n[sp] || w[sp] == 0)
+					pc = s.arg - 1;
+				break;
+			case GPUOPS_EOP_JUMP:
+				pc = s.arg - 1;
+				break;
+			case GPUOPS_EOP_IS_NULL:
+				w[sp - 1] = s.sub ? !n[sp - 1] : n[sp - 1];
+				n[sp - 1] = false;
+				break;
+			case GPUOPS_EOP_BOOL_TEST:
+				{
+					bool		isn = n[sp - 1],
+								v = w[sp - 1] != 0;
+
+					switch (s.sub)
+					{
+						case GPUOPS_BT_IS_TRUE:
+							w[sp - 1] = !isn && v;
+							break;
+						case GPUOPS_BT_IS_NOT_TRUE:
+							w[sp - 1] = isn || !v;
+							break;
+						case GPUOPS_BT_IS_FALSE:
+							w[sp - 1] = !isn && !v;
+							break;
+						default:
+							w[sp - 1] = isn || v;
+							break;
+					}
+					n[sp - 1] = false;
+					break;
+				}
+			case GPUOPS_EOP_STORE:
+				lw[s.arg] = w[sp - 1];
+				ln[s.arg] = n[sp - 1];
+				break;
+			case GPUOPS_EOP_LOAD:
+				w[sp] = lw[s.arg];
+				n[sp++] = ln[s.arg];
+				break;
+			case GPUOPS_EOP_POP:
+				sp--;
+				break;
+			default:
+				return GPUOPS_EXPR_RECHECK;
+		}
+	}
+	return (sp > 0 && !n[sp - 1] && w[sp - 1] != 0) ? GPUOPS_EXPR_TRUE : GPUOPS_EXPR_FALSE;
+}
+
+/*
+ * Checks a program before it runs: known operations, arguments in range,
+ * forward jumps, and a stack that stays within GPUOPS_EXPR_MAX_STACK when
+ * counted in program order (which never undercounts: every jump skips
+ * code that leaves one value more).  Returns NULL or what is wrong.
+ */
+inline const char *
+expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
+{
+	int			depth = 0;
+
+	if (p->nsteps < 1 || p->nsteps > GPUOPS_EXPR_MAX_STEPS || p->nconsts < 0 ||
+		p->nconsts > GPUOPS_EXPR_MAX_CONSTS)
+		return "program size out of range";
+	for (int pc = 0; pc < p->nsteps; pc++)
+	{
+		const GpuopsExprStep *s = &p->steps[pc];
+		int			pops = 0,
+					pushes = 0;
+
+		switch (s->op)
+		{
+			case GPUOPS_EOP_OUTER:
+				if (s->arg < 0 || s->arg >= outer_ncols)
+					return "outer column out of range";
+				pushes = 1;
+				break;
+			case GPUOPS_EOP_INNER:
+				if (s->arg < 0 || s->arg >= inner_ncols)
+					return "inner column out of range";
+				pushes = 1;
+				break;
+			case GPUOPS_EOP_CONST:
+				if (s->arg < 0 || s->arg >= p->nconsts)
+					return "constant out of range";
+				pushes = 1;
+				break;
+			case GPUOPS_EOP_TS_PL:
+				if (s->arg < 0 || s->arg + 1 >= p->nconsts)
+					return "constant out of range";
+				pops = pushes = 1;
+				break;
+			case GPUOPS_EOP_PUSH_NULL:
+				pushes = 1;
+				break;
+			case GPUOPS_EOP_CMP:
+			case GPUOPS_EOP_ADD:
+			case GPUOPS_EOP_SUB:
+			case GPUOPS_EOP_MUL:
+			case GPUOPS_EOP_DIV:
+			case GPUOPS_EOP_MOD:
+			case GPUOPS_EOP_DATE_PLI:
+			case GPUOPS_EOP_DATE_MI:
+			case GPUOPS_EOP_AND:
+			case GPUOPS_EOP_OR:
+				pops = 2;
+				pushes = 1;
+				break;
+			case GPUOPS_EOP_NEG:
+			case GPUOPS_EOP_ABS:
+			case GPUOPS_EOP_TO_INT:
+			case GPUOPS_EOP_TO_FLOAT:
+			case GPUOPS_EOP_NOT:
+			case GPUOPS_EOP_IS_NULL:
+			case GPUOPS_EOP_BOOL_TEST:
+			case GPUOPS_EOP_JUMP_IF_FALSE:
+			case GPUOPS_EOP_JUMP_IF_TRUE:
+				pops = pushes = 1;
+				break;
+			case GPUOPS_EOP_JUMP_UNLESS_TRUE:
+			case GPUOPS_EOP_POP:
+				pops = 1;
+				break;
+			case GPUOPS_EOP_JUMP:
+				break;
+			case GPUOPS_EOP_STORE:
+				if (s->arg < 0 || s->arg >= GPUOPS_EXPR_MAX_LOCALS)
+					return "local out of range";
+				pops = pushes = 1;
+				break;
+			case GPUOPS_EOP_LOAD:
+				if (s->arg < 0 || s->arg >= GPUOPS_EXPR_MAX_LOCALS)
+					return "local out of range";
+				pushes = 1;
+				break;
+			default:
+				return "unknown operation";
+		}
+		if (s->op == GPUOPS_EOP_JUMP || s->op == GPUOPS_EOP_JUMP_IF_FALSE ||
+			s->op == GPUOPS_EOP_JUMP_IF_TRUE || s->op == GPUOPS_EOP_JUMP_UNLESS_TRUE)
+		{
+			if (s->arg <= pc || s->arg > p->nsteps)
+				return "jump out of range";
+		}
+		if (depth < pops)
+			return "stack underflow";
+		depth += pushes - pops;
+		if (depth > GPUOPS_EXPR_MAX_STACK)
+			return "stack overflow";
+	}
+	return depth < 1 ? "no result" : nullptr;
+}
+
+}								/* namespace gpuops */
+
+#endif

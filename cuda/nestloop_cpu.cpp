@@ -1,0 +1,241 @@
+/*
+ * nestloop_cpu.cpp
+ *    The CPU twin of the nested-loop join (gpuops_device.h): the same
+ *    program, the same chunks and the same pair order as the CUDA backend,
+ *    generated on the host window by window.  Serves gpuops.device = cpu
+ *    and the fallback.
+ */
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "device_common.hpp"
+#include "nestloop_common.hpp"
+
+namespace gpuops {
+namespace {
+
+/* One side's columns as copied in: column c of row i at words[c * n + i]. */
+struct Side
+{
+	std::vector<uint64_t> words;
+	std::vector<uint8_t> nulls;
+	uint64_t	n = 0;
+	int			ncols = 0;
+
+	void		load(const GpuopsExprColumns *cols, int want)
+	{
+		if (cols->ncols != want)
+			fail(GPUOPS_ERR_INTERNAL, "nested loop: %d columns given, %d expected", cols->ncols, want);
+		n = cols->nrows;
+		ncols = want;
+		words.assign(n * want, 0);
+		nulls.assign(n * want, 0);
+		for (int c = 0; c < want; c++)
+			for (uint64_t i = 0; i < n; i++)
+			{
+				words[c * n + i] = cols->words[c][i];
+				nulls[c * n + i] = cols->nulls[c] ? cols->nulls[c][i] : 0;
+			}
+	}
+};
+
+struct Row
+{
+	const Side *side;
+	uint64_t	i;
+
+	uint64_t	word(int c) const { return side->words[c * side->n + i]; }
+	bool		null(int c) const { return side->nulls[c * side->n + i] != 0; }
+};
+
+struct CpuNestLoop
+{
+	GpuopsSettings settings;
+	GpuopsNestLoopSpec spec;
+	Side		inner;
+	Side		outer;
+	/* where the current probe's pair generation stands */
+	uint64_t	o = 0;
+	uint64_t	j = 0;
+	uint64_t	window = 0;
+	bool		skip_chunk = false;
+	std::vector<uint32_t> probe_out, build_out;
+	GpuopsNestLoopStats stats = {};
+};
+
+uint64_t
+budget(const GpuopsSettings &s)
+{
+	return s.device_memory_limit / (s.device_share ? s.device_share : 1);
+}
+
+/* The next window: pairs in nested-loop order until the window is full. */
+void
+next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
+{
+	const GpuopsExprProgram &p = nl->spec.program;
+	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
+
+	nl->probe_out.clear();
+	nl->build_out.clear();
+	while (nl->probe_out.size() < nl->window && nl->o < nl->outer.n)
+	{
+		uint64_t	chunk_end = (nl->j / chunk + 1) * chunk;
+
+		if (nl->j >= nl->inner.n)
+		{
+			nl->o++;
+			nl->j = 0;
+			nl->skip_chunk = false;
+			continue;
+		}
+		if (nl->skip_chunk)
+		{
+			/* first_only: this chunk has had its TRUE pair */
+			nl->j = chunk_end;
+			nl->skip_chunk = false;
+			continue;
+		}
+		GpuopsExprResult r = expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
+									   Row{&nl->outer, nl->o}, Row{&nl->inner, nl->j});
+
+		nl->stats.pairs_tested++;
+		if (r != GPUOPS_EXPR_FALSE)
+		{
+			nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
+			nl->build_out.push_back(static_cast<uint32_t>(nl->j) |
+									(r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
+			nl->stats.pairs++;
+			nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
+			if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
+				nl->skip_chunk = true;
+		}
+		nl->j++;
+	}
+	pairs->npairs = nl->probe_out.size();
+	pairs->probe_rows = nl->probe_out.data();
+	pairs->build_rows = nl->build_out.data();
+	pairs->more = nl->o < nl->outer.n;
+}
+
+GpuopsStatus
+cpu_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
+			 GpuopsNestLoop **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+
+		if (bad)
+			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+		auto		nl = std::make_unique<CpuNestLoop>();
+
+		nl->settings = *settings;
+		nl->spec = *spec;
+		nl->window = join_window_pairs_for_budget(budget(*settings));
+		*out = reinterpret_cast<GpuopsNestLoop *>(nl.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
+{
+	return guarded([&]() {
+		auto	   *nl = reinterpret_cast<CpuNestLoop *>(h);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		if (cols->nrows >= GPUOPS_NL_RECHECK)
+			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
+		nl->inner.load(cols, nl->spec.inner_ncols);
+		nl->stats.inner_rows += cols->nrows;
+		nl->stats.blocks++;
+		nl->stats.copy_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *nl = reinterpret_cast<CpuNestLoop *>(h);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
+		nl->outer.load(outer, nl->spec.outer_ncols);
+		nl->o = nl->j = 0;
+		nl->skip_chunk = false;
+		next_window(nl, pairs);
+		nl->stats.outer_rows += outer->nrows;
+		nl->stats.probes++;
+		nl->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_nl_next_pairs(GpuopsNestLoop *h, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *nl = reinterpret_cast<CpuNestLoop *>(h);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
+		nl->stats.windows++;
+		next_window(nl, pairs);
+		nl->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+uint64_t
+cpu_nl_capacity(const GpuopsNestLoop *h) noexcept
+{
+	auto	   *nl = reinterpret_cast<const CpuNestLoop *>(h);
+
+	return nl_inner_rows_for_budget(budget(nl->settings), nl->spec.inner_ncols);
+}
+
+uint32_t
+cpu_nl_probe_rows(const GpuopsNestLoop *h) noexcept
+{
+	auto	   *nl = reinterpret_cast<const CpuNestLoop *>(h);
+
+	return nl_probe_rows_for_budget(budget(nl->settings), nl->spec.outer_ncols);
+}
+
+void
+cpu_nl_stats(const GpuopsNestLoop *h, GpuopsNestLoopStats *stats) noexcept
+{
+	*stats = reinterpret_cast<const CpuNestLoop *>(h)->stats;
+}
+
+void
+cpu_nl_end(GpuopsNestLoop *h) noexcept
+{
+	delete reinterpret_cast<CpuNestLoop *>(h);
+}
+
+const GpuopsNestLoopBackend cpu_nestloop_backend = {
+	"cpu",
+	cpu_nl_begin,
+	cpu_nl_inner,
+	cpu_nl_probe,
+	cpu_nl_next_pairs,
+	cpu_nl_capacity,
+	cpu_nl_probe_rows,
+	cpu_nl_stats,
+	cpu_nl_end,
+};
+
+}								/* namespace */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsNestLoopBackend *
+gpuops_cpu_nestloop_backend(void) noexcept
+{
+	return &gpuops::cpu_nestloop_backend;
+}

@@ -1,0 +1,428 @@
+/*
+ * nestloop_cuda.cu
+ *    The nested-loop join on the GPU (gpuops_device.h describes it): He et
+ *    al.'s blocked nested loop with a device program as the predicate.
+ *
+ * A probe launches a grid of (outer rows / 256) x (inner chunks) blocks.
+ * Each block loads the program into shared memory and walks its chunk of
+ * the inner side one 256-row tile at a time, the tile's columns staged in
+ * shared memory, each thread testing its outer row against every row of
+ * the tile.  Count pass: each (outer row, chunk) counts its pairs; CUB
+ * prefix-sums the counts in (outer row, chunk) order, which is nested-loop
+ * order, so the output size is exact.  Write pass, per window of pairs:
+ * the same walk, each thread writing its pairs that fall in the window
+ * (threads with none there leave at once).  Evaluation is cheap next to
+ * the executor moving the rows, so the pass is run twice rather than
+ * buffering pairs of unknown number.
+ */
+#include <cub/device/device_scan.cuh>
+#include <chrono>
+#include <memory>
+
+#include "cuda_runtime.cuh"
+#include "device_array.cuh"
+#include "launch.cuh"
+#include "nestloop_common.hpp"
+
+namespace gpuops {
+namespace cuda {
+namespace {
+
+/* One side on the device: column c of row i at words[c * n + i]. */
+struct Side
+{
+	const uint64_t *words;
+	const uint8_t *nulls;
+	uint64_t	n;
+};
+
+struct GlobalRow
+{
+	const Side *side;
+	uint64_t	i;
+
+	__device__ uint64_t word(int c) const { return side->words[c * side->n + i]; }
+	__device__ bool null(int c) const { return side->nulls[c * side->n + i] != 0; }
+};
+
+struct TileRow
+{
+	const uint64_t *words;
+	const uint8_t *nulls;
+	uint32_t	j;
+
+	__device__ uint64_t word(int c) const { return words[c * kNlTile + j]; }
+	__device__ bool null(int c) const { return nulls[c * kNlTile + j] != 0; }
+};
+
+struct Probe
+{
+	Side		outer;
+	Side		inner;
+	int			inner_ncols;
+	uint64_t	chunk_rows;
+	uint32_t	nchunks;
+	int			first_only;
+};
+
+/*
+ * The walk of both passes.  Count (kWrite false): counts[o * nchunks + c].
+ * Write: pairs numbered [from, to) of the probe, at their number - from.
+ */
+template <bool kWrite>
+__global__ void __launch_bounds__(kNlTile)
+nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint64_t *offsets,
+		  uint64_t from, uint64_t to, uint32_t *pout, uint32_t *bout)
+{
+	__shared__ GpuopsExprStep steps[GPUOPS_EXPR_MAX_STEPS];
+	__shared__ uint64_t consts[GPUOPS_EXPR_MAX_CONSTS];
+	__shared__ uint8_t const_null[GPUOPS_EXPR_MAX_CONSTS];
+	extern __shared__ uint64_t tile[];	/* inner_ncols words, then null bytes, per tile row */
+	uint64_t   *tw = tile;
+	uint8_t    *tn = reinterpret_cast<uint8_t *>(tile + (size_t) pr.inner_ncols * kNlTile);
+	const int	nsteps = prog->nsteps;
+	uint64_t	o = blockIdx.x * (uint64_t) kNlTile + threadIdx.x;
+	uint32_t	c = blockIdx.y;
+	uint64_t	j0 = c * pr.chunk_rows;
+	uint64_t	j1 = pr.inner.n < j0 + pr.chunk_rows ? pr.inner.n : j0 + pr.chunk_rows;
+	uint64_t	idx = o * pr.nchunks + c;
+	uint64_t	base = 0;
+	uint64_t	cnt = 0;
+	bool		active = o < pr.outer.n;
+	GlobalRow	orow{&pr.outer, o};
+
+	for (int i = threadIdx.x; i < nsteps; i += kNlTile)
+		steps[i] = prog->steps[i];
+	for (int i = threadIdx.x; i < prog->nconsts; i += kNlTile)
+	{
+		consts[i] = prog->consts[i];
+		const_null[i] = prog->const_null[i];
+	}
+	if (kWrite && active)
+	{
+		base = offsets[idx];
+		active = offsets[idx + 1] > base && offsets[idx + 1] > from && base < to;
+	}
+	for (uint64_t t = j0; t < j1; t += kNlTile)
+	{
+		uint32_t	m = (uint32_t) (j1 - t < kNlTile ? j1 - t : kNlTile);
+
+		/* the whole block leaves once no thread has work (also before the first tile) */
+		if (!__syncthreads_or(active))
+			break;
+		if (threadIdx.x < m)
+			for (int col = 0; col < pr.inner_ncols; col++)
+			{
+				tw[col * kNlTile + threadIdx.x] = pr.inner.words[col * pr.inner.n + t + threadIdx.x];
+				tn[col * kNlTile + threadIdx.x] = pr.inner.nulls[col * pr.inner.n + t + threadIdx.x];
+			}
+		__syncthreads();
+		for (uint32_t jj = 0; active && jj < m; jj++)
+		{
+			GpuopsExprResult r = expr_eval(steps, nsteps, consts, const_null, orow,
+										   TileRow{tw, tn, jj});
+
+			if (r == GPUOPS_EXPR_FALSE)
+				continue;
+			if (kWrite)
+			{
+				uint64_t	k = base + cnt;
+
+				if (k >= to)
+				{
+					active = false;
+					break;
+				}
+				if (k >= from)
+				{
+					pout[k - from] = static_cast<uint32_t>(o);
+					bout[k - from] = static_cast<uint32_t>(t + jj) |
+						(r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0);
+				}
+			}
+			cnt++;
+			if (r == GPUOPS_EXPR_TRUE && pr.first_only)
+				active = false;
+		}
+	}
+	if (!kWrite && o < pr.outer.n)
+		counts[idx] = cnt;
+}
+
+struct CudaNestLoop
+{
+	Runtime    *rt = nullptr;
+	GpuopsSettings settings;
+	GpuopsNestLoopSpec spec;
+	cudaStream_t stream = nullptr;
+	DeviceArray prog;
+	DeviceArray inner_words, inner_nulls;
+	uint64_t	inner_n = 0;
+	/* the current probe */
+	DeviceArray outer_words, outer_nulls;
+	DeviceArray offsets;		/* per (outer row, chunk): its first pair; [last] = total */
+	Probe		probe = {};
+	uint64_t	total = 0;
+	uint64_t	written = 0;
+	uint64_t	window = 0;
+	std::vector<uint32_t> probe_out, build_out;
+	GpuopsNestLoopStats stats = {};
+};
+
+/* One side's columns into device arrays (column-major, NULL bytes zero when absent). */
+void
+upload(CudaNestLoop *nl, const GpuopsExprColumns *cols, int want, DeviceArray &words,
+	   DeviceArray &nulls)
+{
+	uint64_t	n = cols->nrows;
+	cudaStream_t s = nl->stream;
+
+	if (cols->ncols != want)
+		fail(GPUOPS_ERR_INTERNAL, "nested loop: %d columns given, %d expected", cols->ncols, want);
+	words.get(nl->rt, n * want * 8 + 8, s);
+	nulls.get(nl->rt, n * want + 8, s);
+	for (int c = 0; c < want && n > 0; c++)
+	{
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + c * n, cols->words[c], n * 8,
+										cudaMemcpyHostToDevice, s));
+		if (cols->nulls[c])
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(nulls.as<uint8_t>() + c * n, cols->nulls[c], n,
+											cudaMemcpyHostToDevice, s));
+		else
+			GPUOPS_CUDA_TRY(cudaMemsetAsync(nulls.as<uint8_t>() + c * n, 0, n, s));
+	}
+}
+
+size_t
+tile_bytes(const CudaNestLoop *nl)
+{
+	return (size_t) nl->spec.inner_ncols * kNlTile * 9 + 8;
+}
+
+dim3
+grid(const CudaNestLoop *nl)
+{
+	return dim3(blocks(nl->probe.outer.n), nl->probe.nchunks);
+}
+
+void
+write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
+{
+	Runtime    *rt = nl->rt;
+	cudaStream_t s = nl->stream;
+	uint64_t	from = nl->written;
+	uint64_t	m = std::min(nl->total - from, nl->window);
+	DeviceArray pout, bout;
+
+	pout.get(rt, m * 4 + 4, s);
+	bout.get(rt, m * 4 + 4, s);
+	if (m > 0)
+	{
+		nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
+			nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
+			from, from + m, pout.as<uint32_t>(), bout.as<uint32_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
+	}
+	nl->probe_out.resize(m);
+	nl->build_out.resize(m);
+	if (m > 0)
+	{
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->probe_out.data(), pout.as<uint32_t>(), m * 4,
+										cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->build_out.data(), bout.as<uint32_t>(), m * 4,
+										cudaMemcpyDeviceToHost, s));
+	}
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	for (uint64_t i = 0; i < m; i++)
+		nl->stats.rechecks += (nl->build_out[i] & GPUOPS_NL_RECHECK) != 0;
+	nl->stats.device_bytes = std::max<uint64_t>(nl->stats.device_bytes, rt->used());
+	nl->written = from + m;
+	pairs->npairs = m;
+	pairs->probe_rows = nl->probe_out.data();
+	pairs->build_rows = nl->build_out.data();
+	pairs->more = nl->written < nl->total;
+}
+
+GpuopsStatus
+cuda_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
+			  GpuopsNestLoop **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+
+		if (bad)
+			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+		Runtime    &rt = Runtime::get(*settings);
+		auto		nl = std::make_unique<CudaNestLoop>();
+
+		rt.set_limit(settings->device_memory_limit, settings->device_share);
+		nl->rt = &rt;
+		nl->settings = *settings;
+		nl->spec = *spec;
+		nl->stream = rt.stream(0);
+		nl->window = join_window_pairs_for_budget(rt.limit());
+		nl->prog.get(&rt, sizeof(GpuopsExprProgram), nl->stream);
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->prog.as<void>(), &nl->spec.program,
+										sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
+										nl->stream));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
+		*out = reinterpret_cast<GpuopsNestLoop *>(nl.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
+{
+	return guarded([&]() {
+		auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, nl->settings.fault);
+		if (cols->nrows >= GPUOPS_NL_RECHECK)
+			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
+		upload(nl, cols, nl->spec.inner_ncols, nl->inner_words, nl->inner_nulls);
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
+		nl->inner_n = cols->nrows;
+		nl->stats.inner_rows += cols->nrows;
+		nl->stats.blocks++;
+		nl->stats.copy_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
+		Runtime    *rt = nl->rt;
+		cudaStream_t s = nl->stream;
+		uint64_t	n = outer->nrows;
+		DeviceArray counts, temp;
+		size_t		temp_bytes = 0;
+		uint64_t	ncounts;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
+		nl->offsets.reset();
+		upload(nl, outer, nl->spec.outer_ncols, nl->outer_words, nl->outer_nulls);
+		nl->probe.outer = Side{nl->outer_words.as<uint64_t>(), nl->outer_nulls.as<uint8_t>(), n};
+		nl->probe.inner = Side{nl->inner_words.as<uint64_t>(), nl->inner_nulls.as<uint8_t>(),
+			nl->inner_n};
+		nl->probe.inner_ncols = nl->spec.inner_ncols;
+		nl->probe.chunk_rows = nl_chunk_rows(nl->inner_n);
+		nl->probe.nchunks = static_cast<uint32_t>(nl_chunks(nl->inner_n));
+		nl->probe.first_only = nl->spec.first_only;
+		ncounts = n * nl->probe.nchunks;
+		counts.get(rt, (ncounts + 1) * 8, s);
+		nl->offsets.get(rt, (ncounts + 1) * 8, s);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (ncounts + 1) * 8, s));
+		if (n > 0 && nl->inner_n > 0)
+		{
+			nl_kernel<false><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
+				nl->prog.as<GpuopsExprProgram>(), nl->probe, counts.as<uint64_t>(), nullptr, 0, 0,
+				nullptr, nullptr);
+			GPUOPS_CUDA_CHECK_LAUNCH("nested loop count");
+		}
+		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
+													  nl->offsets.as<uint64_t>(), ncounts + 1, s));
+		temp.get(rt, temp_bytes + 8, s);
+		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
+													  counts.as<uint64_t>(),
+													  nl->offsets.as<uint64_t>(), ncounts + 1, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + ncounts,
+										8, cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		nl->total = rt->pinned_scalar()[0];
+		nl->written = 0;
+		counts.reset();
+		temp.reset();
+		write_window(nl, pairs);
+		nl->stats.outer_rows += n;
+		nl->stats.pairs_tested += n * nl->inner_n;
+		nl->stats.pairs += nl->total;
+		nl->stats.probes++;
+		nl->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_nl_next_pairs(GpuopsNestLoop *h, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
+		nl->stats.windows++;
+		write_window(nl, pairs);
+		nl->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+uint64_t
+cuda_nl_capacity(const GpuopsNestLoop *h) noexcept
+{
+	auto	   *nl = reinterpret_cast<const CudaNestLoop *>(h);
+
+	return nl_inner_rows_for_budget(nl->rt->limit(), nl->spec.inner_ncols);
+}
+
+uint32_t
+cuda_nl_probe_rows(const GpuopsNestLoop *h) noexcept
+{
+	auto	   *nl = reinterpret_cast<const CudaNestLoop *>(h);
+
+	return nl_probe_rows_for_budget(nl->rt->limit(), nl->spec.outer_ncols);
+}
+
+void
+cuda_nl_stats(const GpuopsNestLoop *h, GpuopsNestLoopStats *stats) noexcept
+{
+	*stats = reinterpret_cast<const CudaNestLoop *>(h)->stats;
+}
+
+void
+cuda_nl_end(GpuopsNestLoop *h) noexcept
+{
+	auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
+
+	if (nl)
+	{
+		nl->prog.reset();
+		nl->inner_words.reset();
+		nl->inner_nulls.reset();
+		nl->outer_words.reset();
+		nl->outer_nulls.reset();
+		nl->offsets.reset();
+		(void) cudaStreamSynchronize(nl->stream);
+	}
+	delete nl;
+}
+
+const GpuopsNestLoopBackend cuda_nestloop_backend = {
+	"cuda",
+	cuda_nl_begin,
+	cuda_nl_inner,
+	cuda_nl_probe,
+	cuda_nl_next_pairs,
+	cuda_nl_capacity,
+	cuda_nl_probe_rows,
+	cuda_nl_stats,
+	cuda_nl_end,
+};
+
+}								/* namespace */
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsNestLoopBackend *
+gpuops_cuda_nestloop_backend(void) noexcept
+{
+	return &gpuops::cuda::cuda_nestloop_backend;
+}

@@ -1,0 +1,777 @@
+/*
+ * device_expr.cpp
+ *    PostgreSQL expressions -> device programs (device_expr.h).
+ *
+ * What compiles: input columns and constants of int2, int4, int8, float4,
+ * float8, bool, date, time, timestamp and timestamptz; Params of those
+ * types (bound once per scan); the comparison operators within each family
+ * (integers across widths, floats across widths, date, time, timestamp,
+ * timestamptz, bool); + - * / % and unary minus and abs of integers and
+ * floats; the casts among integers and floats; date +/- integer and date -
+ * date; timestamp +/- a constant interval without months (timestamptz:
+ * without days either, which depend on the time zone); AND, OR, NOT; IS
+ * [NOT] NULL; IS [NOT] TRUE/FALSE/UNKNOWN; IS [NOT] DISTINCT FROM; IN and
+ * NOT IN lists (= ANY / <> ALL of a constant array or an ARRAY[...]); CASE
+ * in both forms.  Functions are recognized by their OIDs in pg_catalog
+ * (fmgroids.h), never by name, so a user's function of the same name is
+ * not mistaken for one.  BETWEEN arrives as an AND of two comparisons.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "catalog/pg_type_d.h"
+#include "datatype/timestamp.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+}
+
+#include "device_expr.h"
+#include "expr_eval.hpp"
+
+/* How a pg_catalog function maps onto an interpreter operation. */
+typedef struct FuncMap
+{
+	Oid			fn;
+	uint8		op;				/* GpuopsExprOp */
+	uint8		sub;			/* comparison, or variant */
+	uint8		type;			/* the operands' GpuopsExprType */
+} FuncMap;
+
+#define CMP6(P, T) \
+	{F_##P##EQ, GPUOPS_EOP_CMP, GPUOPS_CMP_EQ, T}, {F_##P##NE, GPUOPS_EOP_CMP, GPUOPS_CMP_NE, T}, \
+	{F_##P##LT, GPUOPS_EOP_CMP, GPUOPS_CMP_LT, T}, {F_##P##LE, GPUOPS_EOP_CMP, GPUOPS_CMP_LE, T}, \
+	{F_##P##GT, GPUOPS_EOP_CMP, GPUOPS_CMP_GT, T}, {F_##P##GE, GPUOPS_EOP_CMP, GPUOPS_CMP_GE, T}
+#define ARITH4(P, T) \
+	{F_##P##PL, GPUOPS_EOP_ADD, 0, T}, {F_##P##MI, GPUOPS_EOP_SUB, 0, T}, \
+	{F_##P##MUL, GPUOPS_EOP_MUL, 0, T}, {F_##P##DIV, GPUOPS_EOP_DIV, 0, T}
+
+static const FuncMap func_map[] = {
+	CMP6(INT2, GPUOPS_ET_INT), CMP6(INT4, GPUOPS_ET_INT), CMP6(INT8, GPUOPS_ET_INT),
+	CMP6(INT24, GPUOPS_ET_INT), CMP6(INT42, GPUOPS_ET_INT), CMP6(INT28, GPUOPS_ET_INT),
+	CMP6(INT82, GPUOPS_ET_INT), CMP6(INT48, GPUOPS_ET_INT), CMP6(INT84, GPUOPS_ET_INT),
+	CMP6(FLOAT4, GPUOPS_ET_FLOAT), CMP6(FLOAT8, GPUOPS_ET_FLOAT),
+	CMP6(FLOAT48, GPUOPS_ET_FLOAT), CMP6(FLOAT84, GPUOPS_ET_FLOAT),
+	CMP6(DATE_, GPUOPS_ET_INT), CMP6(TIME_, GPUOPS_ET_INT), CMP6(TIMESTAMP_, GPUOPS_ET_INT),
+	CMP6(TIMESTAMPTZ_, GPUOPS_ET_INT), CMP6(BOOL, GPUOPS_ET_INT),
+	ARITH4(INT2, GPUOPS_ET_INT), ARITH4(INT4, GPUOPS_ET_INT), ARITH4(INT8, GPUOPS_ET_INT),
+	ARITH4(INT24, GPUOPS_ET_INT), ARITH4(INT42, GPUOPS_ET_INT), ARITH4(INT28, GPUOPS_ET_INT),
+	ARITH4(INT82, GPUOPS_ET_INT), ARITH4(INT48, GPUOPS_ET_INT), ARITH4(INT84, GPUOPS_ET_INT),
+	ARITH4(FLOAT4, GPUOPS_ET_FLOAT), ARITH4(FLOAT8, GPUOPS_ET_FLOAT),
+	ARITH4(FLOAT48, GPUOPS_ET_FLOAT), ARITH4(FLOAT84, GPUOPS_ET_FLOAT),
+	{F_INT2MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_INT},
+	{F_INT4MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_INT},
+	{F_INT8MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_INT},
+	{F_INT2UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_INT},
+	{F_INT4UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_INT},
+	{F_INT8UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_INT},
+	{F_FLOAT4UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_FLOAT},
+	{F_FLOAT8UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_FLOAT},
+	{F_INT2ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
+	{F_INT4ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
+	{F_INT8ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
+	{F_FLOAT4ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_FLOAT},
+	{F_FLOAT8ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_FLOAT},
+	/* casts: F_<result>_<argument> */
+	{F_INT2_INT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
+	{F_INT2_INT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
+	{F_INT4_INT2, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
+	{F_INT4_INT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
+	{F_INT8_INT2, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
+	{F_INT8_INT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
+	{F_INT2_FLOAT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
+	{F_INT2_FLOAT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
+	{F_INT4_FLOAT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
+	{F_INT4_FLOAT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
+	{F_INT8_FLOAT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
+	{F_INT8_FLOAT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
+	{F_FLOAT4_INT2, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
+	{F_FLOAT4_INT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
+	{F_FLOAT4_INT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
+	{F_FLOAT8_INT2, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
+	{F_FLOAT8_INT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
+	{F_FLOAT8_INT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
+	{F_FLOAT4_FLOAT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_FLOAT},
+	{F_FLOAT8_FLOAT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_FLOAT},
+	{F_DATE_PLI, GPUOPS_EOP_DATE_PLI, 0, GPUOPS_ET_INT},
+	{F_DATE_MII, GPUOPS_EOP_DATE_PLI, 1, GPUOPS_ET_INT},
+	{F_DATE_MI, GPUOPS_EOP_DATE_MI, 0, GPUOPS_ET_INT},
+	{F_TIMESTAMP_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
+	{F_TIMESTAMP_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
+	{F_TIMESTAMPTZ_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
+	{F_TIMESTAMPTZ_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
+};
+
+static const FuncMap *
+LookupFunc(Oid fn)
+{
+	for (size_t i = 0; i < lengthof(func_map); i++)
+		if (func_map[i].fn == fn)
+			return &func_map[i];
+	return NULL;
+}
+
+/* The value kind of a type, -1 when it has no device form. */
+static int
+TypeKind(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return GPUOPS_ET_INT;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return GPUOPS_ET_FLOAT;
+		default:
+			return -1;
+	}
+}
+
+/* Result width of integer (2/4/8) and float (4/8) operations. */
+static int
+TypeWidth(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return 2;
+		case INT4OID:
+		case FLOAT4OID:
+		case DATEOID:
+			return 4;
+		default:
+			return 8;
+	}
+}
+
+bool
+DeviceExprTypeSupported(Oid type)
+{
+	return TypeKind(type) >= 0;
+}
+
+uint64
+DeviceExprWord(Datum value, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return (uint64) (int64) DatumGetInt16(value);
+		case INT4OID:
+		case DATEOID:
+			return (uint64) (int64) DatumGetInt32(value);
+		case BOOLOID:
+			return DatumGetBool(value) ? 1 : 0;
+		case FLOAT4OID:
+			return gpuops::expr_from_double((double) DatumGetFloat4(value));
+		case FLOAT8OID:
+			return gpuops::expr_from_double(DatumGetFloat8(value));
+		default:
+			return (uint64) DatumGetInt64(value);
+	}
+}
+
+typedef struct Builder
+{
+	GpuopsExprProgram *prog;
+	DeviceExprInputs *in;
+	int			nlocals;
+	int			case_local;		/* the innermost CASE's value, -1 outside */
+} Builder;
+
+static bool Compile(Builder *b, Node *node);
+
+static bool
+Emit(Builder *b, int op, int type, int sub, int arg)
+{
+	GpuopsExprStep *s;
+
+	if (b->prog->nsteps >= GPUOPS_EXPR_MAX_STEPS)
+		return false;
+	s = &b->prog->steps[b->prog->nsteps++];
+	s->op = (uint8) op;
+	s->type = (uint8) type;
+	s->sub = (uint8) sub;
+	s->pad = 0;
+	s->arg = arg;
+	return true;
+}
+
+/* Sets jump `at` to land on the next step emitted. */
+static void
+Land(Builder *b, int at)
+{
+	b->prog->steps[at].arg = b->prog->nsteps;
+}
+
+static int
+AddConst(Builder *b, uint64 word, bool isnull)
+{
+	int			k = b->prog->nconsts;
+
+	if (k >= GPUOPS_EXPR_MAX_CONSTS)
+		return -1;
+	b->prog->consts[k] = isnull ? 0 : word;
+	b->prog->const_null[k] = isnull;
+	b->prog->nconsts++;
+	return k;
+}
+
+/* Index of expr among exprs, or -1 */
+static int
+FindInput(List *exprs, Node *expr)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+	{
+		if (equal(lfirst(lc), expr))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/* A program column for input column `col` of a side, added once. */
+static int
+UseColumn(int *cols, Oid *types, int *n, int col, Oid type)
+{
+	for (int i = 0; i < *n; i++)
+		if (cols[i] == col)
+			return i;
+	if (*n >= GPUOPS_EXPR_MAX_COLS)
+		return -1;
+	cols[*n] = col;
+	types[*n] = type;
+	return (*n)++;
+}
+
+/* An input column of either side, if node is one; *ok false on failure. */
+static bool
+CompileColumn(Builder *b, Node *node, bool *ok)
+{
+	Oid			type = exprType(node);
+	int			col;
+	int			pc;
+
+	*ok = false;
+	col = FindInput(b->in->outer_exprs, node);
+	if (col >= 0)
+	{
+		if (TypeKind(type) < 0)
+			return true;
+		pc = UseColumn(b->in->outer_cols, b->in->outer_types, &b->in->nouter, col, type);
+		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_OUTER, TypeKind(type), 0, pc);
+		return true;
+	}
+	col = FindInput(b->in->inner_exprs, node);
+	if (col >= 0)
+	{
+		if (TypeKind(type) < 0)
+			return true;
+		pc = UseColumn(b->in->inner_cols, b->in->inner_types, &b->in->ninner, col, type);
+		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_INNER, TypeKind(type), 0, pc);
+		return true;
+	}
+	return false;
+}
+
+/* timestamp(tz) +/- interval: the interval must be a constant without months */
+static bool
+CompileTimestampInterval(Builder *b, const FuncMap *m, List *args, Oid fn)
+{
+	Node	   *ival = (Node *) lsecond(args);
+	Interval   *span;
+	int64		days;
+	int			k;
+
+	if (!IsA(ival, Const) || ((Const *) ival)->constisnull)
+		return false;
+	span = DatumGetIntervalP(((Const *) ival)->constvalue);
+	if (span->month != 0)
+		return false;
+	/* a day of a timestamptz depends on the time zone's daylight saving */
+	if (span->day != 0 && (fn == F_TIMESTAMPTZ_PL_INTERVAL || fn == F_TIMESTAMPTZ_MI_INTERVAL))
+		return false;
+	days = (int64) span->day * USECS_PER_DAY;
+	k = AddConst(b, (uint64) days, false);
+	if (k < 0 || AddConst(b, (uint64) span->time, false) < 0)
+		return false;
+	return Compile(b, (Node *) linitial(args)) && Emit(b, m->op, m->type, m->sub, k);
+}
+
+/* An operator or function call of the table, arguments left to right. */
+static bool
+CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
+{
+	const FuncMap *m = LookupFunc(fn);
+	ListCell   *lc;
+	int			sub;
+
+	if (m == NULL || TypeKind(result_type) < 0)
+		return false;
+	if (m->op == GPUOPS_EOP_TS_PL)
+		return CompileTimestampInterval(b, m, args, fn);
+	foreach(lc, args)
+	{
+		if (TypeKind(exprType((Node *) lfirst(lc))) < 0 || !Compile(b, (Node *) lfirst(lc)))
+			return false;
+	}
+	sub = m->sub;
+	switch (m->op)
+	{
+		case GPUOPS_EOP_ADD:
+		case GPUOPS_EOP_SUB:
+		case GPUOPS_EOP_MUL:
+		case GPUOPS_EOP_DIV:
+		case GPUOPS_EOP_MOD:
+		case GPUOPS_EOP_NEG:
+		case GPUOPS_EOP_ABS:
+		case GPUOPS_EOP_TO_INT:
+		case GPUOPS_EOP_TO_FLOAT:
+			sub = TypeWidth(result_type);
+			break;
+		default:
+			break;
+	}
+	return Emit(b, m->op, m->type, sub, 0);
+}
+
+/* AND/OR of the args, stopping at the first that decides, as PostgreSQL does */
+static bool
+CompileAndOr(Builder *b, List *args, bool is_and)
+{
+	int			jumps[GPUOPS_EXPR_MAX_STEPS];
+	int			njumps = 0;
+	ListCell   *lc;
+
+	foreach(lc, args)
+	{
+		if (!Compile(b, (Node *) lfirst(lc)))
+			return false;
+		if (lc != list_head(args) &&
+			!Emit(b, is_and ? GPUOPS_EOP_AND : GPUOPS_EOP_OR, GPUOPS_ET_INT, 0, 0))
+			return false;
+		if (lnext(args, lc) != NULL)
+		{
+			jumps[njumps++] = b->prog->nsteps;
+			if (!Emit(b, is_and ? GPUOPS_EOP_JUMP_IF_FALSE : GPUOPS_EOP_JUMP_IF_TRUE,
+					  GPUOPS_ET_INT, 0, 0))
+				return false;
+		}
+	}
+	for (int i = 0; i < njumps; i++)
+		Land(b, jumps[i]);
+	return true;
+}
+
+/* x op ANY/ALL (array): an OR (AND) of comparisons with each element */
+static bool
+CompileArrayOp(Builder *b, ScalarArrayOpExpr *saop)
+{
+	Node	   *scalar = (Node *) linitial(saop->args);
+	Node	   *array = (Node *) lsecond(saop->args);
+	const FuncMap *m = LookupFunc(saop->opfuncid);
+	List	   *elems = NIL;
+	Oid			elemtype;
+	int			local,
+				jumps[GPUOPS_EXPR_MAX_STEPS],
+				njumps = 0;
+	ListCell   *lc;
+
+	if (m == NULL || m->op != GPUOPS_EOP_CMP || TypeKind(exprType(scalar)) < 0)
+		return false;
+	if (IsA(array, Const))
+	{
+		Const	   *c = (Const *) array;
+		ArrayType  *arr;
+		Datum	   *values;
+		bool	   *nulls;
+		int			n;
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+
+		if (c->constisnull)
+			return false;
+		arr = DatumGetArrayTypeP(c->constvalue);
+		elemtype = ARR_ELEMTYPE(arr);
+		if (TypeKind(elemtype) < 0 || ARR_NDIM(arr) > 1)
+			return false;
+		get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+		deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &values, &nulls, &n);
+		for (int i = 0; i < n; i++)
+			elems = lappend(elems, makeConst(elemtype, -1, InvalidOid, typlen, values[i],
+											 nulls[i], typbyval));
+	}
+	else if (IsA(array, ArrayExpr) && !((ArrayExpr *) array)->multidims)
+		elems = ((ArrayExpr *) array)->elements;
+	else
+		return false;
+	if (elems == NIL)
+	{
+		/* an empty array: ANY is false and ALL true, whatever the scalar */
+		int			k = AddConst(b, saop->useOr ? 0 : 1, false);
+
+		return k >= 0 && Emit(b, GPUOPS_EOP_CONST, GPUOPS_ET_INT, 0, k);
+	}
+	if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS)
+		return false;
+	local = b->nlocals++;
+	if (!Compile(b, scalar) || !Emit(b, GPUOPS_EOP_STORE, 0, 0, local) ||
+		!Emit(b, GPUOPS_EOP_POP, 0, 0, 0))
+		return false;
+	foreach(lc, elems)
+	{
+		if (TypeKind(exprType((Node *) lfirst(lc))) < 0 ||
+			!Emit(b, GPUOPS_EOP_LOAD, 0, 0, local) || !Compile(b, (Node *) lfirst(lc)) ||
+			!Emit(b, GPUOPS_EOP_CMP, m->type, m->sub, 0))
+			return false;
+		if (lc != list_head(elems) &&
+			!Emit(b, saop->useOr ? GPUOPS_EOP_OR : GPUOPS_EOP_AND, GPUOPS_ET_INT, 0, 0))
+			return false;
+		if (lnext(elems, lc) != NULL)
+		{
+			if (njumps >= GPUOPS_EXPR_MAX_STEPS)
+				return false;
+			jumps[njumps++] = b->prog->nsteps;
+			if (!Emit(b, saop->useOr ? GPUOPS_EOP_JUMP_IF_TRUE : GPUOPS_EOP_JUMP_IF_FALSE,
+					  GPUOPS_ET_INT, 0, 0))
+				return false;
+		}
+	}
+	for (int i = 0; i < njumps; i++)
+		Land(b, jumps[i]);
+	return true;
+}
+
+static bool
+CompileCase(Builder *b, CaseExpr *ce)
+{
+	int			ends[GPUOPS_EXPR_MAX_STEPS];
+	int			nends = 0;
+	int			saved = b->case_local;
+	ListCell   *lc;
+
+	if (TypeKind(ce->casetype) < 0)
+		return false;
+	if (ce->arg)
+	{
+		/* CASE x WHEN ...: x once, read by each WHEN's CaseTestExpr */
+		if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS || TypeKind(exprType((Node *) ce->arg)) < 0)
+			return false;
+		b->case_local = b->nlocals++;
+		if (!Compile(b, (Node *) ce->arg) || !Emit(b, GPUOPS_EOP_STORE, 0, 0, b->case_local) ||
+			!Emit(b, GPUOPS_EOP_POP, 0, 0, 0))
+			return false;
+	}
+	foreach(lc, ce->args)
+	{
+		CaseWhen   *w = lfirst_node(CaseWhen, lc);
+		int			skip;
+
+		if (!Compile(b, (Node *) w->expr))
+			return false;
+		skip = b->prog->nsteps;
+		if (!Emit(b, GPUOPS_EOP_JUMP_UNLESS_TRUE, 0, 0, 0) || !Compile(b, (Node *) w->result))
+			return false;
+		ends[nends++] = b->prog->nsteps;
+		if (!Emit(b, GPUOPS_EOP_JUMP, 0, 0, 0))
+			return false;
+		Land(b, skip);
+	}
+	if (ce->defresult ? !Compile(b, (Node *) ce->defresult)
+		: !Emit(b, GPUOPS_EOP_PUSH_NULL, 0, 0, 0))
+		return false;
+	for (int i = 0; i < nends; i++)
+		Land(b, ends[i]);
+	b->case_local = saved;
+	return true;
+}
+
+static bool
+Compile(Builder *b, Node *node)
+{
+	bool		ok;
+
+	if (node == NULL)
+		return false;
+	/* an input column (also an expression a child computes) */
+	if (CompileColumn(b, node, &ok))
+		return ok;
+	switch (nodeTag(node))
+	{
+		case T_Const:
+			{
+				Const	   *c = (Const *) node;
+				int			k;
+
+				if (TypeKind(c->consttype) < 0)
+					return false;
+				k = AddConst(b, c->constisnull ? 0 : DeviceExprWord(c->constvalue, c->consttype),
+							 c->constisnull);
+				return k >= 0 && Emit(b, GPUOPS_EOP_CONST, TypeKind(c->consttype), 0, k);
+			}
+		case T_Param:
+			{
+				Param	   *p = (Param *) node;
+				int			k;
+
+				if ((p->paramkind != PARAM_EXTERN && p->paramkind != PARAM_EXEC) ||
+					TypeKind(p->paramtype) < 0)
+					return false;
+				k = AddConst(b, 0, true);	/* bound at each scan's start */
+				if (k < 0)
+					return false;
+				b->in->params = lappend(b->in->params, p);
+				b->in->param_slots = lappend_int(b->in->param_slots, k);
+				return Emit(b, GPUOPS_EOP_CONST, TypeKind(p->paramtype), 0, k);
+			}
+		case T_RelabelType:
+			{
+				RelabelType *r = (RelabelType *) node;
+				Oid			from = exprType((Node *) r->arg);
+
+				/* a binary-compatible relabeling keeps the representation */
+				if (TypeKind(r->resulttype) < 0 || from != r->resulttype)
+					return false;
+				return Compile(b, (Node *) r->arg);
+			}
+		case T_OpExpr:
+			{
+				OpExpr	   *op = (OpExpr *) node;
+
+				set_opfuncid(op);
+				return !op->opretset && CompileCall(b, op->opfuncid, op->args, op->opresulttype);
+			}
+		case T_FuncExpr:
+			{
+				FuncExpr   *f = (FuncExpr *) node;
+
+				return !f->funcretset && CompileCall(b, f->funcid, f->args, f->funcresulttype);
+			}
+		case T_DistinctExpr:
+			{
+				DistinctExpr *d = (DistinctExpr *) node;
+				const FuncMap *m;
+
+				set_opfuncid((OpExpr *) d);
+				m = LookupFunc(d->opfuncid);
+				if (m == NULL || m->op != GPUOPS_EOP_CMP || m->sub != GPUOPS_CMP_EQ ||
+					list_length(d->args) != 2)
+					return false;
+				return Compile(b, (Node *) linitial(d->args)) &&
+					Compile(b, (Node *) lsecond(d->args)) &&
+					Emit(b, GPUOPS_EOP_CMP, m->type, GPUOPS_CMP_DISTINCT, 0);
+			}
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) node;
+
+				set_sa_opfuncid(saop);
+				return CompileArrayOp(b, saop);
+			}
+		case T_BoolExpr:
+			{
+				BoolExpr   *be = (BoolExpr *) node;
+
+				if (be->boolop == NOT_EXPR)
+					return Compile(b, (Node *) linitial(be->args)) &&
+						Emit(b, GPUOPS_EOP_NOT, GPUOPS_ET_INT, 0, 0);
+				return CompileAndOr(b, be->args, be->boolop == AND_EXPR);
+			}
+		case T_NullTest:
+			{
+				NullTest   *nt = (NullTest *) node;
+
+				if (nt->argisrow || TypeKind(exprType((Node *) nt->arg)) < 0)
+					return false;
+				return Compile(b, (Node *) nt->arg) &&
+					Emit(b, GPUOPS_EOP_IS_NULL, 0, nt->nulltesttype == IS_NOT_NULL, 0);
+			}
+		case T_BooleanTest:
+			{
+				BooleanTest *bt = (BooleanTest *) node;
+
+				if (!Compile(b, (Node *) bt->arg))
+					return false;
+				switch (bt->booltesttype)
+				{
+					case IS_TRUE:
+						return Emit(b, GPUOPS_EOP_BOOL_TEST, 0, GPUOPS_BT_IS_TRUE, 0);
+					case IS_NOT_TRUE:
+						return Emit(b, GPUOPS_EOP_BOOL_TEST, 0, GPUOPS_BT_IS_NOT_TRUE, 0);
+					case IS_FALSE:
+						return Emit(b, GPUOPS_EOP_BOOL_TEST, 0, GPUOPS_BT_IS_FALSE, 0);
+					case IS_NOT_FALSE:
+						return Emit(b, GPUOPS_EOP_BOOL_TEST, 0, GPUOPS_BT_IS_NOT_FALSE, 0);
+					case IS_UNKNOWN:
+						return Emit(b, GPUOPS_EOP_IS_NULL, 0, 0, 0);
+					default:
+						return Emit(b, GPUOPS_EOP_IS_NULL, 0, 1, 0);
+				}
+			}
+		case T_CaseExpr:
+			return CompileCase(b, (CaseExpr *) node);
+		case T_CaseTestExpr:
+			return b->case_local >= 0 && Emit(b, GPUOPS_EOP_LOAD, 0, 0, b->case_local);
+		default:
+			return false;
+	}
+}
+
+bool
+DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
+{
+	Builder		b;
+	Node	   *expr;
+
+	if (quals == NIL)
+		return false;
+	memset(prog, 0, sizeof(*prog));
+	inputs->nouter = inputs->ninner = 0;
+	inputs->params = inputs->param_slots = NIL;
+	b.prog = prog;
+	b.in = inputs;
+	b.nlocals = 0;
+	b.case_local = -1;
+	expr = list_length(quals) == 1 ? (Node *) linitial(quals)
+		: (Node *) makeBoolExpr(AND_EXPR, quals, -1);
+	if (exprType(expr) != BOOLOID || !Compile(&b, expr))
+		return false;
+	return gpuops::expr_validate(prog, Max(inputs->nouter, 1), Max(inputs->ninner, 1)) == NULL;
+}
+
+/*
+ * Plan storage: nsteps, nconsts, each step as (op | type << 8 | sub << 16)
+ * and arg, each constant as its low and high 32 bits and null flag.
+ */
+List *
+DeviceExprProgramToList(const GpuopsExprProgram *prog)
+{
+	List	   *l = list_make2_int(prog->nsteps, prog->nconsts);
+
+	for (int i = 0; i < prog->nsteps; i++)
+	{
+		const GpuopsExprStep *s = &prog->steps[i];
+
+		l = lappend_int(l, s->op | (s->type << 8) | (s->sub << 16));
+		l = lappend_int(l, s->arg);
+	}
+	for (int i = 0; i < prog->nconsts; i++)
+	{
+		l = lappend_int(l, (int) (uint32) prog->consts[i]);
+		l = lappend_int(l, (int) (uint32) (prog->consts[i] >> 32));
+		l = lappend_int(l, prog->const_null[i]);
+	}
+	return l;
+}
+
+void
+DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
+{
+	int			at = 2;
+
+	memset(prog, 0, sizeof(*prog));
+	prog->nsteps = linitial_int(l);
+	prog->nconsts = lsecond_int(l);
+	if (prog->nsteps < 0 || prog->nsteps > GPUOPS_EXPR_MAX_STEPS || prog->nconsts < 0 ||
+		prog->nconsts > GPUOPS_EXPR_MAX_CONSTS ||
+		list_length(l) != 2 + 2 * prog->nsteps + 3 * prog->nconsts)
+		elog(ERROR, "gpuops: malformed device program in plan");
+	for (int i = 0; i < prog->nsteps; i++)
+	{
+		uint32		w = (uint32) list_nth_int(l, at++);
+
+		prog->steps[i].op = (uint8) (w & 0xff);
+		prog->steps[i].type = (uint8) ((w >> 8) & 0xff);
+		prog->steps[i].sub = (uint8) ((w >> 16) & 0xff);
+		prog->steps[i].arg = list_nth_int(l, at++);
+	}
+	for (int i = 0; i < prog->nconsts; i++)
+	{
+		uint64		lo = (uint32) list_nth_int(l, at++);
+		uint64		hi = (uint32) list_nth_int(l, at++);
+
+		prog->consts[i] = lo | (hi << 32);
+		prog->const_null[i] = (uint8) list_nth_int(l, at++);
+	}
+}
+
+void
+DeviceExprStageColumns(const GpuopsRowStore *store, const GpuopsBatch *batch, uint32 first,
+					   uint32 nrows, const int *cols, const Oid *types, int ncols,
+					   MemoryContext cxt, GpuopsExprColumns *out)
+{
+	out->ncols = ncols;
+	out->nrows = nrows;
+	for (int c = 0; c < ncols; c++)
+	{
+		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(nrows, 1) * sizeof(uint64));
+		uint8	   *n = NULL;
+		const char *v = batch->values[cols[c]] + (Size) first * store->cols[cols[c]].width;
+
+		if (batch->nulls[cols[c]])
+		{
+			n = (uint8 *) MemoryContextAllocHuge(cxt, Max(nrows, 1));
+			for (uint32 i = 0; i < nrows; i++)
+				n[i] = GpuopsBatchIsNull(batch, cols[c], first + i);
+		}
+		switch (types[c])
+		{
+			case INT2OID:
+				for (uint32 i = 0; i < nrows; i++)
+					w[i] = (uint64) (int64) ((const int16 *) v)[i];
+				break;
+			case INT4OID:
+			case DATEOID:
+				for (uint32 i = 0; i < nrows; i++)
+					w[i] = (uint64) (int64) ((const int32 *) v)[i];
+				break;
+			case BOOLOID:
+				for (uint32 i = 0; i < nrows; i++)
+					w[i] = ((const bool *) v)[i] ? 1 : 0;
+				break;
+			case FLOAT4OID:
+				for (uint32 i = 0; i < nrows; i++)
+					w[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
+				break;
+			default:			/* 8-byte values: the words themselves */
+				memcpy(w, v, (Size) nrows * sizeof(uint64));
+				break;
+		}
+		out->words[c] = w;
+		out->nulls[c] = n;
+	}
+}
+
+void
+DeviceExprBindParams(GpuopsExprProgram *prog, List *param_states, List *param_slots,
+					 List *param_types, ExprContext *econtext)
+{
+	ListCell   *ls,
+			   *lk,
+			   *lt;
+
+	forthree(ls, param_states, lk, param_slots, lt, param_types)
+	{
+		bool		isnull;
+		Datum		d = ExecEvalExpr((ExprState *) lfirst(ls), econtext, &isnull);
+		int			k = lfirst_int(lk);
+
+		prog->consts[k] = isnull ? 0 : DeviceExprWord(d, (Oid) lfirst_oid(lt));
+		prog->const_null[k] = isnull;
+	}
+}

@@ -1,0 +1,77 @@
+/*
+ * device_expr.h
+ *    Compiling PostgreSQL expressions into device programs
+ *    (gpuops_device.h, GpuopsExprProgram), and staging the columns they
+ *    read.
+ *
+ * The planner compiles a node's clauses against the output columns of its
+ * two inputs (their path targets, which become the child plans' target
+ * lists): a subexpression equal to an input column is read from it, the
+ * rest must be operations the interpreter has (device_expr.cpp lists
+ * them).  Anything else leaves the clause to PostgreSQL's own evaluator.
+ * The program goes into the plan as an integer list; the Params it reads
+ * go along as expressions, evaluated once per scan by the executor.
+ */
+#ifndef GPUOPS_DEVICE_EXPR_H
+#define GPUOPS_DEVICE_EXPR_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "nodes/pg_list.h"
+#include "nodes/primnodes.h"
+}
+
+#include "batch.h"
+#include "gpuops_device.h"
+
+/* What a compiled program reads: columns of each side, and Params. */
+typedef struct DeviceExprInputs
+{
+	List	   *outer_exprs;	/* the outer input's output expressions */
+	List	   *inner_exprs;	/* the inner one's (NIL: a one-sided program) */
+	int			nouter;
+	int			ninner;
+	int			outer_cols[GPUOPS_EXPR_MAX_COLS];	/* program column -> input column */
+	int			inner_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid			outer_types[GPUOPS_EXPR_MAX_COLS];
+	Oid			inner_types[GPUOPS_EXPR_MAX_COLS];
+	List	   *params;			/* Param nodes read, in constant-slot order */
+	List	   *param_slots;	/* their constant slots (int) */
+} DeviceExprInputs;
+
+/*
+ * Compiles the implicit AND of `quals` into *prog; false (and *prog
+ * undefined) when some part has no device form or the program would be too
+ * large.  inputs->outer_exprs/inner_exprs must be set; the rest is filled.
+ */
+extern bool DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog);
+
+/* Does the type have a device representation? */
+extern bool DeviceExprTypeSupported(Oid type);
+
+/* A datum of a supported type as its device word. */
+extern uint64 DeviceExprWord(Datum value, Oid type);
+
+/* Plan storage: the program as integers, and back. */
+extern List *DeviceExprProgramToList(const GpuopsExprProgram *prog);
+extern void DeviceExprProgramFromList(List *list, GpuopsExprProgram *prog);
+
+/*
+ * Rows [first, first + nrows) of a batch, columns cols[0..ncols) of types
+ * types[], as device words and null bytes allocated in cxt.
+ */
+extern void DeviceExprStageColumns(const GpuopsRowStore *store, const GpuopsBatch *batch,
+								   uint32 first, uint32 nrows, const int *cols,
+								   const Oid *types, int ncols, MemoryContext cxt,
+								   GpuopsExprColumns *out);
+
+/*
+ * Executor side: sets the constant slots of the program's Params from
+ * their current values (param_states: ExprStates of the Param nodes).
+ */
+extern void DeviceExprBindParams(GpuopsExprProgram *prog, List *param_states, List *param_slots,
+								 List *param_types, ExprContext *econtext);
+
+#endif

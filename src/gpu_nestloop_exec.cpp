@@ -1,0 +1,676 @@
+/*
+ * gpu_nestloop_exec.cpp
+ *    GpuNestLoop execution.
+ *
+ * The inner child's rows are pulled into a row store (they stay on the
+ * host) and the columns the device program reads are loaded on the device,
+ * in blocks of at most what the budget holds.  The outer child is read one
+ * 64K-row batch at a time; each batch (in probes of at most the budget's
+ * rows) is tested against each inner block, and the device returns the
+ * passing (outer row, inner row) pairs in nested-loop order.  A pair
+ * becomes a scan tuple (outer columns, then inner ones); PostgreSQL's own
+ * evaluator re-checks it only where the program could not decide it (the
+ * RECHECK bit: PostgreSQL then raises its own error, or finds the row's
+ * value) or where some clause stayed on the CPU.  LEFT and ANTI joins
+ * return an outer row no block matched after its last block, SEMI joins
+ * an outer row once, at its first match.
+ *
+ * Device failures: with gpuops.cpu_fallback the CPU backend loads the
+ * current inner block and probes again, skipping the pairs already walked.
+ * Device memory is released by a memory-context callback on the query
+ * context, also on error and cancel.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+}
+
+#include "batch.h"
+#include "boundary.h"
+#include "device.h"
+#include "device_expr.h"
+#include "gpu_nestloop.h"
+#include "guarded_scan.h"
+#include "guc.h"
+
+extern const CustomExecMethods gpu_nestloop_exec_methods;
+
+typedef struct GpuNestLoopDevice
+{
+	const GpuopsNestLoopBackend *backend;
+	GpuopsNestLoop *nl;
+	MemoryContextCallback cb;
+} GpuNestLoopDevice;
+
+typedef struct GpuNestLoopState
+{
+	CustomScanState css;
+	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
+	bool		fill_outer;		/* LEFT, ANTI: unmatched outer rows are returned */
+	bool		decides_once;	/* SEMI, ANTI: the first match decides */
+	bool		recheck_all;	/* some clause is not in the program */
+	GpuopsNestLoopSpec spec;
+	int			ocols[GPUOPS_EXPR_MAX_COLS];	/* program columns: scan columns */
+	Oid			otypes[GPUOPS_EXPR_MAX_COLS];
+	int			icols[GPUOPS_EXPR_MAX_COLS];
+	Oid			itypes[GPUOPS_EXPR_MAX_COLS];
+	List	   *param_states;
+	List	   *param_slots;
+	List	   *param_types;
+
+	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
+	GpuopsRowStore inner_store;
+	GpuopsRowStore outer_store; /* the current outer batch */
+	GpuopsBatchSource *inner_source;
+	GpuopsBatchSource *outer_source;
+	GpuNestLoopDevice *dev;
+	MemoryContext inner_cxt;	/* the loaded block's staged columns */
+	MemoryContext probe_cxt;	/* the probe's staged columns */
+	bool		read_inner;
+	bool		outer_done;
+	uint64		block_rows;		/* inner rows per block */
+	uint32		nblocks;
+	uint32		block;			/* the block being probed */
+	uint32		loaded;			/* the block on the device, or UINT32_MAX */
+	uint32		probe_limit;
+
+	/* the probe being walked: outer rows [probe_base, +probe_rows) against one block */
+	uint32		batch_rows;
+	uint32		probe_base;
+	uint32		probe_rows;
+	uint32		probe_pos;
+	bool	   *outer_flags;	/* per probe row: matched by an earlier block */
+	GpuopsJoinPairs pairs;
+	uint64		cursor;
+	uint64		pairs_before;
+	bool		matched;
+	ExprState  *join_qual;
+	ExprState  *filter_qual;
+	uint64		filtered;
+
+	/* EXPLAIN ANALYZE */
+	const char *backend_name;
+	char	   *fallback;
+	GpuopsNestLoopStats stats;	/* the current backend's */
+	GpuopsNestLoopStats done_stats; /* a failed backend's, before the fallback */
+} GpuNestLoopState;
+
+static void
+NestLoopRelease(void *arg)
+{
+	GpuNestLoopDevice *dev = (GpuNestLoopDevice *) arg;
+
+	if (dev->nl)
+		dev->backend->nl_end(dev->nl);
+	dev->nl = NULL;
+}
+
+static void
+SaveStats(GpuNestLoopState *st)
+{
+	if (st->dev->nl)
+	{
+		st->dev->backend->nl_stats(st->dev->nl, &st->stats);
+		st->backend_name = st->dev->backend->name;
+	}
+}
+
+/*
+ * Begins the device work on `backend`, the program's Params bound to
+ * their values for this scan (at the first row, not at executor start, so
+ * a plain EXPLAIN never runs an initplan).
+ */
+static GpuopsStatus
+BeginOn(GpuNestLoopState *st, const GpuopsNestLoopBackend *backend)
+{
+	GpuopsSettings settings = GpuopsCurrentSettings();
+
+	NestLoopRelease(st->dev);
+	DeviceExprBindParams(&st->spec.program, st->param_states, st->param_slots, st->param_types,
+						 st->css.ss.ps.ps_ExprContext);
+	if (backend != GpuopsPrimaryNestLoopBackend() || st->fallback != NULL)
+		settings.fault = GPUOPS_FAULT_NONE;
+	st->dev->backend = backend;
+	st->loaded = UINT32_MAX;
+	return backend->nl_begin(&settings, &st->spec, &st->dev->nl);
+}
+
+/* Loads inner block b on the device, unless it is there. */
+static GpuopsStatus
+LoadBlock(GpuNestLoopState *st, uint32 b)
+{
+	uint64		first = (uint64) b * st->block_rows;
+	uint64		n = Min(st->block_rows, st->inner_store.nrows - first);
+	GpuopsExprColumns cols;
+	GpuopsStatus rc;
+
+	if (st->loaded == b)
+		return GPUOPS_OK;
+	MemoryContextReset(st->inner_cxt);
+	memset(&cols, 0, sizeof(cols));
+	cols.ncols = st->spec.inner_ncols;
+	cols.nrows = n;
+	if (n > 0)
+	{
+		/* gather the block's rows from the store's batches */
+		for (int c = 0; c < cols.ncols; c++)
+		{
+			cols.words[c] = (uint64 *) MemoryContextAllocHuge(st->inner_cxt, n * sizeof(uint64));
+			cols.nulls[c] = (uint8 *) MemoryContextAllocHuge(st->inner_cxt, n);
+		}
+		for (uint64 done = 0; done < n;)
+		{
+			uint64		row = first + done;
+			GpuopsBatch *batch = st->inner_store.batches[row >> GPUOPS_BATCH_SHIFT];
+			uint32		at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+			uint32		take = (uint32) Min((uint64) (batch->nrows - at), n - done);
+			GpuopsExprColumns part;
+
+			DeviceExprStageColumns(&st->inner_store, batch, at, take, st->icols, st->itypes,
+								   cols.ncols, st->inner_cxt, &part);
+			for (int c = 0; c < cols.ncols; c++)
+			{
+				memcpy((uint64 *) cols.words[c] + done, part.words[c], take * sizeof(uint64));
+				if (part.nulls[c])
+					memcpy((uint8 *) cols.nulls[c] + done, part.nulls[c], take);
+				else
+					memset((uint8 *) cols.nulls[c] + done, 0, take);
+			}
+			done += take;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	rc = st->dev->backend->nl_inner(st->dev->nl, &cols);
+	if (rc == GPUOPS_OK)
+		st->loaded = b;
+	return rc;
+}
+
+/* After a device failure: the CPU backend takes over (or the query fails). */
+static void
+FallBack(GpuNestLoopState *st, GpuopsStatus rc)
+{
+	GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, true);	/* raises unless falling back */
+	if (st->fallback == NULL)
+		st->fallback = pstrdup(gpuops_last_error());
+	SaveStats(st);
+	st->done_stats = st->stats;
+	rc = BeginOn(st, gpuops_cpu_nestloop_backend());
+	if (rc == GPUOPS_OK)
+		rc = LoadBlock(st, st->block);
+	if (rc != GPUOPS_OK)
+		GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
+}
+
+/* Reads the inner side, begins the device work and cuts the side into blocks. */
+static void
+ReadInner(GpuNestLoopState *st)
+{
+	bool		more = true;
+	GpuopsStatus rc;
+	uint64		capacity;
+
+	while (more)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
+
+		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	rc = BeginOn(st, GpuopsPrimaryNestLoopBackend());
+	if (rc != GPUOPS_OK)
+	{
+		GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, true);
+		if (st->fallback == NULL)
+			st->fallback = pstrdup(gpuops_last_error());
+		rc = BeginOn(st, gpuops_cpu_nestloop_backend());
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
+	}
+	capacity = st->dev->backend->nl_capacity(st->dev->nl);
+	st->probe_limit = st->dev->backend->nl_probe_rows(st->dev->nl);
+	st->block_rows = Max(capacity, 1);
+	st->nblocks = (uint32) Max((st->inner_store.nrows + st->block_rows - 1) / st->block_rows, 1);
+	st->outer_flags = (bool *) MemoryContextAlloc(st->inner_store.cxt, st->probe_limit);
+	st->read_inner = true;
+}
+
+/* Probes outer rows [probe_base, +probe_rows) against the current block. */
+static void
+ProbeSkipping(GpuNestLoopState *st, uint64 skip)
+{
+	GpuopsBatch *batch = st->outer_store.batches[0];
+	GpuopsExprColumns cols;
+	GpuopsStatus rc;
+
+	MemoryContextReset(st->probe_cxt);
+	DeviceExprStageColumns(&st->outer_store, batch, st->probe_base, st->probe_rows, st->ocols,
+						   st->otypes, st->spec.outer_ncols, st->probe_cxt, &cols);
+	rc = LoadBlock(st, st->block);
+	if (rc == GPUOPS_OK)
+		rc = st->dev->backend->nl_probe(st->dev->nl, &cols, &st->pairs);
+	if (rc != GPUOPS_OK)
+	{
+		FallBack(st, rc);
+		rc = st->dev->backend->nl_probe(st->dev->nl, &cols, &st->pairs);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
+	}
+	st->pairs_before = 0;
+	while (skip >= st->pairs.npairs && st->pairs.more && skip > 0)
+	{
+		skip -= st->pairs.npairs;
+		st->pairs_before += st->pairs.npairs;
+		rc = st->dev->backend->nl_next_pairs(st->dev->nl, &st->pairs);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
+	}
+	st->cursor = skip;
+	SaveStats(st);
+}
+
+static void
+NextWindow(GpuNestLoopState *st)
+{
+	uint64		walked = st->pairs_before + st->pairs.npairs;
+	GpuopsStatus rc = st->dev->backend->nl_next_pairs(st->dev->nl, &st->pairs);
+
+	if (rc != GPUOPS_OK)
+	{
+		FallBack(st, rc);
+		ProbeSkipping(st, walked);
+		return;
+	}
+	st->pairs_before = walked;
+	st->cursor = 0;
+	SaveStats(st);
+}
+
+/*
+ * The next probe: the next block for the same outer rows, else the next
+ * outer rows (reading the next outer batch when this one is done); false
+ * when the outer side is done.
+ */
+static bool
+NextProbe(GpuNestLoopState *st)
+{
+	if (st->probe_rows > 0 && st->block + 1 < st->nblocks)
+		st->block++;
+	else
+	{
+		st->block = 0;
+		st->probe_base += st->probe_rows;
+		if (st->probe_base >= st->batch_rows)
+		{
+			GpuopsBatch *batch;
+
+			if (st->outer_done)
+				return false;
+			GpuopsRowStoreReset(&st->outer_store);
+			batch = GpuopsRowStoreOpenBatch(&st->outer_store);
+			st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+			st->batch_rows = batch->nrows;
+			st->probe_base = 0;
+		}
+		st->probe_rows = Min(st->probe_limit, st->batch_rows - st->probe_base);
+		memset(st->outer_flags, 0, st->probe_limit);
+	}
+	st->cursor = 0;
+	st->pairs_before = 0;
+	memset(&st->pairs, 0, sizeof(st->pairs));
+	st->probe_pos = 0;
+	st->matched = false;
+	if (st->probe_rows > 0)
+		ProbeSkipping(st, 0);
+	return true;
+}
+
+/* The next pair of probe row p: its inner row and whether to re-check it. */
+static bool
+NextPairOf(GpuNestLoopState *st, uint32 p, uint64 *irow, bool *recheck)
+{
+	for (;;)
+	{
+		if (st->cursor < st->pairs.npairs)
+		{
+			uint32		b;
+
+			if (st->pairs.probe_rows[st->cursor] != p)
+				return false;
+			b = st->pairs.build_rows[st->cursor++];
+			*recheck = (b & GPUOPS_NL_RECHECK) != 0;
+			*irow = (uint64) st->block * st->block_rows + (b & ~GPUOPS_NL_RECHECK);
+			return true;
+		}
+		if (!st->pairs.more)
+			return false;
+		NextWindow(st);
+	}
+}
+
+static bool
+Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
+{
+	if (qual == NULL)
+		return true;
+	econtext->ecxt_scantuple = slot;
+	ResetExprContext(econtext);
+	return ExecQual(qual, econtext);
+}
+
+/* The scan tuple of probe row p and inner row irow (-1: NULLs). */
+static TupleTableSlot *
+JoinedRow(GpuNestLoopState *st, TupleTableSlot *slot, uint32 p, int64 irow)
+{
+	GpuopsBatch *batch = st->outer_store.batches[0];
+
+	ExecClearTuple(slot);
+	for (int c = 0; c < st->outer_ncols; c++)
+		slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, st->probe_base + p,
+											   &slot->tts_isnull[c]);
+	for (int c = 0; c < st->inner_store.ncols; c++)
+	{
+		int			at = st->outer_ncols + c;
+
+		if (irow < 0)
+		{
+			slot->tts_values[at] = (Datum) 0;
+			slot->tts_isnull[at] = true;
+		}
+		else
+			slot->tts_values[at] = GpuopsRowStoreDatum(&st->inner_store, (uint64) irow, c,
+													   &slot->tts_isnull[at]);
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * Walks the probe's rows in order, each with its pairs (grouped by outer
+ * row, inner rows ascending): the nested loop's own order.
+ */
+static TupleTableSlot *
+GpuNestLoopNext(ScanState *ss)
+{
+	GpuNestLoopState *st = (GpuNestLoopState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (!st->read_inner)
+		ReadInner(st);
+	for (;;)
+	{
+		uint32		p;
+		uint64		b;
+		bool		recheck;
+		bool		before;
+		bool		last_block;
+
+		while (st->probe_pos >= st->probe_rows)
+		{
+			if (!NextProbe(st))
+				return ExecClearTuple(slot);
+			CHECK_FOR_INTERRUPTS();
+		}
+		p = st->probe_pos;
+		before = st->outer_flags[p];
+		while (NextPairOf(st, p, &b, &recheck))
+		{
+			if (before && st->decides_once)
+				continue;		/* an earlier block decided this row */
+			JoinedRow(st, slot, p, (int64) b);
+			if ((recheck || st->recheck_all) && !Holds(st->join_qual, econtext, slot))
+			{
+				if ((++st->filtered & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
+				continue;
+			}
+			st->matched = true;
+			if (st->decides_once)
+			{
+				while (NextPairOf(st, p, &b, &recheck))
+					;
+				break;
+			}
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+		}
+		last_block = st->block + 1 == st->nblocks;
+		st->probe_pos++;
+		if (st->matched)
+			st->outer_flags[p] = true;
+		if (st->jointype == JOIN_SEMI && st->matched && !before)
+		{
+			st->matched = false;
+			JoinedRow(st, slot, p, -1);
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+			continue;
+		}
+		st->matched = false;
+		if (st->fill_outer && last_block && !st->outer_flags[p])
+		{
+			JoinedRow(st, slot, p, -1);
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+		}
+	}
+}
+
+static void
+ReadIntArray(List *l, int *out)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, l)
+		out[i++] = lfirst_int(lc);
+}
+
+static Node *
+CreateGpuNestLoopStateImpl(CustomScan *cscan)
+{
+	GpuNestLoopState *st = NewCustomScanState<GpuNestLoopState>(cscan, &gpu_nestloop_exec_methods);
+	List	   *info = (List *) linitial(cscan->custom_private);
+	List	   *head = (List *) linitial(info);
+
+	st->jointype = (JoinType) linitial_int(head);
+	st->recheck_all = lsecond_int(head) != 0;
+	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI;
+	st->decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
+	st->spec.outer_ncols = list_length((List *) lsecond(info));
+	st->spec.inner_ncols = list_length((List *) lthird(info));
+	if (st->spec.outer_ncols > GPUOPS_EXPR_MAX_COLS || st->spec.inner_ncols > GPUOPS_EXPR_MAX_COLS)
+		elog(ERROR, "gpuops: malformed GpuNestLoop plan");
+	ReadIntArray((List *) lsecond(info), st->ocols);
+	ReadIntArray((List *) lthird(info), st->icols);
+	st->param_slots = (List *) lfourth(info);
+	st->spec.first_only = st->decides_once;
+	DeviceExprProgramFromList((List *) lsecond(cscan->custom_private), &st->spec.program);
+	return (Node *) st;
+}
+
+static void
+BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuNestLoopState *st = (GpuNestLoopState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
+	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
+	TupleDesc	odesc = ExecGetResultType(outer);
+	TupleDesc	idesc = ExecGetResultType(inner);
+	ListCell   *lc;
+
+	node->custom_ps = list_make2(outer, inner);
+	GpuopsPrewarmDevice(eflags);
+	st->join_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES),
+								 &node->ss.ps);
+	st->filter_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS),
+								   &node->ss.ps);
+	foreach(lc, (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_PARAMS))
+	{
+		st->param_states = lappend(st->param_states, ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps));
+		st->param_types = lappend_oid(st->param_types, exprType((Node *) lfirst(lc)));
+	}
+	st->outer_ncols = odesc->natts;
+	for (int c = 0; c < st->spec.outer_ncols; c++)
+		st->otypes[c] = TupleDescAttr(odesc, st->ocols[c])->atttypid;
+	for (int c = 0; c < st->spec.inner_ncols; c++)
+		st->itypes[c] = TupleDescAttr(idesc, st->icols[c])->atttypid;
+	GpuopsRowStoreInit(&st->outer_store, odesc, estate->es_query_cxt);
+	GpuopsRowStoreInit(&st->inner_store, idesc, estate->es_query_cxt);
+	st->outer_source = GpuopsChildPlanSource(outer);
+	st->inner_source = GpuopsChildPlanSource(inner);
+	st->inner_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop inner columns",
+										  ALLOCSET_DEFAULT_SIZES);
+	st->probe_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop outer columns",
+										  ALLOCSET_DEFAULT_SIZES);
+	st->dev = NewQueryDevice<GpuNestLoopDevice>(estate, NestLoopRelease);
+}
+
+static TupleTableSlot *
+ExecGpuNestLoopImpl(CustomScanState *node)
+{
+	return ExecScan(&node->ss, GpuNestLoopNext, GpuopsScanRecheck);
+}
+
+static void
+EndGpuNestLoopImpl(CustomScanState *node)
+{
+	GpuNestLoopState *st = (GpuNestLoopState *) node;
+
+	NestLoopRelease(st->dev);
+	ExecEndNode((PlanState *) linitial(node->custom_ps));
+	ExecEndNode((PlanState *) lsecond(node->custom_ps));
+	GpuopsRowStoreFree(&st->outer_store);
+	GpuopsRowStoreFree(&st->inner_store);
+}
+
+static void
+ReScanGpuNestLoopImpl(CustomScanState *node)
+{
+	GpuNestLoopState *st = (GpuNestLoopState *) node;
+	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
+	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
+
+	if (node->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet(outer, node->ss.ps.chgParam);
+		UpdateChangedParamSet(inner, node->ss.ps.chgParam);
+	}
+	st->outer_source->rescan(st->outer_source);
+	GpuopsRowStoreReset(&st->outer_store);
+	st->outer_done = false;
+	st->cursor = st->pairs_before = 0;
+	memset(&st->pairs, 0, sizeof(st->pairs));
+	st->probe_pos = st->probe_rows = st->probe_base = st->batch_rows = 0;
+	st->block = 0;
+	st->matched = false;
+	if (st->read_inner)
+	{
+		NestLoopRelease(st->dev);
+		if (inner->chgParam != NULL)
+		{
+			GpuopsRowStoreReset(&st->inner_store);
+			st->inner_source->rescan(st->inner_source);
+		}
+		else
+		{
+			/* the stored inner rows stay; the program (its Params) is begun again */
+			GpuopsStatus rc = BeginOn(st, st->fallback ? gpuops_cpu_nestloop_backend()
+									  : GpuopsPrimaryNestLoopBackend());
+
+			if (rc != GPUOPS_OK)
+				FallBack(st, rc);
+			return;
+		}
+		st->read_inner = false;
+	}
+}
+
+static void
+ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuNestLoopState *st = (GpuNestLoopState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List	   *clauses = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES);
+	List	   *filters = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS);
+	List	   *device = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_DEVICE);
+
+	ExplainPropertyText("Join Type",
+						st->jointype == JOIN_LEFT ? "Left" :
+						st->jointype == JOIN_SEMI ? "Semi" :
+						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
+	ExplainPropertyText("Join Filter",
+						deparse_expression((Node *) make_ands_explicit(clauses), context, true,
+										   false), es);
+	ExplainPropertyText("Device Filter",
+						deparse_expression((Node *) make_ands_explicit(device), context, true,
+										   false), es);
+	if (filters != NIL)
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit(filters), context,
+											   true, false), es);
+	if (es->analyze)
+		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
+	if (es->analyze && st->read_inner)
+	{
+		GpuopsNestLoopStats t = st->stats;
+
+		/* a failed backend's work counts too */
+		t.pairs_tested += st->done_stats.pairs_tested;
+		t.copy_ms += st->done_stats.copy_ms;
+		t.kernel_ms += st->done_stats.kernel_ms;
+		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
+		if (st->fallback)
+			ExplainPropertyText("Fallback", st->fallback, es);
+		ExplainPropertyInteger("Inner Blocks", NULL, st->nblocks, es);
+		ExplainPropertyInteger("Block Loads", NULL, t.blocks, es);
+		ExplainPropertyInteger("Probes", NULL, t.probes, es);
+		ExplainPropertyInteger("Pairs Tested", NULL, (int64) t.pairs_tested, es);
+		ExplainPropertyInteger("Pairs Passed", NULL, (int64) t.pairs, es);
+		ExplainPropertyInteger("Pairs Rechecked", NULL, (int64) t.rechecks, es);
+		ExplainPropertyFloat("Copy Time", "ms", t.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
+		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
+		ExplainPropertyInteger("Host Memory", "kB",
+							   (int64) ((GpuopsRowStoreMemory(&st->inner_store) +
+										 GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);
+	}
+}
+
+const CustomExecMethods gpu_nestloop_exec_methods = {
+	GPUNESTLOOP_NAME,
+	GuardedBegin<BeginGpuNestLoopImpl>,
+	GuardedExec<ExecGpuNestLoopImpl>,
+	GuardedEnd<EndGpuNestLoopImpl>,
+	GuardedReScan<ReScanGpuNestLoopImpl>,
+	NULL,						/* MarkPosCustomScan */
+	NULL,						/* RestrPosCustomScan */
+	NULL,						/* EstimateDSMCustomScan */
+	NULL,						/* InitializeDSMCustomScan */
+	NULL,						/* ReInitializeDSMCustomScan */
+	NULL,						/* InitializeWorkerCustomScan */
+	NULL,						/* ShutdownCustomScan */
+	GuardedExplain<ExplainGpuNestLoopImpl>,
+};
+
+const CustomScanMethods gpu_nestloop_scan_methods = {
+	GPUNESTLOOP_NAME,
+	GuardedCreateState<CreateGpuNestLoopStateImpl>,
+};
+
+void
+GpuNestLoopRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_nestloop_scan_methods);
+}
