@@ -87,11 +87,11 @@ BEGIN
   END LOOP;
 END $$;
 
--- check_join(q): runs q with gpuops off and on; whether GpuHashJoin was
--- planned, the row count, and rows missing / extra against PostgreSQL.  The
--- oracle runs with PostgreSQL's hash and merge joins on, whatever the caller
--- set for the gpuops run.
-CREATE FUNCTION check_join(q text) RETURNS text
+-- check_join_on(q, node): runs q with gpuops off and on; whether the
+-- Custom Scan (node) was planned, the row count, and rows missing / extra
+-- against PostgreSQL.  The oracle runs with PostgreSQL's hash and merge
+-- joins on, whatever the caller set for the gpuops run.
+CREATE FUNCTION check_join_on(q text, node text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE used bool; n bigint; missing bigint; extra bigint;
   hj text := current_setting('enable_hashjoin');
@@ -105,7 +105,7 @@ BEGIN
   PERFORM set_config('enable_hashjoin', hj, true);
   PERFORM set_config('enable_mergejoin', mj, true);
   PERFORM set_config('gpuops.enabled', 'on', true);
-  used := uses_node(q, 'GpuHashJoin');
+  used := uses_node(q, node);
   EXECUTE 'CREATE TEMP TABLE join_on ON COMMIT DROP AS ' || q;
   -- the comparison itself runs without gpuops
   PERFORM set_config('gpuops.enabled', 'off', true);
@@ -115,8 +115,12 @@ BEGIN
   DROP TABLE join_on;
   DROP TABLE join_off;
   PERFORM set_config('gpuops.enabled', enabled, true);
-  RETURN format('gpuhashjoin=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
+  RETURN format('%s=%s rows=%s missing=%s extra=%s', lower(node), used, n, missing, extra);
 END $$;
+
+-- check_join(q): check_join_on for GpuHashJoin.
+CREATE FUNCTION check_join(q text) RETURNS text
+LANGUAGE sql AS $$ SELECT check_join_on(q, 'GpuHashJoin') $$;
 
 -- check_agg(q): runs q with gpuops off and on; whether GpuAgg was planned,
 -- the row count, and rows missing / extra against PostgreSQL.  Rows are
