@@ -77,6 +77,15 @@ GpuopsPrimaryNestLoopBackend(void)
 	return gpuops_cuda_nestloop_backend();
 }
 
+/* The merge join backend of the same choice. */
+const GpuopsMergeJoinBackend *
+GpuopsPrimaryMergeJoinBackend(void)
+{
+	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+		return gpuops_cpu_mergejoin_backend();
+	return gpuops_cuda_mergejoin_backend();
+}
+
 /* The aggregation backend of the same choice. */
 const GpuopsAggBackend *
 GpuopsPrimaryAggBackend(void)

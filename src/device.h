@@ -23,6 +23,7 @@ extern const GpuopsBackend *GpuopsPrimaryBackend(void);
 extern const GpuopsJoinBackend *GpuopsPrimaryJoinBackend(void);
 extern const GpuopsAggBackend *GpuopsPrimaryAggBackend(void);
 extern const GpuopsNestLoopBackend *GpuopsPrimaryNestLoopBackend(void);
+extern const GpuopsMergeJoinBackend *GpuopsPrimaryMergeJoinBackend(void);
 
 /*
  * Handles a failed device call of operator `node`.  Returns when the caller

@@ -23,6 +23,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "boundary.h"
 #include "gpu_agg.h"
 #include "gpu_hashjoin.h"
+#include "gpu_mergejoin.h"
 #include "gpu_nestloop.h"
 #include "gpu_sort.h"
 #include "guc.h"
@@ -41,6 +42,7 @@ InitImpl(void)
 	GpuSortRegister();
 	GpuHashJoinRegister();
 	GpuNestLoopRegister();
+	GpuMergeJoinRegister();
 	GpuAggRegister();
 	GpuopsInstallPlannerHooks();
 }

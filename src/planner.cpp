@@ -13,6 +13,7 @@ extern "C" {
 #include "boundary.h"
 #include "gpu_agg.h"
 #include "gpu_hashjoin.h"
+#include "gpu_mergejoin.h"
 #include "gpu_nestloop.h"
 #include "gpu_sort.h"
 #include "guc.h"
@@ -58,6 +59,7 @@ JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return;
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 	GpuNestLoopAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
+	GpuMergeJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 }
 
 static void

@@ -1,0 +1,462 @@
+/*
+ * mergejoin_cuda.cu
+ *    The merge join on the GPU (gpuops_device.h describes it).
+ *
+ * Each side: its key words and null bitmaps are copied once; a row order
+ * is sorted by CUB's (stable) radix sort, least significant criterion
+ * first: for each key from the last, its words, then its NULL flags (only
+ * where the key has NULLs), so NULLs sort after every value of their key.
+ * The sorted keys are gathered once.  Join: two merge-path passes, each
+ * thread walking 32 positions of the merged sequence from its diagonal,
+ * give each outer row the start and end of its equal run on the inner
+ * side; CUB prefix-sums the run lengths (the exact output size), and each
+ * output pair of a window is written by its own thread, which finds its
+ * outer row in the prefix sums: a key on half the rows of both sides does
+ * not serialize.
+ */
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "cuda_runtime.cuh"
+#include "device_array.cuh"
+#include "launch.cuh"
+#include "merge_common.hpp"
+
+namespace gpuops {
+namespace cuda {
+namespace {
+
+constexpr uint64_t kSegment = 32;	/* merged positions per thread */
+
+struct Side
+{
+	DeviceArray words[GPUOPS_MAX_JOIN_KEYS];	/* sorted */
+	DeviceArray mask;			/* sorted null masks */
+	DeviceArray order;			/* sorted position -> row */
+	uint64_t	n = 0;
+	bool		loaded = false;
+
+	MjKeys		keys(int nkeys) const
+	{
+		MjKeys		k = {};
+
+		for (int i = 0; i < nkeys; i++)
+			k.words[i] = words[i].as<uint64_t>();
+		k.nullmask = mask.as<uint8_t>();
+		k.nkeys = nkeys;
+		return k;
+	}
+};
+
+struct CudaMergeJoin
+{
+	Runtime    *rt = nullptr;
+	GpuopsSettings settings;
+	int			nkeys = 0;
+	cudaStream_t stream = nullptr;
+	Side		side[2];
+	DeviceArray lb;
+	DeviceArray offsets;
+	uint64_t	total = 0;
+	uint64_t	written = 0;
+	uint64_t	window = 0;
+	std::vector<uint32_t> outer_order;
+	std::vector<uint32_t> probe_out, build_out;
+	GpuopsMergeJoinStats stats = {};
+};
+
+__global__ void
+iota_kernel(uint32_t *v, uint64_t n)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		v[i] = static_cast<uint32_t>(i);
+}
+
+/* mask[i] bit k: key k of row i is NULL */
+__global__ void
+mask_kernel(const uint8_t *nulls, int k, uint64_t n, uint8_t *mask)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		mask[i] |= ((nulls[i >> 3] >> (i & 7)) & 1) << k;
+}
+
+__global__ void
+gather_words_kernel(const uint64_t *src, const uint32_t *perm, uint64_t n, uint64_t *dst)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		dst[i] = src[perm[i]];
+}
+
+/* shift > 7: the whole mask; else its bit `shift` */
+__global__ void
+gather_mask_kernel(const uint8_t *src, const uint32_t *perm, uint64_t n, int shift, uint8_t *dst)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		dst[i] = shift > 7 ? src[perm[i]] : (src[perm[i]] >> shift) & 1;
+}
+
+template <bool kUpper>
+__global__ void
+merge_kernel(MjKeys o, uint64_t m, MjKeys in, uint64_t n, uint64_t *at)
+{
+	uint64_t	t = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t	d0 = t * kSegment;
+
+	if (d0 < m + n)
+		mj_merge_segment<kUpper>(o, m, in, n, d0, d0 + kSegment < m + n ? d0 + kSegment : m + n, at);
+}
+
+__global__ void
+count_kernel(const uint8_t *mask, const uint64_t *lb, const uint64_t *ub, uint64_t m,
+			 uint64_t *counts)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < m)
+		counts[i] = mask[i] ? 0 : ub[i] - lb[i];
+	if (i == m)
+		counts[m] = 0;
+}
+
+__global__ void
+write_kernel(const uint64_t *offsets, uint64_t m, const uint64_t *lb, const uint32_t *oorder,
+			 const uint32_t *iorder, uint64_t from, uint64_t count, uint32_t *pout,
+			 uint32_t *bout)
+{
+	uint64_t	w = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (w < count)
+	{
+		uint64_t	idx = from + w;
+		uint64_t	i = join_owner(offsets, m, idx);
+
+		pout[w] = oorder[i];
+		bout[w] = iorder[lb[i] + (idx - offsets[i])];
+	}
+}
+
+/* One stable radix sort pass of `order` by keys (bits [0, bits)). */
+template <typename K>
+void
+sort_pass(CudaMergeJoin *mj, DeviceArray &keys_in, DeviceArray &order, uint64_t n, int bits)
+{
+	Runtime    *rt = mj->rt;
+	cudaStream_t s = mj->stream;
+	DeviceArray keys_out, order_out, temp;
+	size_t		temp_bytes = 0;
+
+	keys_out.get(rt, n * sizeof(K) + 8, s);
+	order_out.get(rt, n * 4 + 4, s);
+	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in.as<K>(),
+													keys_out.as<K>(), order.as<uint32_t>(),
+													order_out.as<uint32_t>(), n, 0, bits, s));
+	temp.get(rt, temp_bytes + 8, s);
+	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.as<void>(), temp_bytes, keys_in.as<K>(),
+													keys_out.as<K>(), order.as<uint32_t>(),
+													order_out.as<uint32_t>(), n, 0, bits, s));
+	order.swap(order_out);
+	mj->stats.sort_passes++;
+}
+
+GpuopsStatus
+cuda_mj_begin(const GpuopsSettings *settings, int nkeys, GpuopsMergeJoin **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
+			fail(GPUOPS_ERR_INTERNAL, "bad number of merge keys: %d", nkeys);
+		Runtime    &rt = Runtime::get(*settings);
+		auto		mj = std::make_unique<CudaMergeJoin>();
+
+		rt.set_limit(settings->device_memory_limit, settings->device_share);
+		mj->rt = &rt;
+		mj->settings = *settings;
+		mj->nkeys = nkeys;
+		mj->stream = rt.stream(0);
+		mj->window = join_window_pairs_for_budget(rt.limit());
+		*out = reinterpret_cast<GpuopsMergeJoin *>(mj.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_mj_side(GpuopsMergeJoin *h, int which, const GpuopsJoinKeys *keys) noexcept
+{
+	return guarded([&]() {
+		auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
+		Runtime    *rt = mj->rt;
+		cudaStream_t s = mj->stream;
+		uint64_t	n = keys->nrows;
+		int			nk = mj->nkeys;
+		Side	   &sd = mj->side[which ? 1 : 0];
+		DeviceArray raw[GPUOPS_MAX_JOIN_KEYS];
+		DeviceArray mask, nulls, tmp;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, mj->settings.fault);
+		if (keys->nkeys != nk || n > UINT32_MAX)
+			fail(GPUOPS_ERR_INTERNAL, "merge join side: bad keys");
+		mask.get(rt, n + 8, s);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(mask.as<void>(), 0, n + 8, s));
+		nulls.get(rt, (n + 7) / 8 + 8, s);
+		for (int k = 0; k < nk; k++)
+		{
+			raw[k].get(rt, n * 8 + 8, s);
+			if (n > 0)
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(raw[k].as<void>(), keys->words[k], n * 8,
+												cudaMemcpyHostToDevice, s));
+			if (keys->nulls[k] && n > 0)
+			{
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(nulls.as<void>(), keys->nulls[k], (n + 7) / 8,
+												cudaMemcpyHostToDevice, s));
+				mask_kernel<<<blocks(n), kThreads, 0, s>>>(nulls.as<uint8_t>(), k, n,
+														   mask.as<uint8_t>());
+				GPUOPS_CUDA_CHECK_LAUNCH("merge null mask");
+			}
+		}
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		mj->stats.copy_ms += ms_since(t0);
+		t0 = std::chrono::steady_clock::now();
+		sd.order.get(rt, n * 4 + 4, s);
+		if (n > 0)
+		{
+			iota_kernel<<<blocks(n), kThreads, 0, s>>>(sd.order.as<uint32_t>(), n);
+			GPUOPS_CUDA_CHECK_LAUNCH("merge iota");
+		}
+		/* least significant first: key k's words, then its NULL flags */
+		for (int k = nk - 1; k >= 0 && n > 1; k--)
+		{
+			tmp.get(rt, n * 8 + 8, s);
+			gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
+																sd.order.as<uint32_t>(), n,
+																tmp.as<uint64_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge gather");
+			sort_pass<uint64_t>(mj, tmp, sd.order, n, 64);
+			if (keys->nulls[k])
+			{
+				tmp.get(rt, n + 8, s);
+				gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
+																   sd.order.as<uint32_t>(), n, k,
+																   tmp.as<uint8_t>());
+				GPUOPS_CUDA_CHECK_LAUNCH("merge gather nulls");
+				sort_pass<uint8_t>(mj, tmp, sd.order, n, 1);
+			}
+		}
+		for (int k = 0; k < nk; k++)
+		{
+			sd.words[k].get(rt, n * 8 + 8, s);
+			if (n > 0)
+			{
+				gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
+																	sd.order.as<uint32_t>(), n,
+																	sd.words[k].as<uint64_t>());
+				GPUOPS_CUDA_CHECK_LAUNCH("merge gather keys");
+			}
+			raw[k].reset();
+		}
+		sd.mask.get(rt, n + 8, s);
+		if (n > 0)
+		{
+			gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
+															   sd.order.as<uint32_t>(), n, 8,
+															   sd.mask.as<uint8_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge gather masks");
+		}
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		sd.n = n;
+		sd.loaded = true;
+		(which ? mj->stats.inner_rows : mj->stats.outer_rows) = n;
+		mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
+		mj->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+void
+write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
+{
+	Runtime    *rt = mj->rt;
+	cudaStream_t s = mj->stream;
+	uint64_t	from = mj->written;
+	uint64_t	m = std::min(mj->total - from, mj->window);
+	DeviceArray pout, bout;
+
+	pout.get(rt, m * 4 + 4, s);
+	bout.get(rt, m * 4 + 4, s);
+	if (m > 0)
+	{
+		write_kernel<<<blocks(m), kThreads, 0, s>>>(
+			mj->offsets.as<uint64_t>(), mj->side[0].n, mj->lb.as<uint64_t>(),
+			mj->side[0].order.as<uint32_t>(), mj->side[1].order.as<uint32_t>(), from, m,
+			pout.as<uint32_t>(), bout.as<uint32_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("merge write");
+	}
+	mj->probe_out.resize(m);
+	mj->build_out.resize(m);
+	if (m > 0)
+	{
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->probe_out.data(), pout.as<uint32_t>(), m * 4,
+										cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->build_out.data(), bout.as<uint32_t>(), m * 4,
+										cudaMemcpyDeviceToHost, s));
+	}
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
+	mj->written = from + m;
+	pairs->npairs = m;
+	pairs->probe_rows = mj->probe_out.data();
+	pairs->build_rows = mj->build_out.data();
+	pairs->more = mj->written < mj->total;
+}
+
+GpuopsStatus
+cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
+		Runtime    *rt = mj->rt;
+		cudaStream_t s = mj->stream;
+		const Side &o = mj->side[0];
+		const Side &in = mj->side[1];
+		uint64_t	m = o.n,
+					n = in.n;
+		DeviceArray ub, counts, temp;
+		size_t		temp_bytes = 0;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
+		if (!o.loaded || !in.loaded)
+			fail(GPUOPS_ERR_INTERNAL, "merge join: a side is missing");
+		mj->lb.get(rt, (m + 1) * 8, s);
+		ub.get(rt, (m + 1) * 8, s);
+		if (m + n > 0)
+		{
+			uint64_t	threads = (m + n + kSegment - 1) / kSegment;
+
+			merge_kernel<false><<<blocks(threads), kThreads, 0, s>>>(
+				o.keys(mj->nkeys), m, in.keys(mj->nkeys), n, mj->lb.as<uint64_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge path (start)");
+			merge_kernel<true><<<blocks(threads), kThreads, 0, s>>>(
+				o.keys(mj->nkeys), m, in.keys(mj->nkeys), n, ub.as<uint64_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge path (end)");
+		}
+		counts.get(rt, (m + 1) * 8, s);
+		mj->offsets.get(rt, (m + 1) * 8, s);
+		count_kernel<<<blocks(m + 1), kThreads, 0, s>>>(o.mask.as<uint8_t>(), mj->lb.as<uint64_t>(),
+														ub.as<uint64_t>(), m, counts.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("merge count");
+		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
+													  mj->offsets.as<uint64_t>(), m + 1, s));
+		temp.get(rt, temp_bytes + 8, s);
+		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
+													  counts.as<uint64_t>(),
+													  mj->offsets.as<uint64_t>(), m + 1, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), mj->offsets.as<uint64_t>() + m, 8,
+										cudaMemcpyDeviceToHost, s));
+		mj->outer_order.resize(m);
+		if (m > 0)
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->outer_order.data(), o.order.as<uint32_t>(), m * 4,
+											cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		mj->total = rt->pinned_scalar()[0];
+		mj->written = 0;
+		mj->stats.pairs = mj->total;
+		ub.reset();
+		counts.reset();
+		temp.reset();
+		write_window(mj, pairs);
+		mj->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_mj_next_pairs(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
+{
+	return guarded([&]() {
+		auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
+		mj->stats.windows++;
+		write_window(mj, pairs);
+		mj->stats.kernel_ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_mj_outer_order(GpuopsMergeJoin *h, const uint32_t **order) noexcept
+{
+	*order = reinterpret_cast<CudaMergeJoin *>(h)->outer_order.data();
+	return GPUOPS_OK;
+}
+
+uint64_t
+cuda_mj_capacity(const GpuopsMergeJoin *h) noexcept
+{
+	auto	   *mj = reinterpret_cast<const CudaMergeJoin *>(h);
+
+	return mj_rows_for_budget(mj->rt->limit(), mj->nkeys);
+}
+
+void
+cuda_mj_stats(const GpuopsMergeJoin *h, GpuopsMergeJoinStats *stats) noexcept
+{
+	*stats = reinterpret_cast<const CudaMergeJoin *>(h)->stats;
+}
+
+void
+cuda_mj_end(GpuopsMergeJoin *h) noexcept
+{
+	auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
+
+	if (mj)
+	{
+		for (auto &sd : mj->side)
+		{
+			for (auto &w : sd.words)
+				w.reset();
+			sd.mask.reset();
+			sd.order.reset();
+		}
+		mj->lb.reset();
+		mj->offsets.reset();
+		(void) cudaStreamSynchronize(mj->stream);
+	}
+	delete mj;
+}
+
+const GpuopsMergeJoinBackend cuda_mergejoin_backend = {
+	"cuda",
+	cuda_mj_begin,
+	cuda_mj_side,
+	cuda_mj_join,
+	cuda_mj_next_pairs,
+	cuda_mj_outer_order,
+	cuda_mj_capacity,
+	cuda_mj_stats,
+	cuda_mj_end,
+};
+
+}								/* namespace */
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsMergeJoinBackend *
+gpuops_cuda_mergejoin_backend(void) noexcept
+{
+	return &gpuops::cuda::cuda_mergejoin_backend;
+}

@@ -1,0 +1,131 @@
+-- GpuMergeJoin: merge-joinable equi-joins sorted and merged on the device.
+-- Every result is compared with PostgreSQL's (gpuops.enabled = off) as a
+-- multiset, EXCEPT ALL both ways; where the query orders by the join key,
+-- the order too.  PostgreSQL offers merge clauses only with
+-- enable_mergejoin on (or a full join), so it stays on; PostgreSQL's hash
+-- join and GpuHashJoin are switched off for the gpuops runs.
+SET gpuops.min_rows = 0;
+SET gpuops.startup_cost = 0;
+SET gpuops.tuple_cost = 0;
+SET max_parallel_workers_per_gather = 0;
+SET gpuops.cpu_fallback = off;
+SET enable_hashjoin = off;
+SET gpuops.enable_hashjoin = off;
+
+-- keys of every supported type with NULLs, duplicates on both sides
+-- (many-to-many), a key on 2-3% of the rows of each side (skew: 180000
+-- pairs), NaN, -0 and infinities
+CREATE TABLE mj_a AS
+SELECT i AS id,
+       CASE WHEN i % 53 = 0 THEN NULL WHEN i % 100 < 3 THEN 7 ELSE (i * 7919) % 4000 END::int4 AS k4,
+       CASE WHEN i % 59 = 0 THEN NULL WHEN i % 997 = 0 THEN 9223372036854775807
+            WHEN i % 991 = 0 THEN -9223372036854775808 ELSE (i % 3001) - 1500 END::int8 AS k8,
+       (i % 2011 - 1005)::int2 AS k2,
+       CASE WHEN i % 61 = 0 THEN NULL WHEN i % 667 = 0 THEN 'NaN' WHEN i % 711 = 0 THEN '-0'
+            WHEN i % 733 = 0 THEN '-Infinity' ELSE (i % 5000) / 4.0 END::float8 AS f8,
+       CASE WHEN i % 79 = 0 THEN NULL WHEN i % 833 = 0 THEN 'NaN' ELSE (i % 3000) / 2.0 END::float4 AS f4,
+       CASE WHEN i % 89 = 0 THEN NULL ELSE date '2024-01-01' + (i % 7000) END AS d,
+       CASE WHEN i % 97 = 0 THEN NULL ELSE timestamp '2024-01-01' + (i % 9000) * interval '1 hour' END AS ts,
+       CASE WHEN i % 101 = 0 THEN NULL ELSE timestamptz '2024-01-01 00:00+00' + (i % 8000) * interval '1 hour' END AS tz,
+       CASE WHEN i % 103 = 0 THEN NULL ELSE time '00:00' + (i % 14400) * interval '6 seconds' END AS tm,
+       CASE WHEN i % 107 = 0 THEN NULL WHEN i % 500 = 0 THEN i % 3 = 0 END AS b,
+       md5(i::text) AS pad
+FROM generate_series(1, 20000) i;
+CREATE TABLE mj_b AS
+SELECT i AS id,
+       CASE WHEN i % 43 = 0 THEN NULL WHEN i % 100 < 2 THEN 7 ELSE (i * 104729) % 5000 END::int4 AS k4,
+       CASE WHEN i % 47 = 0 THEN NULL WHEN i % 1999 = 0 THEN 9223372036854775807
+            WHEN i % 1993 = 0 THEN -9223372036854775808 ELSE (i % 4001) - 2000 END::int8 AS k8,
+       (i % 3001 - 1500)::int2 AS k2,
+       CASE WHEN i % 41 = 0 THEN NULL WHEN i % 370 = 0 THEN 'NaN' WHEN i % 311 = 0 THEN '0'
+            WHEN i % 293 = 0 THEN '-Infinity' ELSE (i % 7000) / 4.0 END::float8 AS f8,
+       CASE WHEN i % 23 = 0 THEN NULL WHEN i % 191 = 0 THEN 'NaN' ELSE (i % 2000) / 2.0 END::float4 AS f4,
+       CASE WHEN i % 17 = 0 THEN NULL ELSE date '2024-03-01' + (i % 5000) END AS d,
+       CASE WHEN i % 13 = 0 THEN NULL ELSE timestamp '2024-01-10' + (i % 7000) * interval '1 hour' END AS ts,
+       CASE WHEN i % 11 = 0 THEN NULL ELSE timestamptz '2024-01-05 00:00+00' + (i % 6000) * interval '1 hour' END AS tz,
+       CASE WHEN i % 9 = 0 THEN NULL ELSE time '06:00' + (i % 9000) * interval '6 seconds' END AS tm,
+       CASE WHEN i % 7 = 0 THEN NULL WHEN i % 300 = 0 THEN i % 4 = 0 END AS b,
+       repeat(chr(65 + i % 26), 1 + i % 30) AS label
+FROM generate_series(1, 15000) i;
+ANALYZE mj_a;
+ANALYZE mj_b;
+
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.k8 = b.k8 ORDER BY a.k4;
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM mj_a a FULL JOIN mj_b b ON a.d = b.d AND a.id < b.id;
+
+-- every key type, every join type
+SELECT k, j, check_join_on(format('SELECT a.id AS aid, b.id AS bid FROM mj_a a %s JOIN mj_b b ON %s', j, k),
+                           'GpuMergeJoin')
+FROM (VALUES ('a.k4 = b.k4'), ('a.k8 = b.k8'), ('a.k2 = b.k2'), ('a.k4 = b.k8'), ('a.k2 = b.k4'),
+             ('a.f8 = b.f8'), ('a.f4 = b.f4'), ('a.f4 = b.f8'), ('a.d = b.d'), ('a.ts = b.ts'),
+             ('a.tz = b.tz'), ('a.tm = b.tm'), ('a.b = b.b')) keys(k),
+     (VALUES ('INNER'), ('LEFT'), ('RIGHT'), ('FULL')) joins(j)
+WHERE j = 'INNER' OR k IN ('a.k4 = b.k4', 'a.f8 = b.f8', 'a.d = b.d', 'a.b = b.b', 'a.k2 = b.k4')
+ORDER BY k, j;
+SELECT check_join_on('SELECT a.id FROM mj_a a WHERE EXISTS (SELECT 1 FROM mj_b b WHERE b.k8 = a.k8)', 'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id FROM mj_a a WHERE NOT EXISTS (SELECT 1 FROM mj_b b WHERE b.k8 = a.k8)', 'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id FROM mj_a a WHERE NOT EXISTS (SELECT 1 FROM mj_b b WHERE b.f8 = a.f8 AND b.id > a.id)', 'GpuMergeJoin');
+-- several keys, other join clauses, filters on the joined rows
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b
+                      ON a.k4 = b.k4 AND a.d = b.d AND a.f4 = b.f4', 'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a FULL JOIN mj_b b
+                      ON a.k2 = b.k2 AND a.ts = b.ts AND a.id % 7 < b.id % 5', 'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid, b.label FROM mj_a a LEFT JOIN mj_b b
+                      ON a.k4 = b.k4 AND b.label LIKE ''C%''
+                      WHERE b.id IS NULL OR a.pad > b.label', 'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a RIGHT JOIN mj_b b
+                      ON a.k8 = b.k8 AND a.tm = b.tm', 'GpuMergeJoin');
+-- many-to-many on the skewed key, through aggregates
+SELECT check_join_on('SELECT count(*) AS n, sum(a.id::int8 * 3 + b.id) AS s FROM mj_a a JOIN mj_b b ON a.k4 = b.k4',
+                     'GpuMergeJoin');
+-- no matches at all; empty sides
+CREATE TABLE mj_none AS SELECT id, k4 + 100000 AS k4 FROM mj_b;
+ANALYZE mj_none;
+SELECT j, check_join_on(format('SELECT a.id AS aid, b.id AS bid FROM mj_a a %s JOIN mj_none b ON a.k4 = b.k4', j),
+                        'GpuMergeJoin')
+FROM (VALUES ('INNER'), ('LEFT'), ('RIGHT'), ('FULL')) joins(j);
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a FULL JOIN (SELECT * FROM mj_b WHERE id < 0) b
+                      ON a.k4 = b.k4', 'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM (SELECT * FROM mj_a WHERE id < 0) a LEFT JOIN mj_b b
+                      ON a.k4 = b.k4', 'GpuMergeJoin');
+
+-- the output is in key order: no Sort above the join, the same order as PostgreSQL's
+SELECT line FROM plan_lines('SELECT a.k4 AS k, a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 ORDER BY a.k4') line
+WHERE line ~ 'Sort|GpuMergeJoin';
+SELECT check_sort('SELECT a.k4 AS k, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 ORDER BY a.k4');
+SELECT check_sort('SELECT a.f8 AS k, a.id AS aid FROM mj_a a LEFT JOIN mj_b b ON a.f8 = b.f8 ORDER BY a.f8');
+SELECT check_sort_keys('SELECT a.k4 AS k1, a.k2 AS k2, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b
+                        ON a.k4 = b.k4 AND a.k2 = b.k2 ORDER BY a.k4, a.k2', 2);
+-- three tables: merge joins up the tree on the same key
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid, c.id AS cid FROM mj_a a JOIN mj_b b ON a.k8 = b.k8
+                      JOIN mj_b c ON c.k8 = a.k8 WHERE c.id < 2000', 'GpuMergeJoin');
+
+-- rescans: a correlated subquery's merge join, with a new parameter each time
+SELECT check_join_on('SELECT t.x, (SELECT count(*) FROM mj_a a JOIN mj_b b ON a.k2 = b.k2 WHERE a.id < t.x) AS n
+                      FROM generate_series(1000, 20000, 4750) t(x)', 'GpuMergeJoin');
+
+-- over the device budget (1 MB holds 8192 rows of one key): the CPU
+-- backend, whose windows of pairs are the budget's too
+SET gpuops.device_memory_limit = '1MB';
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a FULL JOIN mj_b b ON a.k4 = b.k4', 'GpuMergeJoin');
+SELECT (j->>'Key Pairs')::int8 > 100000 AS many_pairs, (j->>'Extra Pair Windows')::int > 0 AS windowed
+FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuMergeJoin")') AS j
+      FROM (SELECT explain_json('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4') AS e) x) y;
+RESET gpuops.device_memory_limit;
+
+-- device failures: the CPU backend redoes the join and the walk resumes;
+-- without a fallback the error carries its SQLSTATE
+SET gpuops.cpu_fallback = on;
+SET gpuops.fault_injection = kernel_error;
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a FULL JOIN mj_b b ON a.k8 = b.k8', 'GpuMergeJoin');
+SET gpuops.fault_injection = out_of_memory;
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a LEFT JOIN mj_b b ON a.d = b.d', 'GpuMergeJoin');
+SET gpuops.cpu_fallback = off;
+SELECT sql_error('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k8 = b.k8');
+RESET gpuops.fault_injection;
+
+-- keys the device cannot merge keep PostgreSQL's plans
+SELECT uses_node('SELECT a.id FROM mj_a a JOIN mj_b b ON a.pad = b.label', 'GpuMergeJoin') AS text_key;
+SELECT uses_node('SELECT a.id FROM mj_a a JOIN mj_b b ON a.d = b.ts', 'GpuMergeJoin') AS date_timestamp;

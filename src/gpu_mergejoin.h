@@ -1,0 +1,49 @@
+/*
+ * gpu_mergejoin.h
+ *    GpuMergeJoin: what its planner and executor halves share.
+ *
+ * The CustomScan reads the outer child's output columns followed by the
+ * inner child's as its scan tuple (custom_scan_tlist), as the other joins
+ * do.  custom_private is an integer list: the join type, the number of
+ * merge keys, then per key its outer and inner column (indexes into the
+ * children's outputs) and the two columns' types.  custom_exprs: the join
+ * clauses other than the merge keys (checked by PostgreSQL on each pair of
+ * equal keys) and the filters of outer joins.
+ */
+#ifndef GPUOPS_GPU_MERGEJOIN_H
+#define GPUOPS_GPU_MERGEJOIN_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+}
+
+#define GPUMERGEJOIN_NAME "GpuMergeJoin"
+
+enum GpuMergeJoinKeyField
+{
+	GPUMJ_KEY_OUTER_COL = 0,
+	GPUMJ_KEY_INNER_COL,
+	GPUMJ_KEY_OUTER_TYPE,
+	GPUMJ_KEY_INNER_TYPE,
+	GPUMJ_KEY_FIELDS
+};
+
+/* planner (gpu_mergejoin_path.cpp) */
+extern void GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
+								 RelOptInfo *outerrel, RelOptInfo *innerrel,
+								 JoinType jointype, JoinPathExtraData *extra);
+
+/* Can keys of these two types be merged as 64-bit words (gpu_mergejoin_path.cpp)? */
+extern bool GpuMergeJoinKeyTypes(Oid outer_type, Oid inner_type);
+
+/* A key value as its merge word: unsigned order = the type's order. */
+extern uint64 GpuMergeJoinWord(Datum value, Oid type);
+
+/* executor (gpu_mergejoin_exec.cpp) */
+extern const CustomScanMethods gpu_mergejoin_scan_methods;
+extern void GpuMergeJoinRegister(void);
+
+#endif

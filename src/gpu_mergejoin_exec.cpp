@@ -1,0 +1,572 @@
+/*
+ * gpu_mergejoin_exec.cpp
+ *    GpuMergeJoin execution.
+ *
+ * Both children are read whole into row stores (the tuples stay on the
+ * host); their key columns become merge words (gpu_mergejoin.h) and go to
+ * the device, which sorts both sides and returns, window by window, the
+ * (outer row, inner row) pairs with equal keys in the outer side's key
+ * order.  The node walks the outer rows in that order, each with its pairs:
+ * a pair becomes a scan tuple (outer columns, then inner ones) that the
+ * remaining join clauses must pass; left, full and anti joins add the
+ * outer rows without a match in their place, right and full joins the
+ * inner rows no pair matched at the end.
+ *
+ * Device failures: with gpuops.cpu_fallback the CPU backend redoes the
+ * join from the stored keys and the walk resumes after the pairs already
+ * returned.  Both sides over the device budget run on the CPU backend from
+ * the start (EXPLAIN says so).  Device memory is released by a
+ * memory-context callback on the query context, also on error and cancel.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+}
+
+#include "batch.h"
+#include "boundary.h"
+#include "device.h"
+#include "gpu_mergejoin.h"
+#include "guarded_scan.h"
+#include "guc.h"
+
+extern const CustomExecMethods gpu_mergejoin_exec_methods;
+
+typedef struct GpuMergeJoinDevice
+{
+	const GpuopsMergeJoinBackend *backend;
+	GpuopsMergeJoin *mj;
+	MemoryContextCallback cb;
+} GpuMergeJoinDevice;
+
+typedef struct GpuMergeJoinState
+{
+	CustomScanState css;
+	JoinType	jointype;
+	bool		fill_outer;		/* LEFT, FULL, ANTI */
+	bool		fill_inner;		/* RIGHT, FULL */
+	bool		decides_once;	/* SEMI, ANTI */
+	int			nkeys;
+	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
+	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
+	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
+	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
+
+	int			outer_ncols;
+	GpuopsRowStore outer_store;
+	GpuopsRowStore inner_store;
+	GpuopsBatchSource *outer_source;
+	GpuopsBatchSource *inner_source;
+	GpuMergeJoinDevice *dev;
+	MemoryContext key_cxt;		/* both sides' merge words */
+	GpuopsJoinKeys keys[2];
+	bool		built;
+
+	const uint32 *order;		/* outer rows in key order */
+	uint64		opos;			/* the outer row being walked, in that order */
+	GpuopsJoinPairs pairs;
+	uint64		cursor;
+	uint64		pairs_before;
+	bool		matched;
+	bool	   *inner_matched;
+	uint64		inner_pos;
+	ExprState  *join_qual;
+	ExprState  *filter_qual;
+	uint64		filtered;
+
+	const char *backend_name;
+	char	   *fallback;
+	GpuopsMergeJoinStats stats;
+} GpuMergeJoinState;
+
+static void
+MergeJoinRelease(void *arg)
+{
+	GpuMergeJoinDevice *dev = (GpuMergeJoinDevice *) arg;
+
+	if (dev->mj)
+		dev->backend->mj_end(dev->mj);
+	dev->mj = NULL;
+}
+
+/* A side's key columns as merge words and null bitmaps, all rows in row order. */
+static void
+StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKeys *keys)
+{
+	const int  *cols = outer ? st->outer_col : st->inner_col;
+	const Oid  *types = outer ? st->outer_type : st->inner_type;
+	uint64		n = store->nrows;
+
+	memset(keys, 0, sizeof(*keys));
+	keys->nkeys = st->nkeys;
+	keys->nrows = n;
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
+		uint8	   *nulls = NULL;
+		uint64		row = 0;
+
+		for (int b = 0; b < store->nbatches; b++)
+		{
+			GpuopsBatch *batch = store->batches[b];
+
+			for (uint32 i = 0; i < batch->nrows; i++, row++)
+			{
+				bool		isnull;
+				Datum		d = GpuopsBatchDatum(store, batch, cols[k], i, &isnull);
+
+				if (isnull && nulls == NULL)
+					nulls = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
+				if (isnull)
+					nulls[row >> 3] |= 1 << (row & 7);
+				w[row] = isnull ? 0 : GpuMergeJoinWord(d, types[k]);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		keys->words[k] = w;
+		keys->nulls[k] = nulls;
+	}
+}
+
+static void
+SaveStats(GpuMergeJoinState *st)
+{
+	if (st->dev->mj)
+	{
+		st->dev->backend->mj_stats(st->dev->mj, &st->stats);
+		st->backend_name = st->dev->backend->name;
+	}
+}
+
+/*
+ * Runs the join on `backend` from the staged keys: both sides, the merge,
+ * the first window; then passes over `skip` pairs already walked.
+ */
+static GpuopsStatus
+RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 skip)
+{
+	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsStatus rc;
+
+	MergeJoinRelease(st->dev);
+	if (backend != GpuopsPrimaryMergeJoinBackend() || st->fallback != NULL)
+		settings.fault = GPUOPS_FAULT_NONE;
+	st->dev->backend = backend;
+	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->mj);
+	if (rc == GPUOPS_OK && backend != gpuops_cpu_mergejoin_backend())
+	{
+		uint64		capacity = backend->mj_capacity(st->dev->mj);
+
+		/* over the device budget: the CPU backend, which has none */
+		if (capacity > 0 && st->keys[0].nrows + st->keys[1].nrows > capacity)
+		{
+			MergeJoinRelease(st->dev);
+			if (st->fallback == NULL)
+				st->fallback = pstrdup("both sides exceed the device budget");
+			return RunJoin(st, gpuops_cpu_mergejoin_backend(), skip);
+		}
+	}
+	if (rc == GPUOPS_OK)
+		rc = backend->mj_side(st->dev->mj, 0, &st->keys[0]);
+	if (rc == GPUOPS_OK)
+		rc = backend->mj_side(st->dev->mj, 1, &st->keys[1]);
+	if (rc == GPUOPS_OK)
+		rc = backend->mj_join(st->dev->mj, &st->pairs);
+	if (rc == GPUOPS_OK)
+		rc = backend->mj_outer_order(st->dev->mj, &st->order);
+	st->pairs_before = 0;
+	while (rc == GPUOPS_OK && skip >= st->pairs.npairs && st->pairs.more && skip > 0)
+	{
+		skip -= st->pairs.npairs;
+		st->pairs_before += st->pairs.npairs;
+		rc = backend->mj_next_pairs(st->dev->mj, &st->pairs);
+	}
+	st->cursor = skip;
+	if (rc == GPUOPS_OK)
+		SaveStats(st);
+	return rc;
+}
+
+/* After a device failure: the CPU backend redoes the join (or the query fails). */
+static void
+FallBack(GpuMergeJoinState *st, GpuopsStatus rc, uint64 skip)
+{
+	GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, true);	/* raises unless falling back */
+	if (st->fallback == NULL)
+		st->fallback = pstrdup(gpuops_last_error());
+	rc = RunJoin(st, gpuops_cpu_mergejoin_backend(), skip);
+	if (rc != GPUOPS_OK)
+		GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, false);
+}
+
+/* Reads both sides, stages their keys and runs the join. */
+static void
+Build(GpuMergeJoinState *st)
+{
+	const GpuopsMergeJoinBackend *backend = GpuopsPrimaryMergeJoinBackend();
+	GpuopsStatus rc;
+	bool		more;
+
+	for (int side = 0; side < 2; side++)
+	{
+		GpuopsRowStore *store = side == 0 ? &st->outer_store : &st->inner_store;
+		GpuopsBatchSource *src = side == 0 ? st->outer_source : st->inner_source;
+
+		more = true;
+		while (more)
+		{
+			GpuopsBatch *batch = GpuopsRowStoreOpenBatch(store);
+
+			more = src->fill(src, store, batch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		StageKeys(st, store, side == 0, &st->keys[side]);
+	}
+	rc = RunJoin(st, backend, 0);
+	if (rc != GPUOPS_OK)
+		FallBack(st, rc, 0);
+	if (st->fill_inner)
+		st->inner_matched = (bool *) MemoryContextAllocZero(st->inner_store.cxt,
+															Max(st->inner_store.nrows, 1));
+	st->inner_pos = 0;
+	st->opos = 0;
+	st->matched = false;
+	st->built = true;
+}
+
+static void
+NextWindow(GpuMergeJoinState *st)
+{
+	uint64		walked = st->pairs_before + st->pairs.npairs;
+	GpuopsStatus rc = st->dev->backend->mj_next_pairs(st->dev->mj, &st->pairs);
+
+	if (rc != GPUOPS_OK)
+	{
+		FallBack(st, rc, walked);
+		return;
+	}
+	st->pairs_before = walked;
+	st->cursor = 0;
+	SaveStats(st);
+}
+
+static bool
+NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow)
+{
+	for (;;)
+	{
+		if (st->cursor < st->pairs.npairs)
+		{
+			if (st->pairs.probe_rows[st->cursor] != o)
+				return false;
+			*irow = st->pairs.build_rows[st->cursor++];
+			return true;
+		}
+		if (!st->pairs.more)
+			return false;
+		NextWindow(st);
+	}
+}
+
+static bool
+Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
+{
+	if (qual == NULL)
+		return true;
+	econtext->ecxt_scantuple = slot;
+	ResetExprContext(econtext);
+	return ExecQual(qual, econtext);
+}
+
+/* The scan tuple of outer row o and inner row irow (-1: NULLs on that side). */
+static TupleTableSlot *
+JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
+{
+	ExecClearTuple(slot);
+	for (int c = 0; c < st->outer_ncols; c++)
+	{
+		if (o < 0)
+		{
+			slot->tts_values[c] = (Datum) 0;
+			slot->tts_isnull[c] = true;
+		}
+		else
+			slot->tts_values[c] = GpuopsRowStoreDatum(&st->outer_store, (uint64) o, c,
+													  &slot->tts_isnull[c]);
+	}
+	for (int c = 0; c < st->inner_store.ncols; c++)
+	{
+		int			at = st->outer_ncols + c;
+
+		if (irow < 0)
+		{
+			slot->tts_values[at] = (Datum) 0;
+			slot->tts_isnull[at] = true;
+		}
+		else
+			slot->tts_values[at] = GpuopsRowStoreDatum(&st->inner_store, (uint64) irow, c,
+													   &slot->tts_isnull[at]);
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+static TupleTableSlot *
+GpuMergeJoinNext(ScanState *ss)
+{
+	GpuMergeJoinState *st = (GpuMergeJoinState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (!st->built)
+		Build(st);
+	while (st->opos < st->outer_store.nrows)
+	{
+		uint32		o = st->order[st->opos];
+		uint64		b;
+
+		while (NextPairOf(st, o, &b))
+		{
+			JoinedRow(st, slot, o, (int64) b);
+			if (!Holds(st->join_qual, econtext, slot))
+			{
+				if ((++st->filtered & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
+				continue;
+			}
+			st->matched = true;
+			if (st->fill_inner)
+				st->inner_matched[b] = true;
+			if (st->decides_once)
+			{
+				while (NextPairOf(st, o, &b))
+					;
+				break;
+			}
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+		}
+		/* every pair of o has been seen */
+		st->opos++;
+		if ((st->opos & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (st->matched ? st->jointype == JOIN_SEMI : st->fill_outer)
+		{
+			st->matched = false;
+			JoinedRow(st, slot, o, -1);
+			if (Holds(st->filter_qual, econtext, slot))
+				return slot;
+			continue;
+		}
+		st->matched = false;
+	}
+	while (st->fill_inner && st->inner_pos < st->inner_store.nrows)
+	{
+		uint64		b = st->inner_pos++;
+
+		if ((b & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (st->inner_matched[b])
+			continue;
+		JoinedRow(st, slot, -1, (int64) b);
+		if (Holds(st->filter_qual, econtext, slot))
+			return slot;
+	}
+	return ExecClearTuple(slot);
+}
+
+static Node *
+CreateGpuMergeJoinStateImpl(CustomScan *cscan)
+{
+	GpuMergeJoinState *st = NewCustomScanState<GpuMergeJoinState>(cscan, &gpu_mergejoin_exec_methods);
+	List	   *keys = (List *) linitial(cscan->custom_private);
+
+	st->jointype = (JoinType) linitial_int(keys);
+	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_FULL ||
+		st->jointype == JOIN_ANTI;
+	st->fill_inner = st->jointype == JOIN_RIGHT || st->jointype == JOIN_FULL;
+	st->decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
+	st->nkeys = lsecond_int(keys);
+	if (st->nkeys < 1 || st->nkeys > GPUOPS_MAX_JOIN_KEYS ||
+		list_length(keys) != 2 + st->nkeys * GPUMJ_KEY_FIELDS)
+		elog(ERROR, "gpuops: malformed GpuMergeJoin plan");
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		int			base = 2 + k * GPUMJ_KEY_FIELDS;
+
+		st->outer_col[k] = list_nth_int(keys, base + GPUMJ_KEY_OUTER_COL);
+		st->inner_col[k] = list_nth_int(keys, base + GPUMJ_KEY_INNER_COL);
+		st->outer_type[k] = (Oid) list_nth_int(keys, base + GPUMJ_KEY_OUTER_TYPE);
+		st->inner_type[k] = (Oid) list_nth_int(keys, base + GPUMJ_KEY_INNER_TYPE);
+	}
+	return (Node *) st;
+}
+
+static void
+BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
+	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
+
+	node->custom_ps = list_make2(outer, inner);
+	GpuopsPrewarmDevice(eflags);
+	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
+	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
+	st->outer_ncols = ExecGetResultType(outer)->natts;
+	GpuopsRowStoreInit(&st->outer_store, ExecGetResultType(outer), estate->es_query_cxt);
+	GpuopsRowStoreInit(&st->inner_store, ExecGetResultType(inner), estate->es_query_cxt);
+	st->outer_source = GpuopsChildPlanSource(outer);
+	st->inner_source = GpuopsChildPlanSource(inner);
+	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
+										ALLOCSET_DEFAULT_SIZES);
+	st->dev = NewQueryDevice<GpuMergeJoinDevice>(estate, MergeJoinRelease);
+}
+
+static TupleTableSlot *
+ExecGpuMergeJoinImpl(CustomScanState *node)
+{
+	return ExecScan(&node->ss, GpuMergeJoinNext, GpuopsScanRecheck);
+}
+
+static void
+EndGpuMergeJoinImpl(CustomScanState *node)
+{
+	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
+
+	MergeJoinRelease(st->dev);
+	ExecEndNode((PlanState *) linitial(node->custom_ps));
+	ExecEndNode((PlanState *) lsecond(node->custom_ps));
+	GpuopsRowStoreFree(&st->outer_store);
+	GpuopsRowStoreFree(&st->inner_store);
+}
+
+static void
+ReScanGpuMergeJoinImpl(CustomScanState *node)
+{
+	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
+	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
+	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
+
+	if (node->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet(outer, node->ss.ps.chgParam);
+		UpdateChangedParamSet(inner, node->ss.ps.chgParam);
+	}
+	if (!st->built)
+		return;
+	MergeJoinRelease(st->dev);
+	if (outer->chgParam != NULL || inner->chgParam != NULL)
+	{
+		/* new input: read both sides again */
+		st->outer_source->rescan(st->outer_source);
+		st->inner_source->rescan(st->inner_source);
+		GpuopsRowStoreReset(&st->outer_store);
+		GpuopsRowStoreReset(&st->inner_store);
+		MemoryContextReset(st->key_cxt);
+		st->inner_matched = NULL;	/* it was in the store's context */
+		st->built = false;
+		return;
+	}
+	/* the same input: join the stored keys again for a fresh walk */
+	if (RunJoin(st, st->fallback ? gpuops_cpu_mergejoin_backend()
+				: GpuopsPrimaryMergeJoinBackend(), 0) != GPUOPS_OK)
+		FallBack(st, GPUOPS_ERR_DEVICE, 0);
+	if (st->inner_matched)
+		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
+	st->inner_pos = 0;
+	st->opos = 0;
+	st->matched = false;
+}
+
+static void
+ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List	   *conds = NIL;
+	int			inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
+	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		TargetEntry *o = (TargetEntry *) list_nth(cscan->custom_scan_tlist, st->outer_col[k]);
+		TargetEntry *i = (TargetEntry *) list_nth(cscan->custom_scan_tlist,
+												  inner_base + st->inner_col[k]);
+
+		conds = lappend(conds, psprintf("(%s = %s)",
+										deparse_expression((Node *) o->expr, context, prefix, false),
+										deparse_expression((Node *) i->expr, context, prefix, false)));
+	}
+	ExplainPropertyText("Join Type",
+						st->jointype == JOIN_LEFT ? "Left" :
+						st->jointype == JOIN_RIGHT ? "Right" :
+						st->jointype == JOIN_FULL ? "Full" :
+						st->jointype == JOIN_SEMI ? "Semi" :
+						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
+	ExplainPropertyList("Merge Keys", conds, es);
+	if (linitial(cscan->custom_exprs) != NIL)
+		ExplainPropertyText("Join Filter",
+							deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
+											   context, true, false), es);
+	if (lsecond(cscan->custom_exprs) != NIL)
+		ExplainPropertyText("Filter",
+							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
+											   context, true, false), es);
+	if (es->analyze)
+		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
+	if (es->analyze && st->built)
+	{
+		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
+		if (st->fallback)
+			ExplainPropertyText("Fallback", st->fallback, es);
+		ExplainPropertyInteger("Outer Rows", NULL, (int64) st->stats.outer_rows, es);
+		ExplainPropertyInteger("Inner Rows", NULL, (int64) st->stats.inner_rows, es);
+		ExplainPropertyInteger("Key Pairs", NULL, (int64) st->stats.pairs, es);
+		if (st->stats.windows > 0)
+			ExplainPropertyInteger("Extra Pair Windows", NULL, st->stats.windows, es);
+		ExplainPropertyInteger("Sort Passes", NULL, st->stats.sort_passes, es);
+		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
+		ExplainPropertyInteger("Host Memory", "kB",
+							   (int64) ((GpuopsRowStoreMemory(&st->outer_store) +
+										 GpuopsRowStoreMemory(&st->inner_store)) / 1024), es);
+	}
+}
+
+const CustomExecMethods gpu_mergejoin_exec_methods = {
+	GPUMERGEJOIN_NAME,
+	GuardedBegin<BeginGpuMergeJoinImpl>,
+	GuardedExec<ExecGpuMergeJoinImpl>,
+	GuardedEnd<EndGpuMergeJoinImpl>,
+	GuardedReScan<ReScanGpuMergeJoinImpl>,
+	NULL,						/* MarkPosCustomScan */
+	NULL,						/* RestrPosCustomScan */
+	NULL,						/* EstimateDSMCustomScan */
+	NULL,						/* InitializeDSMCustomScan */
+	NULL,						/* ReInitializeDSMCustomScan */
+	NULL,						/* InitializeWorkerCustomScan */
+	NULL,						/* ShutdownCustomScan */
+	GuardedExplain<ExplainGpuMergeJoinImpl>,
+};
+
+const CustomScanMethods gpu_mergejoin_scan_methods = {
+	GPUMERGEJOIN_NAME,
+	GuardedCreateState<CreateGpuMergeJoinStateImpl>,
+};
+
+void
+GpuMergeJoinRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_mergejoin_scan_methods);
+}

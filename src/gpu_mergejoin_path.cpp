@@ -1,0 +1,277 @@
+/*
+ * gpu_mergejoin_path.cpp
+ *    GpuMergeJoin planning: a CustomPath for merge-joinable equi-joins
+ *    (inner, left, right, full, semi, anti) whose keys are integers, floats,
+ *    bool, date, time or timestamps, competing on cost with PostgreSQL's
+ *    merge, hash and nested-loop joins.
+ *
+ * The keys are the join's merge clauses (PostgreSQL's own list, made where
+ * it considers merge joins: enable_mergejoin on, or a full join).  Both
+ * sides are sorted on the device by the outer path keys PostgreSQL would
+ * pick for a merge join (select_outer_pathkeys_for_merge), so inner, left,
+ * semi and anti joins return their rows in that order and the path says
+ * so: a sort above it, or a merge join over it, can use the order.  Other
+ * join clauses ride along and are checked by PostgreSQL on each pair of
+ * equal keys.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_type_d.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+}
+
+#include <math.h>
+
+#include "boundary.h"
+#include "device.h"
+#include "device_expr.h"
+#include "expr_eval.hpp"
+#include "gpu_mergejoin.h"
+#include "guc.h"
+#include "join_plan.h"
+
+static Plan *PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+								  List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpu_mergejoin_path_methods = {
+	GPUMERGEJOIN_NAME,
+	PlanGpuMergeJoinPath,
+};
+
+/* 1: integers (across widths), 2: floats (across widths), else the type itself; 0: none */
+static int
+WordDomain(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return 1;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return 2;
+		case BOOLOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return (int) type;
+		default:
+			return 0;
+	}
+}
+
+bool
+GpuMergeJoinKeyTypes(Oid outer_type, Oid inner_type)
+{
+	return WordDomain(outer_type) != 0 && WordDomain(outer_type) == WordDomain(inner_type);
+}
+
+uint64
+GpuMergeJoinWord(Datum value, Oid type)
+{
+	const uint64 sign = UINT64CONST(0x8000000000000000);
+
+	if (type == FLOAT4OID || type == FLOAT8OID)
+	{
+		double		d = type == FLOAT4OID ? (double) DatumGetFloat4(value) : DatumGetFloat8(value);
+		uint64		bits;
+
+		/* every NaN one value above +Infinity, -0 as 0: float8eq's equality */
+		if (isnan(d))
+			return ~UINT64CONST(0);
+		if (d == 0)
+			d = 0;
+		bits = gpuops::expr_from_double(d);
+		return (bits & sign) ? ~bits : bits | sign;
+	}
+	return (uint64) DeviceExprWord(value, type) ^ sign;
+}
+
+static int
+FindColumn(Expr *expr, PathTarget *target)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, target->exprs)
+	{
+		if (equal(lfirst(lc), expr))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+void
+GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					 RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	Path	   *outer = outerrel->cheapest_total_path;
+	Path	   *inner = innerrel->cheapest_total_path;
+	List	   *mergeclauses = NIL;
+	List	   *outerkeys;
+	List	   *keys = NIL;
+	List	   *clauses = NIL;
+	List	   *filters = NIL;
+	List	   *pathkeys = NIL;
+	bool		ordered = true;
+	int			nkeys = 0;
+	ListCell   *lc;
+	CustomPath *cpath;
+	QualCost	qual_cost;
+	double		orows,
+				irows,
+				mb;
+
+	if (!gpuops_enable_mergejoin || !GpuopsPlanningAllowed())
+		return;
+	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_RIGHT &&
+		jointype != JOIN_FULL && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
+		return;
+	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
+		return;
+	if (Max(outer->rows, inner->rows) < gpuops_min_rows || extra->mergeclause_list == NIL)
+		return;
+
+	/* the merge clauses whose two sides are columns of word-mergeable types */
+	foreach(lc, extra->mergeclause_list)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op = (OpExpr *) rinfo->clause;
+		Expr	   *oexpr,
+				   *iexpr;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+			list_length(mergeclauses) == GPUOPS_MAX_JOIN_KEYS)
+			continue;
+		oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
+		iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
+		if (FindColumn(oexpr, outer->pathtarget) < 0 || FindColumn(iexpr, inner->pathtarget) < 0 ||
+			!GpuMergeJoinKeyTypes(exprType((Node *) oexpr), exprType((Node *) iexpr)))
+			continue;
+		mergeclauses = lappend(mergeclauses, rinfo);
+	}
+	if (mergeclauses == NIL)
+		return;
+
+	/* the sort order: PostgreSQL's choice of outer path keys for these clauses */
+	outerkeys = select_outer_pathkeys_for_merge(root, mergeclauses, joinrel);
+	mergeclauses = find_mergeclauses_for_outer_pathkeys(root, outerkeys, mergeclauses);
+	if (mergeclauses == NIL)
+		return;
+	foreach(lc, outerkeys)
+	{
+		PathKey    *pk = (PathKey *) lfirst(lc);
+
+		/* the device sorts ascending, NULLs last */
+		if (pk->pk_strategy != BTLessStrategyNumber || pk->pk_nulls_first)
+			ordered = false;
+	}
+	foreach(lc, mergeclauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op = (OpExpr *) rinfo->clause;
+		Expr	   *oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
+		Expr	   *iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
+
+		keys = lappend_int(keys, FindColumn(oexpr, outer->pathtarget));
+		keys = lappend_int(keys, FindColumn(iexpr, inner->pathtarget));
+		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
+		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
+		nkeys++;
+	}
+
+	/* the other clauses: as createplan.c, outer joins' pushed-down ones filter */
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant)
+			return;
+		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
+			filters = lappend(filters, rinfo->clause);
+		else if (!list_member_ptr(mergeclauses, rinfo))
+			clauses = lappend(clauses, rinfo->clause);
+	}
+
+	/*
+	 * Output order: the sorted outer side, for joins that return outer rows
+	 * in that order; right and full joins add unmatched inner rows at the
+	 * end.
+	 */
+	if (ordered && (jointype == JOIN_INNER || jointype == JOIN_LEFT ||
+					jointype == JOIN_SEMI || jointype == JOIN_ANTI))
+		pathkeys = build_join_pathkeys(root, joinrel, jointype, outerkeys);
+
+	/*
+	 * Cost: both sides are read, staged and sorted before the first row;
+	 * each joined row pays a tuple and the remaining clauses.
+	 */
+	orows = Max(outer->rows, 1.0);
+	irows = Max(inner->rows, 1.0);
+	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
+	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
+		inner->parallel_safe;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = pathkeys;
+	cpath->path.rows = joinrel->rows;
+	cpath->path.startup_cost = outer->total_cost + inner->total_cost + gpuops_startup_cost +
+		(orows + irows) * gpuops_tuple_cost + mb * gpuops_transfer_cost;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		joinrel->rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make2(outer, inner);
+	cpath->custom_private = list_make3(lcons_int((int) jointype, lcons_int(nkeys, keys)),
+									   clauses, filters);
+	cpath->methods = &gpu_mergejoin_path_methods;
+	add_path(joinrel, &cpath->path);
+}
+
+static Plan *
+PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						 List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *scan_tlist = NIL;
+
+	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
+	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;	/* the node evaluates its clauses itself */
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = list_make2(copyObject(lsecond(best_path->custom_private)),
+									 copyObject(lthird(best_path->custom_private)));
+	cscan->custom_private = list_make1(copyObject(linitial(best_path->custom_private)));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &gpu_mergejoin_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Plan *
+PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					 List *tlist, List *clauses, List *custom_plans)
+{
+	return GpuopsGuard("PlanCustomPath", PlanGpuMergeJoinPathImpl, root, rel, best_path,
+					   tlist, clauses, custom_plans);
+}
