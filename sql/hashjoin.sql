@@ -12,6 +12,7 @@ SET gpuops.cpu_fallback = off;
 -- The oracle (gpuops off) runs with PostgreSQL's default join methods.
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
+SET gpuops.enable_mergejoin = off;
 
 -- probe side: 200000 rows; keys of every supported type with NULLs,
 -- duplicates and extremes; s is skewed (half the rows have s = 7)

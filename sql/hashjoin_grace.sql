@@ -12,6 +12,7 @@ SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
+SET gpuops.enable_mergejoin = off;
 SET gpuops.device_memory_limit = '1MB';
 
 -- probe side 100000 rows, build side 40000 rows; NULL keys on both sides,
