@@ -39,6 +39,7 @@ extern "C" {
 #include "gpu_hashjoin.h"
 #include "gpu_hashjoin_exec.h"
 #include "guc.h"
+#include "join_exec.h"
 
 extern const CustomExecMethods gpu_hashjoin_exec_methods;
 
@@ -438,51 +439,16 @@ NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow)
 	}
 }
 
-static bool
-Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
-{
-	if (qual == NULL)
-		return true;			/* nothing to check: the common equi-join */
-	econtext->ecxt_scantuple = slot;
-	ResetExprContext(econtext);
-	return ExecQual(qual, econtext);
-}
-
 /* The scan tuple for probe row prow and inner row brow (-1: NULLs). */
 static TupleTableSlot *
 JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 {
-	GpuopsBatch *batch = st->outer_store.nbatches > 0 ? st->outer_store.batches[0] : NULL;
+	int64		orow = prow < 0 ? -1 : st->probe_map ? (int64) st->probe_map[prow]
+		: (int64) st->probe_base + prow;	/* streaming: the batch is the store's first */
 
 	ExecClearTuple(slot);
-	for (int c = 0; c < st->outer_ncols; c++)
-	{
-		if (prow < 0)
-		{
-			slot->tts_values[c] = (Datum) 0;
-			slot->tts_isnull[c] = true;
-		}
-		else if (st->probe_map)
-			slot->tts_values[c] = GpuopsRowStoreDatum(&st->outer_store, st->probe_map[prow], c,
-													  &slot->tts_isnull[c]);
-		else
-			slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c,
-												   st->probe_base + (uint32) prow,
-												   &slot->tts_isnull[c]);
-	}
-	for (int c = 0; c < st->inner_store.ncols; c++)
-	{
-		int			at = st->outer_ncols + c;
-
-		if (brow < 0)
-		{
-			slot->tts_values[at] = (Datum) 0;
-			slot->tts_isnull[at] = true;
-		}
-		else
-			slot->tts_values[at] = GpuopsRowStoreDatum(&st->inner_store, (uint64) brow, c,
-													   &slot->tts_isnull[at]);
-	}
+	GpuopsJoinFillSide(slot, 0, &st->outer_store, orow);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, brow);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -502,7 +468,7 @@ UnmatchedInner(GpuHashJoinState *st, TupleTableSlot *slot, ExprContext *econtext
 		if (st->inner_matched[b])
 			continue;
 		JoinedRow(st, slot, -1, (int64) b);
-		if (Holds(st->filter_qual, econtext, slot))
+		if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 			return slot;
 	}
 	return NULL;
@@ -554,7 +520,7 @@ GpuHashJoinNext(ScanState *ss)
 			if (before && decides_once)
 				continue;		/* an earlier chunk decided this row */
 			JoinedRow(st, slot, p, (int64) b);
-			if (!Holds(st->join_qual, econtext, slot))
+			if (!GpuopsJoinHolds(st->join_qual, econtext, slot))
 			{
 				if ((++st->filtered & 1023) == 0)
 					CHECK_FOR_INTERRUPTS();
@@ -570,7 +536,7 @@ GpuHashJoinNext(ScanState *ss)
 					;
 				break;
 			}
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 		/* every candidate of p has been seen */
@@ -583,13 +549,13 @@ GpuHashJoinNext(ScanState *ss)
 		if (st->jointype == JOIN_SEMI && first)
 		{
 			JoinedRow(st, slot, p, -1);
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 		else if (st->fill_outer && st->emit_unmatched && unmatched)
 		{
 			JoinedRow(st, slot, p, -1);
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 	}
@@ -730,12 +696,7 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 										deparse_expression((Node *) o->expr, context, prefix, false),
 										deparse_expression((Node *) i->expr, context, prefix, false)));
 	}
-	ExplainPropertyText("Join Type",
-						st->jointype == JOIN_LEFT ? "Left" :
-						st->jointype == JOIN_RIGHT ? "Right" :
-						st->jointype == JOIN_FULL ? "Full" :
-						st->jointype == JOIN_SEMI ? "Semi" :
-						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
+	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
 	ExplainPropertyList("Hash Keys", conds, es);
 	if (linitial(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Join Filter",

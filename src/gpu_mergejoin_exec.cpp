@@ -36,6 +36,7 @@ extern "C" {
 #include "gpu_mergejoin.h"
 #include "guarded_scan.h"
 #include "guc.h"
+#include "join_exec.h"
 
 extern const CustomExecMethods gpu_mergejoin_exec_methods;
 
@@ -275,45 +276,13 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow)
 	}
 }
 
-static bool
-Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
-{
-	if (qual == NULL)
-		return true;
-	econtext->ecxt_scantuple = slot;
-	ResetExprContext(econtext);
-	return ExecQual(qual, econtext);
-}
-
 /* The scan tuple of outer row o and inner row irow (-1: NULLs on that side). */
 static TupleTableSlot *
 JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
 {
 	ExecClearTuple(slot);
-	for (int c = 0; c < st->outer_ncols; c++)
-	{
-		if (o < 0)
-		{
-			slot->tts_values[c] = (Datum) 0;
-			slot->tts_isnull[c] = true;
-		}
-		else
-			slot->tts_values[c] = GpuopsRowStoreDatum(&st->outer_store, (uint64) o, c,
-													  &slot->tts_isnull[c]);
-	}
-	for (int c = 0; c < st->inner_store.ncols; c++)
-	{
-		int			at = st->outer_ncols + c;
-
-		if (irow < 0)
-		{
-			slot->tts_values[at] = (Datum) 0;
-			slot->tts_isnull[at] = true;
-		}
-		else
-			slot->tts_values[at] = GpuopsRowStoreDatum(&st->inner_store, (uint64) irow, c,
-													   &slot->tts_isnull[at]);
-	}
+	GpuopsJoinFillSide(slot, 0, &st->outer_store, o);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -334,7 +303,7 @@ GpuMergeJoinNext(ScanState *ss)
 		while (NextPairOf(st, o, &b))
 		{
 			JoinedRow(st, slot, o, (int64) b);
-			if (!Holds(st->join_qual, econtext, slot))
+			if (!GpuopsJoinHolds(st->join_qual, econtext, slot))
 			{
 				if ((++st->filtered & 1023) == 0)
 					CHECK_FOR_INTERRUPTS();
@@ -349,7 +318,7 @@ GpuMergeJoinNext(ScanState *ss)
 					;
 				break;
 			}
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 		/* every pair of o has been seen */
@@ -360,7 +329,7 @@ GpuMergeJoinNext(ScanState *ss)
 		{
 			st->matched = false;
 			JoinedRow(st, slot, o, -1);
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 			continue;
 		}
@@ -375,7 +344,7 @@ GpuMergeJoinNext(ScanState *ss)
 		if (st->inner_matched[b])
 			continue;
 		JoinedRow(st, slot, -1, (int64) b);
-		if (Holds(st->filter_qual, econtext, slot))
+		if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 			return slot;
 	}
 	return ExecClearTuple(slot);
@@ -507,12 +476,7 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 										deparse_expression((Node *) o->expr, context, prefix, false),
 										deparse_expression((Node *) i->expr, context, prefix, false)));
 	}
-	ExplainPropertyText("Join Type",
-						st->jointype == JOIN_LEFT ? "Left" :
-						st->jointype == JOIN_RIGHT ? "Right" :
-						st->jointype == JOIN_FULL ? "Full" :
-						st->jointype == JOIN_SEMI ? "Semi" :
-						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
+	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
 	ExplainPropertyList("Merge Keys", conds, es);
 	if (linitial(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Join Filter",

@@ -40,6 +40,7 @@ extern "C" {
 #include "gpu_nestloop.h"
 #include "guarded_scan.h"
 #include "guc.h"
+#include "join_exec.h"
 
 extern const CustomExecMethods gpu_nestloop_exec_methods;
 
@@ -356,39 +357,14 @@ NextPairOf(GpuNestLoopState *st, uint32 p, uint64 *irow, bool *recheck)
 	}
 }
 
-static bool
-Holds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
-{
-	if (qual == NULL)
-		return true;
-	econtext->ecxt_scantuple = slot;
-	ResetExprContext(econtext);
-	return ExecQual(qual, econtext);
-}
-
 /* The scan tuple of probe row p and inner row irow (-1: NULLs). */
 static TupleTableSlot *
 JoinedRow(GpuNestLoopState *st, TupleTableSlot *slot, uint32 p, int64 irow)
 {
-	GpuopsBatch *batch = st->outer_store.batches[0];
-
+	/* the outer batch is the store's first: its rows are the store's */
 	ExecClearTuple(slot);
-	for (int c = 0; c < st->outer_ncols; c++)
-		slot->tts_values[c] = GpuopsBatchDatum(&st->outer_store, batch, c, st->probe_base + p,
-											   &slot->tts_isnull[c]);
-	for (int c = 0; c < st->inner_store.ncols; c++)
-	{
-		int			at = st->outer_ncols + c;
-
-		if (irow < 0)
-		{
-			slot->tts_values[at] = (Datum) 0;
-			slot->tts_isnull[at] = true;
-		}
-		else
-			slot->tts_values[at] = GpuopsRowStoreDatum(&st->inner_store, (uint64) irow, c,
-													   &slot->tts_isnull[at]);
-	}
+	GpuopsJoinFillSide(slot, 0, &st->outer_store, (int64) st->probe_base + p);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -426,7 +402,7 @@ GpuNestLoopNext(ScanState *ss)
 			if (before && st->decides_once)
 				continue;		/* an earlier block decided this row */
 			JoinedRow(st, slot, p, (int64) b);
-			if ((recheck || st->recheck_all) && !Holds(st->join_qual, econtext, slot))
+			if ((recheck || st->recheck_all) && !GpuopsJoinHolds(st->join_qual, econtext, slot))
 			{
 				if ((++st->filtered & 1023) == 0)
 					CHECK_FOR_INTERRUPTS();
@@ -439,7 +415,7 @@ GpuNestLoopNext(ScanState *ss)
 					;
 				break;
 			}
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 		last_block = st->block + 1 == st->nblocks;
@@ -450,7 +426,7 @@ GpuNestLoopNext(ScanState *ss)
 		{
 			st->matched = false;
 			JoinedRow(st, slot, p, -1);
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 			continue;
 		}
@@ -458,7 +434,7 @@ GpuNestLoopNext(ScanState *ss)
 		if (st->fill_outer && last_block && !st->outer_flags[p])
 		{
 			JoinedRow(st, slot, p, -1);
-			if (Holds(st->filter_qual, econtext, slot))
+			if (GpuopsJoinHolds(st->filter_qual, econtext, slot))
 				return slot;
 		}
 	}
@@ -606,10 +582,7 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *filters = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS);
 	List	   *device = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_DEVICE);
 
-	ExplainPropertyText("Join Type",
-						st->jointype == JOIN_LEFT ? "Left" :
-						st->jointype == JOIN_SEMI ? "Semi" :
-						st->jointype == JOIN_ANTI ? "Anti" : "Inner", es);
+	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
 	ExplainPropertyText("Join Filter",
 						deparse_expression((Node *) make_ands_explicit(clauses), context, true,
 										   false), es);
