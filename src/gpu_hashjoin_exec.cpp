@@ -596,19 +596,11 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
-	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
-	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
 
-	node->custom_ps = list_make2(outer, inner);
-	GpuopsPrewarmDevice(eflags);
+	GpuopsJoinBeginChildren(node, estate, eflags, &st->outer_store, &st->inner_store,
+							&st->outer_source, &st->inner_source, &st->outer_ncols);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
-	st->outer_ncols = ExecGetResultType(outer)->natts;
-	GpuopsRowStoreInit(&st->outer_store, ExecGetResultType(outer), estate->es_query_cxt);
-	GpuopsRowStoreInit(&st->inner_store, ExecGetResultType(inner), estate->es_query_cxt);
-	st->outer_source = GpuopsChildPlanSource(outer);
-	st->inner_source = GpuopsChildPlanSource(inner);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
 	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
@@ -628,24 +620,16 @@ EndGpuHashJoinImpl(CustomScanState *node)
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 
 	JoinRelease(st->dev);
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	ExecEndNode((PlanState *) lsecond(node->custom_ps));
-	GpuopsRowStoreFree(&st->outer_store);
-	GpuopsRowStoreFree(&st->inner_store);
+	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
 
 static void
 ReScanGpuHashJoinImpl(CustomScanState *node)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
-	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
 	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 
-	if (node->ss.ps.chgParam != NULL)
-	{
-		UpdateChangedParamSet(outer, node->ss.ps.chgParam);
-		UpdateChangedParamSet(inner, node->ss.ps.chgParam);
-	}
+	GpuopsJoinRescanParams(node);
 	st->outer_source->rescan(st->outer_source);
 	GpuopsRowStoreReset(&st->outer_store);
 	st->outer_done = false;

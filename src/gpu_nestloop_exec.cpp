@@ -478,15 +478,14 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
-	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
-	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
-	TupleDesc	odesc = ExecGetResultType(outer);
-	TupleDesc	idesc = ExecGetResultType(inner);
+	TupleDesc	odesc,
+				idesc;
 	ListCell   *lc;
 
-	node->custom_ps = list_make2(outer, inner);
-	GpuopsPrewarmDevice(eflags);
+	GpuopsJoinBeginChildren(node, estate, eflags, &st->outer_store, &st->inner_store,
+							&st->outer_source, &st->inner_source, &st->outer_ncols);
+	odesc = ExecGetResultType((PlanState *) linitial(node->custom_ps));
+	idesc = ExecGetResultType((PlanState *) lsecond(node->custom_ps));
 	st->join_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES),
 								 &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS),
@@ -496,15 +495,10 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 		st->param_states = lappend(st->param_states, ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps));
 		st->param_types = lappend_oid(st->param_types, exprType((Node *) lfirst(lc)));
 	}
-	st->outer_ncols = odesc->natts;
 	for (int c = 0; c < st->spec.outer_ncols; c++)
 		st->otypes[c] = TupleDescAttr(odesc, st->ocols[c])->atttypid;
 	for (int c = 0; c < st->spec.inner_ncols; c++)
 		st->itypes[c] = TupleDescAttr(idesc, st->icols[c])->atttypid;
-	GpuopsRowStoreInit(&st->outer_store, odesc, estate->es_query_cxt);
-	GpuopsRowStoreInit(&st->inner_store, idesc, estate->es_query_cxt);
-	st->outer_source = GpuopsChildPlanSource(outer);
-	st->inner_source = GpuopsChildPlanSource(inner);
 	st->inner_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop inner columns",
 										  ALLOCSET_DEFAULT_SIZES);
 	st->probe_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop outer columns",
@@ -524,24 +518,16 @@ EndGpuNestLoopImpl(CustomScanState *node)
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
 
 	NestLoopRelease(st->dev);
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	ExecEndNode((PlanState *) lsecond(node->custom_ps));
-	GpuopsRowStoreFree(&st->outer_store);
-	GpuopsRowStoreFree(&st->inner_store);
+	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
 
 static void
 ReScanGpuNestLoopImpl(CustomScanState *node)
 {
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
-	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
 	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 
-	if (node->ss.ps.chgParam != NULL)
-	{
-		UpdateChangedParamSet(outer, node->ss.ps.chgParam);
-		UpdateChangedParamSet(inner, node->ss.ps.chgParam);
-	}
+	GpuopsJoinRescanParams(node);
 	st->outer_source->rescan(st->outer_source);
 	GpuopsRowStoreReset(&st->outer_store);
 	st->outer_done = false;

@@ -8,6 +8,7 @@ extern "C" {
 #include "executor/executor.h"
 }
 
+#include "device.h"
 #include "join_exec.h"
 
 void
@@ -53,5 +54,46 @@ GpuopsJoinTypeName(JoinType jointype)
 			return "Anti";
 		default:
 			return "Inner";
+	}
+}
+
+void
+GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags,
+						GpuopsRowStore *outer_store, GpuopsRowStore *inner_store,
+						GpuopsBatchSource **outer_source, GpuopsBatchSource **inner_source,
+						int *outer_ncols)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	/* the node reads each child once, forward: no rewind, backward or mark */
+	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
+	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
+
+	node->custom_ps = list_make2(outer, inner);
+	GpuopsPrewarmDevice(eflags);
+	*outer_ncols = ExecGetResultType(outer)->natts;
+	GpuopsRowStoreInit(outer_store, ExecGetResultType(outer), estate->es_query_cxt);
+	GpuopsRowStoreInit(inner_store, ExecGetResultType(inner), estate->es_query_cxt);
+	*outer_source = GpuopsChildPlanSource(outer);
+	*inner_source = GpuopsChildPlanSource(inner);
+}
+
+void
+GpuopsJoinEndChildren(CustomScanState *node, GpuopsRowStore *outer_store,
+					  GpuopsRowStore *inner_store)
+{
+	ExecEndNode((PlanState *) linitial(node->custom_ps));
+	ExecEndNode((PlanState *) lsecond(node->custom_ps));
+	GpuopsRowStoreFree(outer_store);
+	GpuopsRowStoreFree(inner_store);
+}
+
+void
+GpuopsJoinRescanParams(CustomScanState *node)
+{
+	if (node->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet((PlanState *) linitial(node->custom_ps), node->ss.ps.chgParam);
+		UpdateChangedParamSet((PlanState *) lsecond(node->custom_ps), node->ss.ps.chgParam);
 	}
 }

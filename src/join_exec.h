@@ -28,6 +28,24 @@ extern void GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStor
 /* Does the qual hold on the slot as scan tuple?  No qual: yes. */
 extern bool GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot);
 
+/*
+ * BeginCustomScan of a join: starts both children (custom_plans: outer,
+ * inner), the device's start-up, and a row store and batch source for
+ * each child; *outer_ncols is the outer child's width (where the inner
+ * columns start in the scan tuple).
+ */
+extern void GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags,
+									GpuopsRowStore *outer_store, GpuopsRowStore *inner_store,
+									GpuopsBatchSource **outer_source,
+									GpuopsBatchSource **inner_source, int *outer_ncols);
+
+/* EndCustomScan of a join: ends both children, frees both stores. */
+extern void GpuopsJoinEndChildren(CustomScanState *node, GpuopsRowStore *outer_store,
+								  GpuopsRowStore *inner_store);
+
+/* ReScanCustomScan of a join: the node's changed Params passed to both children. */
+extern void GpuopsJoinRescanParams(CustomScanState *node);
+
 /* "Inner", "Left", ... for EXPLAIN's Join Type */
 extern const char *GpuopsJoinTypeName(JoinType jointype);
 
