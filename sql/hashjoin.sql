@@ -261,3 +261,12 @@ SELECT check_join('SELECT count(*) AS n, count(i.id) AS ni, sum(o.id) AS so, sum
                    FROM hj_outer o LEFT JOIN hj_inner i ON o.k4 = i.k4');
 RESET gpuops.device_memory_limit;
 RESET max_parallel_workers_per_gather;
+
+-- join clauses beside the keys run on the device where they compile:
+-- errors stay PostgreSQL's own (with gpuops on and off)
+SELECT sql_error('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id / (i.id % 2) > 0');
+SET gpuops.enabled = off;
+SELECT sql_error('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id / (i.id % 2) > 0');
+SET gpuops.enabled = on;
+SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i
+                   ON o.k4 = i.k4 AND (i.id % 2 = 0 OR o.id / (i.id % 2) > 0)');

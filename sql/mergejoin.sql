@@ -77,6 +77,18 @@ SELECT check_join_on('SELECT a.id AS aid, b.id AS bid, b.label FROM mj_a a LEFT 
                       WHERE b.id IS NULL OR a.pad > b.label', 'GpuMergeJoin');
 SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a RIGHT JOIN mj_b b
                       ON a.k8 = b.k8 AND a.tm = b.tm', 'GpuMergeJoin');
+-- other join clauses run on the device where they compile: errors stay
+-- PostgreSQL's own, and only the pairs that pass reach PostgreSQL
+SELECT sql_error('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.id / (b.id % 2) > 0');
+SET gpuops.enabled = off;
+SELECT sql_error('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.id / (b.id % 2) > 0');
+SET gpuops.enabled = on;
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b
+                      ON a.k4 = b.k4 AND (b.id % 2 = 0 OR a.id / (b.id % 2) > 0)', 'GpuMergeJoin');
+SELECT (j->>'Rows Removed by Join Filter')::int8 > 0 AS removed,
+       (j->>'Key Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::int8 AS pairs_add_up
+FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuMergeJoin")') AS j
+      FROM (SELECT explain_json('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.id < b.id') AS e) x) y;
 -- many-to-many on the skewed key, through aggregates
 SELECT check_join_on('SELECT count(*) AS n, sum(a.id::int8 * 3 + b.id) AS s FROM mj_a a JOIN mj_b b ON a.k4 = b.k4',
                      'GpuMergeJoin');

@@ -10,9 +10,12 @@
  * hash functions and the collation: such a key's word is the value's hash
  * from its type's hash opclass (equal values hash equal, across the types
  * of one operator family), so its clause is always re-checked.  custom_exprs
- * is a list of two lists: the
- * join clauses, which decide whether a pair matches, and (outer joins only)
- * the filters applied to the joined rows.  The join clauses are re-checked
+ * is a list of four lists: the
+ * join clauses, which decide whether a pair matches, (outer joins only)
+ * the filters applied to the joined rows, the Params of the device pair
+ * filter (join_filter.h: the clauses that compile are tested on the device
+ * first; its plan storage is custom_private's second element) and the
+ * clauses it holds, for EXPLAIN.  The join clauses are re-checked
  * on each candidate pair: all of them, the hash clauses included, when
  * there are several keys (equal hashes are candidates; the clauses decide,
  * so a collision cannot change a result); with one integer key the hash is

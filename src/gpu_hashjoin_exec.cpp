@@ -40,6 +40,7 @@ extern "C" {
 #include "gpu_hashjoin_exec.h"
 #include "guc.h"
 #include "join_exec.h"
+#include "join_filter.h"
 
 extern const CustomExecMethods gpu_hashjoin_exec_methods;
 
@@ -273,9 +274,15 @@ Build(GpuHashJoinState *st)
 	st->probe_limit = st->dev->backend->join_probe_rows(st->dev->join);
 	rows = capacity > 0 ? BuildableRows(st) : 0;
 	if (capacity > 0 && rows > capacity)
+	{
+		/* partitioned: pairs are numbered per partition; PostgreSQL checks them */
+		GpuopsJoinFilterEnd(st->filter);
+		st->filter = NULL;
 		GpuHashJoinGraceStart(st, rows);
+	}
 	else
 	{
+		GpuopsJoinFilterLoad(st->filter, 1, &st->inner_store, false, 0, 0);
 		rc = BuildAll(st);
 		if (rc != GPUOPS_OK)
 			GpuHashJoinFallBack(st, rc);
@@ -341,6 +348,7 @@ ProbeSkipping(GpuHashJoinState *st, uint64 skip)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 	}
 	st->cursor = skip;
+	GpuopsJoinFilterApply(st->filter, &st->pairs);
 	SaveStats(st);
 }
 
@@ -366,6 +374,7 @@ NextWindow(GpuHashJoinState *st)
 	}
 	st->pairs_before = walked;
 	st->cursor = 0;
+	GpuopsJoinFilterApply(st->filter, &st->pairs);
 	SaveStats(st);
 }
 
@@ -402,7 +411,11 @@ ProbeNextBatch(GpuHashJoinState *st)
 	st->matched = false;
 	st->emit_unmatched = true;
 	if (st->probe_rows > 0)
+	{
+		GpuopsJoinFilterLoad(st->filter, 0, &st->outer_store, true, st->probe_base,
+							 st->probe_rows);
 		GpuHashJoinProbe(st);
+	}
 	return true;
 }
 
@@ -414,12 +427,12 @@ NextProbeBatch(GpuHashJoinState *st)
 }
 
 /*
- * The next candidate pair of probe row p, its inner row in *brow; false
- * when p has no more.  Crosses into the next window when p's pairs span
- * two.
+ * The next candidate pair of probe row p, its inner row in *brow and the
+ * device filter's verdict on it; false when p has no more.  Crosses into
+ * the next window when p's pairs span two.
  */
 static bool
-NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow)
+NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow, GpuopsExprResult *verdict)
 {
 	for (;;)
 	{
@@ -429,6 +442,7 @@ NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow)
 
 			if (st->pairs.probe_rows[st->cursor] != p)
 				return false;
+			*verdict = GpuopsJoinFilterVerdict(st->filter, st->cursor);
 			b = st->pairs.build_rows[st->cursor++];
 			*brow = st->build_map ? st->build_map[b] : b;
 			return true;
@@ -498,6 +512,7 @@ GpuHashJoinNext(ScanState *ss)
 	for (;;)
 	{
 		uint32		p;
+		GpuopsExprResult v;
 		uint64		b;
 		bool		before;
 		bool		first;
@@ -515,12 +530,16 @@ GpuHashJoinNext(ScanState *ss)
 		}
 		p = st->probe_pos;
 		before = st->outer_flags ? st->outer_flags[p] : false;
-		while (NextPairOf(st, p, &b))
+		while (NextPairOf(st, p, &b, &v))
 		{
 			if (before && decides_once)
 				continue;		/* an earlier chunk decided this row */
-			JoinedRow(st, slot, p, (int64) b);
-			if (!GpuopsJoinHolds(st->join_qual, econtext, slot))
+			if (v != GPUOPS_EXPR_FALSE)
+				JoinedRow(st, slot, p, (int64) b);
+			/* the device's TRUE stands when every clause was on the device */
+			if (v == GPUOPS_EXPR_FALSE ||
+				(!(v == GPUOPS_EXPR_TRUE && st->filter->all_compiled) &&
+				 !GpuopsJoinHolds(st->join_qual, econtext, slot)))
 			{
 				if ((++st->filtered & 1023) == 0)
 					CHECK_FOR_INTERRUPTS();
@@ -532,7 +551,7 @@ GpuHashJoinNext(ScanState *ss)
 			if (decides_once)
 			{
 				/* one match decides: pass over the row's other candidates */
-				while (NextPairOf(st, p, &b))
+				while (NextPairOf(st, p, &b, &v))
 					;
 				break;
 			}
@@ -605,6 +624,10 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
 											  ALLOCSET_DEFAULT_SIZES);
+	st->filter = GpuopsJoinFilterBegin(node, estate, (List *) lsecond(cscan->custom_private),
+									   (List *) lthird(cscan->custom_exprs),
+									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
+									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
 	st->dev = NewQueryDevice<GpuHashJoinDevice>(estate, JoinRelease);
 }
 
@@ -620,6 +643,7 @@ EndGpuHashJoinImpl(CustomScanState *node)
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 
 	JoinRelease(st->dev);
+	GpuopsJoinFilterEnd(st->filter);
 	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
 
@@ -630,6 +654,7 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 
 	GpuopsJoinRescanParams(node);
+	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
 	st->outer_source->rescan(st->outer_source);
 	GpuopsRowStoreReset(&st->outer_store);
 	st->outer_done = false;
@@ -685,6 +710,10 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (linitial(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Join Filter",
 							deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
+											   context, true, false), es);
+	if (lfourth(cscan->custom_exprs) != NIL && st->filter != NULL)
+		ExplainPropertyText("Device Filter",
+							deparse_expression((Node *) make_ands_explicit((List *) lfourth(cscan->custom_exprs)),
 											   context, true, false), es);
 	if (lsecond(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Filter",

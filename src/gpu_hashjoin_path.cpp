@@ -34,6 +34,7 @@ extern "C" {
 #include "gpu_hashjoin.h"
 #include "gpuops_device.h"
 #include "guc.h"
+#include "join_filter.h"
 #include "join_plan.h"
 
 static Plan *PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -100,6 +101,9 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	ListCell   *lc;
 	CustomPath *cpath;
 	QualCost	qual_cost;
+	List	   *params = NIL;
+	List	   *device = NIL;
+	List	   *filter;
 	double		orows,
 				irows,
 				rows,
@@ -180,6 +184,8 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 */
 	if (nkeys == 1 && all_integer)
 		clauses = list_delete_ptr(clauses, key_clause);
+	/* the clauses the device can test on each candidate pair */
+	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
 
 	/*
 	 * Cost: the inner side is staged and the directory built before the
@@ -216,8 +222,8 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	}
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make2(outer, inner);
-	cpath->custom_private = list_make3(lcons_int((int) jointype, lcons_int(nkeys, keys)),
-									   clauses, filters);
+	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
+									   clauses, filters, filter, list_make2(params, device));
 	cpath->methods = &gpu_hashjoin_path_methods;
 	return cpath;
 }
@@ -294,9 +300,13 @@ PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pat
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = list_make2(copyObject(lsecond(best_path->custom_private)),
-									 copyObject(lthird(best_path->custom_private)));
-	cscan->custom_private = list_make1(copyObject(linitial(best_path->custom_private)));
+	List	   *extra = (List *) list_nth(best_path->custom_private, 4);
+
+	cscan->custom_exprs = list_make4(copyObject(lsecond(best_path->custom_private)),
+									 copyObject(lthird(best_path->custom_private)),
+									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
+	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
+									   copyObject(lfourth(best_path->custom_private)));
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
 	cscan->methods = &gpu_hashjoin_scan_methods;

@@ -6,9 +6,11 @@
  * inner child's as its scan tuple (custom_scan_tlist), as the other joins
  * do.  custom_private is an integer list: the join type, the number of
  * merge keys, then per key its outer and inner column (indexes into the
- * children's outputs) and the two columns' types.  custom_exprs: the join
- * clauses other than the merge keys (checked by PostgreSQL on each pair of
- * equal keys) and the filters of outer joins.
+ * children's outputs) and the two columns' types; then the device pair
+ * filter's plan storage (join_filter.h).  custom_exprs: the join clauses
+ * other than the merge keys (checked on each pair of equal keys: on the
+ * device where they compile), the filters of outer joins, the Params of
+ * the device filter, and the clauses it holds (for EXPLAIN).
  */
 #ifndef GPUOPS_GPU_MERGEJOIN_H
 #define GPUOPS_GPU_MERGEJOIN_H

@@ -37,6 +37,7 @@ extern "C" {
 #include "guarded_scan.h"
 #include "guc.h"
 #include "join_exec.h"
+#include "join_filter.h"
 
 extern const CustomExecMethods gpu_mergejoin_exec_methods;
 
@@ -80,6 +81,7 @@ typedef struct GpuMergeJoinState
 	uint64		inner_pos;
 	ExprState  *join_qual;
 	ExprState  *filter_qual;
+	GpuopsJoinFilter *filter;	/* the clauses tested on the device, or NULL */
 	uint64		filtered;
 
 	const char *backend_name;
@@ -191,7 +193,10 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	}
 	st->cursor = skip;
 	if (rc == GPUOPS_OK)
+	{
+		GpuopsJoinFilterApply(st->filter, &st->pairs);
 		SaveStats(st);
+	}
 	return rc;
 }
 
@@ -229,6 +234,7 @@ Build(GpuMergeJoinState *st)
 			CHECK_FOR_INTERRUPTS();
 		}
 		StageKeys(st, store, side == 0, &st->keys[side]);
+		GpuopsJoinFilterLoad(st->filter, side, store, false, 0, 0);
 	}
 	rc = RunJoin(st, backend, 0);
 	if (rc != GPUOPS_OK)
@@ -255,11 +261,13 @@ NextWindow(GpuMergeJoinState *st)
 	}
 	st->pairs_before = walked;
 	st->cursor = 0;
+	GpuopsJoinFilterApply(st->filter, &st->pairs);
 	SaveStats(st);
 }
 
+/* The next pair of outer row o: its inner row and the device filter's verdict. */
 static bool
-NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow)
+NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, GpuopsExprResult *verdict)
 {
 	for (;;)
 	{
@@ -267,6 +275,7 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow)
 		{
 			if (st->pairs.probe_rows[st->cursor] != o)
 				return false;
+			*verdict = GpuopsJoinFilterVerdict(st->filter, st->cursor);
 			*irow = st->pairs.build_rows[st->cursor++];
 			return true;
 		}
@@ -299,11 +308,16 @@ GpuMergeJoinNext(ScanState *ss)
 	{
 		uint32		o = st->order[st->opos];
 		uint64		b;
+		GpuopsExprResult v;
 
-		while (NextPairOf(st, o, &b))
+		while (NextPairOf(st, o, &b, &v))
 		{
-			JoinedRow(st, slot, o, (int64) b);
-			if (!GpuopsJoinHolds(st->join_qual, econtext, slot))
+			if (v != GPUOPS_EXPR_FALSE)
+				JoinedRow(st, slot, o, (int64) b);
+			/* the device's TRUE stands when every clause was on the device */
+			if (v == GPUOPS_EXPR_FALSE ||
+				(!(v == GPUOPS_EXPR_TRUE && st->filter->all_compiled) &&
+				 !GpuopsJoinHolds(st->join_qual, econtext, slot)))
 			{
 				if ((++st->filtered & 1023) == 0)
 					CHECK_FOR_INTERRUPTS();
@@ -314,7 +328,7 @@ GpuMergeJoinNext(ScanState *ss)
 				st->inner_matched[b] = true;
 			if (st->decides_once)
 			{
-				while (NextPairOf(st, o, &b))
+				while (NextPairOf(st, o, &b, &v))
 					;
 				break;
 			}
@@ -389,6 +403,10 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
+	st->filter = GpuopsJoinFilterBegin(node, estate, (List *) lsecond(cscan->custom_private),
+									   (List *) lthird(cscan->custom_exprs),
+									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
+									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
 	st->dev = NewQueryDevice<GpuMergeJoinDevice>(estate, MergeJoinRelease);
 }
 
@@ -404,6 +422,7 @@ EndGpuMergeJoinImpl(CustomScanState *node)
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 
 	MergeJoinRelease(st->dev);
+	GpuopsJoinFilterEnd(st->filter);
 	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
 
@@ -415,6 +434,7 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 
 	GpuopsJoinRescanParams(node);
+	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
 	if (!st->built)
 		return;
 	MergeJoinRelease(st->dev);
@@ -466,6 +486,10 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 	if (linitial(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Join Filter",
 							deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
+											   context, true, false), es);
+	if (lfourth(cscan->custom_exprs) != NIL)
+		ExplainPropertyText("Device Filter",
+							deparse_expression((Node *) make_ands_explicit((List *) lfourth(cscan->custom_exprs)),
 											   context, true, false), es);
 	if (lsecond(cscan->custom_exprs) != NIL)
 		ExplainPropertyText("Filter",

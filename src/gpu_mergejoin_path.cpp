@@ -36,6 +36,7 @@ extern "C" {
 #include "expr_eval.hpp"
 #include "gpu_mergejoin.h"
 #include "guc.h"
+#include "join_filter.h"
 #include "join_plan.h"
 
 static Plan *PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -124,6 +125,9 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	List	   *clauses = NIL;
 	List	   *filters = NIL;
 	List	   *pathkeys = NIL;
+	List	   *params = NIL;
+	List	   *device = NIL;
+	List	   *filter;
 	bool		ordered = true;
 	int			nkeys = 0;
 	ListCell   *lc;
@@ -204,6 +208,9 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 			clauses = lappend(clauses, rinfo->clause);
 	}
 
+	/* the clauses the device can test on each pair of equal keys */
+	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
+
 	/*
 	 * Output order: the sorted outer side, for joins that return outer rows
 	 * in that order; right and full joins add unmatched inner rows at the
@@ -239,8 +246,8 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		joinrel->rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make2(outer, inner);
-	cpath->custom_private = list_make3(lcons_int((int) jointype, lcons_int(nkeys, keys)),
-									   clauses, filters);
+	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
+									   clauses, filters, filter, list_make2(params, device));
 	cpath->methods = &gpu_mergejoin_path_methods;
 	add_path(joinrel, &cpath->path);
 }
@@ -259,9 +266,13 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pa
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = list_make2(copyObject(lsecond(best_path->custom_private)),
-									 copyObject(lthird(best_path->custom_private)));
-	cscan->custom_private = list_make1(copyObject(linitial(best_path->custom_private)));
+	List	   *extra = (List *) list_nth(best_path->custom_private, 4);
+
+	cscan->custom_exprs = list_make4(copyObject(lsecond(best_path->custom_private)),
+									 copyObject(lthird(best_path->custom_private)),
+									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
+	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
+									   copyObject(lfourth(best_path->custom_private)));
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
 	cscan->methods = &gpu_mergejoin_scan_methods;

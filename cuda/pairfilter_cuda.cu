@@ -1,0 +1,201 @@
+/*
+ * pairfilter_cuda.cu
+ *    The pair filter on the GPU (gpuops_device.h): each side's program
+ *    columns stay on the device; a window of pairs is copied in, one
+ *    thread per pair runs the program (expr_eval.hpp), and one result byte
+ *    per pair comes back.
+ */
+#include <chrono>
+#include <memory>
+
+#include "cuda_runtime.cuh"
+#include "device_array.cuh"
+#include "expr_eval.hpp"
+#include "launch.cuh"
+
+namespace gpuops {
+namespace cuda {
+namespace {
+
+struct Side
+{
+	const uint64_t *words;		/* column c of row i at c * n + i */
+	const uint8_t *nulls;
+	uint64_t	n;
+};
+
+struct Row
+{
+	const Side *side;
+	uint64_t	i;
+
+	__device__ uint64_t word(int c) const { return side->words[c * side->n + i]; }
+	__device__ bool null(int c) const { return side->nulls[c * side->n + i] != 0; }
+};
+
+__global__ void
+filter_kernel(const GpuopsExprProgram *prog, Side outer, Side inner, const uint32_t *orows,
+			  const uint32_t *irows, uint64_t n, uint8_t *results)
+{
+	uint64_t	k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (k < n)
+	{
+		/* a row beyond its side is a caller's bug: left to PostgreSQL to judge */
+		if (orows[k] >= outer.n || irows[k] >= inner.n)
+			results[k] = GPUOPS_EXPR_RECHECK;
+		else
+			results[k] = static_cast<uint8_t>(
+				expr_eval(prog->steps, prog->nsteps, prog->consts, prog->const_null,
+						  Row{&outer, orows[k]}, Row{&inner, irows[k]}));
+	}
+}
+
+struct CudaPairFilter
+{
+	Runtime    *rt = nullptr;
+	GpuopsSettings settings;
+	GpuopsPairFilterSpec spec;
+	cudaStream_t stream = nullptr;
+	DeviceArray prog;
+	DeviceArray words[2], nulls[2];
+	uint64_t	n[2] = {0, 0};
+	uint64_t	pairs = 0;
+	double		ms = 0;
+};
+
+GpuopsStatus
+cuda_pf_begin(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec,
+			  GpuopsPairFilter **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+
+		if (bad)
+			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+		Runtime    &rt = Runtime::get(*settings);
+		auto		pf = std::make_unique<CudaPairFilter>();
+
+		rt.set_limit(settings->device_memory_limit, settings->device_share);
+		pf->rt = &rt;
+		pf->settings = *settings;
+		pf->spec = *spec;
+		pf->stream = rt.stream(0);
+		pf->prog.get(&rt, sizeof(GpuopsExprProgram), pf->stream);
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->prog.as<void>(), &pf->spec.program,
+										sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
+										pf->stream));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(pf->stream));
+		*out = reinterpret_cast<GpuopsPairFilter *>(pf.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_pf_side(GpuopsPairFilter *h, int which, const GpuopsExprColumns *cols) noexcept
+{
+	return guarded([&]() {
+		auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
+		int			s = which ? 1 : 0;
+		int			want = s ? pf->spec.inner_ncols : pf->spec.outer_ncols;
+		uint64_t	n = cols->nrows;
+		cudaStream_t st = pf->stream;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, pf->settings.fault);
+		if (cols->ncols != want)
+			fail(GPUOPS_ERR_INTERNAL, "pair filter: %d columns given, %d expected", cols->ncols, want);
+		pf->words[s].get(pf->rt, n * want * 8 + 8, st);
+		pf->nulls[s].get(pf->rt, n * want + 8, st);
+		for (int c = 0; c < want && n > 0; c++)
+		{
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->words[s].as<uint64_t>() + c * n, cols->words[c],
+											n * 8, cudaMemcpyHostToDevice, st));
+			if (cols->nulls[c])
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->nulls[s].as<uint8_t>() + c * n, cols->nulls[c],
+												n, cudaMemcpyHostToDevice, st));
+			else
+				GPUOPS_CUDA_TRY(cudaMemsetAsync(pf->nulls[s].as<uint8_t>() + c * n, 0, n, st));
+		}
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		pf->n[s] = n;
+		pf->ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *inner_rows,
+			  uint64_t npairs, uint8_t *results) noexcept
+{
+	return guarded([&]() {
+		auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
+		cudaStream_t st = pf->stream;
+		DeviceArray rows, res;
+		auto		t0 = std::chrono::steady_clock::now();
+
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, pf->settings.fault);
+		if (npairs == 0)
+			return GPUOPS_OK;
+		rows.get(pf->rt, npairs * 8, st);
+		res.get(pf->rt, npairs, st);
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>(), outer_rows, npairs * 4,
+										cudaMemcpyHostToDevice, st));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>() + npairs, inner_rows, npairs * 4,
+										cudaMemcpyHostToDevice, st));
+		filter_kernel<<<blocks(npairs), kThreads, 0, st>>>(
+			pf->prog.as<GpuopsExprProgram>(),
+			Side{pf->words[0].as<uint64_t>(), pf->nulls[0].as<uint8_t>(), pf->n[0]},
+			Side{pf->words[1].as<uint64_t>(), pf->nulls[1].as<uint8_t>(), pf->n[1]},
+			rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(results, res.as<uint8_t>(), npairs, cudaMemcpyDeviceToHost, st));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		pf->pairs += npairs;
+		pf->ms += ms_since(t0);
+		return GPUOPS_OK;
+	});
+}
+
+void
+cuda_pf_stats(const GpuopsPairFilter *h, uint64_t *pairs, double *ms) noexcept
+{
+	auto	   *pf = reinterpret_cast<const CudaPairFilter *>(h);
+
+	*pairs = pf->pairs;
+	*ms = pf->ms;
+}
+
+void
+cuda_pf_end(GpuopsPairFilter *h) noexcept
+{
+	auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
+
+	if (pf)
+	{
+		pf->prog.reset();
+		for (int s = 0; s < 2; s++)
+		{
+			pf->words[s].reset();
+			pf->nulls[s].reset();
+		}
+		(void) cudaStreamSynchronize(pf->stream);
+	}
+	delete pf;
+}
+
+const GpuopsPairFilterBackend cuda_pairfilter_backend = {
+	"cuda", cuda_pf_begin, cuda_pf_side, cuda_pf_apply, cuda_pf_stats, cuda_pf_end,
+};
+
+}								/* namespace */
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+extern "C" const GpuopsPairFilterBackend *
+gpuops_cuda_pairfilter_backend(void) noexcept
+{
+	return &gpuops::cuda::cuda_pairfilter_backend;
+}
