@@ -49,6 +49,8 @@ QUERIES=(
   "join_count|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id"
   "join_count_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   "join_cols_gpu|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # an extra join clause beside the key: tested on the device (pair filter) for the gpuops run
+  "join_filter_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id AND b.v % 7 < d.id % 5 - 2|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   # GpuHashJoin in 8 workers, each building bench_dim itself (PostgreSQL's hash and merge joins off for the gpuops run)
   "join_count_gpu_par|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET gpuops.parallel_startup_cost = 0; SET enable_hashjoin = off; SET enable_mergejoin = off"
   "join_cols_gpu_par|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET gpuops.parallel_startup_cost = 0; SET enable_hashjoin = off; SET enable_mergejoin = off"
