@@ -269,4 +269,4 @@ SET gpuops.enabled = off;
 SELECT sql_error('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id / (i.id % 2) > 0');
 SET gpuops.enabled = on;
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM hj_outer o JOIN hj_inner i
-                   ON o.k4 = i.k4 AND (i.id % 2 = 0 OR o.id / (i.id % 2) > 0)');
+                   ON o.k4 = i.k4 AND (i.id % 2 = 0 OR o.id / (i.id % 2) > 0) WHERE o.id % 10 = 0');
