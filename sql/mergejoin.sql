@@ -138,6 +138,31 @@ SET gpuops.cpu_fallback = off;
 SELECT sql_error('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k8 = b.k8');
 RESET gpuops.fault_injection;
 
+-- parallel: each process sorts its share of the outer side and the whole
+-- inner side; Gather Merge keeps the key order.  A high tuple cost makes
+-- staging a share of the outer side worth the workers; PostgreSQL's own
+-- sorts (for its merge join) are off.
+SET gpuops.tuple_cost = 1;
+SET enable_sort = off;
+SET gpuops.parallel_startup_cost = 0;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT line FROM plan_lines('SELECT a.k8 AS k, a.id, b.id FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 ORDER BY a.k8') line
+WHERE line ~ 'Gather|GpuMergeJoin|Sort|Parallel';
+SELECT check_sort('SELECT a.k8 AS k, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 ORDER BY a.k8');
+SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a LEFT JOIN mj_b b ON a.d = b.d AND a.id < b.id',
+                     'GpuMergeJoin');
+SELECT check_join_on('SELECT a.id FROM mj_a a WHERE NOT EXISTS (SELECT 1 FROM mj_b b WHERE b.k8 = a.k8)', 'GpuMergeJoin');
+SET gpuops.tuple_cost = 0;
+RESET enable_sort;
+RESET gpuops.parallel_startup_cost;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+
 -- keys the device cannot merge keep PostgreSQL's plans
 SELECT uses_node('SELECT a.id FROM mj_a a JOIN mj_b b ON a.pad = b.label', 'GpuMergeJoin') AS text_key;
 SELECT uses_node('SELECT a.id FROM mj_a a JOIN mj_b b ON a.d = b.ts', 'GpuMergeJoin') AS date_timestamp;

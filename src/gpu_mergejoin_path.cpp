@@ -113,6 +113,88 @@ FindColumn(Expr *expr, PathTarget *target)
 	return -1;
 }
 
+/*
+ * The path joining `outer` and `inner` on the merge clauses (in sort
+ * order), or NULL when a key is not a column of these paths.  `partial`:
+ * outer is a partial path, and the join runs in each process of a
+ * parallel plan, each sorting its share of the outer side and the whole
+ * inner side; its output is then in key order per process, which Gather
+ * Merge keeps.
+ */
+static CustomPath *
+MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
+			  JoinType jointype, List *mergeclauses, List *clauses, List *filters,
+			  List *pathkeys, bool partial)
+{
+	List	   *keys = NIL;
+	List	   *params = NIL;
+	List	   *device = NIL;
+	List	   *filter;
+	int			nkeys = 0;
+	ListCell   *lc;
+	CustomPath *cpath;
+	QualCost	qual_cost;
+	double		orows,
+				irows,
+				rows,
+				mb;
+
+	foreach(lc, mergeclauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op = (OpExpr *) rinfo->clause;
+		Expr	   *oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
+		Expr	   *iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
+		int			ocol = FindColumn(oexpr, outer->pathtarget);
+		int			icol = FindColumn(iexpr, inner->pathtarget);
+
+		if (ocol < 0 || icol < 0)
+			return NULL;
+		keys = lappend_int(keys, ocol);
+		keys = lappend_int(keys, icol);
+		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
+		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
+		nkeys++;
+	}
+
+	/* the clauses the device can test on each pair of equal keys */
+	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
+
+	/*
+	 * Cost: both sides are read, staged and sorted before the first row;
+	 * each joined row pays a tuple and the remaining clauses.
+	 */
+	orows = Max(outer->rows, 1.0);	/* per process, for a partial path */
+	irows = Max(inner->rows, 1.0);
+	rows = partial ? clamp_row_est(joinrel->rows / GpuopsParallelDivisor(outer)) : joinrel->rows;
+	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
+	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
+		inner->parallel_safe;
+	cpath->path.parallel_workers = partial ? outer->parallel_workers : 0;
+	cpath->path.pathkeys = pathkeys;
+	cpath->path.rows = rows;
+	cpath->path.startup_cost = outer->total_cost + inner->total_cost + gpuops_startup_cost +
+		(orows + irows) * gpuops_tuple_cost + mb * gpuops_transfer_cost;
+	if (partial)
+		cpath->path.startup_cost += gpuops_parallel_startup_cost;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make2(outer, inner);
+	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
+									   clauses, filters, filter, list_make2(params, device));
+	cpath->methods = &gpu_mergejoin_path_methods;
+	return cpath;
+}
+
 void
 GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 					 RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
@@ -121,21 +203,12 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	Path	   *inner = innerrel->cheapest_total_path;
 	List	   *mergeclauses = NIL;
 	List	   *outerkeys;
-	List	   *keys = NIL;
 	List	   *clauses = NIL;
 	List	   *filters = NIL;
 	List	   *pathkeys = NIL;
-	List	   *params = NIL;
-	List	   *device = NIL;
-	List	   *filter;
 	bool		ordered = true;
-	int			nkeys = 0;
 	ListCell   *lc;
 	CustomPath *cpath;
-	QualCost	qual_cost;
-	double		orows,
-				irows,
-				mb;
 
 	if (!gpuops_enable_mergejoin || !GpuopsPlanningAllowed())
 		return;
@@ -181,19 +254,6 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		if (pk->pk_strategy != BTLessStrategyNumber || pk->pk_nulls_first)
 			ordered = false;
 	}
-	foreach(lc, mergeclauses)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op = (OpExpr *) rinfo->clause;
-		Expr	   *oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
-		Expr	   *iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
-
-		keys = lappend_int(keys, FindColumn(oexpr, outer->pathtarget));
-		keys = lappend_int(keys, FindColumn(iexpr, inner->pathtarget));
-		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
-		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
-		nkeys++;
-	}
 
 	/* the other clauses: as createplan.c, outer joins' pushed-down ones filter */
 	foreach(lc, extra->restrictlist)
@@ -208,9 +268,6 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 			clauses = lappend(clauses, rinfo->clause);
 	}
 
-	/* the clauses the device can test on each pair of equal keys */
-	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
-
 	/*
 	 * Output order: the sorted outer side, for joins that return outer rows
 	 * in that order; right and full joins add unmatched inner rows at the
@@ -220,36 +277,30 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 					jointype == JOIN_SEMI || jointype == JOIN_ANTI))
 		pathkeys = build_join_pathkeys(root, joinrel, jointype, outerkeys);
 
-	/*
-	 * Cost: both sides are read, staged and sorted before the first row;
-	 * each joined row pays a tuple and the remaining clauses.
-	 */
-	orows = Max(outer->rows, 1.0);
-	irows = Max(inner->rows, 1.0);
-	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
-	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
+	cpath = MakeMergePath(root, joinrel, outer, inner, jointype, mergeclauses, clauses, filters,
+						  pathkeys, false);
+	if (cpath != NULL)
+		add_path(joinrel, &cpath->path);
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = joinrel;
-	cpath->path.pathtarget = joinrel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
-		inner->parallel_safe;
-	cpath->path.parallel_workers = 0;
-	cpath->path.pathkeys = pathkeys;
-	cpath->path.rows = joinrel->rows;
-	cpath->path.startup_cost = outer->total_cost + inner->total_cost + gpuops_startup_cost +
-		(orows + irows) * gpuops_tuple_cost + mb * gpuops_transfer_cost;
-	cpath->path.total_cost = cpath->path.startup_cost +
-		joinrel->rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make2(outer, inner);
-	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
-									   clauses, filters, filter, list_make2(params, device));
-	cpath->methods = &gpu_mergejoin_path_methods;
-	add_path(joinrel, &cpath->path);
+	/*
+	 * In parallel: each process sorts its share of a partial outer path and
+	 * the whole inner side, as PostgreSQL's parallel merge join does.  Not
+	 * for right and full joins: every process would return the inner rows
+	 * it did not match.
+	 */
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
+		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
+	{
+		Path	   *partial = (Path *) linitial(outerrel->partial_pathlist);
+
+		inner = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
+		if (inner == NULL || PATH_REQ_OUTER(partial))
+			return;
+		cpath = MakeMergePath(root, joinrel, partial, inner, jointype, mergeclauses, clauses,
+							  filters, pathkeys, true);
+		if (cpath != NULL && cpath->path.parallel_safe)
+			add_partial_path(joinrel, &cpath->path);
+	}
 }
 
 static Plan *
