@@ -10,51 +10,18 @@
 #include <vector>
 
 #include "device_common.hpp"
+#include "expr_columns.hpp"
 #include "nestloop_common.hpp"
 
 namespace gpuops {
 namespace {
 
-/* One side's columns as copied in: column c of row i at words[c * n + i]. */
-struct Side
-{
-	std::vector<uint64_t> words;
-	std::vector<uint8_t> nulls;
-	uint64_t	n = 0;
-	int			ncols = 0;
-
-	void		load(const GpuopsExprColumns *cols, int want)
-	{
-		if (cols->ncols != want)
-			fail(GPUOPS_ERR_INTERNAL, "nested loop: %d columns given, %d expected", cols->ncols, want);
-		n = cols->nrows;
-		ncols = want;
-		words.assign(n * want, 0);
-		nulls.assign(n * want, 0);
-		for (int c = 0; c < want; c++)
-			for (uint64_t i = 0; i < n; i++)
-			{
-				words[c * n + i] = cols->words[c][i];
-				nulls[c * n + i] = cols->nulls[c] ? cols->nulls[c][i] : 0;
-			}
-	}
-};
-
-struct Row
-{
-	const Side *side;
-	uint64_t	i;
-
-	uint64_t	word(int c) const { return side->words[c * side->n + i]; }
-	bool		null(int c) const { return side->nulls[c * side->n + i] != 0; }
-};
-
 struct CpuNestLoop
 {
 	GpuopsSettings settings;
 	GpuopsNestLoopSpec spec;
-	Side		inner;
-	Side		outer;
+	HostColumns inner;
+	HostColumns outer;
 	/* where the current probe's pair generation stands */
 	uint64_t	o = 0;
 	uint64_t	j = 0;
@@ -76,6 +43,8 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 {
 	const GpuopsExprProgram &p = nl->spec.program;
 	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
+	ColumnsView outer = nl->outer.view(),
+				inner = nl->inner.view();
 
 	nl->probe_out.clear();
 	nl->build_out.clear();
@@ -98,7 +67,7 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 			continue;
 		}
 		GpuopsExprResult r = expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
-									   Row{&nl->outer, nl->o}, Row{&nl->inner, nl->j});
+									   ColumnsRow{&outer, nl->o}, ColumnsRow{&inner, nl->j});
 
 		nl->stats.pairs_tested++;
 		if (r != GPUOPS_EXPR_FALSE)

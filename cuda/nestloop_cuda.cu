@@ -21,29 +21,13 @@
 
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "expr_columns.cuh"
 #include "launch.cuh"
 #include "nestloop_common.hpp"
 
 namespace gpuops {
 namespace cuda {
 namespace {
-
-/* One side on the device: column c of row i at words[c * n + i]. */
-struct Side
-{
-	const uint64_t *words;
-	const uint8_t *nulls;
-	uint64_t	n;
-};
-
-struct GlobalRow
-{
-	const Side *side;
-	uint64_t	i;
-
-	__device__ uint64_t word(int c) const { return side->words[c * side->n + i]; }
-	__device__ bool null(int c) const { return side->nulls[c * side->n + i] != 0; }
-};
 
 struct TileRow
 {
@@ -57,8 +41,8 @@ struct TileRow
 
 struct Probe
 {
-	Side		outer;
-	Side		inner;
+	ColumnsView outer;
+	ColumnsView inner;
 	int			inner_ncols;
 	uint64_t	chunk_rows;
 	uint32_t	nchunks;
@@ -89,7 +73,7 @@ nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint6
 	uint64_t	base = 0;
 	uint64_t	cnt = 0;
 	bool		active = o < pr.outer.n;
-	GlobalRow	orow{&pr.outer, o};
+	ColumnsRow	orow{&pr.outer, o};
 
 	for (int i = threadIdx.x; i < nsteps; i += kNlTile)
 		steps[i] = prog->steps[i];
@@ -156,10 +140,9 @@ struct CudaNestLoop
 	GpuopsNestLoopSpec spec;
 	cudaStream_t stream = nullptr;
 	DeviceArray prog;
-	DeviceArray inner_words, inner_nulls;
-	uint64_t	inner_n = 0;
+	DeviceColumns inner;
 	/* the current probe */
-	DeviceArray outer_words, outer_nulls;
+	DeviceColumns outer;
 	DeviceArray offsets;		/* per (outer row, chunk): its first pair; [last] = total */
 	Probe		probe = {};
 	uint64_t	total = 0;
@@ -168,30 +151,6 @@ struct CudaNestLoop
 	std::vector<uint32_t> probe_out, build_out;
 	GpuopsNestLoopStats stats = {};
 };
-
-/* One side's columns into device arrays (column-major, NULL bytes zero when absent). */
-void
-upload(CudaNestLoop *nl, const GpuopsExprColumns *cols, int want, DeviceArray &words,
-	   DeviceArray &nulls)
-{
-	uint64_t	n = cols->nrows;
-	cudaStream_t s = nl->stream;
-
-	if (cols->ncols != want)
-		fail(GPUOPS_ERR_INTERNAL, "nested loop: %d columns given, %d expected", cols->ncols, want);
-	words.get(nl->rt, n * want * 8 + 8, s);
-	nulls.get(nl->rt, n * want + 8, s);
-	for (int c = 0; c < want && n > 0; c++)
-	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + c * n, cols->words[c], n * 8,
-										cudaMemcpyHostToDevice, s));
-		if (cols->nulls[c])
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(nulls.as<uint8_t>() + c * n, cols->nulls[c], n,
-											cudaMemcpyHostToDevice, s));
-		else
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(nulls.as<uint8_t>() + c * n, 0, n, s));
-	}
-}
 
 size_t
 tile_bytes(const CudaNestLoop *nl)
@@ -283,9 +242,8 @@ cuda_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
 		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, nl->settings.fault);
 		if (cols->nrows >= GPUOPS_NL_RECHECK)
 			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
-		upload(nl, cols, nl->spec.inner_ncols, nl->inner_words, nl->inner_nulls);
+		nl->inner.upload(nl->rt, nl->stream, cols, nl->spec.inner_ncols);
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
-		nl->inner_n = cols->nrows;
 		nl->stats.inner_rows += cols->nrows;
 		nl->stats.blocks++;
 		nl->stats.copy_ms += ms_since(t0);
@@ -308,19 +266,18 @@ cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs
 
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
 		nl->offsets.reset();
-		upload(nl, outer, nl->spec.outer_ncols, nl->outer_words, nl->outer_nulls);
-		nl->probe.outer = Side{nl->outer_words.as<uint64_t>(), nl->outer_nulls.as<uint8_t>(), n};
-		nl->probe.inner = Side{nl->inner_words.as<uint64_t>(), nl->inner_nulls.as<uint8_t>(),
-			nl->inner_n};
+		nl->outer.upload(rt, s, outer, nl->spec.outer_ncols);
+		nl->probe.outer = nl->outer.view();
+		nl->probe.inner = nl->inner.view();
 		nl->probe.inner_ncols = nl->spec.inner_ncols;
-		nl->probe.chunk_rows = nl_chunk_rows(nl->inner_n);
-		nl->probe.nchunks = static_cast<uint32_t>(nl_chunks(nl->inner_n));
+		nl->probe.chunk_rows = nl_chunk_rows(nl->inner.n);
+		nl->probe.nchunks = static_cast<uint32_t>(nl_chunks(nl->inner.n));
 		nl->probe.first_only = nl->spec.first_only;
 		ncounts = n * nl->probe.nchunks;
 		counts.get(rt, (ncounts + 1) * 8, s);
 		nl->offsets.get(rt, (ncounts + 1) * 8, s);
 		GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (ncounts + 1) * 8, s));
-		if (n > 0 && nl->inner_n > 0)
+		if (n > 0 && nl->inner.n > 0)
 		{
 			nl_kernel<false><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
 				nl->prog.as<GpuopsExprProgram>(), nl->probe, counts.as<uint64_t>(), nullptr, 0, 0,
@@ -342,7 +299,7 @@ cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs
 		temp.reset();
 		write_window(nl, pairs);
 		nl->stats.outer_rows += n;
-		nl->stats.pairs_tested += n * nl->inner_n;
+		nl->stats.pairs_tested += n * nl->inner.n;
 		nl->stats.pairs += nl->total;
 		nl->stats.probes++;
 		nl->stats.kernel_ms += ms_since(t0);
@@ -395,10 +352,8 @@ cuda_nl_end(GpuopsNestLoop *h) noexcept
 	if (nl)
 	{
 		nl->prog.reset();
-		nl->inner_words.reset();
-		nl->inner_nulls.reset();
-		nl->outer_words.reset();
-		nl->outer_nulls.reset();
+		nl->inner.reset();
+		nl->outer.reset();
 		nl->offsets.reset();
 		(void) cudaStreamSynchronize(nl->stream);
 	}

@@ -8,32 +8,16 @@
 #include <vector>
 
 #include "device_common.hpp"
-#include "expr_eval.hpp"
+#include "expr_columns.hpp"
 
 namespace gpuops {
 namespace {
-
-struct Side
-{
-	std::vector<uint64_t> words;	/* column c of row i at c * n + i */
-	std::vector<uint8_t> nulls;
-	uint64_t	n = 0;
-};
-
-struct Row
-{
-	const Side *side;
-	uint64_t	i;
-
-	uint64_t	word(int c) const { return side->words[c * side->n + i]; }
-	bool		null(int c) const { return side->nulls[c * side->n + i] != 0; }
-};
 
 struct CpuPairFilter
 {
 	GpuopsSettings settings;
 	GpuopsPairFilterSpec spec;
-	Side		side[2];
+	HostColumns side[2];
 	uint64_t	pairs = 0;
 	double		ms = 0;
 };
@@ -62,21 +46,8 @@ cpu_pf_side(GpuopsPairFilter *h, int which, const GpuopsExprColumns *cols) noexc
 {
 	return guarded([&]() {
 		auto	   *pf = reinterpret_cast<CpuPairFilter *>(h);
-		int			want = which ? pf->spec.inner_ncols : pf->spec.outer_ncols;
-		Side	   &s = pf->side[which ? 1 : 0];
-		uint64_t	n = cols->nrows;
 
-		if (cols->ncols != want)
-			fail(GPUOPS_ERR_INTERNAL, "pair filter: %d columns given, %d expected", cols->ncols, want);
-		s.n = n;
-		s.words.assign(n * want, 0);
-		s.nulls.assign(n * want, 0);
-		for (int c = 0; c < want; c++)
-			for (uint64_t i = 0; i < n; i++)
-			{
-				s.words[c * n + i] = cols->words[c][i];
-				s.nulls[c * n + i] = cols->nulls[c] ? cols->nulls[c][i] : 0;
-			}
+		pf->side[which ? 1 : 0].load(cols, which ? pf->spec.inner_ncols : pf->spec.outer_ncols);
 		return GPUOPS_OK;
 	});
 }
@@ -88,6 +59,8 @@ cpu_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *in
 	return guarded([&]() {
 		auto	   *pf = reinterpret_cast<CpuPairFilter *>(h);
 		const GpuopsExprProgram &p = pf->spec.program;
+		ColumnsView outer = pf->side[0].view(),
+					inner = pf->side[1].view();
 		auto		t0 = std::chrono::steady_clock::now();
 
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, pf->settings.fault);
@@ -96,8 +69,8 @@ cpu_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *in
 			if (outer_rows[k] >= pf->side[0].n || inner_rows[k] >= pf->side[1].n)
 				fail(GPUOPS_ERR_INTERNAL, "pair filter: row out of range");
 			results[k] = static_cast<uint8_t>(
-				expr_eval(p.steps, p.nsteps, p.consts, p.const_null, Row{&pf->side[0], outer_rows[k]},
-						  Row{&pf->side[1], inner_rows[k]}));
+				expr_eval(p.steps, p.nsteps, p.consts, p.const_null, ColumnsRow{&outer, outer_rows[k]},
+						  ColumnsRow{&inner, inner_rows[k]}));
 		}
 		pf->pairs += npairs;
 		pf->ms += ms_since(t0);

@@ -10,31 +10,15 @@
 
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
-#include "expr_eval.hpp"
+#include "expr_columns.cuh"
 #include "launch.cuh"
 
 namespace gpuops {
 namespace cuda {
 namespace {
 
-struct Side
-{
-	const uint64_t *words;		/* column c of row i at c * n + i */
-	const uint8_t *nulls;
-	uint64_t	n;
-};
-
-struct Row
-{
-	const Side *side;
-	uint64_t	i;
-
-	__device__ uint64_t word(int c) const { return side->words[c * side->n + i]; }
-	__device__ bool null(int c) const { return side->nulls[c * side->n + i] != 0; }
-};
-
 __global__ void
-filter_kernel(const GpuopsExprProgram *prog, Side outer, Side inner, const uint32_t *orows,
+filter_kernel(const GpuopsExprProgram *prog, ColumnsView outer, ColumnsView inner, const uint32_t *orows,
 			  const uint32_t *irows, uint64_t n, uint8_t *results)
 {
 	uint64_t	k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
@@ -47,7 +31,7 @@ filter_kernel(const GpuopsExprProgram *prog, Side outer, Side inner, const uint3
 		else
 			results[k] = static_cast<uint8_t>(
 				expr_eval(prog->steps, prog->nsteps, prog->consts, prog->const_null,
-						  Row{&outer, orows[k]}, Row{&inner, irows[k]}));
+						  ColumnsRow{&outer, orows[k]}, ColumnsRow{&inner, irows[k]}));
 	}
 }
 
@@ -58,8 +42,7 @@ struct CudaPairFilter
 	GpuopsPairFilterSpec spec;
 	cudaStream_t stream = nullptr;
 	DeviceArray prog;
-	DeviceArray words[2], nulls[2];
-	uint64_t	n[2] = {0, 0};
+	DeviceColumns side[2];
 	uint64_t	pairs = 0;
 	double		ms = 0;
 };
@@ -99,28 +82,12 @@ cuda_pf_side(GpuopsPairFilter *h, int which, const GpuopsExprColumns *cols) noex
 	return guarded([&]() {
 		auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
 		int			s = which ? 1 : 0;
-		int			want = s ? pf->spec.inner_ncols : pf->spec.outer_ncols;
-		uint64_t	n = cols->nrows;
 		cudaStream_t st = pf->stream;
 		auto		t0 = std::chrono::steady_clock::now();
 
 		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, pf->settings.fault);
-		if (cols->ncols != want)
-			fail(GPUOPS_ERR_INTERNAL, "pair filter: %d columns given, %d expected", cols->ncols, want);
-		pf->words[s].get(pf->rt, n * want * 8 + 8, st);
-		pf->nulls[s].get(pf->rt, n * want + 8, st);
-		for (int c = 0; c < want && n > 0; c++)
-		{
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->words[s].as<uint64_t>() + c * n, cols->words[c],
-											n * 8, cudaMemcpyHostToDevice, st));
-			if (cols->nulls[c])
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->nulls[s].as<uint8_t>() + c * n, cols->nulls[c],
-												n, cudaMemcpyHostToDevice, st));
-			else
-				GPUOPS_CUDA_TRY(cudaMemsetAsync(pf->nulls[s].as<uint8_t>() + c * n, 0, n, st));
-		}
+		pf->side[s].upload(pf->rt, st, cols, s ? pf->spec.inner_ncols : pf->spec.outer_ncols);
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
-		pf->n[s] = n;
 		pf->ms += ms_since(t0);
 		return GPUOPS_OK;
 	});
@@ -147,8 +114,7 @@ cuda_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *i
 										cudaMemcpyHostToDevice, st));
 		filter_kernel<<<blocks(npairs), kThreads, 0, st>>>(
 			pf->prog.as<GpuopsExprProgram>(),
-			Side{pf->words[0].as<uint64_t>(), pf->nulls[0].as<uint8_t>(), pf->n[0]},
-			Side{pf->words[1].as<uint64_t>(), pf->nulls[1].as<uint8_t>(), pf->n[1]},
+			pf->side[0].view(), pf->side[1].view(),
 			rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(results, res.as<uint8_t>(), npairs, cudaMemcpyDeviceToHost, st));
@@ -176,11 +142,8 @@ cuda_pf_end(GpuopsPairFilter *h) noexcept
 	if (pf)
 	{
 		pf->prog.reset();
-		for (int s = 0; s < 2; s++)
-		{
-			pf->words[s].reset();
-			pf->nulls[s].reset();
-		}
+		pf->side[0].reset();
+		pf->side[1].reset();
 		(void) cudaStreamSynchronize(pf->stream);
 	}
 	delete pf;

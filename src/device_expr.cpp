@@ -32,6 +32,7 @@ extern "C" {
 
 #include "device_expr.h"
 #include "expr_eval.hpp"
+#include "join_plan.h"
 
 /* How a pg_catalog function maps onto an interpreter operation. */
 typedef struct FuncMap
@@ -233,22 +234,6 @@ AddConst(Builder *b, uint64 word, bool isnull)
 	return k;
 }
 
-/* Index of expr among exprs, or -1 */
-static int
-FindInput(List *exprs, Node *expr)
-{
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, exprs)
-	{
-		if (equal(lfirst(lc), expr))
-			return i;
-		i++;
-	}
-	return -1;
-}
-
 /* A program column for input column `col` of a side, added once. */
 static int
 UseColumn(int *cols, Oid *types, int *n, int col, Oid type)
@@ -272,7 +257,7 @@ CompileColumn(Builder *b, Node *node, bool *ok)
 	int			pc;
 
 	*ok = false;
-	col = FindInput(b->in->outer_exprs, node);
+	col = GpuopsFindColumn(b->in->outer_exprs, node);
 	if (col >= 0)
 	{
 		if (TypeKind(type) < 0)
@@ -281,7 +266,7 @@ CompileColumn(Builder *b, Node *node, bool *ok)
 		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_OUTER, TypeKind(type), 0, pc);
 		return true;
 	}
-	col = FindInput(b->in->inner_exprs, node);
+	col = GpuopsFindColumn(b->in->inner_exprs, node);
 	if (col >= 0)
 	{
 		if (TypeKind(type) < 0)
@@ -716,49 +701,61 @@ DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
 }
 
 void
-DeviceExprStageColumns(const GpuopsRowStore *store, const GpuopsBatch *batch, uint32 first,
-					   uint32 nrows, const int *cols, const Oid *types, int ncols,
-					   MemoryContext cxt, GpuopsExprColumns *out)
+DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const int *cols,
+					const Oid *types, int ncols, MemoryContext cxt, GpuopsExprColumns *out)
 {
+	memset(out, 0, sizeof(*out));
 	out->ncols = ncols;
-	out->nrows = nrows;
+	out->nrows = n;
 	for (int c = 0; c < ncols; c++)
 	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(nrows, 1) * sizeof(uint64));
-		uint8	   *n = NULL;
-		const char *v = batch->values[cols[c]] + (Size) first * store->cols[cols[c]].width;
+		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(uint64));
+		uint8	   *nulls = NULL;
 
-		if (batch->nulls[cols[c]])
+		/* the range batch by batch, each part converted straight into place */
+		for (uint64 done = 0; done < n;)
 		{
-			n = (uint8 *) MemoryContextAllocHuge(cxt, Max(nrows, 1));
-			for (uint32 i = 0; i < nrows; i++)
-				n[i] = GpuopsBatchIsNull(batch, cols[c], first + i);
-		}
-		switch (types[c])
-		{
-			case INT2OID:
-				for (uint32 i = 0; i < nrows; i++)
-					w[i] = (uint64) (int64) ((const int16 *) v)[i];
-				break;
-			case INT4OID:
-			case DATEOID:
-				for (uint32 i = 0; i < nrows; i++)
-					w[i] = (uint64) (int64) ((const int32 *) v)[i];
-				break;
-			case BOOLOID:
-				for (uint32 i = 0; i < nrows; i++)
-					w[i] = ((const bool *) v)[i] ? 1 : 0;
-				break;
-			case FLOAT4OID:
-				for (uint32 i = 0; i < nrows; i++)
-					w[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
-				break;
-			default:			/* 8-byte values: the words themselves */
-				memcpy(w, v, (Size) nrows * sizeof(uint64));
-				break;
+			uint64		row = first + done;
+			const GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
+			uint32		at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+			uint32		take = (uint32) Min((uint64) (batch->nrows - at), n - done);
+			const char *v = batch->values[cols[c]] + (Size) at * store->cols[cols[c]].width;
+			uint64	   *d = w + done;
+
+			if (batch->nulls[cols[c]])
+			{
+				if (nulls == NULL)
+					nulls = (uint8 *) MemoryContextAllocZero(cxt, Max(n, 1));
+				for (uint32 i = 0; i < take; i++)
+					nulls[done + i] = GpuopsBatchIsNull(batch, cols[c], at + i);
+			}
+			switch (types[c])
+			{
+				case INT2OID:
+					for (uint32 i = 0; i < take; i++)
+						d[i] = (uint64) (int64) ((const int16 *) v)[i];
+					break;
+				case INT4OID:
+				case DATEOID:
+					for (uint32 i = 0; i < take; i++)
+						d[i] = (uint64) (int64) ((const int32 *) v)[i];
+					break;
+				case BOOLOID:
+					for (uint32 i = 0; i < take; i++)
+						d[i] = ((const bool *) v)[i] ? 1 : 0;
+					break;
+				case FLOAT4OID:
+					for (uint32 i = 0; i < take; i++)
+						d[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
+					break;
+				default:		/* 8-byte values: the words themselves */
+					memcpy(d, v, (Size) take * sizeof(uint64));
+					break;
+			}
+			done += take;
 		}
 		out->words[c] = w;
-		out->nulls[c] = n;
+		out->nulls[c] = nulls;
 	}
 }
 

@@ -59,13 +59,13 @@ extern List *DeviceExprProgramToList(const GpuopsExprProgram *prog);
 extern void DeviceExprProgramFromList(List *list, GpuopsExprProgram *prog);
 
 /*
- * Rows [first, first + nrows) of a batch, columns cols[0..ncols) of types
- * types[], as device words and null bytes allocated in cxt.
+ * Rows [first, first + n) of a row store (across its batches), columns
+ * cols[0..ncols) of types types[], as device words and null bytes (none
+ * for a column without NULLs there) allocated in cxt.
  */
-extern void DeviceExprStageColumns(const GpuopsRowStore *store, const GpuopsBatch *batch,
-								   uint32 first, uint32 nrows, const int *cols,
-								   const Oid *types, int ncols, MemoryContext cxt,
-								   GpuopsExprColumns *out);
+extern void DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n,
+								const int *cols, const Oid *types, int ncols, MemoryContext cxt,
+								GpuopsExprColumns *out);
 
 /*
  * Executor side: sets the constant slots of the program's Params from

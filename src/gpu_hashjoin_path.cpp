@@ -67,21 +67,6 @@ IsIntegerEquality(Oid opno)
 	}
 }
 
-static int
-FindColumn(Expr *expr, PathTarget *target)
-{
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, target->exprs)
-	{
-		if (equal(lfirst(lc), expr))
-			return i;
-		i++;
-	}
-	return -1;
-}
-
 /*
  * The path joining `outer` and `inner` (paths of outerrel and innerrel), or
  * NULL when no clause can be a hash key.  `partial`: outer is a partial
@@ -158,8 +143,8 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		}
 		else
 			continue;
-		ocol = FindColumn(oexpr, outer->pathtarget);
-		icol = FindColumn(iexpr, inner->pathtarget);
+		ocol = GpuopsFindColumn(outer->pathtarget->exprs, (Node *) oexpr);
+		icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
 		if (ocol < 0 || icol < 0)
 			continue;			/* a key computed by an expression: not yet */
 		keys = lappend_int(keys, ocol);
@@ -199,15 +184,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = joinrel;
-	cpath->path.pathtarget = joinrel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
-		inner->parallel_safe;
-	cpath->path.parallel_workers = partial ? outer->parallel_workers : 0;
+	cpath = GpuopsNewJoinPath(joinrel, outer, inner, partial, &gpu_hashjoin_path_methods);
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = rows;
 	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
@@ -220,11 +197,8 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 		cpath->path.total_cost += gpuops_parallel_startup_cost;
 	}
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make2(outer, inner);
 	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
 									   clauses, filters, filter, list_make2(params, device));
-	cpath->methods = &gpu_hashjoin_path_methods;
 	return cpath;
 }
 
@@ -285,31 +259,19 @@ static Plan *
 PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	List	   *scan_tlist = NIL;
+	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans, &gpu_hashjoin_scan_methods);
+	List	   *extra = (List *) list_nth(best_path->custom_private, 4);
 
-	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
-	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
-	cscan->scan.plan.targetlist = tlist;
 	/*
 	 * The join clauses go in custom_exprs (setrefs points their Vars at the
 	 * scan tuple) and the node evaluates them itself, so EXPLAIN can show
 	 * them as a Join Filter with table names.
 	 */
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	List	   *extra = (List *) list_nth(best_path->custom_private, 4);
-
 	cscan->custom_exprs = list_make4(copyObject(lsecond(best_path->custom_private)),
 									 copyObject(lthird(best_path->custom_private)),
 									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
 	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
 									   copyObject(lfourth(best_path->custom_private)));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &gpu_hashjoin_scan_methods;
 	return &cscan->scan.plan;
 }
 

@@ -33,6 +33,7 @@ extern "C" {
 #include "batch.h"
 #include "boundary.h"
 #include "device.h"
+#include "device_expr.h"
 #include "gpu_mergejoin.h"
 #include "guarded_scan.h"
 #include "guc.h"
@@ -103,38 +104,37 @@ MergeJoinRelease(void *arg)
 static void
 StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKeys *keys)
 {
-	const int  *cols = outer ? st->outer_col : st->inner_col;
 	const Oid  *types = outer ? st->outer_type : st->inner_type;
 	uint64		n = store->nrows;
+	GpuopsExprColumns cols;
 
+	/* the device words of every row, then made merge words in place */
+	DeviceExprStageRows(store, 0, n, outer ? st->outer_col : st->inner_col, types, st->nkeys,
+						st->key_cxt, &cols);
 	memset(keys, 0, sizeof(*keys));
 	keys->nkeys = st->nkeys;
 	keys->nrows = n;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
-		uint8	   *nulls = NULL;
-		uint64		row = 0;
+		uint64	   *w = (uint64 *) cols.words[k];
+		const uint8 *isnull = cols.nulls[k];
+		uint8	   *bitmap = NULL;
 
-		for (int b = 0; b < store->nbatches; b++)
+		if (isnull)
+			bitmap = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
+		for (uint64 i = 0; i < n; i++)
 		{
-			GpuopsBatch *batch = store->batches[b];
-
-			for (uint32 i = 0; i < batch->nrows; i++, row++)
+			if (isnull && isnull[i])
 			{
-				bool		isnull;
-				Datum		d = GpuopsBatchDatum(store, batch, cols[k], i, &isnull);
-
-				if (isnull && nulls == NULL)
-					nulls = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
-				if (isnull)
-					nulls[row >> 3] |= 1 << (row & 7);
-				w[row] = isnull ? 0 : GpuMergeJoinWord(d, types[k]);
+				bitmap[i >> 3] |= 1 << (i & 7);
+				w[i] = 0;		/* NULLs tie in every backend's sort */
 			}
-			CHECK_FOR_INTERRUPTS();
+			else
+				w[i] = GpuMergeJoinWord(w[i], types[k]);
 		}
 		keys->words[k] = w;
-		keys->nulls[k] = nulls;
+		keys->nulls[k] = bitmap;
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -432,6 +432,7 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
 	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
+	GpuopsStatus rc;
 
 	GpuopsJoinRescanParams(node);
 	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
@@ -451,9 +452,10 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 		return;
 	}
 	/* the same input: join the stored keys again for a fresh walk */
-	if (RunJoin(st, st->fallback ? gpuops_cpu_mergejoin_backend()
-				: GpuopsPrimaryMergeJoinBackend(), 0) != GPUOPS_OK)
-		FallBack(st, GPUOPS_ERR_DEVICE, 0);
+	rc = RunJoin(st, st->fallback ? gpuops_cpu_mergejoin_backend()
+				 : GpuopsPrimaryMergeJoinBackend(), 0);
+	if (rc != GPUOPS_OK)
+		FallBack(st, rc, 0);
 	if (st->inner_matched)
 		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
 	st->inner_pos = 0;

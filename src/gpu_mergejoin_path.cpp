@@ -78,39 +78,23 @@ GpuMergeJoinKeyTypes(Oid outer_type, Oid inner_type)
 }
 
 uint64
-GpuMergeJoinWord(Datum value, Oid type)
+GpuMergeJoinWord(uint64 word, Oid type)
 {
 	const uint64 sign = UINT64CONST(0x8000000000000000);
 
 	if (type == FLOAT4OID || type == FLOAT8OID)
 	{
-		double		d = type == FLOAT4OID ? (double) DatumGetFloat4(value) : DatumGetFloat8(value);
-		uint64		bits;
+		double		d = gpuops::expr_as_double(word);
 
 		/* every NaN one value above +Infinity, -0 as 0: float8eq's equality */
 		if (isnan(d))
 			return ~UINT64CONST(0);
 		if (d == 0)
 			d = 0;
-		bits = gpuops::expr_from_double(d);
-		return (bits & sign) ? ~bits : bits | sign;
+		word = gpuops::expr_from_double(d);
+		return (word & sign) ? ~word : word | sign;
 	}
-	return (uint64) DeviceExprWord(value, type) ^ sign;
-}
-
-static int
-FindColumn(Expr *expr, PathTarget *target)
-{
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, target->exprs)
-	{
-		if (equal(lfirst(lc), expr))
-			return i;
-		i++;
-	}
-	return -1;
+	return word ^ sign;			/* a signed integer's order as unsigned */
 }
 
 /*
@@ -145,8 +129,8 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 		OpExpr	   *op = (OpExpr *) rinfo->clause;
 		Expr	   *oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
 		Expr	   *iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
-		int			ocol = FindColumn(oexpr, outer->pathtarget);
-		int			icol = FindColumn(iexpr, inner->pathtarget);
+		int			ocol = GpuopsFindColumn(outer->pathtarget->exprs, (Node *) oexpr);
+		int			icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
 
 		if (ocol < 0 || icol < 0)
 			return NULL;
@@ -170,15 +154,7 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = joinrel;
-	cpath->path.pathtarget = joinrel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
-		inner->parallel_safe;
-	cpath->path.parallel_workers = partial ? outer->parallel_workers : 0;
+	cpath = GpuopsNewJoinPath(joinrel, outer, inner, partial, &gpu_mergejoin_path_methods);
 	cpath->path.pathkeys = pathkeys;
 	cpath->path.rows = rows;
 	cpath->path.startup_cost = outer->total_cost + inner->total_cost + gpuops_startup_cost +
@@ -187,11 +163,8 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 	cpath->path.total_cost = cpath->path.startup_cost +
 		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make2(outer, inner);
 	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
 									   clauses, filters, filter, list_make2(params, device));
-	cpath->methods = &gpu_mergejoin_path_methods;
 	return cpath;
 }
 
@@ -233,7 +206,8 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 			continue;
 		oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
 		iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
-		if (FindColumn(oexpr, outer->pathtarget) < 0 || FindColumn(iexpr, inner->pathtarget) < 0 ||
+		if (GpuopsFindColumn(outer->pathtarget->exprs, (Node *) oexpr) < 0 ||
+			GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr) < 0 ||
 			!GpuMergeJoinKeyTypes(exprType((Node *) oexpr), exprType((Node *) iexpr)))
 			continue;
 		mergeclauses = lappend(mergeclauses, rinfo);
@@ -307,26 +281,19 @@ static Plan *
 PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						 List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	List	   *scan_tlist = NIL;
-
-	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
-	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;	/* the node evaluates its clauses itself */
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
+	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans, &gpu_mergejoin_scan_methods);
 	List	   *extra = (List *) list_nth(best_path->custom_private, 4);
 
+	/*
+	 * The join clauses go in custom_exprs (setrefs points their Vars at the
+	 * scan tuple) and the node evaluates them itself, so EXPLAIN can show
+	 * them as a Join Filter with table names.
+	 */
 	cscan->custom_exprs = list_make4(copyObject(lsecond(best_path->custom_private)),
 									 copyObject(lthird(best_path->custom_private)),
 									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
 	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
 									   copyObject(lfourth(best_path->custom_private)));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &gpu_mergejoin_scan_methods;
 	return &cscan->scan.plan;
 }
 

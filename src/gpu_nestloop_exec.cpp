@@ -156,39 +156,8 @@ LoadBlock(GpuNestLoopState *st, uint32 b)
 	if (st->loaded == b)
 		return GPUOPS_OK;
 	MemoryContextReset(st->inner_cxt);
-	memset(&cols, 0, sizeof(cols));
-	cols.ncols = st->spec.inner_ncols;
-	cols.nrows = n;
-	if (n > 0)
-	{
-		/* gather the block's rows from the store's batches */
-		for (int c = 0; c < cols.ncols; c++)
-		{
-			cols.words[c] = (uint64 *) MemoryContextAllocHuge(st->inner_cxt, n * sizeof(uint64));
-			cols.nulls[c] = (uint8 *) MemoryContextAllocHuge(st->inner_cxt, n);
-		}
-		for (uint64 done = 0; done < n;)
-		{
-			uint64		row = first + done;
-			GpuopsBatch *batch = st->inner_store.batches[row >> GPUOPS_BATCH_SHIFT];
-			uint32		at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-			uint32		take = (uint32) Min((uint64) (batch->nrows - at), n - done);
-			GpuopsExprColumns part;
-
-			DeviceExprStageColumns(&st->inner_store, batch, at, take, st->icols, st->itypes,
-								   cols.ncols, st->inner_cxt, &part);
-			for (int c = 0; c < cols.ncols; c++)
-			{
-				memcpy((uint64 *) cols.words[c] + done, part.words[c], take * sizeof(uint64));
-				if (part.nulls[c])
-					memcpy((uint8 *) cols.nulls[c] + done, part.nulls[c], take);
-				else
-					memset((uint8 *) cols.nulls[c] + done, 0, take);
-			}
-			done += take;
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
+	DeviceExprStageRows(&st->inner_store, first, n, st->icols, st->itypes,
+						st->spec.inner_ncols, st->inner_cxt, &cols);
 	rc = st->dev->backend->nl_inner(st->dev->nl, &cols);
 	if (rc == GPUOPS_OK)
 		st->loaded = b;
@@ -248,13 +217,13 @@ ReadInner(GpuNestLoopState *st)
 static void
 ProbeSkipping(GpuNestLoopState *st, uint64 skip)
 {
-	GpuopsBatch *batch = st->outer_store.batches[0];
 	GpuopsExprColumns cols;
 	GpuopsStatus rc;
 
+	/* the outer batch is the store's first: its rows are the store's */
 	MemoryContextReset(st->probe_cxt);
-	DeviceExprStageColumns(&st->outer_store, batch, st->probe_base, st->probe_rows, st->ocols,
-						   st->otypes, st->spec.outer_ncols, st->probe_cxt, &cols);
+	DeviceExprStageRows(&st->outer_store, st->probe_base, st->probe_rows, st->ocols,
+						st->otypes, st->spec.outer_ncols, st->probe_cxt, &cols);
 	rc = LoadBlock(st, st->block);
 	if (rc == GPUOPS_OK)
 		rc = st->dev->backend->nl_probe(st->dev->nl, &cols, &st->pairs);

@@ -58,16 +58,6 @@ IsEquiJoinClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel
 		 bms_is_subset(rinfo->right_relids, outerrel->relids));
 }
 
-static List *
-IntArray(const int *v, int n)
-{
-	List	   *l = NIL;
-
-	for (int i = 0; i < n; i++)
-		l = lappend_int(l, v[i]);
-	return l;
-}
-
 static CustomPath *
 MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
@@ -127,15 +117,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	mb = (orows * in.nouter + irows * in.ninner) * 9.0 / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, recheck_all ? list_concat_copy(clauses, filters) : filters, root);
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = joinrel;
-	cpath->path.pathtarget = joinrel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
-		inner->parallel_safe;
-	cpath->path.parallel_workers = partial ? outer->parallel_workers : 0;
+	cpath = GpuopsNewJoinPath(joinrel, outer, inner, partial, &gpu_nestloop_path_methods);
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = rows;
 	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
@@ -149,16 +131,13 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 		cpath->path.total_cost += gpuops_parallel_startup_cost;
 	}
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make2(outer, inner);
 	cpath->custom_private =
 		list_make3(list_make4(list_make2_int((int) jointype, (int) recheck_all),
-							  IntArray(in.outer_cols, in.nouter),
-							  IntArray(in.inner_cols, in.ninner),
+							  GpuopsIntList(in.outer_cols, in.nouter),
+							  GpuopsIntList(in.inner_cols, in.ninner),
 							  in.param_slots),
 				   DeviceExprProgramToList(prog),
 				   list_make4(clauses, filters, in.params, device));
-	cpath->methods = &gpu_nestloop_path_methods;
 	return cpath;
 }
 
@@ -208,22 +187,12 @@ static Plan *
 PlanGpuNestLoopPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	List	   *scan_tlist = NIL;
+	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans,
+										  &gpu_nestloop_scan_methods);
 
-	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
-	scan_tlist = GpuopsChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;	/* the node evaluates its clauses itself */
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = (List *) copyObject(lthird(best_path->custom_private));
 	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
 									   copyObject(lsecond(best_path->custom_private)));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &gpu_nestloop_scan_methods;
 	return &cscan->scan.plan;
 }
 

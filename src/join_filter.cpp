@@ -19,16 +19,7 @@ extern "C" {
 #include "device_expr.h"
 #include "guc.h"
 #include "join_filter.h"
-
-static List *
-IntList(const int *v, int n)
-{
-	List	   *l = NIL;
-
-	for (int i = 0; i < n; i++)
-		l = lappend_int(l, v[i]);
-	return l;
-}
+#include "join_plan.h"
 
 List *
 GpuopsJoinFilterPlan(List *clauses, PathTarget *outer, PathTarget *inner, List **params,
@@ -54,8 +45,8 @@ GpuopsJoinFilterPlan(List *clauses, PathTarget *outer, PathTarget *inner, List *
 		return NIL;
 	*params = list_concat(*params, in.params);
 	*device_clauses = device;
-	return list_make2(list_make4(list_make1_int((int) all), IntList(in.outer_cols, in.nouter),
-								 IntList(in.inner_cols, in.ninner), in.param_slots),
+	return list_make2(list_make4(list_make1_int((int) all), GpuopsIntList(in.outer_cols, in.nouter),
+								 GpuopsIntList(in.inner_cols, in.ninner), in.param_slots),
 					  DeviceExprProgramToList(prog));
 }
 
@@ -168,50 +159,12 @@ LoadSide(GpuopsJoinFilter *f, int side, const GpuopsRowStore *store, bool first_
 	GpuopsStatus rc;
 
 	cxt = AllocSetContextCreate(f->cxt, "side", ALLOCSET_DEFAULT_SIZES);
-	if (first_batch_only)
+	if (!first_batch_only)
 	{
-		if (store->nbatches == 0)
-			n = 0;
-		if (n > 0)
-			DeviceExprStageColumns(store, store->batches[0], first, n, c, t, ncols, cxt, &cols);
-		else
-		{
-			memset(&cols, 0, sizeof(cols));
-			cols.ncols = ncols;
-		}
+		first = 0;
+		n = store->nrows;
 	}
-	else
-	{
-		/* every batch's rows, concatenated */
-		uint64		total = store->nrows,
-					done = 0;
-
-		memset(&cols, 0, sizeof(cols));
-		cols.ncols = ncols;
-		cols.nrows = total;
-		for (int k = 0; k < ncols; k++)
-		{
-			cols.words[k] = (uint64 *) MemoryContextAllocHuge(cxt, Max(total, 1) * sizeof(uint64));
-			cols.nulls[k] = (uint8 *) MemoryContextAllocHuge(cxt, Max(total, 1));
-		}
-		for (int b = 0; b < store->nbatches; b++)
-		{
-			GpuopsBatch *batch = store->batches[b];
-			GpuopsExprColumns part;
-
-			DeviceExprStageColumns(store, batch, 0, batch->nrows, c, t, ncols, cxt, &part);
-			for (int k = 0; k < ncols; k++)
-			{
-				memcpy((uint64 *) cols.words[k] + done, part.words[k], batch->nrows * sizeof(uint64));
-				if (part.nulls[k])
-					memcpy((uint8 *) cols.nulls[k] + done, part.nulls[k], batch->nrows);
-				else
-					memset((uint8 *) cols.nulls[k] + done, 0, batch->nrows);
-			}
-			done += batch->nrows;
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
+	DeviceExprStageRows(store, first, n, c, t, ncols, cxt, &cols);
 	rc = f->backend->pf_side(f->pf, side, &cols);
 	MemoryContextDelete(cxt);
 	if (rc != GPUOPS_OK)

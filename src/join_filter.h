@@ -60,8 +60,9 @@ extern GpuopsJoinFilter *GpuopsJoinFilterBegin(CustomScanState *node, EState *es
 											   TupleDesc inner);
 
 /*
- * Loads one side's columns: rows [first, first + n) of a store's first
- * batch (first_batch_only), or every row of the store.
+ * Loads one side's columns: rows [first, first + n) of a store
+ * (first_batch_only: a range of the batch the store holds), or every row
+ * of the store.
  */
 extern void GpuopsJoinFilterLoad(GpuopsJoinFilter *f, int side, const GpuopsRowStore *store,
 								 bool first_batch_only, uint32 first, uint32 n);

@@ -6,6 +6,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 }
@@ -29,8 +30,8 @@ GpuopsParallelDivisor(Path *path)
 }
 
 /* custom_scan_tlist: a copy of each child's output, outer first */
-List *
-GpuopsChildColumns(List *scan_tlist, Plan *child)
+static List *
+ChildColumns(List *scan_tlist, Plan *child)
 {
 	ListCell   *lc;
 
@@ -43,4 +44,69 @@ GpuopsChildColumns(List *scan_tlist, Plan *child)
 											 list_length(scan_tlist) + 1, NULL, false));
 	}
 	return scan_tlist;
+}
+
+int
+GpuopsFindColumn(List *exprs, Node *expr)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+	{
+		if (equal(lfirst(lc), expr))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+CustomPath *
+GpuopsNewJoinPath(RelOptInfo *joinrel, Path *outer, Path *inner, bool partial,
+				  const CustomPathMethods *methods)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe &&
+		inner->parallel_safe;
+	cpath->path.parallel_workers = partial ? outer->parallel_workers : 0;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make2(outer, inner);
+	cpath->methods = methods;
+	return cpath;
+}
+
+CustomScan *
+GpuopsNewJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist, List *custom_plans,
+				  const CustomScanMethods *methods)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *scan_tlist = NIL;
+
+	scan_tlist = ChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
+	scan_tlist = ChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = methods;
+	return cscan;
+}
+
+List *
+GpuopsIntList(const int *v, int n)
+{
+	List	   *l = NIL;
+
+	for (int i = 0; i < n; i++)
+		l = lappend_int(l, v[i]);
+	return l;
 }
