@@ -11,6 +11,8 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = on;
+-- partial aggregation in the workers; staging for the leader is gpuagg_staged
+SET gpuops.enable_parallel_staging = off;
 
 -- check_par(q): check_agg(q), and whether GpuAgg ran partial (in workers)
 CREATE FUNCTION check_par(q text) RETURNS text

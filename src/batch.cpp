@@ -79,6 +79,8 @@ GpuopsRowStoreMemory(GpuopsRowStore *store)
 	return MemoryContextMemAllocated(store->cxt, true);
 }
 
+static GpuopsBatch *NewBatch(GpuopsRowStore *store);
+
 static void
 BatchGrow(GpuopsRowStore *store, GpuopsBatch *batch, uint32 capacity)
 {
@@ -112,6 +114,18 @@ GpuopsRowStoreOpenBatch(GpuopsRowStore *store)
 		if (batch->nrows < GPUOPS_BATCH_ROWS)
 			return batch;
 	}
+	batch = NewBatch(store);
+	/* the first batch grows from small, so tiny inputs stay tiny */
+	BatchGrow(store, batch, store->nbatches == 1 ? FIRST_CAPACITY : GPUOPS_BATCH_ROWS);
+	return batch;
+}
+
+/* A new slot in the batch array. */
+static GpuopsBatch *
+NewBatch(GpuopsRowStore *store)
+{
+	GpuopsBatch *batch;
+
 	if (store->nbatches == store->maxbatches)
 	{
 		int			n = Max(16, store->maxbatches * 2);
@@ -124,10 +138,67 @@ GpuopsRowStoreOpenBatch(GpuopsRowStore *store)
 	batch = (GpuopsBatch *) MemoryContextAllocZero(store->cxt, sizeof(GpuopsBatch));
 	batch->values = (char **) MemoryContextAllocZero(store->cxt, sizeof(char *) * Max(store->ncols, 1));
 	batch->nulls = (uint8 **) MemoryContextAllocZero(store->cxt, sizeof(uint8 *) * Max(store->ncols, 1));
-	/* the first batch grows from small, so tiny inputs stay tiny */
-	BatchGrow(store, batch, store->nbatches == 0 ? FIRST_CAPACITY : GPUOPS_BATCH_ROWS);
 	store->batches[store->nbatches++] = batch;
 	return batch;
+}
+
+void
+GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls)
+{
+	GpuopsBatch *batch;
+
+	/* an empty batch opened for rows that never came takes no place */
+	if (store->nbatches > 0 && store->batches[store->nbatches - 1]->nrows == 0)
+		store->nbatches--;
+	if (store->nbatches > 0 && store->batches[store->nbatches - 1]->nrows < GPUOPS_BATCH_ROWS)
+		elog(ERROR, "gpuops: a full batch adopted after a partial one");
+	batch = NewBatch(store);
+	for (int c = 0; c < store->ncols; c++)
+	{
+		batch->values[c] = values[c];
+		batch->nulls[c] = nulls[c];
+	}
+	batch->nrows = batch->capacity = GPUOPS_BATCH_ROWS;
+	batch->foreign = true;
+	store->nrows += GPUOPS_BATCH_ROWS;
+}
+
+void
+GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *values, uint8 *const *nulls,
+							uint32 n)
+{
+	for (uint32 done = 0; done < n;)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(store);
+		uint32		at = batch->nrows;
+		uint32		take = Min(n - done, GPUOPS_BATCH_ROWS - at);
+
+		if (at + take > batch->capacity)
+			BatchGrow(store, batch, GPUOPS_BATCH_ROWS);
+		for (int c = 0; c < store->ncols; c++)
+		{
+			Size		w = store->cols[c].width;
+
+			memcpy(batch->values[c] + (Size) at * w, values[c] + (Size) done * w, (Size) take * w);
+			if (nulls[c] == NULL)
+				continue;
+			for (uint32 i = 0; i < take; i++)
+			{
+				uint32		src = done + i;
+				uint32		dst = at + i;
+
+				if ((nulls[c][src >> 3] & (1 << (src & 7))) == 0)
+					continue;
+				if (batch->nulls[c] == NULL)
+					batch->nulls[c] = (uint8 *) MemoryContextAllocZero(store->cxt,
+																	   (batch->capacity + 7) / 8);
+				batch->nulls[c][dst >> 3] |= (uint8) (1 << (dst & 7));
+			}
+		}
+		batch->nrows += take;
+		store->nrows += take;
+		done += take;
+	}
 }
 
 static char *
@@ -292,10 +363,13 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 		{
 			GpuopsBatch *batch = store->batches[b];
 
-			pfree(batch->values[c]);
+			if (!batch->foreign)
+			{
+				pfree(batch->values[c]);
+				if (batch->nulls[c])
+					pfree(batch->nulls[c]);
+			}
 			batch->values[c] = NULL;
-			if (batch->nulls[c])
-				pfree(batch->nulls[c]);
 			batch->nulls[c] = NULL;
 		}
 	}

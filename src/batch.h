@@ -45,6 +45,8 @@ typedef struct GpuopsBatch
 	uint32		capacity;		/* grows to GPUOPS_BATCH_ROWS */
 	char	  **values;			/* per column: capacity * width bytes */
 	uint8	  **nulls;			/* per column: bitmap, bit set = NULL; NULL if none yet */
+	bool		foreign;		/* values and nulls live in memory the store does not
+								 * own (GpuopsRowStoreAdoptBatch): never freed by it */
 } GpuopsBatch;
 
 typedef struct GpuopsRowStore
@@ -78,6 +80,22 @@ extern void GpuopsRowStoreFree(GpuopsRowStore *store);
 
 /* The batch rows are appended to, starting a new one when the last is full. */
 extern GpuopsBatch *GpuopsRowStoreOpenBatch(GpuopsRowStore *store);
+
+/*
+ * Adds a full batch (GPUOPS_BATCH_ROWS rows) whose column arrays and null
+ * bitmaps live elsewhere (shared memory that outlives the store's use),
+ * without copying: values[c] and nulls[c] (NULL for no NULLs) per column, in
+ * the store's layout.  Only while the last batch is full (or none exists).
+ */
+extern void GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls);
+
+/*
+ * Appends n rows given as column arrays in the store's layout (by_pointer
+ * columns: pointers that stay valid as long as the store is used), copying
+ * them into the store's own batches.
+ */
+extern void GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *values,
+										uint8 *const *nulls, uint32 n);
 
 /* Appends the (fully deformed) slot as the next row of batch. */
 extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,

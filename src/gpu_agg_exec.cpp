@@ -277,6 +277,9 @@ ReadAndAggregate(GpuAggState *st)
 		more = st->source->fill(st->source, &st->store, batch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	/* below a Gather of GpuStage: the workers' rows, in shared memory */
+	if (st->stage != NULL)
+		GpuStageCollect(st->stage, &st->store);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->read_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -430,6 +433,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	}
 	GpuopsRowStoreInit(&st->store, desc, estate->es_query_cxt);
 	st->source = GpuopsChildPlanSource(child);
+	st->stage = GpuStageBelow(child);
 	st->scratch_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg batch",
 											ALLOCSET_DEFAULT_SIZES);
 	st->dict_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg dictionaries",

@@ -21,6 +21,7 @@ extern "C" {
 
 #include "batch.h"
 #include "gpu_agg.h"
+#include "gpu_stage.h"
 #include "gpuops_device.h"
 
 typedef struct GpuAggMerge GpuAggMerge;
@@ -63,6 +64,7 @@ typedef struct GpuAggState
 
 	GpuopsRowStore store;
 	GpuopsBatchSource *source;
+	GpuStageState *stage;		/* the input staged by parallel workers, or NULL */
 	GpuAggDevice *dev;
 	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
 	MemoryContext dict_cxt;		/* dictionaries and their row numbers */

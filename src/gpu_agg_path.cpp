@@ -35,6 +35,7 @@ extern "C" {
 #include "boundary.h"
 #include "device.h"
 #include "gpu_agg.h"
+#include "gpu_stage.h"
 #include "guc.h"
 #include "types.h"
 
@@ -508,12 +509,48 @@ AddParallelGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outp
 	add_path(output_rel, path);
 }
 
+/*
+ * GpuAgg over rows that parallel workers (and the leader) read into shared
+ * memory (gpu_stage.h): the serial GpuAgg's aggregation, one device context
+ * in the leader, with its input read, its columns computed and staged in
+ * parallel.  Costed as the serial path with the reading replaced by the
+ * Gather's (staging divided among the processes).
+ */
+static CustomPath *
+StagedGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *serial)
+{
+	Path	   *serial_input = (Path *) linitial(serial->custom_paths);
+	List	   *child_exprs = (List *) lthird(serial->custom_private);
+	Path	   *gather;
+	CustomPath *cpath;
+	double		serial_read;
+
+	if (!gpuops_enable_parallel_staging || input_rel->partial_pathlist == NIL)
+		return NULL;
+	gather = GpuStageGatherPath(root, input_rel, (Path *) linitial(input_rel->partial_pathlist),
+								child_exprs);
+	if (gather == NULL)
+		return NULL;
+	cpath = makeNode(CustomPath);
+	memcpy(cpath, serial, sizeof(CustomPath));
+	cpath->path.parallel_safe = false;	/* it has a Gather below */
+	cpath->custom_paths = list_make1(gather);
+	serial_read = serial_input->total_cost +
+		Max(serial_input->rows, 1.0) * list_length(child_exprs) * cpu_operator_cost * 0.5;
+	cpath->path.startup_cost = serial->path.startup_cost - serial_read + gather->total_cost;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		(serial->path.total_cost - serial->path.startup_cost);
+	return cpath;
+}
+
 static void
 GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				   GroupPathExtraData *extra)
 {
 	Query	   *parse = root->parse;
 	CustomPath *cpath;
+	CustomPath *staged;
+	double		groups;
 
 	/*
 	 * minmax_aggs: the planner may replace min/max by index probes (Params)
@@ -526,8 +563,13 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 						   output_rel->reltarget, extra->havingQual, extra, false);
 	if (cpath == NULL)
 		return;
+	groups = cpath->path.rows;
+	staged = StagedGpuAggPath(root, input_rel, cpath);
+	/* add_path frees a path it rejects: use cpath before */
 	add_path(output_rel, &cpath->path);
-	AddParallelGpuAggPath(root, input_rel, output_rel, extra, cpath->path.rows);
+	if (staged != NULL)
+		add_path(output_rel, &staged->path);
+	AddParallelGpuAggPath(root, input_rel, output_rel, extra, groups);
 }
 
 void
@@ -536,18 +578,6 @@ GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	if (!gpuops_enable_agg || !GpuopsPlanningAllowed() || extra == NULL)
 		return;
 	GpuAggAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
-}
-
-static List *
-MakeTlist(List *exprs)
-{
-	List	   *tlist = NIL;
-	ListCell   *lc;
-
-	foreach(lc, exprs)
-		tlist = lappend(tlist, makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-											   list_length(tlist) + 1, NULL, false));
-	return tlist;
 }
 
 static Plan *
@@ -560,7 +590,7 @@ PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Li
 	Path	   *input = (Path *) linitial(best_path->custom_paths);
 
 	/* the child computes exactly the columns the node reads (a Result if it cannot project) */
-	child = change_plan_targetlist(child, MakeTlist((List *) lthird(priv)), input->parallel_safe);
+	child = change_plan_targetlist(child, GpuopsExprTlist((List *) lthird(priv)), input->parallel_safe);
 	cscan->scan.plan.targetlist = tlist;
 	/* HAVING: setrefs points its aggregates at the scan tuple's columns */
 	cscan->scan.plan.qual = (List *) copyObject(list_nth(priv, 4));
@@ -569,7 +599,7 @@ PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Li
 	cscan->custom_plans = list_make1(child);
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = list_make2(copyObject(linitial(priv)), copyObject(lsecond(priv)));
-	cscan->custom_scan_tlist = MakeTlist((List *) lfourth(priv));
+	cscan->custom_scan_tlist = GpuopsExprTlist((List *) lfourth(priv));
 	cscan->custom_relids = NULL;
 	cscan->methods = &gpu_agg_scan_methods;
 	return &cscan->scan.plan;

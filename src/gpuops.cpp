@@ -26,6 +26,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "gpu_mergejoin.h"
 #include "gpu_nestloop.h"
 #include "gpu_sort.h"
+#include "gpu_stage.h"
 #include "guc.h"
 #include "planner_hooks.h"
 
@@ -44,6 +45,7 @@ InitImpl(void)
 	GpuNestLoopRegister();
 	GpuMergeJoinRegister();
 	GpuAggRegister();
+	GpuStageRegister();
 	GpuopsInstallPlannerHooks();
 }
 

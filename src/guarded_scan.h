@@ -97,6 +97,34 @@ GuardedReScan(CustomScanState *node)
 	GpuopsGuard("ReScanCustomScan", Impl, node);
 }
 
+template <void (*Impl) (CustomScanState *)>
+static void
+GuardedShutdown(CustomScanState *node)
+{
+	GpuopsGuard("ShutdownCustomScan", Impl, node);
+}
+
+template <Size (*Impl) (CustomScanState *, ParallelContext *)>
+static Size
+GuardedEstimateDSM(CustomScanState *node, ParallelContext *pcxt)
+{
+	return GpuopsGuard("EstimateDSMCustomScan", Impl, node, pcxt);
+}
+
+template <void (*Impl) (CustomScanState *, ParallelContext *, void *)>
+static void
+GuardedInitializeDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuopsGuard("InitializeDSMCustomScan", Impl, node, pcxt, coordinate);
+}
+
+template <void (*Impl) (CustomScanState *, shm_toc *, void *)>
+static void
+GuardedInitializeWorker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GpuopsGuard("InitializeWorkerCustomScan", Impl, node, toc, coordinate);
+}
+
 template <void (*Impl) (CustomScanState *, List *, ExplainState *)>
 static void
 GuardedExplain(CustomScanState *node, List *ancestors, ExplainState *es)

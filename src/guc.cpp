@@ -26,6 +26,7 @@ bool		gpuops_enable_hashjoin = true;
 bool		gpuops_enable_mergejoin = true;
 bool		gpuops_enable_nestloop = true;
 bool		gpuops_enable_agg = true;
+bool		gpuops_enable_parallel_staging = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
 int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
 int			gpuops_min_rows = 100000;
@@ -88,6 +89,9 @@ GpuopsDefineGucs(void)
 	DefineOperatorSwitch("gpuops.enable_mergejoin", "Enables gpuops' GPU merge join (GpuMergeJoin).", &gpuops_enable_mergejoin);
 	DefineOperatorSwitch("gpuops.enable_nestloop", "Enables gpuops' GPU nested-loop join (GpuNestLoop).", &gpuops_enable_nestloop);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).", &gpuops_enable_agg);
+	DefineOperatorSwitch("gpuops.enable_parallel_staging",
+						 "Enables parallel workers reading a GPU operator's input into shared memory (GpuStage).",
+						 &gpuops_enable_parallel_staging);
 
 	DefineCustomEnumVariable("gpuops.device",
 							 "Where gpuops operators run: auto, gpu or cpu.",

@@ -27,6 +27,7 @@ extern bool gpuops_enable_hashjoin;
 extern bool gpuops_enable_mergejoin;
 extern bool gpuops_enable_nestloop;
 extern bool gpuops_enable_agg;
+extern bool gpuops_enable_parallel_staging;
 extern int	gpuops_device_mode;
 extern int	gpuops_cpu_fallback;
 extern int	gpuops_min_rows;

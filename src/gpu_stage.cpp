@@ -1,0 +1,568 @@
+/*
+ * gpu_stage.cpp
+ *    GpuStage: its path, plan, execution in each process, and the
+ *    collection of its chunks by the leader (gpu_stage.h).
+ *
+ * A chunk is one batch of rows in the row store's column layout, flattened
+ * into one allocation: a header, per column its values (fixed-width values
+ * inline; variable-length ones as offsets from the chunk's start into its
+ * tail, turned into pointers by the leader, which maps the chunk at an
+ * address of its own) and its null bitmap.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
+#include "optimizer/tlist.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+#include "utils/memutils.h"
+}
+
+#include "batch.h"
+#include "boundary.h"
+#include "gpu_stage.h"
+#include "guarded_scan.h"
+
+/* in shared memory (the parallel query's DSM), one per GpuStage */
+typedef struct GpuStageShared
+{
+	slock_t		mutex;
+	dsa_pointer head;			/* the chunks, newest first */
+	uint64		rows;
+	uint64		bytes;
+	uint32		chunks;
+} GpuStageShared;
+
+typedef struct GpuStageChunk
+{
+	dsa_pointer next;
+	uint32		nrows;
+	int32		ncols;
+	bool		resolved;		/* the leader turned offsets into pointers */
+	Size		size;
+	Size		offsets[FLEXIBLE_ARRAY_MEMBER];	/* per column: values, then nulls (0: none) */
+} GpuStageChunk;
+
+struct GpuStageState
+{
+	CustomScanState css;
+	GpuopsRowStore store;		/* the batch being filled */
+	GpuopsBatchSource *source;
+	bool		done;
+	GpuStageShared *shared;		/* NULL without parallel mode */
+	dsa_area   *area;			/* leader: the area its chunks are in */
+	MemoryContext local_cxt;	/* without parallel mode: the chunks */
+	List	   *local_chunks;
+	/* totals, kept for EXPLAIN when the shared memory goes away */
+	uint64		rows;
+	uint64		bytes;
+	uint32		chunks;
+};
+
+extern const CustomExecMethods gpu_stage_exec_methods;
+extern const CustomScanMethods gpu_stage_scan_methods;
+
+static const Size CHUNK_ALIGN = 16;
+
+static Size
+VarlenSize(const GpuopsColumnDesc *col, const char *p)
+{
+	return col->typlen == -2 ? strlen(p) + 1 : VARSIZE_ANY(p);
+}
+
+/* Copies a batch into a new chunk: shared (area) or local. */
+static void
+Flush(GpuStageState *st, GpuopsBatch *batch)
+{
+	GpuopsRowStore *store = &st->store;
+	int			ncols = store->ncols;
+	uint32		n = batch->nrows;
+	Size		off = TYPEALIGN(CHUNK_ALIGN, offsetof(GpuStageChunk, offsets) +
+								sizeof(Size) * 2 * Max(ncols, 1));
+	Size		tail;
+	Size		size;
+	dsa_area   *area = st->shared ? st->css.ss.ps.state->es_query_dsa : NULL;
+	dsa_pointer dp = InvalidDsaPointer;
+	char	   *base;
+	GpuStageChunk *ch;
+	Size		offsets[2 * 64];
+	Size	   *offs = ncols <= 64 ? offsets : (Size *) palloc(sizeof(Size) * 2 * ncols);
+
+	for (int c = 0; c < ncols; c++)
+	{
+		offs[2 * c] = off;
+		off += TYPEALIGN(CHUNK_ALIGN, (Size) n * store->cols[c].width);
+		offs[2 * c + 1] = batch->nulls[c] ? off : 0;
+		if (batch->nulls[c])
+			off += TYPEALIGN(CHUNK_ALIGN, (n + 7) / 8);
+	}
+	tail = off;
+	for (int c = 0; c < ncols; c++)
+	{
+		const GpuopsColumnDesc *col = &store->cols[c];
+
+		if (!col->by_pointer)
+			continue;
+		for (uint32 i = 0; i < n; i++)
+		{
+			const char *p;
+
+			if (GpuopsBatchIsNull(batch, c, i))
+				continue;
+			memcpy(&p, batch->values[c] + (Size) i * sizeof(p), sizeof(p));
+			off += MAXALIGN(VarlenSize(col, p));
+		}
+	}
+	size = off;
+
+	if (area != NULL)
+	{
+		dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE);
+		base = (char *) dsa_get_address(area, dp);
+	}
+	else
+		base = (char *) MemoryContextAllocHuge(st->local_cxt, size);
+	ch = (GpuStageChunk *) base;
+	ch->next = InvalidDsaPointer;
+	ch->nrows = n;
+	ch->ncols = ncols;
+	ch->resolved = false;
+	ch->size = size;
+	memcpy(ch->offsets, offs, sizeof(Size) * 2 * ncols);
+	off = tail;
+	for (int c = 0; c < ncols; c++)
+	{
+		const GpuopsColumnDesc *col = &store->cols[c];
+		char	   *values = base + offs[2 * c];
+
+		if (offs[2 * c + 1] != 0)
+			memcpy(base + offs[2 * c + 1], batch->nulls[c], (n + 7) / 8);
+		if (!col->by_pointer)
+		{
+			memcpy(values, batch->values[c], (Size) n * col->width);
+			continue;
+		}
+		/* variable-length values: copied to the tail, the slot holds the offset */
+		for (uint32 i = 0; i < n; i++)
+		{
+			const char *p;
+			Size		len;
+
+			if (GpuopsBatchIsNull(batch, c, i))
+			{
+				memset(values + (Size) i * sizeof(Size), 0, sizeof(Size));
+				continue;
+			}
+			memcpy(&p, batch->values[c] + (Size) i * sizeof(p), sizeof(p));
+			len = VarlenSize(col, p);
+			memcpy(base + off, p, len);
+			memcpy(values + (Size) i * sizeof(Size), &off, sizeof(Size));
+			off += MAXALIGN(len);
+		}
+	}
+	if (offs != offsets)
+		pfree(offs);
+
+	if (area != NULL)
+	{
+		SpinLockAcquire(&st->shared->mutex);
+		ch->next = st->shared->head;
+		st->shared->head = dp;
+		st->shared->rows += n;
+		st->shared->bytes += size;
+		st->shared->chunks++;
+		SpinLockRelease(&st->shared->mutex);
+	}
+	else
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->local_cxt);
+
+		st->local_chunks = lappend(st->local_chunks, ch);
+		MemoryContextSwitchTo(old);
+		st->rows += n;
+		st->bytes += size;
+		st->chunks++;
+	}
+}
+
+static TupleTableSlot *
+ExecGpuStageImpl(CustomScanState *node)
+{
+	GpuStageState *st = (GpuStageState *) node;
+
+	while (!st->done)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+
+		st->done = !st->source->fill(st->source, &st->store, batch);
+		if (batch->nrows == GPUOPS_BATCH_ROWS || (st->done && batch->nrows > 0))
+		{
+			Flush(st, batch);
+			GpuopsRowStoreReset(&st->store);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* the rows went to shared memory: Gather carries none */
+	return NULL;
+}
+
+/* A chunk's columns as the row store holds them: offsets become pointers. */
+static void
+ChunkColumns(GpuopsRowStore *store, GpuStageChunk *ch, char **values, uint8 **nulls)
+{
+	char	   *base = (char *) ch;
+
+	if (ch->ncols != store->ncols)
+		elog(ERROR, "GpuStage: a chunk of %d columns for a store of %d", ch->ncols, store->ncols);
+	for (int c = 0; c < ch->ncols; c++)
+	{
+		values[c] = base + ch->offsets[2 * c];
+		nulls[c] = ch->offsets[2 * c + 1] ? (uint8 *) base + ch->offsets[2 * c + 1] : NULL;
+		if (!store->cols[c].by_pointer || ch->resolved)
+			continue;
+		for (uint32 i = 0; i < ch->nrows; i++)
+		{
+			Size		off;
+			char	   *p;
+
+			if (nulls[c] && (nulls[c][i >> 3] & (1 << (i & 7))))
+				continue;
+			memcpy(&off, values[c] + (Size) i * sizeof(Size), sizeof(Size));
+			p = base + off;
+			memcpy(values[c] + (Size) i * sizeof(char *), &p, sizeof(char *));
+		}
+	}
+	ch->resolved = true;
+}
+
+static void
+Take(GpuopsRowStore *store, GpuStageChunk *ch, List **partial)
+{
+	if (ch->nrows == GPUOPS_BATCH_ROWS)
+	{
+		char	  **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
+		uint8	  **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
+
+		ChunkColumns(store, ch, values, nulls);
+		GpuopsRowStoreAdoptBatch(store, values, nulls);
+		pfree(values);
+		pfree(nulls);
+	}
+	else
+		*partial = lappend(*partial, ch);
+}
+
+void
+GpuStageCollect(GpuStageState *st, GpuopsRowStore *store)
+{
+	List	   *partial = NIL;
+	ListCell   *lc;
+
+	if (st->shared != NULL && st->area != NULL)
+	{
+		for (dsa_pointer dp = st->shared->head; DsaPointerIsValid(dp);)
+		{
+			GpuStageChunk *ch = (GpuStageChunk *) dsa_get_address(st->area, dp);
+
+			Take(store, ch, &partial);
+			dp = ch->next;
+		}
+	}
+	foreach(lc, st->local_chunks)
+		Take(store, (GpuStageChunk *) lfirst(lc), &partial);
+	/* each process's last chunk is partial: copied, after the full ones */
+	foreach(lc, partial)
+	{
+		GpuStageChunk *ch = (GpuStageChunk *) lfirst(lc);
+		char	  **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
+		uint8	  **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
+
+		ChunkColumns(store, ch, values, nulls);
+		GpuopsRowStoreAppendColumns(store, values, nulls, ch->nrows);
+		pfree(values);
+		pfree(nulls);
+		CHECK_FOR_INTERRUPTS();
+	}
+	list_free(partial);
+}
+
+GpuStageState *
+GpuStageBelow(PlanState *child)
+{
+	PlanState  *below;
+
+	if (child == NULL || !IsA(child, GatherState))
+		return NULL;
+	below = outerPlanState(child);
+	if (below == NULL || !IsA(below, CustomScanState) ||
+		((CustomScanState *) below)->methods != &gpu_stage_exec_methods)
+		return NULL;
+	return (GpuStageState *) below;
+}
+
+/* Frees the chunks of an earlier scan (rescan). */
+static void
+ForgetChunks(GpuStageState *st)
+{
+	if (st->shared != NULL && st->area != NULL)
+	{
+		dsa_pointer dp = st->shared->head;
+
+		while (DsaPointerIsValid(dp))
+		{
+			dsa_pointer next = ((GpuStageChunk *) dsa_get_address(st->area, dp))->next;
+
+			dsa_free(st->area, dp);
+			dp = next;
+		}
+		st->shared->head = InvalidDsaPointer;
+		st->shared->rows = st->shared->bytes = 0;
+		st->shared->chunks = 0;
+	}
+	MemoryContextReset(st->local_cxt);
+	st->local_chunks = NIL;
+	st->rows = st->bytes = 0;
+	st->chunks = 0;
+}
+
+static Node *
+CreateGpuStageStateImpl(CustomScan *cscan)
+{
+	return (Node *) NewCustomScanState<GpuStageState>(cscan, &gpu_stage_exec_methods);
+}
+
+static void
+BeginGpuStageImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuStageState *st = (GpuStageState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	PlanState  *child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate,
+									 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD |
+												EXEC_FLAG_MARK));
+
+	node->custom_ps = list_make1(child);
+	GpuopsRowStoreInit(&st->store, ExecGetResultType(child), estate->es_query_cxt);
+	st->source = GpuopsChildPlanSource(child);
+	st->local_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuStage chunks",
+										  ALLOCSET_DEFAULT_SIZES);
+}
+
+static void
+EndGpuStageImpl(CustomScanState *node)
+{
+	GpuStageState *st = (GpuStageState *) node;
+
+	ExecEndNode((PlanState *) linitial(node->custom_ps));
+	GpuopsRowStoreFree(&st->store);
+}
+
+static void
+ReScanGpuStageImpl(CustomScanState *node)
+{
+	GpuStageState *st = (GpuStageState *) node;
+	PlanState  *child = (PlanState *) linitial(node->custom_ps);
+
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(child, node->ss.ps.chgParam);
+	st->done = false;
+	GpuopsRowStoreReset(&st->store);
+	/* shared chunks are freed in ReInitializeDSM, before workers start again */
+	MemoryContextReset(st->local_cxt);
+	st->local_chunks = NIL;
+	if (st->shared == NULL)
+		st->rows = st->bytes = st->chunks = 0;
+	st->source->rescan(st->source);
+}
+
+static Size
+EstimateDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(GpuStageShared);
+}
+
+static void
+InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuStageState *st = (GpuStageState *) node;
+	GpuStageShared *shared = (GpuStageShared *) coordinate;
+
+	SpinLockInit(&shared->mutex);
+	shared->head = InvalidDsaPointer;
+	shared->rows = shared->bytes = 0;
+	shared->chunks = 0;
+	st->shared = shared;
+	st->area = node->ss.ps.state->es_query_dsa;
+}
+
+static void
+ReInitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuStageState *st = (GpuStageState *) node;
+
+	st->area = node->ss.ps.state->es_query_dsa;
+	ForgetChunks(st);
+}
+
+static void
+InitializeWorkerGpuStageImpl(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	((GpuStageState *) node)->shared = (GpuStageShared *) coordinate;
+}
+
+/* Before Gather destroys the shared memory: keep the totals for EXPLAIN. */
+static void
+ShutdownGpuStageImpl(CustomScanState *node)
+{
+	GpuStageState *st = (GpuStageState *) node;
+
+	if (st->shared != NULL && !IsParallelWorker())
+	{
+		st->rows = st->shared->rows;
+		st->bytes = st->shared->bytes;
+		st->chunks = st->shared->chunks;
+		st->shared = NULL;
+		st->area = NULL;
+	}
+}
+
+static void
+ExplainGpuStageImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuStageState *st = (GpuStageState *) node;
+	uint64		rows = st->shared ? st->shared->rows : st->rows;
+	uint64		bytes = st->shared ? st->shared->bytes : st->bytes;
+	uint32		chunks = st->shared ? st->shared->chunks : st->chunks;
+
+	if (!es->analyze)
+		return;
+	/* every process's rows (EXPLAIN shows the leader's node only) */
+	ExplainPropertyInteger("Staged Rows", NULL, (int64) rows, es);
+	ExplainPropertyInteger("Staged Chunks", NULL, chunks, es);
+	ExplainPropertyInteger("Shared Memory", "kB", (int64) (bytes / 1024), es);
+}
+
+const CustomExecMethods gpu_stage_exec_methods = {
+	GPUSTAGE_NAME,
+	GuardedBegin<BeginGpuStageImpl>,
+	GuardedExec<ExecGpuStageImpl>,
+	GuardedEnd<EndGpuStageImpl>,
+	GuardedReScan<ReScanGpuStageImpl>,
+	NULL,						/* MarkPosCustomScan */
+	NULL,						/* RestrPosCustomScan */
+	GuardedEstimateDSM<EstimateDSMGpuStageImpl>,
+	GuardedInitializeDSM<InitializeDSMGpuStageImpl>,
+	GuardedInitializeDSM<ReInitializeDSMGpuStageImpl>,
+	GuardedInitializeWorker<InitializeWorkerGpuStageImpl>,
+	GuardedShutdown<ShutdownGpuStageImpl>,
+	GuardedExplain<ExplainGpuStageImpl>,
+};
+
+const CustomScanMethods gpu_stage_scan_methods = {
+	GPUSTAGE_NAME,
+	GuardedCreateState<CreateGpuStageStateImpl>,
+};
+
+/* planning */
+
+List *
+GpuopsExprTlist(List *exprs)
+{
+	List	   *tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+		tlist = lappend(tlist, makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+											   list_length(tlist) + 1, NULL, false));
+	return tlist;
+}
+
+static Plan *
+PlanGpuStagePathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+					 List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *exprs = (List *) linitial(best_path->custom_private);
+
+	/* the child's scan applies rel's restrictions (clauses) itself */
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = list_make1(change_plan_targetlist((Plan *) linitial(custom_plans),
+															 GpuopsExprTlist(exprs), true));
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = NIL;
+	cscan->custom_scan_tlist = GpuopsExprTlist(exprs);
+	cscan->methods = &gpu_stage_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Plan *
+PlanGpuStagePath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				 List *clauses, List *custom_plans)
+{
+	return GpuopsGuard("PlanCustomPath", PlanGpuStagePathImpl, root, rel, best_path, tlist,
+					   clauses, custom_plans);
+}
+
+static const CustomPathMethods gpu_stage_path_methods = {
+	GPUSTAGE_NAME,
+	PlanGpuStagePath,
+};
+
+Path *
+GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input, List *exprs)
+{
+	PathTarget *target = create_empty_pathtarget();
+	Path	   *proj;
+	CustomPath *cpath;
+	ListCell   *lc;
+	double		one = 1.0;
+
+	if (input == NULL || !input->parallel_safe || input->parallel_workers <= 0 ||
+		PATH_REQ_OUTER(input) || exprs == NIL || !is_parallel_safe(root, (Node *) exprs))
+		return NULL;
+	foreach(lc, exprs)
+		add_column_to_pathtarget(target, (Expr *) lfirst(lc), 0);
+	set_pathtarget_cost_width(root, target);
+	proj = (Path *) create_projection_path(root, input_rel, input, target);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = input_rel;
+	cpath->path.pathtarget = target;
+	cpath->path.param_info = NULL;
+	/* parallel-aware: its shared state is set up with the parallel query's */
+	cpath->path.parallel_aware = true;
+	cpath->path.parallel_safe = true;
+	cpath->path.parallel_workers = input->parallel_workers;
+	cpath->path.pathkeys = NIL;
+	cpath->path.rows = proj->rows;
+	/* each process copies its share of the columns into batches, then into chunks */
+	cpath->path.startup_cost = proj->total_cost +
+		proj->rows * list_length(exprs) * cpu_operator_cost * 0.5;
+	cpath->path.total_cost = cpath->path.startup_cost;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make1(proj);
+	cpath->custom_private = list_make1(exprs);
+	cpath->methods = &gpu_stage_path_methods;
+	/* Gather carries no tuple */
+	return (Path *) create_gather_path(root, input_rel, &cpath->path, target, NULL, &one);
+}
+
+void
+GpuStageRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_stage_scan_methods);
+}

@@ -1,0 +1,65 @@
+/*
+ * gpu_stage.h
+ *    GpuStage: parallel workers read an operator's input into shared
+ *    memory, for one device operation in the leader.
+ *
+ * One backend's executor moves 10-20M rows a second; the device aggregates
+ * 50M rows in a quarter of a second.  Partial aggregation in each worker
+ * would need a CUDA context per worker (about a second each with several
+ * starting at once) and hands the finalize step one partial state per group
+ * and worker.  Instead the plan is
+ *
+ *     GpuAgg -> Gather -> GpuStage -> (partial input computing the columns)
+ *
+ * Every process running the Gather's subplan (the workers, and the leader
+ * when it participates) reads its share of the input into column batches
+ * and copies each full batch into a chunk of the parallel query's DSA area;
+ * GpuStage returns no tuple, so Gather carries none.  Once Gather is
+ * exhausted, the operator above takes the chunks into its row store
+ * (GpuStageCollect): full chunks in place, without a copy, and each
+ * process's partial last chunk by a copy.  Only the leader touches the GPU.
+ *
+ * The chunks live until Gather shuts down its parallel context: at the end
+ * of the query (parallel mode only runs plans to completion), at its end
+ * node, or when Gather is rescanned with new workers (ReInitializeDSM frees
+ * them); the operator above resets its store before that.  Without parallel
+ * mode (Gather then runs the subplan in the leader alone) the chunks are
+ * kept in the leader's memory instead.
+ */
+#ifndef GPUOPS_GPU_STAGE_H
+#define GPUOPS_GPU_STAGE_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+}
+
+#include "batch.h"
+
+#define GPUSTAGE_NAME "GpuStage"
+
+typedef struct GpuStageState GpuStageState;
+
+/*
+ * A Gather over a GpuStage over `input` (a partial path of input_rel) that
+ * computes `exprs`, for an operator that collects the staged rows; NULL when
+ * that cannot run in parallel.  Gather's cost includes staging the rows in
+ * parallel; the caller adds what the leader does with them.
+ */
+extern Path *GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input,
+								List *exprs);
+
+/* A target list computing exprs, in order (copies). */
+extern List *GpuopsExprTlist(List *exprs);
+
+/* The GpuStage under `child` when child is such a Gather, else NULL. */
+extern GpuStageState *GpuStageBelow(PlanState *child);
+
+/* After Gather is exhausted: moves every staged row into store (empty or unused). */
+extern void GpuStageCollect(GpuStageState *stage, GpuopsRowStore *store);
+
+extern void GpuStageRegister(void);
+
+#endif
