@@ -91,6 +91,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET gpuops.parallel_startup_cost = 0;
+SET gpuops.enable_parallel_staging = off;	-- the partial states (gpuagg_staged stages numeric)
 RESET enable_hashagg;
 EXPLAIN (COSTS OFF) SELECT g, min(n), max(n), count(*) AS c FROM num_src GROUP BY g;
 SELECT check_agg('SELECT g, trim_scale(min(n)) AS a, trim_scale(max(n)) AS b, count(*) AS c FROM num_src GROUP BY g');
