@@ -75,6 +75,7 @@ SELECT check_staged('SELECT g5, b, d, count(*) AS n FROM stg_src GROUP BY g5, b,
 -- min/max (ranks), text min/max, count(DISTINCT), a percentile
 SELECT check_staged('SELECT t, count(*) AS n, sum(v4), max(n), min(n) FROM stg_src GROUP BY t');
 SELECT check_staged('SELECT n, count(*) AS c FROM stg_src GROUP BY n');
+SELECT check_staged('SELECT g5, sum(n) AS s, avg(n) AS a FROM stg_src GROUP BY g5');
 SELECT check_staged('SELECT g5, min(t), max(t), count(DISTINCT t) FROM stg_src GROUP BY g5');
 SELECT check_staged('SELECT g5, percentile_disc(0.5) WITHIN GROUP (ORDER BY v4) FROM stg_src GROUP BY g5');
 -- TOAST-ed text passes through shared memory as its pointer

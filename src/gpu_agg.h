@@ -50,8 +50,10 @@ enum GpuAggKeyEncoding
 {
 	GPUAGG_KEY_VALUE = 0,		/* its raw value (a fixed-width kind) */
 	GPUAGG_KEY_DICTIONARY,		/* text: a number per distinct byte string */
-	GPUAGG_KEY_RANKED			/* its rank in the type's order (text or bpchar under
+	GPUAGG_KEY_RANKED,			/* its rank in the type's order (text or bpchar under
 								 * a collation, numeric): equal values, equal ranks */
+	GPUAGG_KEY_SCALED			/* sum/avg of numeric: an int64 scaled by 10^dscale
+								 * (gpu_agg_numeric.cpp), or summed on the host */
 };
 
 enum GpuAggKeyField
@@ -77,8 +79,10 @@ enum GpuAggFinal
 	GPUAGG_FINAL_VALUE,			/* min, max, bool_and, bool_or, percentile_disc: the
 								 * row's value */
 	GPUAGG_FINAL_PERCENTILE_CONT,	/* percentile_cont(float8): between two rows' values */
-	GPUAGG_FINAL_POLY_FN		/* variance, stddev of int2/int4: the aggregate's own
+	GPUAGG_FINAL_POLY_FN,		/* variance, stddev of int2/int4: the aggregate's own
 								 * final function on int4_accum's state */
+	GPUAGG_FINAL_SUM_SCALED,	/* sum(numeric): the scaled 128-bit sum */
+	GPUAGG_FINAL_AVG_SCALED		/* avg(numeric): numeric_div of it by N */
 };
 
 enum GpuAggField
@@ -118,6 +122,11 @@ typedef struct GpuAggDesc
 	GpuAggKeyEncoding arg_enc;	/* DICTIONARY, RANKED: the device reads numbers (int8) */
 	Oid			collation;		/* of the ranks */
 	Oid			arg_type;
+	/* SCALED (set per aggregation, gpu_agg_numeric.cpp) */
+	int			scale;			/* the device sums values times 10^scale */
+	bool		host_sum;		/* summed on the host instead (the device counts) */
+	Datum	   *host_values;	/* then per group the result */
+	bool	   *host_nulls;
 } GpuAggDesc;
 
 /* planner (gpu_agg_path.cpp) */

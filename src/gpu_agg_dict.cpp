@@ -226,7 +226,8 @@ GpuAggEncode(GpuAggState *st)
 		HTAB	   *dict;
 
 		st->arg_ids[a] = NULL;
-		if (d->arg_enc == GPUAGG_KEY_VALUE)
+		/* SCALED: gpu_agg_numeric.cpp */
+		if (d->arg_enc == GPUAGG_KEY_VALUE || d->arg_enc == GPUAGG_KEY_SCALED)
 			continue;
 		/* min(t) and max(t) of one column share its ranks */
 		for (int p = 0; p < a && st->arg_ids[a] == NULL; p++)

@@ -285,6 +285,7 @@ ReadAndAggregate(GpuAggState *st)
 	st->read_ms += INSTR_TIME_GET_MILLISEC(t1);
 	st->host_memory = GpuopsRowStoreMemory(&st->store);
 	GpuAggEncode(st);
+	GpuAggNumericPrepare(st);
 
 	rc = Aggregate(st, GpuopsPrimaryAggBackend());
 	if (rc != GPUOPS_OK)
@@ -296,6 +297,7 @@ ReadAndAggregate(GpuAggState *st)
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUAGG_NAME, rc, false);
 	}
+	GpuAggNumericHost(st);
 	st->aggregated = true;
 	st->next_group = 0;
 	st->empty_row_done = false;
@@ -330,6 +332,13 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 		Datum		value2 = (Datum) 0;
 		bool		isnull;
 
+		if (d->host_sum)
+		{
+			/* sum/avg(numeric) summed on the host (gpu_agg_numeric.cpp) */
+			slot->tts_isnull[ncols + a] = g < 0 || d->host_nulls[g];
+			slot->tts_values[ncols + a] = g < 0 || d->host_nulls[g] ? (Datum) 0 : d->host_values[g];
+			continue;
+		}
 		if ((d->final == GPUAGG_FINAL_VALUE || d->final == GPUAGG_FINAL_PERCENTILE_CONT) &&
 			r->count > 0)
 			value = GpuopsRowStoreDatum(&st->store, r->row, d->arg_col, &isnull);
@@ -527,6 +536,15 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Key Words", NULL, st->stats.key_words, es);
 		if (st->chunks > 1)
 			ExplainPropertyInteger("Chunks", NULL, st->chunks, es);
+		{
+			int			host_sums = 0;
+
+			/* numeric sums the device could not take as scaled integers */
+			for (int a = 0; a < st->naggs; a++)
+				host_sums += st->aggs[a].host_sum ? 1 : 0;
+			if (host_sums > 0)
+				ExplainPropertyInteger("Numeric Sums on Host", NULL, host_sums, es);
+		}
 		ExplainPropertyFloat("Read Time", "ms", st->read_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);

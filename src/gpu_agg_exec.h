@@ -92,6 +92,10 @@ extern void GpuAggEncode(GpuAggState *st);
 extern const char *GpuAggKeyColumn(GpuAggState *st, int k, int batch);
 extern const char *GpuAggValueColumn(GpuAggState *st, int agg, int batch);
 
+/* gpu_agg_numeric.cpp: sum/avg(numeric) on the device as scaled integers, or on the host */
+extern void GpuAggNumericPrepare(GpuAggState *st);
+extern void GpuAggNumericHost(GpuAggState *st);
+
 /* gpu_agg_exec.cpp: the packed group key of a stored row */
 extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);
 

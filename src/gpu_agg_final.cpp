@@ -76,6 +76,15 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 			*kind = GPUOPS_AGG_SUM_INT;
 			*final = GPUAGG_FINAL_AVG_NUMERIC;
 			return true;
+		case F_SUM_NUMERIC:
+			/* exact: the device sums scaled integers, the host numerics it cannot */
+			*kind = GPUOPS_AGG_SUM_INT;
+			*final = GPUAGG_FINAL_SUM_SCALED;
+			return true;
+		case F_AVG_NUMERIC:
+			*kind = GPUOPS_AGG_SUM_INT;
+			*final = GPUAGG_FINAL_AVG_SCALED;
+			return true;
 		case F_SUM_FLOAT4:
 			*kind = GPUOPS_AGG_FLOAT;
 			*final = GPUAGG_FINAL_SUM_FLOAT4;
@@ -193,6 +202,36 @@ Int128Numeric(int64 hi, uint64 lo)
 		*--p = (char) ('0' + (int) (u % 10));
 		u /= 10;
 	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(p), ObjectIdGetDatum(InvalidOid),
+							   Int32GetDatum(-1));
+}
+
+/*
+ * A 128-bit integer divided by 10^scale as a numeric of display scale
+ * `scale`: exact, through its decimal text.
+ */
+static Datum
+ScaledNumeric(int64 hi, uint64 lo, int scale)
+{
+	__int128	v = gpuops::agg_int128(hi, lo);
+	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
+	char		buf[80];
+	char	   *p = buf + sizeof(buf) - 1;
+	int			digits = 0;
+
+	if (scale == 0)
+		return Int128Numeric(hi, lo);
+	*p = '\0';
+	while (u != 0 || digits <= scale)
+	{
+		if (digits == scale)
+			*--p = '.';
+		*--p = (char) ('0' + (int) (u % 10));
+		u /= 10;
+		digits++;
+	}
 	if (v < 0)
 		*--p = '-';
 	return DirectFunctionCall3(numeric_in, CStringGetDatum(p), ObjectIdGetDatum(InvalidOid),
@@ -436,6 +475,12 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 				*isnull = fcinfo->isnull;
 				return result;
 			}
+		case GPUAGG_FINAL_SUM_SCALED:
+			return ScaledNumeric(r->sum_hi, r->sum_lo, desc->scale);
+		case GPUAGG_FINAL_AVG_SCALED:
+			/* numeric_avg: sumX (its scale the inputs') / N */
+			return DirectFunctionCall2(numeric_div, ScaledNumeric(r->sum_hi, r->sum_lo, desc->scale),
+									   NumericGetDatum(int64_to_numeric((int64) r->count)));
 		case GPUAGG_FINAL_POLY_FN:
 			if (desc->partial)
 				return PointerGetDatum(VarianceSerialized(desc, r));

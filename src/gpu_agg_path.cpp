@@ -313,6 +313,19 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			if (GpuopsFixedKeyKind(argtype, &vkind))
 				arg_enc = GPUAGG_KEY_VALUE;
 			else if (argtype == NUMERICOID &&
+					 (final == GPUAGG_FINAL_SUM_SCALED || final == GPUAGG_FINAL_AVG_SCALED))
+			{
+				/*
+				 * Scaled integers on the device, numerics on the host where
+				 * they do not fit (gpu_agg_numeric.cpp).  No partial state:
+				 * numeric_avg_serialize's format is not built here.
+				 */
+				if (partial)
+					return NULL;
+				vkind = GPUOPS_KEY_INT8;
+				arg_enc = GPUAGG_KEY_SCALED;
+			}
+			else if (argtype == NUMERICOID &&
 					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
 					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC))
 			{

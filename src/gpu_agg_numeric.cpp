@@ -1,0 +1,387 @@
+/*
+ * gpu_agg_numeric.cpp
+ *    sum(numeric) and avg(numeric) for GpuAgg, exact.
+ *
+ * PostgreSQL's sum of numerics is exact with the display scale of its
+ * widest input (add_var keeps the larger dscale), and avg is that sum
+ * divided by N with numeric_div.  Where every input of the aggregate is a
+ * finite number of one display scale S (a numeric(p, S) column, the common
+ * case) and fits in 64 bits times 10^S, the device sums the scaled integers
+ * exactly in 128 bits (the integer sum's own state), and the host turns the
+ * sum back into a numeric of scale S: the same value and scale as
+ * PostgreSQL's sumX.
+ *
+ * Otherwise (NaN or infinities, mixed scales, values too wide) the device
+ * only counts, and the host sums the aggregate's inputs with numeric_add,
+ * PostgreSQL's own arithmetic, per group: each row finds its group by its
+ * packed group key.  numeric_add gives NaN and infinities as the
+ * aggregate's final function does (NaN absorbs, +Inf and -Inf give NaN).
+ *
+ * The device path reads numerics in their stored format (numeric.c's
+ * NumericShort / NumericLong layouts, which pg_upgrade keeps stable): a
+ * function call per row would cost more than the rest of the aggregation.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/fmgrprotos.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+}
+
+#include "agg_common.hpp"
+#include "gpu_agg_exec.h"
+
+/* numeric.c's header bits */
+#define NUM_SIGN_MASK 0xC000
+#define NUM_NEG 0x4000
+#define NUM_SHORT 0x8000
+#define NUM_SPECIAL 0xC000
+#define NUM_SHORT_SIGN_MASK 0x2000
+#define NUM_SHORT_DSCALE_MASK 0x1F80
+#define NUM_SHORT_DSCALE_SHIFT 7
+#define NUM_SHORT_WEIGHT_SIGN_MASK 0x0040
+#define NUM_SHORT_WEIGHT_MASK 0x003F
+#define NUM_DSCALE_MASK 0x3FFF
+
+/* scales the device path takes (the text of a 128-bit sum stays short) */
+#define MAX_DEVICE_SCALE 30
+
+typedef enum
+{
+	DECODED_OK,
+	DECODED_SPECIAL,			/* NaN or an infinity */
+	DECODED_TOO_WIDE			/* does not fit in 64 bits at the scale asked */
+} Decoded;
+
+/*
+ * The stored numeric at p: its display scale (*dscale_out) and its value
+ * times 10^scale (scale < 0: 10^dscale), when that fits in 64 bits.
+ */
+static Decoded
+DecodeScaled(const char *p, int scale, int *dscale_out, int64 *out)
+{
+	struct varlena *v = pg_detoast_datum_packed((struct varlena *) const_cast<char *>(p));
+	const char *data = VARDATA_ANY(v);
+	Size		len = VARSIZE_ANY_EXHDR(v);
+	uint16		header;
+	int			dscale,
+				weight,
+				ndigits;
+	bool		neg;
+	const int16 *digits;
+	__int128	acc = 0;
+	Decoded		rc = DECODED_OK;
+
+	memcpy(&header, data, sizeof(uint16));
+	if ((header & NUM_SIGN_MASK) == NUM_SPECIAL)
+		rc = DECODED_SPECIAL;
+	else
+	{
+		if ((header & NUM_SIGN_MASK) == NUM_SHORT)
+		{
+			neg = (header & NUM_SHORT_SIGN_MASK) != 0;
+			dscale = (header & NUM_SHORT_DSCALE_MASK) >> NUM_SHORT_DSCALE_SHIFT;
+			weight = (header & NUM_SHORT_WEIGHT_SIGN_MASK ? ~NUM_SHORT_WEIGHT_MASK : 0) |
+				(header & NUM_SHORT_WEIGHT_MASK);
+			digits = (const int16 *) (data + sizeof(uint16));
+			ndigits = (int) ((len - sizeof(uint16)) / sizeof(int16));
+		}
+		else
+		{
+			int16		w;
+
+			neg = (header & NUM_SIGN_MASK) == NUM_NEG;
+			dscale = header & NUM_DSCALE_MASK;
+			memcpy(&w, data + sizeof(uint16), sizeof(int16));
+			weight = w;
+			digits = (const int16 *) (data + 2 * sizeof(uint16));
+			ndigits = (int) ((len - 2 * sizeof(uint16)) / sizeof(int16));
+		}
+		if (scale < 0)
+			scale = dscale;
+		*dscale_out = dscale;
+		if (dscale > scale || scale > MAX_DEVICE_SCALE)
+			rc = DECODED_TOO_WIDE;
+		/* value * 10^scale = sum of digit[i] * 10^(4 * (weight - i) + scale) */
+		for (int i = 0; i < ndigits && rc == DECODED_OK; i++)
+		{
+			int16		d;
+			int			e;
+			__int128	term;
+
+			memcpy(&d, &digits[i], sizeof(int16));
+			e = 4 * (weight - i) + scale;
+			if (d == 0)
+				continue;
+			if (e > 18)
+			{
+				rc = DECODED_TOO_WIDE;
+				break;
+			}
+			term = d;
+			if (e >= 0)
+			{
+				for (int k = 0; k < e; k++)
+					term *= 10;
+			}
+			else
+			{
+				/* digits below the display scale are zero (dscale <= scale) */
+				for (int k = 0; k < -e; k++)
+					term /= 10;
+			}
+			acc += term;
+			if (acc > PG_INT64_MAX)
+				rc = DECODED_TOO_WIDE;
+		}
+		if (rc == DECODED_OK)
+			*out = (int64) (neg ? -acc : acc);
+	}
+	if ((const char *) v != p)
+		pfree(v);
+	return rc;
+}
+
+/* Whether row i of batch is an input of aggregate d (argument not NULL, FILTER true). */
+static bool
+IsInput(const GpuAggDesc *d, const GpuopsBatch *batch, uint32 i)
+{
+	if (GpuopsBatchIsNull(batch, d->arg_col, i))
+		return false;
+	if (d->filter_col >= 0 &&
+		(GpuopsBatchIsNull(batch, d->filter_col, i) ||
+		 !((const bool *) batch->values[d->filter_col])[i]))
+		return false;
+	return true;
+}
+
+static const char *
+StoredPointer(const GpuopsBatch *batch, int col, uint32 i)
+{
+	const char *p;
+
+	memcpy(&p, batch->values[col] + (Size) i * sizeof(p), sizeof(p));
+	return p;
+}
+
+/*
+ * Decides, per numeric sum/avg, the device path (scaled integers in
+ * st->arg_ids) or the host path (the device counts).
+ */
+void
+GpuAggNumericPrepare(GpuAggState *st)
+{
+	for (int a = 0; a < st->naggs; a++)
+	{
+		GpuAggDesc *d = &st->aggs[a];
+		int			scale = -1;
+		bool		device = true;
+		uint64	  **cols;
+
+		if (d->arg_enc != GPUAGG_KEY_SCALED)
+			continue;
+		d->host_sum = false;
+		d->host_values = NULL;
+		d->host_nulls = NULL;
+		d->kind = GPUOPS_AGG_SUM_INT;
+		cols = (uint64 **) MemoryContextAllocZero(st->dict_cxt,
+												  sizeof(uint64 *) * Max(st->store.nbatches, 1));
+		for (int b = 0; b < st->store.nbatches && device; b++)
+		{
+			GpuopsBatch *batch = st->store.batches[b];
+			int64	   *vals = (int64 *) MemoryContextAllocHuge(st->dict_cxt,
+																 sizeof(int64) * Max(batch->nrows, 1));
+
+			cols[b] = (uint64 *) vals;
+			for (uint32 i = 0; i < batch->nrows; i++)
+			{
+				int			dscale = -1;
+
+				vals[i] = 0;
+				if (!IsInput(d, batch, i))
+					continue;
+				/* one display scale for all inputs: the sum's is then known */
+				if (DecodeScaled(StoredPointer(batch, d->arg_col, i), scale, &dscale,
+								 &vals[i]) != DECODED_OK ||
+					(scale >= 0 && dscale != scale))
+				{
+					device = false;
+					break;
+				}
+				scale = dscale;
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (device)
+		{
+			st->arg_ids[a] = cols;
+			d->scale = Max(scale, 0);
+		}
+		else
+		{
+			/* the device counts the inputs; GpuAggNumericHost sums them */
+			st->arg_ids[a] = NULL;
+			d->host_sum = true;
+			d->kind = GPUOPS_AGG_COUNT;
+		}
+	}
+}
+
+/*
+ * After aggregation: the host sums of the aggregates GpuAggNumericPrepare
+ * left to it, per group, into their host_values.
+ */
+void
+GpuAggNumericHost(GpuAggState *st)
+{
+	GpuopsAggSpec spec;
+	HASHCTL		ctl;
+	HTAB	   *groups;
+	int			nwords;
+	Size		keysize;
+	uint64	   *words;
+	bool		any = false;
+	MemoryContext work,
+				live,
+				old;
+	Datum	  **acc;
+	int64	  **counts;
+	Datum		zero;
+	uint64		since_copy = 0;
+
+	for (int a = 0; a < st->naggs; a++)
+		any |= st->aggs[a].host_sum;
+	if (!any || st->ngroups == 0)
+		return;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.order_agg = -1;
+	spec.nkeys = st->nkeys;
+	for (int k = 0; k < st->nkeys; k++)
+		spec.keys[k] = st->key_kind[k];
+	nwords = gpuops::agg_key_words(spec);
+	keysize = sizeof(uint64) * Max(nwords, 1);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "GpuAgg numeric sums",
+								 ALLOCSET_DEFAULT_SIZES);
+	live = AllocSetContextCreate(work, "GpuAgg numeric sums, live", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = keysize + sizeof(uint64);
+	ctl.hcxt = work;
+	groups = hash_create("GpuAgg numeric groups", (long) Min(st->ngroups, (uint64) 1 << 24),
+						 &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	words = (uint64 *) palloc0(keysize);
+	for (uint64 g = 0; g < st->ngroups; g++)
+	{
+		bool		found;
+		char	   *e;
+
+		/* an entry: the packed key, then the group's index */
+		if (nwords > 0)
+			GpuAggRowKey(st, st->group_rows[g], words, nwords);
+		e = (char *) hash_search(groups, words, HASH_ENTER, &found);
+		memcpy(e + keysize, &g, sizeof(uint64));
+	}
+	acc = (Datum **) palloc0(sizeof(Datum *) * st->naggs);
+	counts = (int64 **) palloc0(sizeof(int64 *) * st->naggs);
+	for (int a = 0; a < st->naggs; a++)
+		if (st->aggs[a].host_sum)
+		{
+			acc[a] = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			counts[a] = (int64 *) palloc_extended(sizeof(int64) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		}
+	zero = NumericGetDatum(int64_to_numeric(0));
+
+	for (int b = 0; b < st->store.nbatches; b++)
+	{
+		GpuopsBatch *batch = st->store.batches[b];
+
+		for (uint32 i = 0; i < batch->nrows; i++)
+		{
+			uint64		row = ((uint64) b << GPUOPS_BATCH_SHIFT) | i;
+			uint64		g = 0;
+			bool		found = true;
+
+			if (nwords > 0)
+			{
+				char	   *e;
+
+				GpuAggRowKey(st, row, words, nwords);
+				e = (char *) hash_search(groups, words, HASH_FIND, &found);
+				if (found)
+					memcpy(&g, e + keysize, sizeof(uint64));
+			}
+			if (!found)
+				elog(ERROR, "GpuAgg: a row without its group");
+			MemoryContextSwitchTo(live);
+			for (int a = 0; a < st->naggs; a++)
+			{
+				const GpuAggDesc *d = &st->aggs[a];
+				Datum		x;
+
+				if (!d->host_sum || !IsInput(d, batch, i))
+					continue;
+				x = PointerGetDatum(StoredPointer(batch, d->arg_col, i));
+				/* from a zero of scale 0, as PostgreSQL's sumX starts */
+				acc[a][g] = DirectFunctionCall2(numeric_add, counts[a][g] ? acc[a][g] : zero, x);
+				counts[a][g]++;
+			}
+			MemoryContextSwitchTo(work);
+			/* the sums replace each other: keep only the live ones now and then */
+			if (++since_copy >= 1000000)
+			{
+				MemoryContext next = AllocSetContextCreate(work, "GpuAgg numeric sums, live",
+														   ALLOCSET_DEFAULT_SIZES);
+
+				MemoryContextSwitchTo(next);
+				for (int a = 0; a < st->naggs; a++)
+					for (uint64 gg = 0; acc[a] != NULL && gg < st->ngroups; gg++)
+						if (counts[a][gg] > 0)
+							acc[a][gg] = PointerGetDatum(DatumGetNumericCopy(acc[a][gg]));
+				MemoryContextSwitchTo(work);
+				MemoryContextDelete(live);
+				live = next;
+				since_copy = 0;
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/* the results, in the node's query context */
+	MemoryContextSwitchTo(st->dict_cxt);
+	for (int a = 0; a < st->naggs; a++)
+	{
+		GpuAggDesc *d = &st->aggs[a];
+
+		if (!d->host_sum)
+			continue;
+		d->host_values = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		d->host_nulls = (bool *) palloc_extended(sizeof(bool) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (uint64 g = 0; g < st->ngroups; g++)
+		{
+			Datum		sum = acc[a][g];
+
+			if (counts[a][g] == 0)
+			{
+				d->host_nulls[g] = true;
+				continue;
+			}
+			/* numeric_avg: NaN and infinities are the result as they are */
+			if (d->final == GPUAGG_FINAL_AVG_SCALED &&
+				!numeric_is_nan(DatumGetNumeric(sum)) && !numeric_is_inf(DatumGetNumeric(sum)))
+				d->host_values[g] = DirectFunctionCall2(numeric_div, sum,
+														NumericGetDatum(int64_to_numeric(counts[a][g])));
+			else
+				d->host_values[g] = PointerGetDatum(DatumGetNumericCopy(sum));
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
