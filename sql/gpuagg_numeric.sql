@@ -147,6 +147,19 @@ SELECT check_agg('SELECT g, sum(special) AS s, avg(special) AS a, sum(p2) AS p F
 SELECT check_agg('SELECT g1k, sum(mixed) AS s, avg(mixed) AS a FROM nsum GROUP BY g1k');
 SELECT check_agg('SELECT g, sum(n) AS s, avg(n) AS a FROM num_src GROUP BY g');
 SELECT check_agg('SELECT sum(special) AS s, avg(special) AS a FROM nsum WHERE id <> 6');
+-- stored TOAST-ed numerics of 6000 digits, compressed (x) and out of line
+-- (y): detoasted, too wide for the device, summed on the host; the small
+-- values alone go to the device
+CREATE TABLE ntoast (g int, x numeric, y numeric);
+ALTER TABLE ntoast ALTER COLUMN y SET STORAGE EXTERNAL;
+INSERT INTO ntoast
+SELECT i % 3, v, v FROM generate_series(1, 300) i,
+  LATERAL (SELECT CASE WHEN i % 10 = 0 THEN (repeat('9', 6000) || '.5')::numeric
+                       ELSE (i / 4.0)::numeric(10, 2) END AS v) v;
+SELECT pg_column_compression(x) AS compressed, count(*) FROM ntoast GROUP BY 1 ORDER BY 1;
+SELECT check_agg('SELECT g, sum(x) AS s, avg(x) AS a, sum(y) AS sy FROM ntoast GROUP BY g');
+SELECT check_agg('SELECT g, sum(x) AS s, avg(y) AS a FROM ntoast WHERE length(x::text) < 100 GROUP BY g');
+DROP TABLE ntoast;
 -- FILTER, all-NULL and empty inputs, HAVING
 SELECT check_agg('SELECT g, sum(p2) FILTER (WHERE id % 2 = 0) AS s, avg(mixed) FILTER (WHERE p0 > 500) AS a FROM nsum GROUP BY g');
 SELECT check_agg('SELECT g, sum(p2) FILTER (WHERE false) AS s, avg(special) FILTER (WHERE false) AS a FROM nsum GROUP BY g');
