@@ -51,6 +51,20 @@ AggRelease(void *arg)
 	dev->agg = NULL;
 }
 
+int
+GpuAggKeyWords(GpuAggState *st)
+{
+	GpuopsAggSpec spec;
+
+	/* the group key alone: no ordered aggregate's sub-key */
+	memset(&spec, 0, sizeof(spec));
+	spec.order_agg = -1;
+	spec.nkeys = st->nkeys;
+	for (int k = 0; k < st->nkeys; k++)
+		spec.keys[k] = st->key_kind[k];
+	return gpuops::agg_key_words(spec);
+}
+
 void
 GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
 {

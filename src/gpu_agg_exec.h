@@ -96,6 +96,9 @@ extern const char *GpuAggValueColumn(GpuAggState *st, int agg, int batch);
 extern void GpuAggNumericPrepare(GpuAggState *st);
 extern void GpuAggNumericHost(GpuAggState *st);
 
+/* gpu_agg_exec.cpp: the 64-bit words of a packed group key (0 without GROUP BY) */
+extern int	GpuAggKeyWords(GpuAggState *st);
+
 /* gpu_agg_exec.cpp: the packed group key of a stored row */
 extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);
 

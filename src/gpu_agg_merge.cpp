@@ -36,16 +36,11 @@ GpuAggMerge *
 GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt)
 {
 	GpuAggMerge *m = (GpuAggMerge *) MemoryContextAllocZero(cxt, sizeof(GpuAggMerge));
-	GpuopsAggSpec spec;
 	HASHCTL		ctl;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.order_agg = -1;		/* never chunked (gpu_agg_exec.cpp) */
-	spec.nkeys = st->nkeys;
-	for (int k = 0; k < st->nkeys; k++)
-		spec.keys[k] = st->key_kind[k];
 	m->cxt = cxt;
-	m->nwords = gpuops::agg_key_words(spec);
+	/* ordered aggregates are never chunked (gpu_agg_exec.cpp): the group key alone */
+	m->nwords = GpuAggKeyWords(st);
 	/* no GROUP BY: one group, under a key of one zero word */
 	m->keysize = sizeof(uint64) * Max(m->nwords, 1);
 	ctl.keysize = m->keysize;

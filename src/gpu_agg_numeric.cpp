@@ -318,7 +318,6 @@ GpuAggNumericPrepare(GpuAggState *st)
 void
 GpuAggNumericHost(GpuAggState *st)
 {
-	GpuopsAggSpec spec;
 	HASHCTL		ctl;
 	HTAB	   *groups;
 	int			nwords;
@@ -338,12 +337,7 @@ GpuAggNumericHost(GpuAggState *st)
 	if (!any || st->ngroups == 0)
 		return;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.order_agg = -1;
-	spec.nkeys = st->nkeys;
-	for (int k = 0; k < st->nkeys; k++)
-		spec.keys[k] = st->key_kind[k];
-	nwords = gpuops::agg_key_words(spec);
+	nwords = GpuAggKeyWords(st);
 	keysize = sizeof(uint64) * Max(nwords, 1);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "GpuAgg numeric sums",

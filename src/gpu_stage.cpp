@@ -311,6 +311,16 @@ GpuStageBelow(PlanState *child)
 	return (GpuStageState *) below;
 }
 
+/* Frees the chunks kept in the leader's memory (no parallel mode), and their totals. */
+static void
+ForgetLocalChunks(GpuStageState *st)
+{
+	MemoryContextReset(st->local_cxt);
+	st->local_chunks = NIL;
+	st->rows = st->bytes = 0;
+	st->chunks = 0;
+}
+
 /* Frees the chunks of an earlier scan (rescan). */
 static void
 ForgetChunks(GpuStageState *st)
@@ -330,10 +340,7 @@ ForgetChunks(GpuStageState *st)
 		st->shared->rows = st->shared->bytes = 0;
 		st->shared->chunks = 0;
 	}
-	MemoryContextReset(st->local_cxt);
-	st->local_chunks = NIL;
-	st->rows = st->bytes = 0;
-	st->chunks = 0;
+	ForgetLocalChunks(st);
 }
 
 static Node *
@@ -378,10 +385,7 @@ ReScanGpuStageImpl(CustomScanState *node)
 	st->done = false;
 	GpuopsRowStoreReset(&st->store);
 	/* shared chunks are freed in ReInitializeDSM, before workers start again */
-	MemoryContextReset(st->local_cxt);
-	st->local_chunks = NIL;
-	if (st->shared == NULL)
-		st->rows = st->bytes = st->chunks = 0;
+	ForgetLocalChunks(st);
 	st->source->rescan(st->source);
 }
 
