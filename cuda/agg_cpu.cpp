@@ -4,6 +4,11 @@
  *    keys, the same stable order of (key, row) and the same states as the
  *    CUDA backend, on the host.  Serves gpuops.device = cpu and the fallback.
  *    Each group is folded left to right, in row order.
+ *
+ *    The hash strategy takes only states that are exact in any order, so
+ *    its results are the sort's; this twin sorts always and reports what
+ *    the device's hash table would have done (hashed, or more groups than
+ *    its capacity), which depends only on the group count.
  */
 #include <algorithm>
 #include <chrono>
@@ -279,6 +284,14 @@ cpu_agg_finish(GpuopsAgg *agg, uint64_t *ngroups) noexcept
 		}
 		a->stats.rows = n;
 		a->stats.groups = a->group_rows.size();
+		a->stats.hash_capacity = agg_hash_capacity(a->spec, n);
+		if (a->stats.hash_capacity > 0)
+		{
+			if (a->stats.groups > a->stats.hash_capacity)
+				a->stats.hash_overflow = 1;
+			else
+				a->stats.hashed = 1;
+		}
 		a->stats.key_words = nw;
 		a->stats.sort_bits = agg_key_bits(a->spec);
 		a->stats.kernel_ms += ms_since(t0);

@@ -10,7 +10,9 @@
  * key, ties by row), flags the first row of each group, numbers the groups
  * by a prefix sum, and runs one CUB reduce-by-key per aggregate over the
  * sorted rows, the leaf states read through the permutation.  Only the
- * per-group states and first rows come back.
+ * per-group states and first rows come back.  With the hash strategy
+ * (agg_hash_cuda.cu) the packed words go to a hash table instead, and the
+ * sort runs only when the groups outnumber its capacity.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "agg_common.hpp"
+#include "agg_hash.cuh"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "launch.cuh"
@@ -381,33 +384,21 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 }
 
 /*
- * Sorts rows by packed key (and sub-key); returns the permutation (sorted
- * position -> row) in perm, the group heads in head and, with ordered
- * aggregates, the packed keys (column-major) in words.
+ * Packs each row's group key (and sub-key) into words, column-major; the
+ * raw key columns are freed.  Nothing without GROUP BY.
  */
 void
-sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, DeviceArray &words)
+pack_words(CudaAgg *a, uint64_t n, DeviceArray &words)
 {
 	Runtime    *rt = a->rt;
 	cudaStream_t s = a->stream;
 	const GpuopsAggSpec &spec = a->spec;
 	int			nwords = agg_sort_words(spec);
 	int			gwords = agg_key_words(spec);
-	DeviceArray kin, kout, perm2, temp;
 	KeyCols		kc = {};
-	size_t		temp_bytes = 0;
 
-	perm.get(rt, n * 4 + 4, s);
-	head.get(rt, n * 4 + 4, s);
-	iota_kernel<<<blocks(n), kThreads, 0, s>>>(perm.as<uint32_t>(), n);
-	GPUOPS_CUDA_CHECK_LAUNCH("iota");
 	if (nwords == 0)
-	{
-		/* no GROUP BY: one group */
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 0, n * 4, s));
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 1, 1, s));
 		return;
-	}
 	words.get(rt, n * 8 * nwords + 8, s);
 	for (int k = 0; k < spec.nkeys; k++)
 	{
@@ -430,6 +421,37 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Device
 	{
 		a->keys[k].reset();
 		a->key_nulls[k].reset();
+	}
+	a->stats.key_words = nwords;
+	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
+}
+
+/*
+ * Sorts rows by their packed words (pack_words); returns the permutation
+ * (sorted position -> row) in perm and the group heads in head.  words is
+ * freed unless ordered aggregates need it.
+ */
+void
+sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm, DeviceArray &head)
+{
+	Runtime    *rt = a->rt;
+	cudaStream_t s = a->stream;
+	const GpuopsAggSpec &spec = a->spec;
+	int			nwords = agg_sort_words(spec);
+	int			gwords = agg_key_words(spec);
+	DeviceArray kin, kout, perm2, temp;
+	size_t		temp_bytes = 0;
+
+	perm.get(rt, n * 4 + 4, s);
+	head.get(rt, n * 4 + 4, s);
+	iota_kernel<<<blocks(n), kThreads, 0, s>>>(perm.as<uint32_t>(), n);
+	GPUOPS_CUDA_CHECK_LAUNCH("iota");
+	if (nwords == 0)
+	{
+		/* no GROUP BY: one group */
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 0, n * 4, s));
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 1, 1, s));
+		return;
 	}
 	kin.get(rt, n * 8 + 8, s);
 	kout.get(rt, n * 8 + 8, s);
@@ -457,7 +479,6 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Device
 	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), gwords, perm.as<uint32_t>(),
 											   n, head.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("head");
-	a->stats.key_words = nwords;
 	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
 	if (spec.order_agg < 0)
 		words.reset();
@@ -520,11 +541,28 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
 		a->stats.rows = n;
+		a->stats.hash_capacity = agg_hash_capacity(spec, n);
 		a->group_rows.clear();
 		a->results.clear();
 		if (n > 0)
+			pack_words(a, n, words);
+		if (a->stats.hash_capacity > 0)
 		{
-			sort_groups(a, n, perm, head, words);
+			HashAggInput in = {rt, s, &spec, words.as<uint64_t>(), n, a->stats.hash_capacity, {}, {}};
+
+			for (int g = 0; g < spec.naggs; g++)
+			{
+				in.values[g] = a->values[g].as<uint8_t>();
+				in.nulls[g] = a->value_nulls[g].as<uint8_t>();
+			}
+			if (hash_aggregate(in, a->group_rows, a->results, &ngroups, &a->stats.device_bytes))
+				a->stats.hashed = 1;
+			else
+				a->stats.hash_overflow = 1;
+		}
+		if (n > 0 && !a->stats.hashed)
+		{
+			sort_groups(a, n, words, perm, head);
 			gid.get(rt, n * 4 + 4, s);
 			GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head.as<uint32_t>(),
 														  gid.as<uint32_t>(), n, s));

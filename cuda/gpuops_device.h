@@ -323,6 +323,19 @@ extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
  * sorted rows, so one huge group does not serialize (skew).  Groups come in
  * key-word order.
  *
+ * Hash strategy (spec.hash_capacity > 0; agg_hash_capacity says when it
+ * applies): for few groups, where a sort of every row costs more than the
+ * aggregation itself.  Rows find their group's slot in a global-memory hash
+ * table keyed by the packed words; the groups (at most hash_capacity, else
+ * the aggregation is sorted instead, stats.hash_overflow) are numbered in
+ * key-word order, and the states are accumulated with atomics: in each
+ * block's shared memory when the groups' states fit there (few groups, where
+ * global atomics on the same addresses contend), else in global memory.
+ * Only exact states take this path (counts, integer sums in 128 and 192
+ * bits, min/max of values up to 64 bits, the winning row found in a second
+ * pass), so the results are those of the sort strategy, bit for bit, in any
+ * order the atomics run.
+ *
  * Ordered aggregates (count(DISTINCT x), percentile_disc, percentile_cont)
  * share one input: spec.order_agg names the aggregate whose values (and
  * null bitmap, FILTER included) order each group's rows.  Its validity and
@@ -368,6 +381,8 @@ typedef struct GpuopsAggSpec
 	double		fractions[GPUOPS_MAX_AGGS]; /* PERCENTILE_*: the fraction, 0 to 1 */
 	int			order_agg;		/* the ordered aggregates' shared input, or -1 */
 	int			order_desc;		/* their values ordered descending */
+	uint64_t	hash_capacity;	/* hash strategy: the groups the planner expects, with
+								 * room; 0: sort */
 } GpuopsAggSpec;
 
 /*
@@ -407,6 +422,10 @@ typedef struct GpuopsAggStats
 	uint64_t	groups;
 	uint32_t	key_words;		/* 64-bit words per packed group key */
 	uint32_t	sort_bits;		/* key bits the radix sorts examined */
+	uint32_t	hashed;			/* aggregated by the hash strategy */
+	uint32_t	hash_overflow;	/* hash strategy asked for, more groups than its
+								 * capacity: sorted instead */
+	uint64_t	hash_capacity;	/* the capacity it had */
 	double		copy_ms;
 	double		kernel_ms;
 	uint64_t	device_bytes;	/* peak */

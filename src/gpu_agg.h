@@ -42,6 +42,7 @@ enum GpuAggHeader
 	GPUAGG_HDR_NEXTRA,
 	GPUAGG_HDR_NAGGS,
 	GPUAGG_HDR_PARTIAL,			/* 1: partial mode */
+	GPUAGG_HDR_HASH_CAPACITY,	/* hash strategy: its group capacity; 0: sort */
 	GPUAGG_HDR_FIELDS
 };
 

@@ -129,6 +129,9 @@ AddStats(GpuAggState *st, const GpuopsAggStats *s)
 	st->stats.copy_ms += s->copy_ms;
 	st->stats.kernel_ms += s->kernel_ms;
 	st->stats.device_bytes = Max(st->stats.device_bytes, s->device_bytes);
+	st->stats.hash_capacity = Max(st->stats.hash_capacity, s->hash_capacity);
+	st->hashed_chunks += s->hashed;
+	st->overflow_chunks += s->hash_overflow;
 }
 
 /*
@@ -204,6 +207,8 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	AggRelease(st->dev);
 	memset(&st->stats, 0, sizeof(st->stats));
 	st->chunks = 0;
+	st->hashed_chunks = 0;
+	st->overflow_chunks = 0;
 	st->merge = NULL;
 	if (backend != GpuopsPrimaryAggBackend() || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
@@ -213,6 +218,7 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 		spec.keys[k] = st->key_kind[k];
 	spec.naggs = st->naggs;
 	spec.order_agg = -1;
+	spec.hash_capacity = st->hash_capacity;
 	for (int a = 0; a < st->naggs; a++)
 	{
 		spec.kinds[a] = st->aggs[a].kind;
@@ -395,6 +401,7 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 	st->nextra = list_nth_int(keys, GPUAGG_HDR_NEXTRA);
 	st->naggs = list_nth_int(keys, GPUAGG_HDR_NAGGS);
 	st->partial = list_nth_int(keys, GPUAGG_HDR_PARTIAL) != 0;
+	st->hash_capacity = (uint64) list_nth_int(keys, GPUAGG_HDR_HASH_CAPACITY);
 	for (int k = 0; k < st->nkeys; k++)
 	{
 		int			base = GPUAGG_HDR_FIELDS + k * GPUAGG_KEY_FIELDS;
@@ -537,7 +544,8 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (aggs != NIL)
 		ExplainPropertyList("Aggregates", aggs, es);
-	ExplainPropertyText("Strategy", "sorted on device", es);
+	ExplainPropertyText("Strategy", st->nkeys == 0 ? "plain on device" :
+						st->hash_capacity > 0 ? "hashed on device" : "sorted on device", es);
 	if (st->partial)
 		ExplainPropertyText("Stage", "partial", es);
 	if (es->analyze && st->aggregated)
@@ -548,6 +556,10 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Input Rows", NULL, (int64) st->stats.rows, es);
 		ExplainPropertyInteger("Groups", NULL, (int64) st->stats.groups, es);
 		ExplainPropertyInteger("Key Words", NULL, st->stats.key_words, es);
+		if (st->stats.hash_capacity > 0)
+			ExplainPropertyInteger("Hash Capacity", NULL, (int64) st->stats.hash_capacity, es);
+		if (st->overflow_chunks > 0)
+			ExplainPropertyText("Hash Overflow", "more groups than the hash capacity, sorted instead", es);
 		if (st->chunks > 1)
 			ExplainPropertyInteger("Chunks", NULL, st->chunks, es);
 		{

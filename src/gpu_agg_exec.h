@@ -53,6 +53,7 @@ typedef struct GpuAggState
 	int			nextra;			/* other columns from a group's first row */
 	int			naggs;
 	bool		partial;		/* partial mode (gpu_agg.h) */
+	uint64		hash_capacity;	/* the planner chose the hash strategy (0: sort) */
 	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
 	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
 	Oid			key_type[GPUOPS_MAX_SORT_KEYS];
@@ -83,6 +84,8 @@ typedef struct GpuAggState
 	char	   *fallback;
 	GpuopsAggStats stats;		/* summed over chunks */
 	uint32		chunks;
+	uint32		hashed_chunks;	/* chunks the hash strategy aggregated */
+	uint32		overflow_chunks;	/* and those with more groups than it took */
 	double		read_ms;
 	Size		host_memory;
 } GpuAggState;

@@ -32,6 +32,7 @@ extern "C" {
 #include "utils/typcache.h"
 }
 
+#include "agg_common.hpp"
 #include "boundary.h"
 #include "device.h"
 #include "gpu_agg.h"
@@ -198,6 +199,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	int			order_filter_col = -1;
 	int			order_desc = -1;	/* their direction, once a percentile sets it */
 	bool		have_percentile = false;
+	bool		hashable = true;	/* every aggregate's state suits the hash strategy */
+	int			hash_capacity = 0;
 	double		in_rows,
 				groups,
 				mb;
@@ -384,6 +387,7 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 				order_desc = (int) desc;
 			}
 		}
+		hashable &= gpuops::agg_hash_kind(kind, vkind);
 		memcpy(&fbits, &fraction, sizeof(fbits));
 		aggs_priv = lappend_int(aggs_priv, (int) kind);
 		aggs_priv = lappend_int(aggs_priv, (int) final);
@@ -419,6 +423,14 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		groups = estimate_num_groups(root, list_copy_head(child_exprs, nkeys), in_rows, NULL,
 									 NULL);
 	mb = in_rows * 8.0 * Max(list_length(child_exprs), 1) / (1024.0 * 1024.0);
+
+	/*
+	 * Strategy (gpuops_device.h): hash when few groups are expected, with a
+	 * table for four times as many (estimates err), which the executor
+	 * leaves for the sort if the groups outnumber it.
+	 */
+	if (nkeys > 0 && hashable && groups <= gpuops_agg_hash_max_groups)
+		hash_capacity = (int) Max(Min(4.0 * groups, 4.0 * gpuops_agg_hash_max_groups), 4096.0);
 	cost_qual_eval(&having_cost, (List *) having, root);
 
 	cpath = makeNode(CustomPath);
@@ -446,9 +458,9 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	}
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
-	cpath->custom_private = list_make5(list_concat(list_make4_int(nkeys, list_length(extras),
+	cpath->custom_private = list_make5(list_concat(list_make5_int(nkeys, list_length(extras),
 																  list_length(aggrefs),
-																  partial ? 1 : 0),
+																  partial ? 1 : 0, hash_capacity),
 												   keys),
 									   aggs_priv, child_exprs, scan_exprs, copyObject(having));
 	cpath->methods = &gpu_agg_path_methods;

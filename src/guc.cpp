@@ -30,6 +30,7 @@ bool		gpuops_enable_parallel_staging = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
 int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
 int			gpuops_min_rows = 100000;
+int			gpuops_agg_hash_max_groups = 1048576;
 int			gpuops_device_memory_limit_mb = 0;
 int			gpuops_host_memory_limit_kb = -1;
 int			gpuops_pinned_pool_mb = 256;
@@ -110,6 +111,11 @@ GpuopsDefineGucs(void)
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.",
 							NULL, &gpuops_min_rows, 100000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.agg_hash_max_groups",
+							"GpuAgg hashes on the device when it expects at most this many groups, else sorts.",
+							"0 means always sort.",
+							&gpuops_agg_hash_max_groups, 1048576, 0, 16 * 1024 * 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.device_memory_limit",
 							"Device memory one backend may use; 0 means 90% of the GPU's memory.",
