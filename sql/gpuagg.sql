@@ -173,7 +173,7 @@ SELECT sum(x) FROM (VALUES ('Infinity'::float8), (1e308::float8), (1e308::float8
 
 -- what keeps PostgreSQL's plan
 SELECT uses_gpuagg('SELECT g, count(DISTINCT t::bytea) FROM agg_src GROUP BY g') AS count_distinct_bytea,
-       uses_gpuagg('SELECT g, var_samp(v4::numeric) FROM agg_src GROUP BY g') AS numeric_variance,
+       uses_gpuagg('SELECT g, regr_slope(v4, v8) FROM agg_src GROUP BY g') AS regr_slope,
        uses_gpuagg('SELECT g, string_agg(t, '','') FROM agg_src GROUP BY g') AS string_agg,
        uses_gpuagg('SELECT g, array_agg(v4 ORDER BY id) FROM agg_src GROUP BY g') AS ordered,
        uses_gpuagg('SELECT g, b, count(*) FROM agg_src GROUP BY ROLLUP (g, b)') AS rollup,

@@ -159,6 +159,7 @@ SELECT i % 3, v, v FROM generate_series(1, 300) i,
 SELECT pg_column_compression(x) AS compressed, count(*) FROM ntoast GROUP BY 1 ORDER BY 1;
 SELECT check_agg('SELECT g, sum(x) AS s, avg(x) AS a, sum(y) AS sy FROM ntoast GROUP BY g');
 SELECT check_agg('SELECT g, sum(x) AS s, avg(y) AS a FROM ntoast WHERE length(x::text) < 100 GROUP BY g');
+SELECT check_agg('SELECT g, var_samp(x) AS v, stddev_pop(y) AS s FROM ntoast GROUP BY g');
 DROP TABLE ntoast;
 -- FILTER, all-NULL and empty inputs, HAVING
 SELECT check_agg('SELECT g, sum(p2) FILTER (WHERE id % 2 = 0) AS s, avg(mixed) FILTER (WHERE p0 > 500) AS a FROM nsum GROUP BY g');
@@ -170,8 +171,28 @@ SET gpuops.device_memory_limit = '1MB';
 SELECT check_agg('SELECT g1k, sum(p2) AS s, avg(huge) AS a, sum(mixed) AS m FROM nsum GROUP BY g1k');
 RESET gpuops.device_memory_limit;
 
--- variance of numeric keeps PostgreSQL's plan
-SELECT uses_gpuagg('SELECT g, var_samp(n) FROM num_src GROUP BY g') AS numeric_variance;
+-- variance and stddev of numeric: the device's scaled sums and sums of
+-- squares (192 bits, at twice the scale) become numeric_accum's state for
+-- PostgreSQL's own final function; NaN, infinities, mixed scales and wide
+-- values take the host path (numeric_accum per row)
+EXPLAIN (COSTS OFF) SELECT g, var_samp(p2), stddev(p2) FROM nsum GROUP BY g;
+SELECT check_agg('SELECT g, variance(p2) AS v, var_samp(p2) AS vs, var_pop(p2) AS vp, stddev(p2) AS s,
+                         stddev_samp(tiny) AS st, stddev_pop(p0) AS sp FROM nsum GROUP BY g');
+SELECT check_agg('SELECT g1k, var_samp(huge) AS v, stddev(huge) AS s, var_pop(tiny) AS t FROM nsum GROUP BY g1k');
+SELECT check_agg('SELECT var_samp(p2) AS v, stddev_pop(huge) AS s, variance(tiny) AS t, stddev(p0) AS s0 FROM nsum');
+SELECT explain_json('SELECT g, var_samp(p2), stddev(wide), variance(mixed) FROM nsum GROUP BY g')->0->'Plan'->'Numeric Sums on Host' AS host_sums;
+SELECT check_agg('SELECT g, var_samp(wide) AS v, stddev(mixed) AS s, var_pop(special) AS sp,
+                         stddev_samp(special) AS ss, variance(p2) AS vp FROM nsum GROUP BY g');
+SELECT check_agg('SELECT g, var_samp(n) AS v, stddev_pop(n) AS s FROM num_src GROUP BY g');
+-- one input per group (var_samp NULL, var_pop 0), FILTER, empty input, HAVING
+SELECT check_agg('SELECT id, var_samp(p2) AS v, var_pop(p2) AS vp, stddev(special) AS s FROM nsum WHERE id < 100 GROUP BY id');
+SELECT check_agg('SELECT g, var_samp(p2) FILTER (WHERE id % 2 = 0) AS v, stddev(mixed) FILTER (WHERE false) AS s FROM nsum GROUP BY g');
+SELECT check_agg('SELECT var_samp(p2) AS v, stddev(mixed) AS s FROM nsum WHERE id < 0');
+SELECT check_agg('SELECT g1k, count(*) AS c FROM nsum GROUP BY g1k HAVING stddev(p2) > 5800');
+-- over the device budget: the chunks' sums of squares combined on the host
+SET gpuops.device_memory_limit = '1MB';
+SELECT check_agg('SELECT g1k, var_samp(p2) AS v, stddev_pop(huge) AS s, variance(mixed) AS m FROM nsum GROUP BY g1k');
+RESET gpuops.device_memory_limit;
 
 
 DROP TABLE nsum;

@@ -53,7 +53,7 @@ enum GpuAggKeyEncoding
 	GPUAGG_KEY_DICTIONARY,		/* text: a number per distinct byte string */
 	GPUAGG_KEY_RANKED,			/* its rank in the type's order (text or bpchar under
 								 * a collation, numeric): equal values, equal ranks */
-	GPUAGG_KEY_SCALED			/* sum/avg of numeric: an int64 scaled by 10^dscale
+	GPUAGG_KEY_SCALED			/* sum/avg/variance of numeric: an int64 scaled by 10^dscale
 								 * (gpu_agg_numeric.cpp), or summed on the host */
 };
 
@@ -83,7 +83,10 @@ enum GpuAggFinal
 	GPUAGG_FINAL_POLY_FN,		/* variance, stddev of int2/int4: the aggregate's own
 								 * final function on int4_accum's state */
 	GPUAGG_FINAL_SUM_SCALED,	/* sum(numeric): the scaled 128-bit sum */
-	GPUAGG_FINAL_AVG_SCALED		/* avg(numeric): numeric_div of it by N */
+	GPUAGG_FINAL_AVG_SCALED,	/* avg(numeric): numeric_div of it by N */
+	GPUAGG_FINAL_VAR_SCALED		/* variance, stddev of numeric: the aggregate's own
+								 * final function on numeric_accum's state, from
+								 * the scaled sums (or from the host) */
 };
 
 enum GpuAggField

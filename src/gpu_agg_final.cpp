@@ -135,6 +135,17 @@ GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *fina
 			*final = GPUAGG_FINAL_POLY_FN;
 			*final_fn = AggFinalFn(aggfnoid);
 			return OidIsValid(*final_fn);
+		case F_VARIANCE_NUMERIC:
+		case F_VAR_SAMP_NUMERIC:
+		case F_VAR_POP_NUMERIC:
+		case F_STDDEV_NUMERIC:
+		case F_STDDEV_SAMP_NUMERIC:
+		case F_STDDEV_POP_NUMERIC:
+			/* scaled: (N, sumX, sumX2) exact at the inputs' scale (gpu_agg_numeric.cpp) */
+			*kind = GPUOPS_AGG_SUMSQ_INT;
+			*final = GPUAGG_FINAL_VAR_SCALED;
+			*final_fn = AggFinalFn(aggfnoid);
+			return OidIsValid(*final_fn);
 		case F_MIN_INT2:
 		case F_MIN_INT4:
 		case F_MIN_INT8:
@@ -239,42 +250,37 @@ ScaledNumeric(int64 hi, uint64 lo, int scale)
 }
 
 /*
- * A 128-bit integer as numericvar_serialize writes a NumericVar: ndigits,
- * weight, sign, dscale as int32, then the base-10000 digits as int16, most
- * significant first.
+ * A magnitude of up to 192 bits (limbs most significant first) divided by
+ * 10^dscale, as numericvar_serialize writes a NumericVar: ndigits, weight,
+ * sign, dscale as int32, then the base-10000 digits as int16, most
+ * significant first.  The digits are aligned at the decimal point, so the
+ * magnitude is first multiplied by 10 until its fractional digits fill
+ * whole base-10000 digits.
  */
 static void
-SendInt128Var(StringInfo buf, int64 hi, uint64 lo)
+SendScaledVar(StringInfo buf, bool neg, uint64 top, uint64 hi, uint64 lo, int dscale)
 {
 	/* NUMERIC_POS and NUMERIC_NEG (numeric.c) */
 	const int32 numeric_pos = 0x0000;
 	const int32 numeric_neg = 0x4000;
-	__int128	v = gpuops::agg_int128(hi, lo);
-	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
-	int16		digits[12];		/* 2^127 has 39 decimal digits */
+	uint64		limb[3] = {top, hi, lo};
+	int			pad = (4 - dscale % 4) % 4;
+	int			frac = (dscale + pad) / 4;
+	int16		digits[20];		/* 2^192 * 1000 has 61 decimal digits */
 	int			nd = 0;
 
-	do
+	for (int k = 0; k < pad; k++)
 	{
-		digits[nd++] = (int16) (u % 10000);
-		u /= 10000;
-	} while (u != 0);
-	pq_sendint32(buf, nd);
-	pq_sendint32(buf, nd - 1);
-	pq_sendint32(buf, v < 0 ? numeric_neg : numeric_pos);
-	pq_sendint32(buf, 0);
-	for (int i = nd - 1; i >= 0; i--)
-		pq_sendint16(buf, digits[i]);
-}
+		unsigned __int128 carry = 0;
 
-/* A 192-bit unsigned integer (a sum of squares) as a serialized NumericVar. */
-static void
-SendUInt192Var(StringInfo buf, uint64 top, uint64 hi, uint64 lo)
-{
-	uint64		limb[3] = {top, hi, lo};	/* most significant first */
-	int16		digits[16];		/* 2^192 has 58 decimal digits */
-	int			nd = 0;
+		for (int i = 2; i >= 0; i--)
+		{
+			unsigned __int128 cur = (unsigned __int128) limb[i] * 10 + carry;
 
+			limb[i] = (uint64) cur;
+			carry = cur >> 64;
+		}
+	}
 	do
 	{
 		unsigned __int128 rem = 0;
@@ -290,11 +296,21 @@ SendUInt192Var(StringInfo buf, uint64 top, uint64 hi, uint64 lo)
 		digits[nd++] = (int16) rem;
 	} while (limb[0] != 0 || limb[1] != 0 || limb[2] != 0);
 	pq_sendint32(buf, nd);
-	pq_sendint32(buf, nd - 1);
-	pq_sendint32(buf, 0);		/* NUMERIC_POS */
-	pq_sendint32(buf, 0);
+	pq_sendint32(buf, nd - 1 - frac);
+	pq_sendint32(buf, neg ? numeric_neg : numeric_pos);
+	pq_sendint32(buf, dscale);
 	for (int i = nd - 1; i >= 0; i--)
 		pq_sendint16(buf, digits[i]);
+}
+
+/* A signed 128-bit sum, at scale dscale, as a serialized NumericVar. */
+static void
+SendInt128Var(StringInfo buf, int64 hi, uint64 lo, int dscale)
+{
+	__int128	v = gpuops::agg_int128(hi, lo);
+	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
+
+	SendScaledVar(buf, v < 0, 0, (uint64) (u >> 64), (uint64) u, dscale);
 }
 
 /*
@@ -302,22 +318,24 @@ SendUInt192Var(StringInfo buf, uint64 top, uint64 hi, uint64 lo)
  * PolyNumAggState: N, sumX), of variance/stddev of int2/int4
  * (numeric_poly_serialize: N, sumX, sumX2) and of int8 (numeric_serialize's
  * NumericAggState: N, sumX, sumX2, maxScale, maxScaleCount and the NaN and
- * infinity counts; integers have scale 0, so every input counts at the
- * maximum scale): their partial states, and what the final step reads back.
+ * infinity counts; integers have scale 0, and a numeric's scaled sums the
+ * one scale of all its inputs, so every input counts at the maximum scale):
+ * their partial states, and what the final step reads back.
  */
 static bytea *
-PolyNumSerialized(const GpuopsAggResult *r, bool with_squares, bool numeric_state)
+PolyNumSerialized(const GpuopsAggResult *r, bool with_squares, bool numeric_state, int scale)
 {
 	StringInfoData buf;
 
 	pq_begintypsend(&buf);
 	pq_sendint64(&buf, (int64) r->count);
-	SendInt128Var(&buf, r->sum_hi, r->sum_lo);
+	SendInt128Var(&buf, r->sum_hi, r->sum_lo, scale);
+	/* do_numeric_accum squares X at scale 2 * X.dscale */
 	if (with_squares)
-		SendUInt192Var(&buf, r->sum2_top, r->sum2_hi, r->sum2_lo);
+		SendScaledVar(&buf, false, r->sum2_top, r->sum2_hi, r->sum2_lo, 2 * scale);
 	if (numeric_state)
 	{
-		pq_sendint32(&buf, 0);	/* maxScale */
+		pq_sendint32(&buf, scale);	/* maxScale */
 		pq_sendint64(&buf, (int64) r->count);	/* maxScaleCount */
 		pq_sendint64(&buf, 0);	/* NaNcount */
 		pq_sendint64(&buf, 0);	/* pInfcount */
@@ -326,17 +344,22 @@ PolyNumSerialized(const GpuopsAggResult *r, bool with_squares, bool numeric_stat
 	return pq_endtypsend(&buf);
 }
 
-/* variance and stddev: of int8, numeric_serialize's state; else numeric_poly_serialize's */
+/*
+ * variance and stddev: of int8 and of numeric (scaled), numeric_serialize's
+ * state; else numeric_poly_serialize's
+ */
 static bytea *
 VarianceSerialized(const GpuAggDesc *desc, const GpuopsAggResult *r)
 {
-	return PolyNumSerialized(r, true, desc->value_kind == GPUOPS_KEY_INT8);
+	if (desc->final == GPUAGG_FINAL_VAR_SCALED)
+		return PolyNumSerialized(r, true, true, desc->scale);
+	return PolyNumSerialized(r, true, desc->value_kind == GPUOPS_KEY_INT8, 0);
 }
 
 static Datum
 Int8AvgSerialized(const GpuopsAggResult *r)
 {
-	return PointerGetDatum(PolyNumSerialized(r, false, false));
+	return PointerGetDatum(PolyNumSerialized(r, false, false, 0));
 }
 
 /*
@@ -481,6 +504,9 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			/* numeric_avg: sumX (its scale the inputs') / N */
 			return DirectFunctionCall2(numeric_div, ScaledNumeric(r->sum_hi, r->sum_lo, desc->scale),
 									   NumericGetDatum(int64_to_numeric((int64) r->count)));
+		case GPUAGG_FINAL_VAR_SCALED:
+			/* numeric_accum's state (never partial: the planner offers no partial path) */
+			return PolyNumFinal(desc, r, isnull);
 		case GPUAGG_FINAL_POLY_FN:
 			if (desc->partial)
 				return PointerGetDatum(VarianceSerialized(desc, r));

@@ -1,6 +1,6 @@
 /*
  * gpu_agg_numeric.cpp
- *    sum(numeric) and avg(numeric) for GpuAgg, exact.
+ *    sum, avg, variance and stddev of numeric for GpuAgg, exact.
  *
  * PostgreSQL's sum of numerics is exact with the display scale of its
  * widest input (add_var keeps the larger dscale), and avg is that sum
@@ -9,13 +9,18 @@
  * case) and fits in 64 bits times 10^S, the device sums the scaled integers
  * exactly in 128 bits (the integer sum's own state), and the host turns the
  * sum back into a numeric of scale S: the same value and scale as
- * PostgreSQL's sumX.
+ * PostgreSQL's sumX.  Variance and stddev add the squares' sum (192 bits,
+ * scale 2S, as do_numeric_accum squares at twice the input's scale); the
+ * host hands N, sumX and sumX2 to the aggregate's own final function as
+ * numeric_accum's state, so the division and square root are PostgreSQL's.
  *
  * Otherwise (NaN or infinities, mixed scales, values too wide) the device
  * only counts, and the host sums the aggregate's inputs with numeric_add,
  * PostgreSQL's own arithmetic, per group: each row finds its group by its
  * packed group key.  numeric_add gives NaN and infinities as the
  * aggregate's final function does (NaN absorbs, +Inf and -Inf give NaN).
+ * Variance and stddev take there numeric_accum itself per row, and their
+ * final function per group.
  *
  * The device path reads numerics in their stored format (numeric.c's
  * NumericShort / NumericLong layouts, which pg_upgrade keeps stable): a
@@ -27,6 +32,7 @@ extern "C" {
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "utils/fmgrprotos.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -281,7 +287,7 @@ GpuAggNumericPrepare(GpuAggState *st)
 		d->host_sum = false;
 		d->host_values = NULL;
 		d->host_nulls = NULL;
-		d->kind = GPUOPS_AGG_SUM_INT;
+		d->kind = d->final == GPUAGG_FINAL_VAR_SCALED ? GPUOPS_AGG_SUMSQ_INT : GPUOPS_AGG_SUM_INT;
 		vals = (int64 **) MemoryContextAllocZero(st->dict_cxt, sizeof(int64 *) * Max(nbatches, 1));
 		res = (BatchDecode *) palloc0(sizeof(BatchDecode) * Max(nbatches, 1));
 		for (int b = 0; b < nbatches; b++)
@@ -315,6 +321,20 @@ GpuAggNumericPrepare(GpuAggState *st)
 	}
 }
 
+/* numeric_accum(state, x): state is NULL (0) for the first input */
+static Datum
+NumericAccum(AggState *caller, Datum state, Datum x)
+{
+	LOCAL_FCINFO(fcinfo, 2);
+
+	InitFunctionCallInfoData(*fcinfo, NULL, 2, InvalidOid, (Node *) caller, NULL);
+	fcinfo->args[0].value = state;
+	fcinfo->args[0].isnull = state == (Datum) 0;
+	fcinfo->args[1].value = x;
+	fcinfo->args[1].isnull = false;
+	return numeric_accum(fcinfo);
+}
+
 void
 GpuAggNumericHost(GpuAggState *st)
 {
@@ -331,6 +351,7 @@ GpuAggNumericHost(GpuAggState *st)
 	int64	  **counts;
 	Datum		zero;
 	uint64		since_copy = 0;
+	AggState   *caller;
 
 	for (int a = 0; a < st->naggs; a++)
 		any |= st->aggs[a].host_sum;
@@ -372,6 +393,15 @@ GpuAggNumericHost(GpuAggState *st)
 		}
 	zero = NumericGetDatum(int64_to_numeric(0));
 
+	/*
+	 * numeric_accum insists on an aggregate caller and keeps its states in
+	 * the caller's aggregate context: a bare AggState stands in, its states
+	 * in `work` (numeric_accum reads nothing else of it).
+	 */
+	caller = makeNode(AggState);
+	caller->curaggcontext = makeNode(ExprContext);
+	caller->curaggcontext->ecxt_per_tuple_memory = work;
+
 	for (int b = 0; b < st->store.nbatches; b++)
 	{
 		GpuopsBatch *batch = st->store.batches[b];
@@ -402,8 +432,13 @@ GpuAggNumericHost(GpuAggState *st)
 				if (!d->host_sum || !IsInput(d, batch, i))
 					continue;
 				x = PointerGetDatum(StoredPointer(batch, d->arg_col, i));
-				/* from a zero of scale 0, as PostgreSQL's sumX starts */
-				acc[a][g] = DirectFunctionCall2(numeric_add, counts[a][g] ? acc[a][g] : zero, x);
+				if (d->final == GPUAGG_FINAL_VAR_SCALED)
+					acc[a][g] = NumericAccum(caller, counts[a][g] ? acc[a][g] : (Datum) 0, x);
+				else
+				{
+					/* from a zero of scale 0, as PostgreSQL's sumX starts */
+					acc[a][g] = DirectFunctionCall2(numeric_add, counts[a][g] ? acc[a][g] : zero, x);
+				}
 				counts[a][g]++;
 			}
 			MemoryContextSwitchTo(work);
@@ -415,7 +450,8 @@ GpuAggNumericHost(GpuAggState *st)
 
 				MemoryContextSwitchTo(next);
 				for (int a = 0; a < st->naggs; a++)
-					for (uint64 gg = 0; acc[a] != NULL && gg < st->ngroups; gg++)
+					for (uint64 gg = 0; acc[a] != NULL && gg < st->ngroups &&
+						 st->aggs[a].final != GPUAGG_FINAL_VAR_SCALED; gg++)
 						if (counts[a][gg] > 0)
 							acc[a][gg] = PointerGetDatum(DatumGetNumericCopy(acc[a][gg]));
 				MemoryContextSwitchTo(work);
@@ -444,6 +480,19 @@ GpuAggNumericHost(GpuAggState *st)
 			if (counts[a][g] == 0)
 			{
 				d->host_nulls[g] = true;
+				continue;
+			}
+			if (d->final == GPUAGG_FINAL_VAR_SCALED)
+			{
+				/* numeric_var_samp and the like: NULL for too few inputs */
+				LOCAL_FCINFO(fcinfo, 1);
+
+				InitFunctionCallInfoData(*fcinfo, &d->final_flinfo, 1, InvalidOid,
+										 (Node *) caller, NULL);
+				fcinfo->args[0].value = sum;
+				fcinfo->args[0].isnull = false;
+				d->host_values[g] = FunctionCallInvoke(fcinfo);
+				d->host_nulls[g] = fcinfo->isnull;
 				continue;
 			}
 			/* numeric_avg: NaN and infinities are the result as they are */

@@ -316,12 +316,14 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			if (GpuopsFixedKeyKind(argtype, &vkind))
 				arg_enc = GPUAGG_KEY_VALUE;
 			else if (argtype == NUMERICOID &&
-					 (final == GPUAGG_FINAL_SUM_SCALED || final == GPUAGG_FINAL_AVG_SCALED))
+					 (final == GPUAGG_FINAL_SUM_SCALED || final == GPUAGG_FINAL_AVG_SCALED ||
+					  final == GPUAGG_FINAL_VAR_SCALED))
 			{
 				/*
 				 * Scaled integers on the device, numerics on the host where
 				 * they do not fit (gpu_agg_numeric.cpp).  No partial state:
-				 * numeric_avg_serialize's format is not built here.
+				 * numeric_avg_serialize's format is not built here, and the
+				 * host path's states are not serialized.
 				 */
 				if (partial)
 					return NULL;
