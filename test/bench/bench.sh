@@ -88,6 +88,7 @@ QUERIES=(
   "agg_g1m_par|SELECT g, count(*), sum(v), avg(v) FROM {T} GROUP BY g|SET parallel_tuple_cost = 0.001"
   "agg_global|SELECT count(*), sum(v), avg(v) FROM {T}"
   "agg_numeric|SELECT g % 1000 AS grp, sum(v::numeric(12, 2)), avg(v::numeric(12, 2)) FROM {T} GROUP BY 1"
+  "agg_numeric_var|SELECT g % 1000 AS grp, var_samp(v::numeric(12, 2)), stddev(v::numeric(12, 2)) FROM {T} GROUP BY 1"
   "agg_distinct|SELECT count(DISTINCT g) FROM {T}"
   "agg_median|SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T}"
   "agg_median_g1k|SELECT g % 1000 AS grp, percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T} GROUP BY 1"
