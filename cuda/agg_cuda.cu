@@ -90,15 +90,6 @@ pack_kernel(KeyCols kc, int nkeys, uint64_t n, uint64_t *words)
 		words[j * n + i] = w[j];
 }
 
-__global__ void
-iota_kernel(uint32_t *perm, uint64_t n)
-{
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-
-	if (i < n)
-		perm[i] = static_cast<uint32_t>(i);
-}
-
 /* the radix pass's keys: word w of the rows in their current order */
 __global__ void
 gather_word_kernel(const uint64_t *word, const uint32_t *perm, uint64_t n, uint64_t *out)

@@ -134,15 +134,6 @@ group_word_kernel(const uint64_t *words, uint64_t n, int w, const uint32_t *tabl
 }
 
 __global__ void
-iota_kernel(uint32_t *perm, uint64_t n)
-{
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-
-	if (i < n)
-		perm[i] = static_cast<uint32_t>(i);
-}
-
-__global__ void
 rank_kernel(const uint32_t *slots, const uint32_t *perm, uint64_t ngroups, uint32_t *rank)
 {
 	uint64_t	k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;

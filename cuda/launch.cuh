@@ -1,7 +1,7 @@
 /*
  * launch.cuh
  *    The one-thread-per-element launch shape of the join and aggregation
- *    kernels.
+ *    kernels, and the identity permutation they sort from.
  */
 #ifndef GPUOPS_LAUNCH_CUH
 #define GPUOPS_LAUNCH_CUH
@@ -18,6 +18,17 @@ inline unsigned
 blocks(uint64_t n)
 {
 	return static_cast<unsigned>((n + kThreads - 1) / kThreads);
+}
+
+/* perm[i] = i, the identity permutation the radix sorts start from */
+template <typename Index>
+__global__ void
+iota_kernel(Index *perm, uint64_t n)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		perm[i] = static_cast<Index>(i);
 }
 
 }								/* namespace cuda */

@@ -68,15 +68,6 @@ struct CudaMergeJoin
 	GpuopsMergeJoinStats stats = {};
 };
 
-__global__ void
-iota_kernel(uint32_t *v, uint64_t n)
-{
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-
-	if (i < n)
-		v[i] = static_cast<uint32_t>(i);
-}
-
 /* mask[i] bit k: key k of row i is NULL */
 __global__ void
 mask_kernel(const uint8_t *nulls, int k, uint64_t n, uint8_t *mask)
