@@ -26,6 +26,7 @@
 
 #include "agg_common.hpp"
 #include "agg_hash.cuh"
+#include "agg_sort.cuh"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "launch.cuh"
@@ -430,8 +431,6 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm, Devic
 	const GpuopsAggSpec &spec = a->spec;
 	int			nwords = agg_sort_words(spec);
 	int			gwords = agg_key_words(spec);
-	DeviceArray kin, kout, perm2, temp;
-	size_t		temp_bytes = 0;
 
 	perm.get(rt, n * 4 + 4, s);
 	head.get(rt, n * 4 + 4, s);
@@ -444,29 +443,11 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm, Devic
 		GPUOPS_CUDA_TRY(cudaMemsetAsync(head.as<void>(), 1, 1, s));
 		return;
 	}
-	kin.get(rt, n * 8 + 8, s);
-	kout.get(rt, n * 8 + 8, s);
-	perm2.get(rt, n * 4 + 4, s);
-	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, kin.as<uint64_t>(),
-													kout.as<uint64_t>(), perm.as<uint32_t>(),
-													perm2.as<uint32_t>(), n, 0, 64, s));
-	temp.get(rt, temp_bytes + 8, s);
-	/* least significant word first: each stable pass keeps the order of the later words */
-	for (int w = nwords - 1; w >= 0; w--)
-	{
-		int			wb = agg_word_bits(spec, w);
-
-		gather_word_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>() + w * n,
-														   perm.as<uint32_t>(), n,
-														   kin.as<uint64_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("gather word");
-		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.as<void>(), temp_bytes,
-														kin.as<uint64_t>(), kout.as<uint64_t>(),
-														perm.as<uint32_t>(), perm2.as<uint32_t>(),
-														n, 0, wb, s));
-		perm.swap(perm2);
-		a->stats.sort_bits += wb;
-	}
+	a->stats.sort_bits += sort_by_words(rt, s, spec, nwords, n, perm,
+										[&](int w, const uint32_t *p, uint64_t *out) {
+			gather_word_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>() + w * n, p, n, out);
+			GPUOPS_CUDA_CHECK_LAUNCH("gather word");
+		});
 	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), gwords, perm.as<uint32_t>(),
 											   n, head.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("head");

@@ -20,7 +20,6 @@
  *    the best value (atomicMax of row + 1), as the sort strategy's tie rule
  *    does.
  */
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <algorithm>
@@ -28,6 +27,7 @@
 
 #include "agg_common.hpp"
 #include "agg_hash.cuh"
+#include "agg_sort.cuh"
 #include "device_array.cuh"
 #include "launch.cuh"
 
@@ -411,8 +411,7 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	uint64_t	ngroups;
 	bool		minmax = false;
 	HashAggParams p = {};
-	DeviceArray table, slot_of_row, counter, gslots, nsel, perm, perm2, kin, kout, rank, states,
-				temp;
+	DeviceArray table, slot_of_row, counter, gslots, nsel, perm, rank, states, temp;
 	size_t		temp_bytes = 0;
 	int			device = 0,
 				sms = 0;
@@ -450,33 +449,15 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 										  nsel.as<uint64_t>(), static_cast<int64_t>(slots),
 										  Claimed{table.as<uint32_t>()}, s));
 	perm.get(rt, ngroups * 4 + 4, s);
-	perm2.get(rt, ngroups * 4 + 4, s);
-	kin.get(rt, ngroups * 8 + 8, s);
-	kout.get(rt, ngroups * 8 + 8, s);
 	iota_kernel<<<blocks(ngroups), kThreads, 0, s>>>(perm.as<uint32_t>(), ngroups);
 	GPUOPS_CUDA_CHECK_LAUNCH("iota");
-	temp_bytes = 0;
-	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, kin.as<uint64_t>(),
-													kout.as<uint64_t>(), perm.as<uint32_t>(),
-													perm2.as<uint32_t>(), ngroups, 0, 64, s));
-	temp.get(rt, temp_bytes + 8, s);
-	for (int w = nwords - 1; w >= 0; w--)
-	{
+	sort_by_words(rt, s, spec, nwords, ngroups, perm, [&](int w, const uint32_t *p, uint64_t *out) {
 		group_word_kernel<<<blocks(ngroups), kThreads, 0, s>>>(in.words, n, w, table.as<uint32_t>(),
-																gslots.as<uint32_t>(),
-																perm.as<uint32_t>(), ngroups,
-																kin.as<uint64_t>());
+																gslots.as<uint32_t>(), p, ngroups,
+																out);
 		GPUOPS_CUDA_CHECK_LAUNCH("group word");
-		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.as<void>(), temp_bytes,
-														kin.as<uint64_t>(), kout.as<uint64_t>(),
-														perm.as<uint32_t>(), perm2.as<uint32_t>(),
-														ngroups, 0, agg_word_bits(spec, w), s));
-		perm.swap(perm2);
-	}
+	});
 	temp.reset();
-	kin.reset();
-	kout.reset();
-	perm2.reset();
 	rank.get(rt, slots * 4, s);
 	rank_kernel<<<blocks(ngroups), kThreads, 0, s>>>(gslots.as<uint32_t>(), perm.as<uint32_t>(),
 													 ngroups, rank.as<uint32_t>());
