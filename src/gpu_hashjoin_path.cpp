@@ -259,19 +259,9 @@ static Plan *
 PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans, &gpu_hashjoin_scan_methods);
-	List	   *extra = (List *) list_nth(best_path->custom_private, 4);
+	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
+											  &gpu_hashjoin_scan_methods);
 
-	/*
-	 * The join clauses go in custom_exprs (setrefs points their Vars at the
-	 * scan tuple) and the node evaluates them itself, so EXPLAIN can show
-	 * them as a Join Filter with table names.
-	 */
-	cscan->custom_exprs = list_make4(copyObject(lsecond(best_path->custom_private)),
-									 copyObject(lthird(best_path->custom_private)),
-									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
-	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
-									   copyObject(lfourth(best_path->custom_private)));
 	return &cscan->scan.plan;
 }
 

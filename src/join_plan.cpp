@@ -101,6 +101,20 @@ GpuopsNewJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist, List *cus
 	return cscan;
 }
 
+CustomScan *
+GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist, List *custom_plans,
+					  const CustomScanMethods *methods)
+{
+	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans, methods);
+	List	   *priv = best_path->custom_private;
+	List	   *extra = (List *) list_nth(priv, 4);
+
+	cscan->custom_exprs = list_make4(copyObject(lsecond(priv)), copyObject(lthird(priv)),
+									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
+	cscan->custom_private = list_make2(copyObject(linitial(priv)), copyObject(lfourth(priv)));
+	return cscan;
+}
+
 List *
 GpuopsIntList(const int *v, int n)
 {

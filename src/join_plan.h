@@ -40,4 +40,16 @@ extern CustomPath *GpuopsNewJoinPath(RelOptInfo *joinrel, Path *outer, Path *inn
 extern CustomScan *GpuopsNewJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist,
 									 List *custom_plans, const CustomScanMethods *methods);
 
+/*
+ * The CustomScan of an equi-join path (GpuHashJoin, GpuMergeJoin), whose
+ * paths' custom_private both lay out alike (list_make5): the integer header
+ * (join type, keys), the join clauses, the other quals, the pair filter,
+ * and its parameters and device form.  The header and pair filter stay in
+ * custom_private; the expressions go in custom_exprs, where setrefs points
+ * their Vars at the scan tuple and the node evaluates them itself, so
+ * EXPLAIN shows them with table names.
+ */
+extern CustomScan *GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist,
+										 List *custom_plans, const CustomScanMethods *methods);
+
 #endif
