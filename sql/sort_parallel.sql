@@ -12,6 +12,8 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+-- one GpuSort over rows staged in parallel (GpuStage) is sort_staged's
+SET gpuops.enable_parallel_staging = off;
 
 -- the plan: Gather Merge over GpuSort over a Parallel Seq Scan
 CREATE FUNCTION parallel_gpusort(q text) RETURNS bool

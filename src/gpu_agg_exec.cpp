@@ -497,7 +497,11 @@ ReScanGpuAggImpl(CustomScanState *node)
 
 	if (node->ss.ps.chgParam != NULL)
 		UpdateChangedParamSet(child, node->ss.ps.chgParam);
-	if (st->aggregated && child->chgParam == NULL)
+	/*
+	 * Staged rows live in the parallel query's shared memory, which a Limit
+	 * above may have released already (ExecShutdownNode): read them again.
+	 */
+	if (st->aggregated && child->chgParam == NULL && st->stage == NULL)
 	{
 		/* the same input: emit the same groups again */
 		st->next_group = 0;

@@ -44,6 +44,7 @@ extern "C" {
 #include "device.h"
 #include "explain_device.h"
 #include "gpu_sort.h"
+#include "gpu_stage.h"
 #include "guc.h"
 #include "sort_spill.h"
 
@@ -88,6 +89,7 @@ typedef struct GpuSortState
 	SortSupport abbrev;			/* per key, abbreviation for NUMERIC_ABBREV keys */
 
 	GpuopsBatchSource *source;
+	GpuStageState *stage;		/* the child is a Gather of GpuStage, else NULL */
 	GpuopsRowStore store;
 	GpuSortDevice *dev;
 	bool		healthy;		/* the device has not failed during this sort */
@@ -600,7 +602,8 @@ SortStoredRows(GpuSortState *st)
 		ResolveTies(st, sorted, ties);
 		pfree(ties);
 	}
-	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store));
+	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store) +
+						  (st->stage ? GpuStageBytes(st->stage) : 0));
 	return sorted;
 }
 
@@ -660,10 +663,28 @@ BeginSpillMerge(GpuSortState *st)
 	}
 }
 
+/*
+ * Below a Gather of GpuStage: running the Gather makes the workers (and the
+ * leader) read every row into shared memory, and it returns none; the
+ * chunks then become the store's batches, full ones in place.  They are
+ * not spilled however large (the planner offers this plan only when the
+ * estimate fits the host memory limit): their memory is already taken, and
+ * only Gather's shutdown frees it.
+ */
+static void
+CollectStaged(GpuSortState *st)
+{
+	PlanState  *child = (PlanState *) linitial(st->css.custom_ps);
+
+	if (!TupIsNull(ExecProcNode(child)))
+		elog(ERROR, "GpuSort: a row came through the Gather of GpuStage");
+	GpuStageCollect(st->stage, &st->store);
+}
+
 static void
 GpuSortExecute(GpuSortState *st)
 {
-	bool		more = true;
+	bool		more = st->stage == NULL;
 	uint32	   *sorted;
 	instr_time	t0,
 				t1;
@@ -672,6 +693,8 @@ GpuSortExecute(GpuSortState *st)
 	st->healthy = true;
 	st->staged_batches = 0;
 	StartDeviceSort(st, true);
+	if (st->stage != NULL)
+		CollectStaged(st);
 	while (more)
 	{
 		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
@@ -802,6 +825,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 						 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
 	node->custom_ps = list_make1(child);
 	st->source = GpuopsChildPlanSource(child);
+	st->stage = GpuStageBelow(child);
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 					   estate->es_query_cxt);
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
@@ -858,7 +882,12 @@ ReScanGpuSortImpl(CustomScanState *node)
 		UpdateChangedParamSet(child, node->ss.ps.chgParam);
 	if (!st->sorted)
 		return;
-	if (child->chgParam == NULL)
+	/*
+	 * Staged rows (and the text values the sorted columns point to) live in
+	 * the parallel query's shared memory, which a Limit above may have
+	 * released already (ExecShutdownNode): read them again.
+	 */
+	if (child->chgParam == NULL && st->stage == NULL)
 	{
 		/* same input: replay the sorted rows */
 		st->pos = 0;

@@ -29,6 +29,7 @@ extern "C" {
 #include "batch.h"
 #include "boundary.h"
 #include "gpu_sort.h"
+#include "gpu_stage.h"
 #include "guc.h"
 #include "device.h"
 #include "types.h"
@@ -66,10 +67,23 @@ static const CustomPathMethods gpu_sort_path_methods = {
 /* bytes the row store holds per row beyond the data: pointers, bitmaps */
 #define GPUSORT_ROW_OVERHEAD 16
 
+/*
+ * Over GpuStage, parallel workers have read and copied the rows (their cost
+ * is the Gather's); the leader still takes the chunks, copies the key
+ * columns into pinned buffers and reorders every column for emission, about
+ * this share of a serial GpuSort's staging per row.
+ */
+#define GPUSORT_STAGED_LEADER_SHARE 0.25
+
+/*
+ * `rows` input rows read through `input` (the child's total cost);
+ * `staging_share` of the per-row staging cost falls on this process.
+ */
 static void
-CostGpuSort(Path *path, Path *input, int key_width, uint64 bound)
+CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bound,
+			double staging_share)
 {
-	double		rows = Max(input->rows, 1.0);
+	double		rows = Max(input_rows, 1.0);
 	double		mb = rows * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
 	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
 	double		held = bound > 0 ? Min(rows, Max(2.0 * bound, 4.0 * GPUOPS_BATCH_ROWS)) : rows;
@@ -77,9 +91,9 @@ CostGpuSort(Path *path, Path *input, int key_width, uint64 bound)
 	double		limit_rows = GpuopsHostMemoryLimit() / row_bytes;
 	double		spilled = held > limit_rows ? rows - limit_rows : 0.0;
 
-	path->rows = input->rows;
+	path->rows = input_rows;
 	path->startup_cost = input->total_cost + gpuops_startup_cost +
-		rows * gpuops_tuple_cost + mb * gpuops_transfer_cost +
+		rows * gpuops_tuple_cost * staging_share + mb * gpuops_transfer_cost +
 		(spilled > 0 ? (spilled * GPUSORT_SPILL_WRITE_FACTOR +
 						out * GPUSORT_SPILL_MERGE_FACTOR) * gpuops_tuple_cost : 0.0);
 	path->total_cost = path->startup_cost + out * cpu_tuple_cost;
@@ -139,8 +153,8 @@ SortBound(PlannerInfo *root)
 
 /* A GpuSort over `input`, projected to the ordered rel's target. */
 static Path *
-MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, List *priv,
-				int key_words, uint64 bound)
+MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double input_rows,
+				List *priv, int key_words, uint64 bound, double staging_share)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -152,12 +166,51 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, List *p
 	cpath->path.parallel_safe = input->parallel_safe;
 	cpath->path.parallel_workers = input->parallel_workers;
 	cpath->path.pathkeys = root->sort_pathkeys;
-	CostGpuSort(&cpath->path, input, key_words * (int) sizeof(uint64), bound);
+	CostGpuSort(&cpath->path, input, input_rows, key_words * (int) sizeof(uint64), bound,
+				staging_share);
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
 	cpath->custom_private = priv;
 	cpath->methods = &gpu_sort_path_methods;
 	return &cpath->path;
+}
+
+/*
+ * One GpuSort over the rows that parallel workers (and the leader) read into
+ * shared memory (gpu_stage.h): GpuSort -> Gather -> GpuStage -> the cheapest
+ * partial path, computing the serial input's columns, so that the key
+ * columns found for the serial path hold.  The executor's tuple rate no
+ * longer bounds the reading; one device context sorts every row, and no
+ * Gather Merge compares rows.  Staged rows are all in memory before the
+ * sort starts and cannot be spilled, so the path is offered only when the
+ * estimated input fits gpuops.host_memory_limit.
+ */
+static void
+AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel,
+					 Path *input, List *priv, int key_words, uint64 bound)
+{
+	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
+	double		rows = Max(input->rows, 1.0);
+	Path	   *gather;
+	Path	   *path;
+
+	if (!gpuops_enable_parallel_staging || input_rel->partial_pathlist == NIL)
+		return;
+	if (rows * (input->pathtarget->width + GPUSORT_ROW_OVERHEAD) > GpuopsHostMemoryLimit())
+		return;
+	gather = GpuStageGatherPath(root, input_rel, (Path *) linitial(input_rel->partial_pathlist),
+								input->pathtarget->exprs);
+	if (gather == NULL)
+		return;
+	path = MakeGpuSortPath(root, ordered_rel, gather, input->rows, priv, key_words, bound,
+						   GPUSORT_STAGED_LEADER_SHARE);
+	/* it has a Gather below: it cannot run in a worker itself */
+	path->parallel_safe = false;
+	path->parallel_workers = 0;
+	path->pathtarget = input->pathtarget;
+	if (final_target != NULL && path->pathtarget != final_target)
+		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
+	add_path(ordered_rel, path);
 }
 
 void
@@ -222,7 +275,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		key_words += 1 + gpuops_key_value_words(kind);
 	}
 
-	path = MakeGpuSortPath(root, ordered_rel, input, priv, key_words, bound);
+	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0);
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -230,6 +283,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	if (final_target != NULL && path->pathtarget != final_target)
 		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
 	add_path(ordered_rel, path);
+	AddStagedGpuSortPath(root, input_rel, ordered_rel, input, priv, key_words, bound);
 
 	/*
 	 * In parallel: every worker (and the leader) sorts its share of the
@@ -250,7 +304,8 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 				FindSortColumn((PathKey *) lfirst(lc), input->pathtarget, &type);
 		if (!same_columns || pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
 			return;
-		path = MakeGpuSortPath(root, ordered_rel, partial, priv, key_words, bound);
+		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,
+							   bound, 1.0);
 		path->startup_cost += gpuops_parallel_startup_cost;
 		path->total_cost += gpuops_parallel_startup_cost;
 		total_groups = partial->rows * partial->parallel_workers;

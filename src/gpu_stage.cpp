@@ -297,6 +297,12 @@ GpuStageCollect(GpuStageState *st, GpuopsRowStore *store)
 	list_free(partial);
 }
 
+Size
+GpuStageBytes(GpuStageState *st)
+{
+	return (Size) (st->shared ? st->shared->bytes : st->bytes);
+}
+
 GpuStageState *
 GpuStageBelow(PlanState *child)
 {

@@ -60,6 +60,9 @@ extern GpuStageState *GpuStageBelow(PlanState *child);
 /* After Gather is exhausted: moves every staged row into store (empty or unused). */
 extern void GpuStageCollect(GpuStageState *stage, GpuopsRowStore *store);
 
+/* Bytes of the chunks staged so far (shared or local), for EXPLAIN. */
+extern Size GpuStageBytes(GpuStageState *stage);
+
 extern void GpuStageRegister(void);
 
 #endif
