@@ -46,6 +46,11 @@ QUERIES=(
   "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
   "sort_runs|SELECT * FROM {T} ORDER BY k|SET gpuops.device_memory_limit = '512MB'"
+  # in memory (a 48GB limit lets GpuSort take the 50M rows) without parallel staging: one
+  # backend reads the rows; with it (the *_inmem rows) workers stage them into shared memory
+  "sort_all_unstaged|SELECT * FROM {T} ORDER BY k|SET gpuops.host_memory_limit = '48GB'; SET gpuops.enable_parallel_staging = off"
+  "sort_text_inmem|SELECT * FROM {T} ORDER BY t COLLATE \"C\"|SET gpuops.host_memory_limit = '48GB'"
+  "sort_g_kdesc_inmem|SELECT * FROM {T} ORDER BY g, k DESC|SET gpuops.host_memory_limit = '48GB'"
   "join_count|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id"
   "join_count_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   "join_cols_gpu|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
