@@ -770,6 +770,36 @@ extern GpuopsStatus gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols
 									   const uint32_t *order, uint64_t n,
 									   unsigned batch_shift) GPUOPS_NOEXCEPT;
 
+/*
+ * Variable-length values in output order.  After the gather, a column of
+ * pointers is in output order but the values it points to are not: emitting
+ * rows would read them at random, a cache and TLB miss per row on one
+ * thread.  gpuops_host_value_bytes measures the n values ptrs[i] (rows whose
+ * bit is set in nulls, which may be NULL, are skipped), each rounded up to
+ * 8 bytes, per range of rows into pack (pack->bytes: the total);
+ * gpuops_host_pack_values then copies them, in order, into `arena`
+ * (pack->bytes, 8-byte aligned, allocated by the caller in between) and
+ * points ptrs[i] at the copies.  value_size returns a value's size in bytes
+ * from its first bytes; it must be pure (it runs on helper threads).
+ */
+#define GPUOPS_PACK_RANGES 64
+
+typedef size_t (*GpuopsValueSize) (const char *value);
+
+typedef struct GpuopsValuePack
+{
+	uint64_t	bytes;
+	uint64_t	range_bytes[GPUOPS_PACK_RANGES];
+} GpuopsValuePack;
+
+extern GpuopsStatus gpuops_host_value_bytes(char *const *ptrs, const uint8_t *nulls, uint64_t n,
+											GpuopsValueSize value_size,
+											GpuopsValuePack *pack) GPUOPS_NOEXCEPT;
+extern GpuopsStatus gpuops_host_pack_values(char **ptrs, const uint8_t *nulls, uint64_t n,
+											GpuopsValueSize value_size,
+											const GpuopsValuePack *pack,
+											char *arena) GPUOPS_NOEXCEPT;
+
 /* Message of the last failure in this process (thread-local), never NULL. */
 extern const char *gpuops_last_error(void) GPUOPS_NOEXCEPT;
 

@@ -7,7 +7,11 @@
  * order costs a cache and TLB miss per column per row (measured: ~6x slower
  * than sequential emission), so the columns are gathered into output order
  * first.  Each gather is independent random reads and sequential writes;
- * several threads keep more misses in flight.  The threads touch only the
+ * several threads keep more misses in flight.  Variable-length values are
+ * then copied into output order too (pack): emission reads them one per
+ * row, and at random they cost it a miss each (measured at 50M rows: 2.9 s
+ * of emission packed against 4.0 s, for 0.45 s more packing on 16 threads;
+ * 3.6 s against 8.6 s when sorting by the text).  The threads touch only the
  * arrays handed in: no PostgreSQL state, no allocation through PostgreSQL.
  */
 #include <algorithm>
@@ -23,7 +27,7 @@ namespace {
 
 /* Below this many elements a helper thread costs more than it saves. */
 constexpr uint64_t kMinPerThread = 1 << 18;
-constexpr unsigned kMaxThreads = 8;
+constexpr unsigned kMaxThreads = 16;
 
 template <typename T>
 void
@@ -71,6 +75,67 @@ gather_any(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo,
 	}
 }
 
+/*
+ * Threads for `work` elements of memory work: the process's other work
+ * (parallel workers, the device) is done by the time these run, so up to
+ * every hardware thread, but none for less than kMinPerThread elements.
+ */
+unsigned
+thread_count(uint64_t work)
+{
+	unsigned	hw = std::thread::hardware_concurrency();
+
+	return std::min<unsigned>({kMaxThreads, std::max(hw, 1u),
+		static_cast<unsigned>(std::max<uint64_t>(1, work / kMinPerThread))});
+}
+
+/*
+ * Runs fn(first, step) on nthreads threads (this one included), each taking
+ * every step-th work item from `first`; if no more threads can be had, the
+ * started ones finish and this thread does everything.
+ */
+template <typename Fn>
+void
+run_threads(unsigned nthreads, const Fn &fn)
+{
+	std::vector<std::thread> threads;
+
+	try
+	{
+		for (unsigned t = 1; t < nthreads; t++)
+			threads.emplace_back(fn, t, nthreads);
+	}
+	catch (const std::system_error &)
+	{
+		for (std::thread &th : threads)
+			th.join();
+		fn(0, 1);
+		return;
+	}
+	fn(0, nthreads);
+	for (std::thread &th : threads)
+		th.join();
+}
+
+inline bool
+is_null(const uint8_t *nulls, uint64_t i)
+{
+	return nulls != nullptr && (nulls[i >> 3] & (1u << (i & 7))) != 0;
+}
+
+inline uint64_t
+align8(uint64_t x)
+{
+	return (x + 7) & ~static_cast<uint64_t>(7);
+}
+
+/* Row range r of GPUOPS_PACK_RANGES equal ones. */
+inline uint64_t
+range_start(uint64_t n, unsigned r)
+{
+	return n / GPUOPS_PACK_RANGES * r + std::min<uint64_t>(r, n % GPUOPS_PACK_RANGES);
+}
+
 }								/* namespace */
 }								/* namespace gpuops */
 
@@ -82,9 +147,7 @@ gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols, const uint32_t *or
 
 	return guarded([&]() {
 		uint64_t	work = n * static_cast<uint64_t>(ncols > 0 ? ncols : 1);
-		unsigned	hw = std::thread::hardware_concurrency();
-		unsigned	nthreads = std::min<unsigned>({kMaxThreads, hw > 1 ? hw / 2 : 1,
-			static_cast<unsigned>(std::max<uint64_t>(1, work / kMinPerThread))});
+		unsigned	nthreads = thread_count(work);
 		/* work items: (column, row range) slices of about equal size */
 		uint64_t	slice = std::max<uint64_t>(kMinPerThread, (n + nthreads - 1) / nthreads);
 		std::vector<std::pair<int, uint64_t>> items;
@@ -92,33 +155,76 @@ gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols, const uint32_t *or
 		for (int c = 0; c < ncols; c++)
 			for (uint64_t lo = 0; lo < n; lo += slice)
 				items.emplace_back(c, lo);
-		auto		run = [&](size_t first, size_t step) {
+		run_threads(nthreads, [&](size_t first, size_t step) {
 			for (size_t k = first; k < items.size(); k += step)
 			{
 				uint64_t	lo = items[k].second;
 
 				gather_any(cols[items[k].first], order, lo, std::min(n, lo + slice), batch_shift);
 			}
-		};
-		std::vector<std::thread> threads;
+		});
+		return GPUOPS_OK;
+	});
+}
 
-		try
+extern "C" GpuopsStatus
+gpuops_host_value_bytes(char *const *ptrs, const uint8_t *nulls, uint64_t n,
+						GpuopsValueSize value_size, GpuopsValuePack *pack) noexcept
+{
+	using namespace gpuops;
+
+	return guarded([&]() {
+		run_threads(thread_count(n), [&](size_t first, size_t step) {
+			for (size_t r = first; r < GPUOPS_PACK_RANGES; r += step)
+			{
+				uint64_t	bytes = 0;
+
+				for (uint64_t i = range_start(n, r); i < range_start(n, r + 1); i++)
+					if (!is_null(nulls, i))
+						bytes += align8(value_size(ptrs[i]));
+				pack->range_bytes[r] = bytes;
+			}
+		});
+		pack->bytes = 0;
+		for (unsigned r = 0; r < GPUOPS_PACK_RANGES; r++)
+			pack->bytes += pack->range_bytes[r];
+		return GPUOPS_OK;
+	});
+}
+
+extern "C" GpuopsStatus
+gpuops_host_pack_values(char **ptrs, const uint8_t *nulls, uint64_t n, GpuopsValueSize value_size,
+						const GpuopsValuePack *pack, char *arena) noexcept
+{
+	using namespace gpuops;
+
+	return guarded([&]() {
+		uint64_t	offsets[GPUOPS_PACK_RANGES];
+		uint64_t	at = 0;
+
+		for (unsigned r = 0; r < GPUOPS_PACK_RANGES; r++)
 		{
-			for (unsigned t = 1; t < nthreads; t++)
-				threads.emplace_back(run, t, nthreads);
+			offsets[r] = at;
+			at += pack->range_bytes[r];
 		}
-		catch (const std::system_error &)
-		{
-			/* no more threads to be had: finish the started ones, do it all here */
-			for (std::thread &th : threads)
-				th.join();
-			threads.clear();
-			run(0, 1);
-			return GPUOPS_OK;
-		}
-		run(0, nthreads);
-		for (std::thread &th : threads)
-			th.join();
+		run_threads(thread_count(n), [&](size_t first, size_t step) {
+			for (size_t r = first; r < GPUOPS_PACK_RANGES; r += step)
+			{
+				char	   *dst = arena + offsets[r];
+
+				for (uint64_t i = range_start(n, r); i < range_start(n, r + 1); i++)
+				{
+					size_t		len;
+
+					if (is_null(nulls, i))
+						continue;
+					len = value_size(ptrs[i]);
+					memcpy(dst, ptrs[i], len);
+					ptrs[i] = dst;
+					dst += align8(len);
+				}
+			}
+		});
 		return GPUOPS_OK;
 	});
 }

@@ -59,10 +59,35 @@ GpuopsRowStoreReset(GpuopsRowStore *store)
 	store->nrows = 0;
 	store->arena = NULL;
 	store->arena_used = store->arena_size = 0;
+	store->arena_chunks = NULL;
+	store->arena_sizes = NULL;
+	store->arena_nchunks = store->arena_maxchunks = store->arena_current = 0;
 	store->permuted = false;
 	store->out_rows = 0;
 	store->out_values = NULL;
 	store->out_nulls = NULL;
+}
+
+void
+GpuopsRowStoreRecycle(GpuopsRowStore *store)
+{
+	if (store->nbatches > 1 || (store->nbatches == 1 && store->batches[0]->foreign) ||
+		store->permuted)
+		elog(ERROR, "gpuops: only a store of one batch of its own can be recycled");
+	if (store->nbatches == 1)
+	{
+		GpuopsBatch *batch = store->batches[0];
+
+		for (int c = 0; c < store->ncols; c++)
+			if (batch->nulls[c])
+				memset(batch->nulls[c], 0, (batch->capacity + 7) / 8);
+		batch->nrows = 0;
+	}
+	store->nrows = 0;
+	store->arena_current = 0;
+	store->arena = store->arena_nchunks > 0 ? store->arena_chunks[0] : NULL;
+	store->arena_size = store->arena_nchunks > 0 ? store->arena_sizes[0] : 0;
+	store->arena_used = 0;
 }
 
 void
@@ -211,10 +236,37 @@ ArenaAlloc(GpuopsRowStore *store, Size len)
 	{
 		Size		size = Max((Size) ARENA_CHUNK, need);
 
+		/* after a recycle: the next chunk already there, when it is large enough */
+		if (store->arena != NULL && store->arena_current + 1 < store->arena_nchunks &&
+			store->arena_sizes[store->arena_current + 1] >= need)
+		{
+			store->arena_current++;
+			store->arena = store->arena_chunks[store->arena_current];
+			store->arena_size = store->arena_sizes[store->arena_current];
+			store->arena_used = 0;
+			goto have_room;
+		}
+		if (store->arena_nchunks == store->arena_maxchunks)
+		{
+			int			n = Max(16, store->arena_maxchunks * 2);
+
+			store->arena_chunks = (char **) (store->arena_chunks
+											 ? repalloc(store->arena_chunks, n * sizeof(char *))
+											 : MemoryContextAlloc(store->cxt, n * sizeof(char *)));
+			store->arena_sizes = (Size *) (store->arena_sizes
+										   ? repalloc(store->arena_sizes, n * sizeof(Size))
+										   : MemoryContextAlloc(store->cxt, n * sizeof(Size)));
+			store->arena_maxchunks = n;
+		}
 		store->arena = (char *) MemoryContextAllocHuge(store->cxt, size);
 		store->arena_size = size;
 		store->arena_used = 0;
+		/* a chunk not reused goes at the end: later recycles reach it last */
+		store->arena_chunks[store->arena_nchunks] = store->arena;
+		store->arena_sizes[store->arena_nchunks] = size;
+		store->arena_current = store->arena_nchunks++;
 	}
+have_room:
 	p = store->arena + store->arena_used;
 	store->arena_used += need;
 	return p;
@@ -305,6 +357,47 @@ GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot 
 	store->nrows++;
 }
 
+/* Sizes of a varlena and of a cstring value, for the packing threads: pure. */
+static size_t
+VarlenaValueSize(const char *p)
+{
+	return VARSIZE_ANY(p);
+}
+
+static size_t
+CstringValueSize(const char *p)
+{
+	return strlen(p) + 1;
+}
+
+/*
+ * Copies the variable-length values of an output column (pointers already
+ * in output order) into one new arena in that order, so that emitting rows
+ * reads them sequentially.  The old copies stay where they are (arena
+ * chunks, or staged shared memory) until the store is reset.
+ */
+static void
+PackValues(GpuopsRowStore *store, int c, uint64 n)
+{
+	GpuopsValueSize size = store->cols[c].typlen == -2 ? CstringValueSize : VarlenaValueSize;
+	GpuopsValuePack pack;
+	char	   *arena;
+	GpuopsStatus rc;
+
+	if (n == 0)
+		return;
+	rc = gpuops_host_value_bytes((char *const *) store->out_values[c], store->out_nulls[c], n,
+								 size, &pack);
+	if (rc == GPUOPS_OK)
+	{
+		arena = (char *) MemoryContextAllocHuge(store->cxt, Max(pack.bytes, 8));
+		rc = gpuops_host_pack_values((char **) store->out_values[c], store->out_nulls[c], n,
+									 size, &pack, arena);
+	}
+	if (rc != GPUOPS_OK)
+		GpuopsRaiseStatus("reordering result values", rc);
+}
+
 void
 GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 {
@@ -358,6 +451,8 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 			}
 			store->out_nulls[c] = bm;
 		}
+		if (store->cols[c].by_pointer)
+			PackValues(store, c, n);
 		/* the batch arrays of this column are not needed any more */
 		for (int b = 0; b < store->nbatches; b++)
 		{
@@ -429,6 +524,9 @@ GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
 	kept.nrows = 0;
 	kept.arena = NULL;
 	kept.arena_used = kept.arena_size = 0;
+	kept.arena_chunks = NULL;
+	kept.arena_sizes = NULL;
+	kept.arena_nchunks = kept.arena_maxchunks = kept.arena_current = 0;
 	for (uint64 i = 0; i < n; i++)
 	{
 		uint64		row = order[i];

@@ -61,6 +61,12 @@ typedef struct GpuopsRowStore
 	char	   *arena;			/* current arena chunk */
 	Size		arena_used;
 	Size		arena_size;
+	/* every arena chunk, in order, for GpuopsRowStoreRecycle to fill again */
+	char	  **arena_chunks;
+	Size	   *arena_sizes;
+	int			arena_nchunks;
+	int			arena_maxchunks;
+	int			arena_current;	/* index of `arena` in arena_chunks */
 
 	/*
 	 * After GpuopsRowStorePermute: every column as one contiguous array in
@@ -77,6 +83,14 @@ extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc,
 							   MemoryContext parent);
 extern void GpuopsRowStoreReset(GpuopsRowStore *store);
 extern void GpuopsRowStoreFree(GpuopsRowStore *store);
+
+/*
+ * Empties a store of at most one batch (its own, not adopted) but keeps that
+ * batch's arrays and the arena's chunks for the rows that follow: a staging
+ * buffer filled and flushed many times allocates (and faults in) its memory
+ * once, not once per fill.
+ */
+extern void GpuopsRowStoreRecycle(GpuopsRowStore *store);
 
 /* The batch rows are appended to, starting a new one when the last is full. */
 extern GpuopsBatch *GpuopsRowStoreOpenBatch(GpuopsRowStore *store);

@@ -10,6 +10,8 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
@@ -186,6 +188,12 @@ PrewarmExit(int code, Datum arg)
 void
 GpuopsPrewarmDevice(int eflags)
 {
+	GpuopsPrewarmDeviceFor(eflags, IsInParallelMode());
+}
+
+void
+GpuopsPrewarmDeviceFor(int eflags, bool shared)
+{
 	static bool exit_hook = false;
 	GpuopsSettings settings;
 
@@ -197,7 +205,7 @@ GpuopsPrewarmDevice(int eflags)
 		on_proc_exit(PrewarmExit, (Datum) 0);
 		exit_hook = true;
 	}
-	settings = GpuopsCurrentSettings();
+	settings = GpuopsSettingsFor(shared);
 	gpuops_cuda_prewarm(&settings);
 }
 

@@ -44,4 +44,7 @@ extern void GpuopsWaitForDevice(void);
 /* At a node's executor start: begin starting the GPU while the input is read. */
 extern void GpuopsPrewarmDevice(int eflags);
 
+/* The same with the settings of GpuopsSettingsFor(shared). */
+extern void GpuopsPrewarmDeviceFor(int eflags, bool shared);
+
 #endif

@@ -19,6 +19,8 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include "commands/explain.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -197,7 +199,7 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 static GpuopsStatus
 Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 {
-	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
 	GpuopsAggSpec spec;
 	GpuopsStatus rc;
 	uint64		n = st->store.nrows;
@@ -451,7 +453,11 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	TupleDesc	desc = ExecGetResultType(child);
 
 	node->custom_ps = list_make1(child);
-	GpuopsPrewarmDevice(eflags);
+	st->stage = GpuStageBelow(child);
+	/* over GpuStage the workers only read rows: the device is this process's alone */
+	st->device_shared = st->stage != NULL ? GpuStageWorkersUseDevice(st->stage)
+		: IsInParallelMode();
+	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
 	/* the device reads argument columns raw: their widths must be the kinds' */
 	for (int a = 0; a < st->naggs; a++)
 	{
@@ -463,7 +469,6 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	}
 	GpuopsRowStoreInit(&st->store, desc, estate->es_query_cxt);
 	st->source = GpuopsChildPlanSource(child);
-	st->stage = GpuStageBelow(child);
 	st->scratch_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg batch",
 											ALLOCSET_DEFAULT_SIZES);
 	st->dict_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg dictionaries",

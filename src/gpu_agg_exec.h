@@ -66,6 +66,7 @@ typedef struct GpuAggState
 	GpuopsRowStore store;
 	GpuopsBatchSource *source;
 	GpuStageState *stage;		/* the input staged by parallel workers, or NULL */
+	bool		device_shared;	/* other processes of the query use the device too */
 	GpuAggDevice *dev;
 	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
 	MemoryContext dict_cxt;		/* dictionaries and their row numbers */

@@ -23,6 +23,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -90,6 +91,7 @@ typedef struct GpuSortState
 
 	GpuopsBatchSource *source;
 	GpuStageState *stage;		/* the child is a Gather of GpuStage, else NULL */
+	bool		device_shared;	/* other processes of the query use the device too */
 	GpuopsRowStore store;
 	GpuSortDevice *dev;
 	bool		healthy;		/* the device has not failed during this sort */
@@ -117,6 +119,7 @@ typedef struct GpuSortState
 	char	   *fallback;		/* why it fell back, or NULL */
 	GpuopsStats stats;
 	double		staging_ms;
+	double		reorder_ms;		/* laying the columns out in output order */
 	Size		host_memory;
 	uint64		tie_runs;		/* runs re-sorted with the comparator */
 	uint64		compactions;	/* bounded: times the store was cut to `bound` rows */
@@ -139,7 +142,7 @@ DeviceRelease(void *arg)
 static GpuopsStatus
 DeviceBegin(GpuSortState *st, const GpuopsBackend *backend, bool primary)
 {
-	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
 	GpuopsSortSpec spec;
 
 	DeviceRelease(st->dev);
@@ -717,7 +720,11 @@ GpuSortExecute(GpuSortState *st)
 	sorted = SortStoredRows(st);
 	st->norder = st->bound ? Min(st->bound, st->store.nrows) : st->store.nrows;
 	/* rows go out in order: lay the columns out in that order first */
+	INSTR_TIME_SET_CURRENT(t0);
 	GpuopsRowStorePermute(&st->store, sorted, st->norder);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	st->reorder_ms += INSTR_TIME_GET_MILLISEC(t1);
 	pfree(sorted);
 	if (st->spill)
 		BeginSpillMerge(st);
@@ -819,13 +826,19 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	PlanState  *child;
 
-	GpuopsPrewarmDevice(eflags);
 	/* the store holds every row: the child never needs to go backward */
 	child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate,
 						 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
 	node->custom_ps = list_make1(child);
 	st->source = GpuopsChildPlanSource(child);
 	st->stage = GpuStageBelow(child);
+	/*
+	 * Over GpuStage the workers only read rows: the device budget and the
+	 * pinned pool are this process's alone, not a share of them.
+	 */
+	st->device_shared = st->stage != NULL ? GpuStageWorkersUseDevice(st->stage)
+		: IsInParallelMode();
+	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 					   estate->es_query_cxt);
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
@@ -958,6 +971,7 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		GpuopsExplainDeviceRun(es, st->backend_name, st->fallback, &st->stats,
 							   st->staging_ms, st->host_memory);
+		ExplainPropertyFloat("Reorder Time", "ms", st->reorder_ms, 3, es);
 		if (st->has_prefix_keys)
 			ExplainPropertyInteger("Tie Runs", NULL, (int64) st->tie_runs, es);
 		if (st->bound)

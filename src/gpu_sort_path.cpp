@@ -6,8 +6,9 @@
  * Called from the create_upper_paths_hook at UPPERREL_ORDERED.  The path
  * sorts the cheapest input path, and in parallel the cheapest partial path
  * below a Gather Merge; PostgreSQL's add_path keeps whichever of its sorts
- * and GpuSort is cheaper.  With a constant LIMIT the sort is bounded
- * (top-N).  Anything gpuops cannot sort exactly as
+ * and GpuSort is cheaper; and one GpuSort over the rows parallel workers
+ * staged into shared memory (GpuStage).  With a constant LIMIT the sort is
+ * bounded (top-N).  Anything gpuops cannot sort exactly as
  * PostgreSQL would (types, orderings, several keys for now) is left alone.
  */
 extern "C" {

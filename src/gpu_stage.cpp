@@ -18,6 +18,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -209,7 +210,7 @@ ExecGpuStageImpl(CustomScanState *node)
 		if (batch->nrows == GPUOPS_BATCH_ROWS || (st->done && batch->nrows > 0))
 		{
 			Flush(st, batch);
-			GpuopsRowStoreReset(&st->store);
+			GpuopsRowStoreRecycle(&st->store);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -295,6 +296,28 @@ GpuStageCollect(GpuStageState *st, GpuopsRowStore *store)
 		CHECK_FOR_INTERRUPTS();
 	}
 	list_free(partial);
+}
+
+static bool
+FindDeviceNode(PlanState *ps, void *context)
+{
+	if (ps == NULL)
+		return false;
+	if (IsA(ps, CustomScanState))
+	{
+		const char *name = ((CustomScanState *) ps)->methods->CustomName;
+
+		if (strncmp(name, "Gpu", 3) == 0 && strcmp(name, GPUSTAGE_NAME) != 0)
+			return true;
+	}
+	/* PostgreSQL 15 declares walkers without prototypes */
+	return planstate_tree_walker(ps, (bool (*) ()) (void (*) (void)) FindDeviceNode, context);
+}
+
+bool
+GpuStageWorkersUseDevice(GpuStageState *st)
+{
+	return FindDeviceNode((PlanState *) linitial(st->css.custom_ps), NULL);
 }
 
 Size

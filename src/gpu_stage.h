@@ -60,6 +60,13 @@ extern GpuStageState *GpuStageBelow(PlanState *child);
 /* After Gather is exhausted: moves every staged row into store (empty or unused). */
 extern void GpuStageCollect(GpuStageState *stage, GpuopsRowStore *store);
 
+/*
+ * Whether the plan below the GpuStage holds a gpuops node (other than
+ * GpuStage) that may use the device in the workers: if not, the node above
+ * the Gather has the device to itself (GpuopsSettingsFor(false)).
+ */
+extern bool GpuStageWorkersUseDevice(GpuStageState *stage);
+
 /* Bytes of the chunks staged so far (shared or local), for EXPLAIN. */
 extern Size GpuStageBytes(GpuStageState *stage);
 

@@ -179,6 +179,12 @@ GpuopsHostMemoryLimit(void)
 GpuopsSettings
 GpuopsCurrentSettings(void)
 {
+	return GpuopsSettingsFor(IsInParallelMode());
+}
+
+GpuopsSettings
+GpuopsSettingsFor(bool shared)
+{
 	GpuopsSettings s;
 
 	s.pinned_pool_bytes = (size_t) gpuops_pinned_pool_mb << 20;
@@ -193,7 +199,7 @@ GpuopsCurrentSettings(void)
 	 * stages only its part of the input; pinning is slow when many
 	 * processes do it at once).
 	 */
-	s.device_share = IsInParallelMode() ? (uint32_t) max_parallel_workers_per_gather + 1 : 1;
+	s.device_share = shared ? (uint32_t) max_parallel_workers_per_gather + 1 : 1;
 	if (s.device_share > 1)
 		s.pinned_pool_bytes = Min(s.pinned_pool_bytes,
 								  Max(s.pinned_pool_bytes / s.device_share, (size_t) 32 << 20));

@@ -51,4 +51,11 @@ extern Size GpuopsHostMemoryLimit(void);
 /* The settings the device layer needs, from the current GUC values. */
 extern GpuopsSettings GpuopsCurrentSettings(void);
 
+/*
+ * The same, for a node that knows whether other processes of its query use
+ * the device at the same time (shared) or not: a node above a Gather of
+ * GpuStage whose workers run no gpuops device node is alone.
+ */
+extern GpuopsSettings GpuopsSettingsFor(bool shared);
+
 #endif
