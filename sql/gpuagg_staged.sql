@@ -5,6 +5,9 @@
 -- result is compared with PostgreSQL's own as text.
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
+-- no staging cost: the staged plan beats PostgreSQL's partial aggregation
+-- even for these small tables
+SET gpuops.tuple_cost = 0;
 SET gpuops.cpu_fallback = off;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -25,7 +28,7 @@ LANGUAGE plpgsql AS $$
 DECLARE j jsonb := explain_json(q); agg jsonb; stage jsonb;
 BEGIN
   agg := j->0->'Plan';
-  WHILE agg->>'Custom Plan Provider' IS DISTINCT FROM 'GpuAgg' LOOP
+  WHILE agg IS NOT NULL AND agg->>'Custom Plan Provider' IS DISTINCT FROM 'GpuAgg' LOOP
     agg := agg->'Plans'->0;
   END LOOP;
   stage := agg->'Plans'->0->'Plans'->0;
