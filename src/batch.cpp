@@ -491,21 +491,28 @@ GpuopsRowStorePrefetchOutput(const GpuopsRowStore *store, uint64 i)
 void
 GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot)
 {
+	/* locals: the bool stores below would make the compiler reload store's fields */
+	const int	ncols = store->ncols;
+	const GpuopsColumnDesc *cols = store->cols;
+	char	   *const *out_values = store->out_values;
+	uint8	   *const *out_nulls = store->out_nulls;
+	Datum	   *values = slot->tts_values;
+	bool	   *isnull = slot->tts_isnull;
+
 	ExecClearTuple(slot);
-	for (int c = 0; c < store->ncols; c++)
+	for (int c = 0; c < ncols; c++)
 	{
-		const GpuopsColumnDesc *col = &store->cols[c];
-		const char *src = store->out_values[c] + i * col->width;
-		const uint8 *bm = store->out_nulls[c];
+		const GpuopsColumnDesc *col = &cols[c];
+		const uint8 *bm = out_nulls[c];
 
 		if (bm && (bm[i >> 3] & (1 << (i & 7))))
 		{
-			slot->tts_values[c] = (Datum) 0;
-			slot->tts_isnull[c] = true;
+			values[c] = (Datum) 0;
+			isnull[c] = true;
 			continue;
 		}
-		slot->tts_isnull[c] = false;
-		slot->tts_values[c] = GpuopsColumnDatum(col, src);
+		isnull[c] = false;
+		values[c] = GpuopsColumnDatum(col, out_values[c] + i * col->width);
 	}
 	ExecStoreVirtualTuple(slot);
 }
