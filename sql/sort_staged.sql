@@ -99,6 +99,8 @@ RESET enable_sort;
 SET gpuops.cpu_fallback = on;
 SET gpuops.fault_injection = kernel_error;
 SELECT check_staged_sort('SELECT a4 AS k1, id AS k2, pad FROM sort_src ORDER BY a4 NULLS FIRST, id', 2);
+SELECT j ? 'Fallback' AS fell_back, j->>'Backend' AS backend, j->>'Rows' AS rows
+FROM gpusort_analyze('SELECT * FROM sort_src ORDER BY a4') j;
 RESET gpuops.fault_injection;
 SET gpuops.cpu_fallback = off;
 

@@ -232,20 +232,20 @@ ArenaAlloc(GpuopsRowStore *store, Size len)
 	Size		need = MAXALIGN(len);
 	char	   *p;
 
+	/* after a recycle: the next chunk already there, when it is large enough */
+	if (store->arena != NULL && store->arena_used + need > store->arena_size &&
+		store->arena_current + 1 < store->arena_nchunks &&
+		store->arena_sizes[store->arena_current + 1] >= need)
+	{
+		store->arena_current++;
+		store->arena = store->arena_chunks[store->arena_current];
+		store->arena_size = store->arena_sizes[store->arena_current];
+		store->arena_used = 0;
+	}
 	if (store->arena == NULL || store->arena_used + need > store->arena_size)
 	{
 		Size		size = Max((Size) ARENA_CHUNK, need);
 
-		/* after a recycle: the next chunk already there, when it is large enough */
-		if (store->arena != NULL && store->arena_current + 1 < store->arena_nchunks &&
-			store->arena_sizes[store->arena_current + 1] >= need)
-		{
-			store->arena_current++;
-			store->arena = store->arena_chunks[store->arena_current];
-			store->arena_size = store->arena_sizes[store->arena_current];
-			store->arena_used = 0;
-			goto have_room;
-		}
 		if (store->arena_nchunks == store->arena_maxchunks)
 		{
 			int			n = Max(16, store->arena_maxchunks * 2);
@@ -266,7 +266,6 @@ ArenaAlloc(GpuopsRowStore *store, Size len)
 		store->arena_sizes[store->arena_nchunks] = size;
 		store->arena_current = store->arena_nchunks++;
 	}
-have_room:
 	p = store->arena + store->arena_used;
 	store->arena_used += need;
 	return p;

@@ -19,7 +19,6 @@
 extern "C" {
 #include "postgres.h"
 
-#include "access/xact.h"
 
 #include "commands/explain.h"
 #include "common/hashfn.h"
@@ -455,8 +454,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	node->custom_ps = list_make1(child);
 	st->stage = GpuStageBelow(child);
 	/* over GpuStage the workers only read rows: the device is this process's alone */
-	st->device_shared = st->stage != NULL ? GpuStageWorkersUseDevice(st->stage)
-		: IsInParallelMode();
+	st->device_shared = GpuStageDeviceShared(st->stage);
 	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
 	/* the device reads argument columns raw: their widths must be the kinds' */
 	for (int a = 0; a < st->naggs; a++)

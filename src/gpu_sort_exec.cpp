@@ -23,7 +23,6 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/detoast.h"
-#include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -836,8 +835,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	 * Over GpuStage the workers only read rows: the device budget and the
 	 * pinned pool are this process's alone, not a share of them.
 	 */
-	st->device_shared = st->stage != NULL ? GpuStageWorkersUseDevice(st->stage)
-		: IsInParallelMode();
+	st->device_shared = GpuStageDeviceShared(st->stage);
 	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 					   estate->es_query_cxt);

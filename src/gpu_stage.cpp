@@ -13,6 +13,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -319,9 +320,10 @@ FindDeviceNode(PlanState *ps, void *context)
 }
 
 bool
-GpuStageWorkersUseDevice(GpuStageState *st)
+GpuStageDeviceShared(GpuStageState *st)
 {
-	return FindDeviceNode((PlanState *) linitial(st->css.custom_ps), NULL);
+	return IsInParallelMode() &&
+		(st == NULL || FindDeviceNode((PlanState *) linitial(st->css.custom_ps), NULL));
 }
 
 Size

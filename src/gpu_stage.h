@@ -61,11 +61,12 @@ extern GpuStageState *GpuStageBelow(PlanState *child);
 extern void GpuStageCollect(GpuStageState *stage, GpuopsRowStore *store);
 
 /*
- * Whether the plan below the GpuStage holds a gpuops node (other than
- * GpuStage) that may use the device in the workers: if not, the node above
- * the Gather has the device to itself (GpuopsSettingsFor(false)).
+ * Whether a node over `stage` (NULL: over no GpuStage) shares the device
+ * with other processes of its query, for GpuopsSettingsFor: in parallel
+ * mode, unless it is above a GpuStage whose subplan holds no gpuops node
+ * that may use the device in the workers.
  */
-extern bool GpuStageWorkersUseDevice(GpuStageState *stage);
+extern bool GpuStageDeviceShared(GpuStageState *stage);
 
 /* Bytes of the chunks staged so far (shared or local), for EXPLAIN. */
 extern Size GpuStageBytes(GpuStageState *stage);

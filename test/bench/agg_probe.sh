@@ -7,13 +7,11 @@
 set -u
 N=${1:-50000000}
 q() { psql -X -q -At "$@"; }
+. "$(dirname "$0")/lib.sh"
 q -c "CREATE EXTENSION IF NOT EXISTS gpuops"
 q -c "CREATE UNLOGGED TABLE p (id int8, k int8, g int4, v int4, t text)"
-for i in 0 1 2 3 4 5 6 7; do
-  lo=$(( i * N / 8 + 1 )); hi=$(( (i + 1) * N / 8 ))
-  q -c "INSERT INTO p SELECT i, 0, floor(random() * 1000000)::int4, floor(random() * 2e9 - 1e9)::int4, '' FROM generate_series($lo::int8, $hi::int8) i" &
-done
-wait
+load_parallel p "$N" "i, 0, floor(random() * 1000000)::int4, floor(random() * 2e9 - 1e9)::int4, ''" \
+  || { echo "agg_probe.sh: loading p failed" >&2; exit 1; }
 q -c "VACUUM ANALYZE p" -c "ALTER TABLE p SET (parallel_workers = 8)"
 run() { echo "== $1"; psql -X -q -c "SET max_parallel_workers_per_gather = 8" -c "$2" -c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) $3" 2>&1 | grep -v "^ *Output:"; }
 run "pg global" "SET gpuops.enabled = off" "SELECT count(*), sum(v), avg(v) FROM p"

@@ -6,14 +6,12 @@
 set -u
 N=${1:-50000000}
 q() { psql -X -q -At "$@"; }
+. "$(dirname "$0")/lib.sh"
 q -c "CREATE EXTENSION IF NOT EXISTS gpuops"
 if [ "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'p'")" = 0 ]; then
   q -c "CREATE UNLOGGED TABLE p (id int8, g int4, v int4)"
-  for i in 0 1 2 3 4 5 6 7; do
-    lo=$(( i * N / 8 + 1 )); hi=$(( (i + 1) * N / 8 ))
-    q -c "INSERT INTO p SELECT i, floor(random() * 1000000)::int4, floor(random() * 2e9 - 1e9)::int4 FROM generate_series($lo::int8, $hi::int8) i" &
-  done
-  wait
+  load_parallel p "$N" "i, floor(random() * 1000000)::int4, floor(random() * 2e9 - 1e9)::int4" \
+    || { echo "agg_strategy.sh: loading p failed" >&2; exit 1; }
   q -c "VACUUM ANALYZE p"
 fi
 echo "| groups | strategy | kernel ms | copy ms | execution ms |"

@@ -160,7 +160,7 @@ printf '%s\n\n' "$header"
 declare -A READY=() RELOADED=()
 
 load_table() { # load_table ROWS
-  local n="$1" t="bench_$1" have chunk lo hi pids=() i rc=0
+  local n="$1" t="bench_$1" have
   have=$(q -c "select count(*) from $t" 2>/dev/null || true)
   if [ "${BENCH_RECREATE:-0}" != 1 ] && [ "$have" = "$n" ]; then
     echo "reusing $t ($n rows)" >&2; return 0
@@ -168,16 +168,9 @@ load_table() { # load_table ROWS
   echo "loading $t: $n rows in $JOBS parallel chunks ..." >&2
   local start=$SECONDS
   q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $t" -c "CREATE UNLOGGED TABLE $t (id int8, k int8, g int4, v int4, t text)" || return 1
-  chunk=$(( (n + JOBS - 1) / JOBS ))
-  for ((i = 0; i < JOBS; i++)); do
-    lo=$(( i * chunk + 1 )); hi=$(( (i + 1) * chunk )); [ "$hi" -gt "$n" ] && hi=$n
-    [ "$lo" -gt "$hi" ] && continue
-    q -c "INSERT INTO $t SELECT i, ((random() - 0.5) * 1.8e19)::int8, floor(random() * 1000000)::int4,
-            floor(random() * 2e9 - 1e9)::int4, md5(i::text) FROM generate_series($lo::int8, $hi::int8) i" &
-    pids+=($!)
-  done
-  for i in "${pids[@]}"; do wait "$i" || rc=1; done
-  [ "$rc" -eq 0 ] || { echo "bench.sh: loading $t failed" >&2; return 1; }
+  load_parallel "$t" "$n" "i, ((random() - 0.5) * 1.8e19)::int8, floor(random() * 1000000)::int4,
+            floor(random() * 2e9 - 1e9)::int4, md5(i::text)" "$JOBS" \
+    || { echo "bench.sh: loading $t failed" >&2; return 1; }
   q -c "VACUUM ANALYZE $t" -c "ALTER TABLE $t SET (parallel_workers = 8)" || return 1
   RELOADED[$t]=1
   echo "loaded $t in $((SECONDS - start))s ($(q -c "select pg_size_pretty(pg_table_size('$t'))"))" >&2

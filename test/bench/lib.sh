@@ -30,3 +30,18 @@ node_used() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 fmt_ms() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.1f", a; else print "n/a" }'; }
 
+
+# load_parallel TABLE N SELECT_LIST [JOBS]: inserts rows i = 1..N into TABLE,
+# SELECT_LIST computed from i, in JOBS (default 8) concurrent chunks; fails
+# when any chunk does.  Needs q (a psql function) from the caller.
+load_parallel() {
+  local table="$1" n="$2" cols="$3" jobs="${4:-8}" i lo hi pids=() rc=0
+  for ((i = 0; i < jobs; i++)); do
+    lo=$(( i * n / jobs + 1 )); hi=$(( (i + 1) * n / jobs ))
+    [ "$lo" -gt "$hi" ] && continue
+    q -c "INSERT INTO $table SELECT $cols FROM generate_series($lo::int8, $hi::int8) i" &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  return "$rc"
+}
