@@ -221,12 +221,16 @@ expr_float_to_int(double d, int width, int64_t *r)
 
 /*
  * Evaluates program `p` for one row or pair.  Outer and Inner give a
- * column's word and null flag (word(c), null(c)).
+ * column's word and null flag (word(c), null(c)).  With `value` set, the
+ * program's final value (a value program, such as an indexed nested
+ * loop's bound) is also returned there and in *value_null, unless the
+ * result is RECHECK.
  */
 template <class Outer, class Inner>
 GPUOPS_HD GpuopsExprResult
 expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
-		  const uint8_t *const_null, const Outer &outer, const Inner &inner)
+		  const uint8_t *const_null, const Outer &outer, const Inner &inner,
+		  uint64_t *value = nullptr, bool *value_null = nullptr)
 {
 	uint64_t	w[GPUOPS_EXPR_MAX_STACK];
 	bool		n[GPUOPS_EXPR_MAX_STACK];
@@ -514,7 +518,53 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				return GPUOPS_EXPR_RECHECK;
 		}
 	}
-	return (sp > 0 && !n[sp - 1] && w[sp - 1] != 0) ? GPUOPS_EXPR_TRUE : GPUOPS_EXPR_FALSE;
+	uint64_t	top = 0;
+	bool		top_null = true;
+
+	if (sp > 0)
+	{
+		top = w[sp - 1];
+		top_null = n[sp - 1];
+	}
+	if (value)
+	{
+		*value = top;
+		*value_null = top_null;
+	}
+	return (!top_null && top != 0) ? GPUOPS_EXPR_TRUE : GPUOPS_EXPR_FALSE;
+}
+
+/*
+ * Can this step stop a program with RECHECK (an operation PostgreSQL may
+ * fail)?  Conservative: only reading, comparing and the logic are sure not
+ * to.  The planner of the indexed nested loop uses it.
+ */
+inline bool
+expr_step_may_recheck(const GpuopsExprStep *s)
+{
+	switch (s->op)
+	{
+		case GPUOPS_EOP_OUTER:
+		case GPUOPS_EOP_INNER:
+		case GPUOPS_EOP_CONST:
+		case GPUOPS_EOP_CMP:
+		case GPUOPS_EOP_NOT:
+		case GPUOPS_EOP_AND:
+		case GPUOPS_EOP_OR:
+		case GPUOPS_EOP_JUMP_IF_FALSE:
+		case GPUOPS_EOP_JUMP_IF_TRUE:
+		case GPUOPS_EOP_JUMP_UNLESS_TRUE:
+		case GPUOPS_EOP_JUMP:
+		case GPUOPS_EOP_IS_NULL:
+		case GPUOPS_EOP_BOOL_TEST:
+		case GPUOPS_EOP_STORE:
+		case GPUOPS_EOP_LOAD:
+		case GPUOPS_EOP_POP:
+		case GPUOPS_EOP_PUSH_NULL:
+			return false;
+		default:
+			return true;
+	}
 }
 
 /*

@@ -595,12 +595,42 @@ typedef struct GpuopsExprColumns
  */
 #define GPUOPS_NL_RECHECK 0x80000000u
 
+/*
+ * Indexed nested loop (He et al.): when the predicate bounds one inner
+ * column by values of the outer row (`i.x BETWEEN o.lo AND o.hi`, `i.t >=
+ * o.t - 10`), each inner block is sorted on that column, and each outer
+ * row tests only the inner rows between its bounds, found by binary
+ * search.  The bounds are one-sided programs over the outer columns whose
+ * value (top of stack) is compared with the column's words: integer order
+ * for is_float 0, PostgreSQL's float order (NaN above everything, -0 ==
+ * 0) for 1.  A NULL bound leaves no candidate (the comparison is NULL); a
+ * bound the program cannot compute (RECHECK) makes every inner row of the
+ * block a candidate, so the full program and PostgreSQL decide as without
+ * the index.  Inner rows whose column is NULL are never in a range.  The
+ * planner guarantees that no other clause can raise an error on the pairs
+ * the range leaves out.  Candidates of an outer row come in the column's
+ * order (ties in row order), in chunks of nl_chunk_rows; first_only stops
+ * within each chunk as in the blocked loop.
+ */
+typedef struct GpuopsNestLoopIndex
+{
+	int			column;			/* inner program column; -1: no index */
+	int			is_float;
+	int			has_lower;		/* column > lower (lower_strict) or >= lower */
+	int			lower_strict;
+	int			has_upper;		/* column < upper (upper_strict) or <= upper */
+	int			upper_strict;
+	GpuopsExprProgram lower;
+	GpuopsExprProgram upper;
+} GpuopsNestLoopIndex;
+
 typedef struct GpuopsNestLoopSpec
 {
 	GpuopsExprProgram program;
 	int			outer_ncols;
 	int			inner_ncols;
 	int			first_only;
+	GpuopsNestLoopIndex index;
 } GpuopsNestLoopSpec;
 
 typedef struct GpuopsNestLoopStats

@@ -66,6 +66,119 @@ nl_probe_rows_for_budget(uint64_t budget, int ncols)
 	return (uint32_t) (rows < 256 ? 256 : rows > most ? most : rows);
 }
 
+/*
+ * Indexed nested loop (GpuopsNestLoopIndex).  The unsigned word whose
+ * order is the index column's: integers offset by 2^63; floats in IEEE
+ * order with every NaN one value above +Infinity and -0 as 0, as
+ * float8_cmp_internal has them.
+ */
+GPUOPS_HD uint64_t
+nl_index_key(uint64_t w, int is_float)
+{
+	if (!is_float)
+		return w ^ 0x8000000000000000ull;
+	if (isnan(expr_as_double(w)))
+		w = 0x7ff8000000000000ull;
+	else if (expr_as_double(w) == 0)
+		w = 0;
+	return (w & 0x8000000000000000ull) ? ~w : (w | 0x8000000000000000ull);
+}
+
+/* The first of keys[0, n) (ascending) that is >= k, or > k with `after`. */
+GPUOPS_HD uint64_t
+nl_index_search(const uint64_t *keys, uint64_t n, uint64_t k, bool after)
+{
+	uint64_t	lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (keys[mid] < k || (after && keys[mid] == k))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The inner side of a bound program: it reads none. */
+struct NlNoInner
+{
+	GPUOPS_HD uint64_t word(int) const { return 0; }
+	GPUOPS_HD bool null(int) const { return true; }
+};
+
+/*
+ * The candidates of one outer row: positions [*s, *e) of the sorted block,
+ * whose first nkeys rows have the column non-NULL (keys ascending) and
+ * whose other nall - nkeys rows have it NULL.  Both bounds are evaluated
+ * first: if either cannot be computed, every row is a candidate (the
+ * program then meets the same failure in PostgreSQL's clause order);
+ * otherwise a NULL bound leaves none.
+ */
+template <class Outer>
+GPUOPS_HD void
+nl_index_range(const GpuopsNestLoopIndex *ix, const Outer &orow, const uint64_t *keys,
+			   uint64_t nkeys, uint64_t nall, uint64_t *s, uint64_t *e)
+{
+	uint64_t	lv = 0,
+				uv = 0;
+	bool		ln = false,
+				un = false;
+	uint64_t	lo = 0,
+				hi = nkeys;
+
+	if ((ix->has_lower &&
+		 expr_eval(ix->lower.steps, ix->lower.nsteps, ix->lower.consts, ix->lower.const_null,
+				   orow, NlNoInner{}, &lv, &ln) == GPUOPS_EXPR_RECHECK) ||
+		(ix->has_upper &&
+		 expr_eval(ix->upper.steps, ix->upper.nsteps, ix->upper.consts, ix->upper.const_null,
+				   orow, NlNoInner{}, &uv, &un) == GPUOPS_EXPR_RECHECK))
+	{
+		*s = 0;
+		*e = nall;
+		return;
+	}
+	if (ln || un)
+	{
+		*s = *e = 0;
+		return;
+	}
+	if (ix->has_lower)
+		lo = nl_index_search(keys, nkeys, nl_index_key(lv, ix->is_float), ix->lower_strict != 0);
+	if (ix->has_upper)
+		hi = nl_index_search(keys, nkeys, nl_index_key(uv, ix->is_float), ix->upper_strict == 0);
+	*s = lo;
+	*e = hi < lo ? lo : hi;
+}
+
+/* Checks a spec's programs before a backend runs them: NULL or what is wrong. */
+inline const char *
+nl_validate(const GpuopsNestLoopSpec *spec)
+{
+	const GpuopsNestLoopIndex &ix = spec->index;
+	const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+
+	if (bad || ix.column < 0)
+		return bad;
+	if (ix.column >= spec->inner_ncols)
+		return "index column out of range";
+	if (ix.has_lower && (bad = expr_validate(&ix.lower, spec->outer_ncols, 0)) != nullptr)
+		return bad;
+	if (ix.has_upper && (bad = expr_validate(&ix.upper, spec->outer_ncols, 0)) != nullptr)
+		return bad;
+	return nullptr;
+}
+
+/* Work items (chunks of candidates) of a range of `len` candidates. */
+GPUOPS_HD uint64_t
+nl_index_items(uint64_t len, uint64_t chunk)
+{
+	return (len + chunk - 1) / chunk;
+}
+
 }								/* namespace gpuops */
 
 #endif

@@ -5,6 +5,7 @@
  *    generated on the host window by window.  Serves gpuops.device = cpu
  *    and the fallback.
  */
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -22,11 +23,17 @@ struct CpuNestLoop
 	GpuopsNestLoopSpec spec;
 	HostColumns inner;
 	HostColumns outer;
+	/* indexed: the block sorted on the column (perm: sorted position -> row) */
+	std::vector<uint64_t> keys;
+	std::vector<uint32_t> perm;
 	/* where the current probe's pair generation stands */
 	uint64_t	o = 0;
 	uint64_t	j = 0;
 	uint64_t	window = 0;
 	bool		skip_chunk = false;
+	bool		have_range = false; /* indexed: [range_start, range_end) is o's */
+	uint64_t	range_start = 0;
+	uint64_t	range_end = 0;
 	std::vector<uint32_t> probe_out, build_out;
 	GpuopsNestLoopStats stats = {};
 };
@@ -88,6 +95,114 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 	pairs->more = nl->o < nl->outer.n;
 }
 
+/*
+ * The indexed loop's window: each outer row's candidates (its range of the
+ * sorted block), in chunks of nl_chunk_rows from the range's start.
+ */
+void
+next_window_index(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
+{
+	const GpuopsExprProgram &p = nl->spec.program;
+	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
+	ColumnsView outer = nl->outer.view(),
+				inner = nl->inner.view();
+
+	nl->probe_out.clear();
+	nl->build_out.clear();
+	while (nl->probe_out.size() < nl->window && nl->o < nl->outer.n)
+	{
+		uint64_t	chunk_end;
+
+		if (!nl->have_range)
+		{
+			nl_index_range(&nl->spec.index, ColumnsRow{&outer, nl->o}, nl->keys.data(),
+						   nl->keys.size(), nl->inner.n, &nl->range_start, &nl->range_end);
+			nl->j = nl->range_start;
+			nl->have_range = true;
+			nl->skip_chunk = false;
+		}
+		if (nl->j >= nl->range_end)
+		{
+			nl->o++;
+			nl->have_range = false;
+			continue;
+		}
+		chunk_end = std::min(nl->range_end,
+							 nl->range_start + ((nl->j - nl->range_start) / chunk + 1) * chunk);
+		if (nl->skip_chunk)
+		{
+			nl->j = chunk_end;
+			nl->skip_chunk = false;
+			continue;
+		}
+		GpuopsExprResult r = expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
+									   ColumnsRow{&outer, nl->o}, ColumnsRow{&inner, nl->j});
+
+		nl->stats.pairs_tested++;
+		if (r != GPUOPS_EXPR_FALSE)
+		{
+			nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
+			nl->build_out.push_back(nl->perm[nl->j] |
+									(r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
+			nl->stats.pairs++;
+			nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
+			if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
+				nl->skip_chunk = true;
+		}
+		nl->j++;
+	}
+	pairs->npairs = nl->probe_out.size();
+	pairs->probe_rows = nl->probe_out.data();
+	pairs->build_rows = nl->build_out.data();
+	pairs->more = nl->o < nl->outer.n;
+}
+
+/*
+ * Sorts an inner block on the index column, as the CUDA backend does: rows
+ * with the column non-NULL by key (stable, so ties keep row order), then
+ * the NULL ones in row order; every column is laid out in that order.
+ */
+void
+sort_inner(CpuNestLoop *nl, const GpuopsExprColumns *cols)
+{
+	const GpuopsNestLoopIndex &ix = nl->spec.index;
+	const int	ncols = nl->spec.inner_ncols;
+	HostColumns raw;
+	uint64_t	n;
+	std::vector<uint32_t> nulls;
+	std::vector<uint64_t> key;
+
+	raw.load(cols, ncols);
+	n = raw.n;
+	key.assign(n, 0);
+	nl->perm.clear();
+	for (uint64_t i = 0; i < n; i++)
+	{
+		if (raw.nulls[ix.column * n + i])
+			nulls.push_back(static_cast<uint32_t>(i));
+		else
+		{
+			key[i] = nl_index_key(raw.words[ix.column * n + i], ix.is_float);
+			nl->perm.push_back(static_cast<uint32_t>(i));
+		}
+	}
+	std::stable_sort(nl->perm.begin(), nl->perm.end(),
+					 [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });
+	nl->keys.resize(nl->perm.size());
+	for (size_t i = 0; i < nl->perm.size(); i++)
+		nl->keys[i] = key[nl->perm[i]];
+	nl->perm.insert(nl->perm.end(), nulls.begin(), nulls.end());
+	nl->inner.n = n;
+	nl->inner.words.assign(n * ncols, 0);
+	nl->inner.nulls.assign(n * ncols, 0);
+	for (int c = 0; c < ncols; c++)
+		for (uint64_t i = 0; i < n; i++)
+		{
+			nl->inner.words[c * n + i] = raw.words[c * n + nl->perm[i]];
+			nl->inner.nulls[c * n + i] = raw.nulls[c * n + nl->perm[i]];
+		}
+}
+
 GpuopsStatus
 cpu_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
 			 GpuopsNestLoop **out) noexcept
@@ -95,7 +210,7 @@ cpu_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
 	*out = nullptr;
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+		const char *bad = nl_validate(spec);
 
 		if (bad)
 			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
@@ -118,7 +233,10 @@ cpu_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
 
 		if (cols->nrows >= GPUOPS_NL_RECHECK)
 			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
-		nl->inner.load(cols, nl->spec.inner_ncols);
+		if (nl->spec.index.column >= 0)
+			sort_inner(nl, cols);
+		else
+			nl->inner.load(cols, nl->spec.inner_ncols);
 		nl->stats.inner_rows += cols->nrows;
 		nl->stats.blocks++;
 		nl->stats.copy_ms += ms_since(t0);
@@ -137,7 +255,11 @@ cpu_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs 
 		nl->outer.load(outer, nl->spec.outer_ncols);
 		nl->o = nl->j = 0;
 		nl->skip_chunk = false;
-		next_window(nl, pairs);
+		nl->have_range = false;
+		if (nl->spec.index.column >= 0)
+			next_window_index(nl, pairs);
+		else
+			next_window(nl, pairs);
 		nl->stats.outer_rows += outer->nrows;
 		nl->stats.probes++;
 		nl->stats.kernel_ms += ms_since(t0);
@@ -154,7 +276,10 @@ cpu_nl_next_pairs(GpuopsNestLoop *h, GpuopsJoinPairs *pairs) noexcept
 
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
 		nl->stats.windows++;
-		next_window(nl, pairs);
+		if (nl->spec.index.column >= 0)
+			next_window_index(nl, pairs);
+		else
+			next_window(nl, pairs);
 		nl->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
 	});

@@ -24,6 +24,7 @@
 #include "expr_columns.cuh"
 #include "launch.cuh"
 #include "nestloop_common.hpp"
+#include "nestloop_index.cuh"
 
 namespace gpuops {
 namespace cuda {
@@ -143,8 +144,16 @@ struct CudaNestLoop
 	DeviceColumns inner;
 	/* the current probe */
 	DeviceColumns outer;
-	DeviceArray offsets;		/* per (outer row, chunk): its first pair; [last] = total */
+	DeviceArray offsets;		/* per (outer row, chunk) or item: its first pair; [last] = total */
 	Probe		probe = {};
+	/* indexed (spec.index.column >= 0): the sorted block, the probe's items */
+	DeviceArray index;			/* spec.index */
+	DeviceArray keys;
+	DeviceArray perm;
+	uint64_t	nkeys = 0;
+	DeviceArray ranges;
+	DeviceArray item_off;
+	IndexProbe	iprobe = {};
 	uint64_t	total = 0;
 	uint64_t	written = 0;
 	uint64_t	window = 0;
@@ -175,7 +184,14 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 
 	pout.get(rt, m * 4 + 4, s);
 	bout.get(rt, m * 4 + 4, s);
-	if (m > 0)
+	if (m > 0 && nl->spec.index.column >= 0)
+	{
+		nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
+			nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr, nl->offsets.as<uint64_t>(),
+			from, from + m, pout.as<uint32_t>(), bout.as<uint32_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
+	}
+	else if (m > 0)
 	{
 		nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
 			nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
@@ -202,6 +218,84 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 	pairs->more = nl->written < nl->total;
 }
 
+/* Prefix sums of n + 1 counts (the last one zero) into offsets. */
+void
+exclusive_sum(Runtime *rt, cudaStream_t s, DeviceArray &counts, DeviceArray &offsets, uint64_t n)
+{
+	DeviceArray temp;
+	size_t		temp_bytes = 0;
+
+	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
+												  offsets.as<uint64_t>(), n + 1, s));
+	temp.get(rt, temp_bytes + 8, s);
+	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
+												  counts.as<uint64_t>(),
+												  offsets.as<uint64_t>(), n + 1, s));
+}
+
+/*
+ * The indexed probe's count pass: each outer row's range and items, each
+ * item's pairs, their prefix sums (nl->offsets) and total.
+ */
+void
+index_count(CudaNestLoop *nl)
+{
+	Runtime    *rt = nl->rt;
+	cudaStream_t s = nl->stream;
+	uint64_t	n = nl->outer.n;
+	IndexProbe &pr = nl->iprobe;
+	DeviceArray items, counts, cands;
+
+	pr.outer = nl->outer.view();
+	pr.inner = nl->inner.view();
+	pr.perm = nl->perm.as<uint32_t>();
+	pr.chunk = nl_chunk_rows(nl->inner.n);
+	pr.first_only = nl->spec.first_only;
+	nl->ranges.get(rt, n * 16 + 8, s);
+	nl->item_off.get(rt, (n + 1) * 8, s);
+	items.get(rt, (n + 1) * 8, s);
+	cands.get(rt, 8, s);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(items.as<uint64_t>(), 0, (n + 1) * 8, s));
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(cands.as<uint64_t>(), 0, 8, s));
+	if (n > 0)
+	{
+		nl_index_range_kernel<<<blocks(n), kThreads, 0, s>>>(
+			nl->index.as<GpuopsNestLoopIndex>(), pr.outer, nl->keys.as<uint64_t>(), nl->nkeys,
+			nl->inner.n, pr.chunk, nl->ranges.as<uint64_t>(), items.as<uint64_t>(),
+			cands.as<unsigned long long>());
+		GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop ranges");
+	}
+	exclusive_sum(rt, s, items, nl->item_off, n);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->item_off.as<uint64_t>() + n, 8,
+									cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar() + 1, cands.as<uint64_t>(), 8,
+									cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	pr.nitems = rt->pinned_scalar()[0];
+	nl->stats.pairs_tested += rt->pinned_scalar()[1];
+	pr.range_start = nl->ranges.as<uint64_t>();
+	pr.item_off = nl->item_off.as<uint64_t>();
+	items.reset();
+
+	counts.get(rt, (pr.nitems + 1) * 8, s);
+	nl->offsets.get(rt, (pr.nitems + 1) * 8, s);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (pr.nitems + 1) * 8, s));
+	if (pr.nitems > 0)
+	{
+		nl_index_kernel<false><<<blocks(pr.nitems), kThreads, 0, s>>>(
+			nl->prog.as<GpuopsExprProgram>(), pr, counts.as<uint64_t>(), nullptr, 0, 0, nullptr,
+			nullptr);
+		GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop count");
+	}
+	exclusive_sum(rt, s, counts, nl->offsets, pr.nitems);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems,
+									8, cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	nl->total = rt->pinned_scalar()[0];
+	nl->written = 0;
+	nl->stats.pairs += nl->total;
+}
+
 GpuopsStatus
 cuda_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
 			  GpuopsNestLoop **out) noexcept
@@ -209,7 +303,7 @@ cuda_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
 	*out = nullptr;
 	return guarded([&]() {
 		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+		const char *bad = nl_validate(spec);
 
 		if (bad)
 			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
@@ -226,6 +320,13 @@ cuda_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->prog.as<void>(), &nl->spec.program,
 										sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
 										nl->stream));
+		if (spec->index.column >= 0)
+		{
+			nl->index.get(&rt, sizeof(GpuopsNestLoopIndex), nl->stream);
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->index.as<void>(), &nl->spec.index,
+											sizeof(GpuopsNestLoopIndex), cudaMemcpyHostToDevice,
+											nl->stream));
+		}
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
 		*out = reinterpret_cast<GpuopsNestLoop *>(nl.release());
 		return GPUOPS_OK;
@@ -243,6 +344,9 @@ cuda_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
 		if (cols->nrows >= GPUOPS_NL_RECHECK)
 			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
 		nl->inner.upload(nl->rt, nl->stream, cols, nl->spec.inner_ncols);
+		if (nl->spec.index.column >= 0)
+			nl_index_build(nl->rt, nl->stream, nl->spec.index, nl->spec.inner_ncols, nl->inner,
+						   nl->keys, nl->perm, &nl->nkeys);
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
 		nl->stats.inner_rows += cols->nrows;
 		nl->stats.blocks++;
@@ -267,6 +371,15 @@ cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
 		nl->offsets.reset();
 		nl->outer.upload(rt, s, outer, nl->spec.outer_ncols);
+		if (nl->spec.index.column >= 0)
+		{
+			index_count(nl);
+			write_window(nl, pairs);
+			nl->stats.outer_rows += n;
+			nl->stats.probes++;
+			nl->stats.kernel_ms += ms_since(t0);
+			return GPUOPS_OK;
+		}
 		nl->probe.outer = nl->outer.view();
 		nl->probe.inner = nl->inner.view();
 		nl->probe.inner_ncols = nl->spec.inner_ncols;
@@ -352,6 +465,11 @@ cuda_nl_end(GpuopsNestLoop *h) noexcept
 	if (nl)
 	{
 		nl->prog.reset();
+		nl->index.reset();
+		nl->keys.reset();
+		nl->perm.reset();
+		nl->ranges.reset();
+		nl->item_off.reset();
 		nl->inner.reset();
 		nl->outer.reset();
 		nl->offsets.reset();

@@ -644,6 +644,39 @@ DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog
 	return gpuops::expr_validate(prog, Max(inputs->nouter, 1), Max(inputs->ninner, 1)) == NULL;
 }
 
+static bool
+ContainsParam(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) ContainsParam, context);
+}
+
+bool
+DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
+{
+	DeviceExprInputs saved = *inputs;
+	Builder		b;
+
+	/* Params would need constant slots bound at run time in this program too */
+	if (ContainsParam((Node *) expr, NULL) || TypeKind(exprType((Node *) expr)) < 0)
+		return false;
+	memset(prog, 0, sizeof(*prog));
+	b.prog = prog;
+	b.in = inputs;
+	b.nlocals = 0;
+	b.case_local = -1;
+	if (!Compile(&b, (Node *) expr) || inputs->nouter != saved.nouter ||
+		inputs->ninner != saved.ninner)
+	{
+		*inputs = saved;
+		return false;
+	}
+	return gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
+}
+
 /*
  * Plan storage: nsteps, nconsts, each step as (op | type << 8 | sub << 16)
  * and arg, each constant as its low and high 32 bits and null flag.

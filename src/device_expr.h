@@ -48,6 +48,16 @@ typedef struct DeviceExprInputs
  */
 extern bool DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog);
 
+/*
+ * Compiles a value expression over the columns `inputs` already has (from
+ * an earlier DeviceExprCompile of the same inputs, which it leaves as they
+ * are) into *prog, whose final value is the expression's word: an indexed
+ * nested loop's bound.  false when some part has no device form, reads a
+ * column or Param the inputs do not have, or the program would be too
+ * large.
+ */
+extern bool DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog);
+
 /* Does the type have a device representation? */
 extern bool DeviceExprTypeSupported(Oid type);
 

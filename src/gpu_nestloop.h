@@ -7,9 +7,13 @@
  * custom_private: an integer list (the join type, whether every candidate
  * pair is re-checked by PostgreSQL, the program's outer columns and inner
  * columns as indexes into the children's outputs) and the device program
- * (device_expr.h's list form).  custom_exprs: the join clauses (all of
- * them, for re-checks and EXPLAIN), the filters of outer joins, the Params
- * the program reads, and the clauses the program holds (for EXPLAIN).
+ * (device_expr.h's list form), then the indexed form (NIL: none; an
+ * integer list of GpuopsNestLoopIndex's fields from column to
+ * upper_strict, and the lower and upper bound programs, NIL where there is
+ * none).  custom_exprs: the join clauses (all of them, for re-checks and
+ * EXPLAIN), the filters of outer joins, the Params the program reads, the
+ * clauses the program holds and the indexed form's bound clauses (both
+ * for EXPLAIN).
  */
 #ifndef GPUOPS_GPU_NESTLOOP_H
 #define GPUOPS_GPU_NESTLOOP_H
@@ -30,6 +34,7 @@ enum GpuNestLoopExprs
 	GPUNL_EXPR_FILTERS,
 	GPUNL_EXPR_PARAMS,
 	GPUNL_EXPR_DEVICE,
+	GPUNL_EXPR_RANGE,			/* the indexed form's bound clauses (EXPLAIN) */
 	GPUNL_EXPRS
 };
 

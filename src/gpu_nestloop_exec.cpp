@@ -339,7 +339,8 @@ JoinedRow(GpuNestLoopState *st, TupleTableSlot *slot, uint32 p, int64 irow)
 
 /*
  * Walks the probe's rows in order, each with its pairs (grouped by outer
- * row, inner rows ascending): the nested loop's own order.
+ * row; inner rows ascending, or in the index column's order when indexed):
+ * the nested loop's own order of outer rows.
  */
 static TupleTableSlot *
 GpuNestLoopNext(ScanState *ss)
@@ -419,6 +420,31 @@ ReadIntArray(List *l, int *out)
 		out[i++] = lfirst_int(lc);
 }
 
+/* The indexed form from the plan (gpu_nestloop.h), or none (column -1). */
+static void
+ReadIndex(List *l, GpuopsNestLoopIndex *ix)
+{
+	List	   *head;
+
+	memset(ix, 0, sizeof(*ix));
+	ix->column = -1;
+	if (l == NIL)
+		return;
+	head = (List *) linitial(l);
+	if (list_length(head) != 6)
+		elog(ERROR, "gpuops: malformed GpuNestLoop index in plan");
+	ix->column = list_nth_int(head, 0);
+	ix->is_float = list_nth_int(head, 1);
+	ix->has_lower = list_nth_int(head, 2);
+	ix->lower_strict = list_nth_int(head, 3);
+	ix->has_upper = list_nth_int(head, 4);
+	ix->upper_strict = list_nth_int(head, 5);
+	if (ix->has_lower)
+		DeviceExprProgramFromList((List *) lsecond(l), &ix->lower);
+	if (ix->has_upper)
+		DeviceExprProgramFromList((List *) lthird(l), &ix->upper);
+}
+
 static Node *
 CreateGpuNestLoopStateImpl(CustomScan *cscan)
 {
@@ -439,6 +465,7 @@ CreateGpuNestLoopStateImpl(CustomScan *cscan)
 	st->param_slots = (List *) lfourth(info);
 	st->spec.first_only = st->decides_once;
 	DeviceExprProgramFromList((List *) lsecond(cscan->custom_private), &st->spec.program);
+	ReadIndex((List *) lthird(cscan->custom_private), &st->spec.index);
 	return (Node *) st;
 }
 
@@ -536,8 +563,13 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *clauses = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES);
 	List	   *filters = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS);
 	List	   *device = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_DEVICE);
+	List	   *ranges = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_RANGE);
 
 	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
+	if (ranges != NIL)
+		ExplainPropertyText("Index Cond",
+							deparse_expression((Node *) make_ands_explicit(ranges), context,
+											   true, false), es);
 	ExplainPropertyText("Join Filter",
 						deparse_expression((Node *) make_ands_explicit(clauses), context, true,
 										   false), es);

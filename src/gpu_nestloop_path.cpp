@@ -15,6 +15,10 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_type_d.h"
+#include "commands/defrem.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
@@ -22,11 +26,14 @@ extern "C" {
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
 }
 
 #include "boundary.h"
 #include "device.h"
 #include "device_expr.h"
+#include "expr_eval.hpp"
 #include "gpu_nestloop.h"
 #include "guc.h"
 #include "join_plan.h"
@@ -58,6 +65,223 @@ IsEquiJoinClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel
 		 bms_is_subset(rinfo->right_relids, outerrel->relids));
 }
 
+/*
+ * The indexed form (gpuops_device.h, GpuopsNestLoopIndex): one inner column
+ * the join bounds from below and/or above by expressions of the outer row.
+ */
+typedef struct RangeIndex
+{
+	int			column;			/* program inner column */
+	bool		is_float;
+	RestrictInfo *lower;		/* column >(=) bound; NULL: none */
+	RestrictInfo *upper;		/* column <(=) bound; NULL: none */
+	bool		lower_strict;
+	bool		upper_strict;
+	GpuopsExprProgram lower_prog;
+	GpuopsExprProgram upper_prog;
+	Selectivity sel;			/* of the pairs, by the two clauses */
+} RangeIndex;
+
+/* Types whose words compare alike: the integers, the floats, else one type. */
+static Oid
+ValueDomain(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return INT8OID;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return FLOAT8OID;
+		default:
+			return type;
+	}
+}
+
+/*
+ * Is rinfo `inner column OP bound` (either way round), OP <, <=, > or >= of
+ * the column type's default btree family, the bound an expression of the
+ * outer row only, of the same value domain, that compiles as a value
+ * program?  Sets the program column, which bound it is, and the program.
+ */
+static bool
+RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int *column,
+			bool *is_lower, bool *strict, GpuopsExprProgram *prog)
+{
+	OpExpr	   *op = (OpExpr *) rinfo->clause;
+	Node	   *col,
+			   *bound;
+	bool		commuted;
+	int			icol,
+				strategy;
+	Oid			coltype,
+				opclass;
+
+	if (!is_opclause(op) || list_length(op->args) != 2)
+		return false;
+	if (bms_is_subset(rinfo->right_relids, outerrel->relids) &&
+		GpuopsFindColumn(in->inner_exprs, (Node *) linitial(op->args)) >= 0)
+	{
+		col = (Node *) linitial(op->args);
+		bound = (Node *) lsecond(op->args);
+		commuted = false;
+	}
+	else if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+			 GpuopsFindColumn(in->inner_exprs, (Node *) lsecond(op->args)) >= 0)
+	{
+		col = (Node *) lsecond(op->args);
+		bound = (Node *) linitial(op->args);
+		commuted = true;
+	}
+	else
+		return false;
+	coltype = exprType(col);
+	if (!DeviceExprTypeSupported(coltype) ||
+		ValueDomain(coltype) != ValueDomain(exprType(bound)) ||
+		contain_volatile_functions(bound))
+		return false;
+	opclass = GetDefaultOpClass(coltype, BTREE_AM_OID);
+	if (!OidIsValid(opclass))
+		return false;
+	strategy = get_op_opfamily_strategy(op->opno, get_opclass_family(opclass));
+	if (commuted && strategy != BTEqualStrategyNumber && strategy != 0)
+		strategy = BTMaxStrategyNumber + 1 - strategy;	/* < <-> >, <= <-> >= */
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+		case BTLessEqualStrategyNumber:
+			*is_lower = false;
+			*strict = strategy == BTLessStrategyNumber;
+			break;
+		case BTGreaterStrategyNumber:
+		case BTGreaterEqualStrategyNumber:
+			*is_lower = true;
+			*strict = strategy == BTGreaterStrategyNumber;
+			break;
+		default:
+			return false;
+	}
+	icol = GpuopsFindColumn(in->inner_exprs, col);
+	*column = -1;
+	for (int c = 0; c < in->ninner; c++)
+		if (in->inner_cols[c] == icol)
+			*column = c;
+	return *column >= 0 && DeviceExprCompileValue((Expr *) bound, in, prog);
+}
+
+/* Can a clause's evaluation raise an error (as far as its program shows)? */
+static bool
+ClauseMayFail(RestrictInfo *rinfo, DeviceExprInputs *in)
+{
+	DeviceExprInputs alone;
+	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
+	bool		fails = false;
+
+	memset(&alone, 0, sizeof(alone));
+	alone.outer_exprs = in->outer_exprs;
+	alone.inner_exprs = in->inner_exprs;
+	if (!DeviceExprCompile(list_make1(rinfo->clause), &alone, prog))
+		fails = true;
+	for (int i = 0; !fails && i < prog->nsteps; i++)
+		fails = gpuops::expr_step_may_recheck(&prog->steps[i]);
+	pfree(prog);
+	return fails;
+}
+
+/*
+ * Chooses the indexed form's column: among the inner columns the device
+ * clauses bound, the one whose first lower and first upper bound leave the
+ * fewest pairs by the planner's selectivity.  Only when no other join
+ * clause can fail: the index skips pairs that PostgreSQL's nested loop
+ * would evaluate those clauses on.
+ */
+static bool
+FindRangeIndex(PlannerInfo *root, JoinPathExtraData *extra, RelOptInfo *outerrel,
+			   List *device_rinfos, DeviceExprInputs *in, RangeIndex *best)
+{
+	RangeIndex *per = (RangeIndex *) palloc0(sizeof(RangeIndex) * GPUOPS_EXPR_MAX_COLS);
+	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
+	bool		found = false;
+	ListCell   *lc;
+
+	foreach(lc, device_rinfos)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		int			c;
+		bool		is_lower,
+					strict;
+		RangeIndex *ix;
+
+		if (!RangeClause(rinfo, outerrel, in, &c, &is_lower, &strict, prog))
+			continue;
+		ix = &per[c];
+		ix->column = c;
+		ix->is_float = ValueDomain(in->inner_types[c]) == FLOAT8OID;
+		if (is_lower && ix->lower == NULL)
+		{
+			ix->lower = rinfo;
+			ix->lower_strict = strict;
+			ix->lower_prog = *prog;
+		}
+		else if (!is_lower && ix->upper == NULL)
+		{
+			ix->upper = rinfo;
+			ix->upper_strict = strict;
+			ix->upper_prog = *prog;
+		}
+	}
+	for (int c = 0; c < in->ninner; c++)
+	{
+		RangeIndex *ix = &per[c];
+		List	   *bounds = NIL;
+		bool		safe = true;
+
+		if (ix->lower == NULL && ix->upper == NULL)
+			continue;
+		if (ix->lower)
+			bounds = lappend(bounds, ix->lower);
+		if (ix->upper)
+			bounds = lappend(bounds, ix->upper);
+		foreach(lc, device_rinfos)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+			if (!list_member_ptr(bounds, rinfo) && ClauseMayFail(rinfo, in))
+				safe = false;
+		}
+		if (!safe)
+			continue;
+		/*
+		 * PostgreSQL estimates the two bounds of a join clause pair
+		 * independently (a third each); a range between them is usually
+		 * narrow, as its own range-pair default says for restrictions.
+		 */
+		ix->sel = list_length(bounds) == 2 ? DEFAULT_RANGE_INEQ_SEL
+			: clauselist_selectivity(root, bounds, 0, JOIN_INNER, extra->sjinfo);
+		if (!found || ix->sel < best->sel)
+			*best = *ix;
+		found = true;
+	}
+	pfree(per);
+	pfree(prog);
+	return found;
+}
+
+/* The indexed form in the plan: an integer list, then the bound programs (NIL: none). */
+static List *
+RangeIndexToList(const RangeIndex *ix)
+{
+	List	   *head = list_make5_int(ix->column, (int) ix->is_float, ix->lower != NULL,
+									  (int) ix->lower_strict, ix->upper != NULL);
+
+	head = lappend_int(head, (int) ix->upper_strict);
+	return list_make3(head,
+					  ix->lower ? DeviceExprProgramToList(&ix->lower_prog) : NIL,
+					  ix->upper ? DeviceExprProgramToList(&ix->upper_prog) : NIL);
+}
+
 static CustomPath *
 MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
@@ -66,6 +290,12 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	List	   *clauses = NIL;	/* decide whether a pair matches */
 	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
 	List	   *device = NIL;	/* clauses the program holds */
+	List	   *device_rinfos = NIL;
+	List	   *ranges = NIL;	/* the indexed form's bound clauses */
+	List	   *index = NIL;
+	RangeIndex	ix;
+	double		step_cost = cpu_operator_cost * GPUNL_STEP_COST_RATIO;
+	double		loop_cost;
 	bool		recheck_all = false;
 	DeviceExprInputs in;
 	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
@@ -97,7 +327,10 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		}
 		clauses = lappend(clauses, rinfo->clause);
 		if (DeviceExprCompile(list_make1(rinfo->clause), &in, prog))
+		{
 			device = lappend(device, rinfo->clause);
+			device_rinfos = lappend(device_rinfos, rinfo);
+		}
 		else
 			recheck_all = true;
 	}
@@ -117,14 +350,40 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	mb = (orows * in.nouter + irows * in.ninner) * 9.0 / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, recheck_all ? list_concat_copy(clauses, filters) : filters, root);
 
+	/*
+	 * The blocked loop tests every pair.  The indexed one sorts the inner
+	 * side, runs the bound programs and a binary search per outer row, and
+	 * tests the pairs its range leaves; chosen where that is cheaper.  A
+	 * clause left to PostgreSQL might fail on a pair the range skips, so
+	 * then there is no index.
+	 */
+	loop_cost = pairs * prog->nsteps * step_cost;
+	if (gpuops_enable_nestloop_index && !recheck_all &&
+		FindRangeIndex(root, extra, outerrel, device_rinfos, &in, &ix))
+	{
+		double		log_inner = log2(irows + 1.0);
+		double		index_cost = irows * log_inner * 4 * step_cost +
+			orows * (log_inner + ix.lower_prog.nsteps + ix.upper_prog.nsteps) * step_cost +
+			pairs * ix.sel * prog->nsteps * step_cost;
+
+		if (index_cost < loop_cost)
+		{
+			loop_cost = index_cost;
+			index = RangeIndexToList(&ix);
+			if (ix.lower)
+				ranges = lappend(ranges, ix.lower->clause);
+			if (ix.upper)
+				ranges = lappend(ranges, ix.upper->clause);
+		}
+	}
+
 	cpath = GpuopsNewJoinPath(joinrel, outer, inner, partial, &gpu_nestloop_path_methods);
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = rows;
 	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
 		irows * gpuops_tuple_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + outer->total_cost +
-		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost +
-		pairs * prog->nsteps * cpu_operator_cost * GPUNL_STEP_COST_RATIO +
+		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost + loop_cost +
 		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
 	if (partial)
 	{
@@ -132,12 +391,13 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		cpath->path.total_cost += gpuops_parallel_startup_cost;
 	}
 	cpath->custom_private =
-		list_make3(list_make4(list_make2_int((int) jointype, (int) recheck_all),
+		list_make4(list_make4(list_make2_int((int) jointype, (int) recheck_all),
 							  GpuopsIntList(in.outer_cols, in.nouter),
 							  GpuopsIntList(in.inner_cols, in.ninner),
 							  in.param_slots),
 				   DeviceExprProgramToList(prog),
-				   list_make4(clauses, filters, in.params, device));
+				   list_make5(clauses, filters, in.params, device, ranges),
+				   index);
 	return cpath;
 }
 
@@ -191,8 +451,9 @@ PlanGpuNestLoopPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pat
 										  &gpu_nestloop_scan_methods);
 
 	cscan->custom_exprs = (List *) copyObject(lthird(best_path->custom_private));
-	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
-									   copyObject(lsecond(best_path->custom_private)));
+	cscan->custom_private = list_make3(copyObject(linitial(best_path->custom_private)),
+									   copyObject(lsecond(best_path->custom_private)),
+									   copyObject(lfourth(best_path->custom_private)));
 	return &cscan->scan.plan;
 }
 

@@ -25,6 +25,7 @@ bool		gpuops_enable_sort = true;
 bool		gpuops_enable_hashjoin = true;
 bool		gpuops_enable_mergejoin = true;
 bool		gpuops_enable_nestloop = true;
+bool		gpuops_enable_nestloop_index = true;
 bool		gpuops_enable_agg = true;
 bool		gpuops_enable_parallel_staging = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
@@ -89,6 +90,9 @@ GpuopsDefineGucs(void)
 	DefineOperatorSwitch("gpuops.enable_hashjoin", "Enables gpuops' GPU hash join (GpuHashJoin).", &gpuops_enable_hashjoin);
 	DefineOperatorSwitch("gpuops.enable_mergejoin", "Enables gpuops' GPU merge join (GpuMergeJoin).", &gpuops_enable_mergejoin);
 	DefineOperatorSwitch("gpuops.enable_nestloop", "Enables gpuops' GPU nested-loop join (GpuNestLoop).", &gpuops_enable_nestloop);
+	DefineOperatorSwitch("gpuops.enable_nestloop_index",
+						 "Enables GpuNestLoop's indexed form: the inner side sorted on a column the join bounds, each outer row testing only its range.",
+						 &gpuops_enable_nestloop_index);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).", &gpuops_enable_agg);
 	DefineOperatorSwitch("gpuops.enable_parallel_staging",
 						 "Enables parallel workers reading a GPU operator's input into shared memory (GpuStage).",
