@@ -17,6 +17,10 @@
 # the first 1/10 or 1/100 of the outer rows (id <= N) and scaled: those
 # figures are marked "est." and name the measurement they come from; every
 # other figure is measured in this run.
+# GpuNestLoop picks its indexed form (the inner side sorted on a bounded
+# column, each outer row testing its range) by cost; the *_blocked rows turn
+# it off (gpuops.enable_nestloop_index = off) to show the blocked loop.
+# NL_ONLY: a regex on query names to run only some.
 # Runs: PostgreSQL configurations NL_PG_RUNS times (default 1: their times
 # are tens of seconds), gpuops NL_RUNS times (default 3); medians of
 # EXPLAIN (ANALYZE, TIMING OFF) Execution Time.  Writes ${OUT:-.}/nestloop.md.
@@ -48,14 +52,18 @@ BAND="nlb_outer o JOIN nlb_band b ON o.x BETWEEN b.lo AND b.hi"
 INEQ="nlb_outer o JOIN nlb_ineq i ON o.x > i.y AND o.w > i.z"
 FILT="nlb_outer o JOIN nlb_band b ON o.x BETWEEN b.lo AND b.hi AND (o.w + b.id) % 3 <> 0 AND o.w::float8 / (b.id + 1) > 0.5 AND o.w - b.lo < 900000"
 # name | outer rows | inner rows | SQL | configurations measured (s: PostgreSQL
-# serial, p: PostgreSQL 8 workers, g: gpuops) | estimate of serial from | of parallel from
+# serial, p: PostgreSQL 8 workers, g: gpuops) | estimate of serial from | of
+# parallel from | extra SETs for the gpuops run
+BLOCKED="SET gpuops.enable_nestloop_index = off"
 QUERIES=(
   "band_100k|100000|10000|SELECT count(*) FROM $BAND WHERE o.id <= 100000|spg||"
   "band_1m|1000000|10000|SELECT count(*) FROM $BAND|pg|band_100k|"
+  "band_1m_blocked|1000000|10000|SELECT count(*) FROM $BAND|g|band_100k|band_1m|$BLOCKED"
   "band_sum_1m|1000000|10000|SELECT count(*), sum(o.w::int8 - b.lo) FROM $BAND|g|band_100k|band_1m"
   "ineq_10k|10000|100000|SELECT count(*) FROM $INEQ WHERE o.id <= 10000|spg||"
   "ineq_100k|100000|100000|SELECT count(*) FROM $INEQ WHERE o.id <= 100000|pg|ineq_10k|"
   "ineq_1m|1000000|100000|SELECT count(*) FROM $INEQ|g|ineq_10k|ineq_100k"
+  "ineq_1m_blocked|1000000|100000|SELECT count(*) FROM $INEQ|g|ineq_10k|ineq_100k|$BLOCKED"
   "filter_100k|100000|10000|SELECT count(*) FROM $FILT WHERE o.id <= 100000|spg||"
   "filter_1m|1000000|10000|SELECT count(*) FROM $FILT|pg|filter_100k|"
 )
@@ -68,8 +76,9 @@ table="| query | outer x inner | PostgreSQL serial ms | PostgreSQL 8 workers ms 
 table+=$'\n'"|---|---|---:|---:|---:|---:|---:|---|"
 PLANS=""
 for entry in "${QUERIES[@]}"; do
-  IFS='|' read -r name outer inner sql configs est_s est_p <<<"$entry"
+  IFS='|' read -r name outer inner sql configs est_s est_p extra <<<"$entry"
   OUTER[$name]=$outer
+  [[ $name =~ ${NL_ONLY:-.} ]] || continue
   s="n/a"; p="n/a"; g="n/a"; s_txt="-"; p_txt="-"; gplan=""
   if [[ $configs == *s* ]]; then
     echo "running $name: PostgreSQL serial" >&2
@@ -88,9 +97,9 @@ for entry in "${QUERIES[@]}"; do
   SER[$name]=$s; PAR[$name]=$p
   if [[ $configs == *g* ]]; then
     echo "running $name: gpuops" >&2
-    RUNS=$GPU_RUNS; r=$(measure "$CONFIG_G" "$sql"); g=${r%%|*}; gplan=${r#*|}
+    RUNS=$GPU_RUNS; r=$(measure "$CONFIG_G${extra:+; $extra}" "$sql"); g=${r%%|*}; gplan=${r#*|}
   fi
-  row="| $name | ${outer} x ${inner} | $s_txt | $p_txt | $(fmt_ms "$g") | $(ratio "$s" "$g") | $(ratio "$p" "$g") | $(node_used "$gplan") |"
+  row="| $name | ${outer} x ${inner} | $s_txt | $p_txt | $(fmt_ms "$g") | $(ratio "$s" "$g") | $(ratio "$p" "$g") | $(node_used "$gplan")$(grep -q 'Index Cond' <<<"$gplan" && echo ', indexed') |"
   table+=$'\n'"$row"
   echo "$row" >&2
   [ -n "$gplan" ] && PLANS+=$'\n'"### $name, gpuops (last run)"$'\n\n```\n'"$gplan"$'\n```\n'
