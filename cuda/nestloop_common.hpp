@@ -43,16 +43,19 @@ nl_chunks(uint64_t inner_rows)
 
 /*
  * Budgets (0: none).  An inner block takes its words and null bytes (9
- * bytes a column a row) in half the budget; a probe's outer rows take
- * their columns and a count and offset per chunk (16 * 64 bytes at most) in
- * a quarter, the pair window the last quarter.  Inner row numbers keep
- * their top bit for GPUOPS_NL_RECHECK.
+ * bytes a column a row) in half the budget; sorting it for the indexed
+ * form holds them twice while the sorted copy is gathered, or once with
+ * the keys, row numbers and the radix sort's buffers (64 bytes a row at
+ * most).  A probe's outer rows take their columns and a count and offset
+ * per chunk (16 * 64 bytes at most) in a quarter, the pair window the last
+ * quarter.  Inner row numbers keep their top bit for GPUOPS_NL_RECHECK.
  */
 inline uint64_t
-nl_inner_rows_for_budget(uint64_t budget, int ncols)
+nl_inner_rows_for_budget(uint64_t budget, int ncols, bool indexed)
 {
 	const uint64_t most = 1ull << 30;
-	uint64_t	rows = budget == 0 ? most : budget / 2 / (9ull * (ncols > 0 ? ncols : 1));
+	uint64_t	per_row = 9ull * (ncols > 0 ? ncols : 1);
+	uint64_t	rows = budget == 0 ? most : budget / 2 / (indexed ? 2 * per_row + 64 : per_row);
 
 	return rows < 1024 ? 1024 : rows > most ? most : rows;
 }

@@ -290,7 +290,8 @@ cpu_nl_capacity(const GpuopsNestLoop *h) noexcept
 {
 	auto	   *nl = reinterpret_cast<const CpuNestLoop *>(h);
 
-	return nl_inner_rows_for_budget(budget(nl->settings), nl->spec.inner_ncols);
+	return nl_inner_rows_for_budget(budget(nl->settings), nl->spec.inner_ncols,
+									nl->spec.index.column >= 0);
 }
 
 uint32_t

@@ -440,7 +440,8 @@ cuda_nl_capacity(const GpuopsNestLoop *h) noexcept
 {
 	auto	   *nl = reinterpret_cast<const CudaNestLoop *>(h);
 
-	return nl_inner_rows_for_budget(nl->rt->limit(), nl->spec.inner_ncols);
+	return nl_inner_rows_for_budget(nl->rt->limit(), nl->spec.inner_ncols,
+									nl->spec.index.column >= 0);
 }
 
 uint32_t

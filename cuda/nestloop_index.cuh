@@ -248,6 +248,15 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 														rows.as<uint32_t>(), perm.as<uint32_t>(),
 														m, 0, 64, s));
 	}
+	/* the sort's buffers go before the sorted copy of the columns comes */
+	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	all_keys.reset();
+	valid.reset();
+	invalid.reset();
+	rows.reset();
+	sorted_in.reset();
+	nsel.reset();
+	temp.reset();
 	words.get(rt, n * ncols * 8 + 8, s);
 	nulls.get(rt, n * ncols + 8, s);
 	nl_index_gather_columns<<<blocks(n * ncols), kThreads, 0, s>>>(inner.view(), n * ncols,
