@@ -101,46 +101,43 @@ ValueDomain(Oid type)
 }
 
 /*
- * Is rinfo `inner column OP bound` (either way round), OP <, <=, > or >= of
- * the column type's default btree family, the bound an expression of the
- * outer row only, of the same value domain, that compiles as a value
- * program?  Sets the program column, which bound it is, and the program.
+ * Is rinfo `column OP bound` (either way round), the column one of
+ * col_exprs (an input's output columns), OP <, <=, > or >= of the column
+ * type's default btree family, the bound an expression of bound_relids
+ * only, of the same value domain?  Sets both sides and which bound it is.
  */
 static bool
-RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int *column,
-			bool *is_lower, bool *strict, GpuopsExprProgram *prog)
+RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, Node **col, Node **bound,
+		   bool *is_lower, bool *strict)
 {
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
-	Node	   *col,
-			   *bound;
 	bool		commuted;
-	int			icol,
-				strategy;
+	int			strategy;
 	Oid			coltype,
 				opclass;
 
 	if (!is_opclause(op) || list_length(op->args) != 2)
 		return false;
-	if (bms_is_subset(rinfo->right_relids, outerrel->relids) &&
-		GpuopsFindColumn(in->inner_exprs, (Node *) linitial(op->args)) >= 0)
+	if (bms_is_subset(rinfo->right_relids, bound_relids) &&
+		GpuopsFindColumn(col_exprs, (Node *) linitial(op->args)) >= 0)
 	{
-		col = (Node *) linitial(op->args);
-		bound = (Node *) lsecond(op->args);
+		*col = (Node *) linitial(op->args);
+		*bound = (Node *) lsecond(op->args);
 		commuted = false;
 	}
-	else if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
-			 GpuopsFindColumn(in->inner_exprs, (Node *) lsecond(op->args)) >= 0)
+	else if (bms_is_subset(rinfo->left_relids, bound_relids) &&
+			 GpuopsFindColumn(col_exprs, (Node *) lsecond(op->args)) >= 0)
 	{
-		col = (Node *) lsecond(op->args);
-		bound = (Node *) linitial(op->args);
+		*col = (Node *) lsecond(op->args);
+		*bound = (Node *) linitial(op->args);
 		commuted = true;
 	}
 	else
 		return false;
-	coltype = exprType(col);
+	coltype = exprType(*col);
 	if (!DeviceExprTypeSupported(coltype) ||
-		ValueDomain(coltype) != ValueDomain(exprType(bound)) ||
-		contain_volatile_functions(bound))
+		ValueDomain(coltype) != ValueDomain(exprType(*bound)) ||
+		contain_volatile_functions(*bound))
 		return false;
 	opclass = GetDefaultOpClass(coltype, BTREE_AM_OID);
 	if (!OidIsValid(opclass))
@@ -154,21 +151,77 @@ RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int
 		case BTLessEqualStrategyNumber:
 			*is_lower = false;
 			*strict = strategy == BTLessStrategyNumber;
-			break;
+			return true;
 		case BTGreaterStrategyNumber:
 		case BTGreaterEqualStrategyNumber:
 			*is_lower = true;
 			*strict = strategy == BTGreaterStrategyNumber;
-			break;
+			return true;
 		default:
 			return false;
 	}
+}
+
+/*
+ * A bound of an inner column by the outer row (RangeShape) whose bound
+ * compiles as a value program: sets the program column, which bound it is,
+ * and the program.
+ */
+static bool
+RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int *column,
+			bool *is_lower, bool *strict, GpuopsExprProgram *prog)
+{
+	Node	   *col,
+			   *bound;
+	int			icol;
+
+	if (!RangeShape(rinfo, outerrel->relids, in->inner_exprs, &col, &bound, is_lower, strict))
+		return false;
 	icol = GpuopsFindColumn(in->inner_exprs, col);
 	*column = -1;
 	for (int c = 0; c < in->ninner; c++)
 		if (in->inner_cols[c] == icol)
 			*column = c;
 	return *column >= 0 && DeviceExprCompileValue((Expr *) bound, in, prog);
+}
+
+/*
+ * Would the other order of the inputs bound one column of this outer side
+ * from below and above (a band, `o.x BETWEEN i.lo AND i.hi` seen from i)?
+ */
+static bool
+OuterHasBand(List *restrictlist, RelOptInfo *innerrel, Path *outer)
+{
+	int			found[GPUOPS_EXPR_MAX_COLS * 4] = {0};
+	int			ncols = 0;
+	Node	   *cols[GPUOPS_EXPR_MAX_COLS * 4];
+	ListCell   *lc;
+
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Node	   *col,
+				   *bound;
+		bool		is_lower,
+					strict;
+		int			c;
+
+		if (!RangeShape(rinfo, innerrel->relids, outer->pathtarget->exprs, &col, &bound,
+						&is_lower, &strict))
+			continue;
+		for (c = 0; c < ncols && !equal(cols[c], col); c++)
+			;
+		if (c == ncols)
+		{
+			if (ncols == lengthof(cols))
+				continue;
+			cols[ncols++] = col;
+		}
+		found[c] |= is_lower ? 1 : 2;
+		if (found[c] == 3)
+			return true;
+	}
+	return false;
 }
 
 /* Can a clause's evaluation raise an error (as far as its program shows)? */
@@ -285,7 +338,7 @@ RangeIndexToList(const RangeIndex *ix)
 static CustomPath *
 MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
-				 JoinPathExtraData *extra, bool partial)
+				 JoinPathExtraData *extra, bool partial, bool *band)
 {
 	List	   *clauses = NIL;	/* decide whether a pair matches */
 	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
@@ -308,6 +361,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				pairs,
 				mb;
 
+	*band = false;
 	memset(&in, 0, sizeof(in));
 	in.outer_exprs = outer->pathtarget->exprs;
 	in.inner_exprs = inner->pathtarget->exprs;
@@ -370,6 +424,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		{
 			loop_cost = index_cost;
 			index = RangeIndexToList(&ix);
+			*band = ix.lower != NULL && ix.upper != NULL;
 			if (ix.lower)
 				ranges = lappend(ranges, ix.lower->clause);
 			if (ix.upper)
@@ -408,6 +463,7 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	Path	   *outer = outerrel->cheapest_total_path;
 	Path	   *inner = innerrel->cheapest_total_path;
 	CustomPath *cpath;
+	bool		band;
 
 	if (!gpuops_enable_nestloop || !GpuopsPlanningAllowed())
 		return;
@@ -420,8 +476,20 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
 		return;
 	cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra,
-							 false);
+							 false, &band);
 	if (cpath == NULL)
+		return;
+
+	/*
+	 * An inner join is planned in both orders.  Where the other order can
+	 * index a band (one column bounded from both sides) and this one cannot,
+	 * leave the join to it: the band tests a sliver of the pairs, but the
+	 * estimate of the joined rows (PostgreSQL's, a ninth of all pairs for
+	 * two inequalities) usually dwarfs that difference in cost, and the
+	 * path with the cheaper start would win.
+	 */
+	if (jointype == JOIN_INNER && !band && gpuops_enable_nestloop_index &&
+		OuterHasBand(extra->restrictlist, innerrel, outer))
 		return;
 	add_path(joinrel, &cpath->path);
 
@@ -437,7 +505,7 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		if (inner == NULL || PATH_REQ_OUTER(partial))
 			return;
 		cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, partial, inner, jointype,
-								 extra, true);
+								 extra, true, &band);
 		if (cpath != NULL && cpath->path.parallel_safe)
 			add_partial_path(joinrel, &cpath->path);
 	}
