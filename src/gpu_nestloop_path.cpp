@@ -473,7 +473,8 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		return;
 	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
 		return;
-	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
+	/* the device's work is the pairs: a join of two small inputs can be large */
+	if (outer->rows * inner->rows < gpuops_min_rows)
 		return;
 	cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra,
 							 false, &band);
