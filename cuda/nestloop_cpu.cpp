@@ -44,11 +44,33 @@ budget(const GpuopsSettings &s)
 	return s.device_memory_limit / (s.device_share ? s.device_share : 1);
 }
 
+/*
+ * Tests pair (o, inner position j) and keeps it when it passes or needs a
+ * recheck, as inner row `row`; a first_only TRUE pair ends its chunk.
+ */
+void
+test_pair(CpuNestLoop *nl, const ColumnsView &outer, const ColumnsView &inner, uint64_t j,
+		  uint32_t row)
+{
+	const GpuopsExprProgram &p = nl->spec.program;
+	GpuopsExprResult r = expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
+								   ColumnsRow{&outer, nl->o}, ColumnsRow{&inner, j});
+
+	nl->stats.pairs_tested++;
+	if (r == GPUOPS_EXPR_FALSE)
+		return;
+	nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
+	nl->build_out.push_back(row | (r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
+	nl->stats.pairs++;
+	nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
+	if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
+		nl->skip_chunk = true;
+}
+
 /* The next window: pairs in nested-loop order until the window is full. */
 void
 next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 {
-	const GpuopsExprProgram &p = nl->spec.program;
 	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
 	ColumnsView outer = nl->outer.view(),
 				inner = nl->inner.view();
@@ -73,20 +95,7 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 			nl->skip_chunk = false;
 			continue;
 		}
-		GpuopsExprResult r = expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
-									   ColumnsRow{&outer, nl->o}, ColumnsRow{&inner, nl->j});
-
-		nl->stats.pairs_tested++;
-		if (r != GPUOPS_EXPR_FALSE)
-		{
-			nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
-			nl->build_out.push_back(static_cast<uint32_t>(nl->j) |
-									(r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
-			nl->stats.pairs++;
-			nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
-			if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
-				nl->skip_chunk = true;
-		}
+		test_pair(nl, outer, inner, nl->j, static_cast<uint32_t>(nl->j));
 		nl->j++;
 	}
 	pairs->npairs = nl->probe_out.size();
@@ -102,7 +111,6 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 void
 next_window_index(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 {
-	const GpuopsExprProgram &p = nl->spec.program;
 	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
 	ColumnsView outer = nl->outer.view(),
 				inner = nl->inner.view();
@@ -135,20 +143,7 @@ next_window_index(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 			nl->skip_chunk = false;
 			continue;
 		}
-		GpuopsExprResult r = expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
-									   ColumnsRow{&outer, nl->o}, ColumnsRow{&inner, nl->j});
-
-		nl->stats.pairs_tested++;
-		if (r != GPUOPS_EXPR_FALSE)
-		{
-			nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
-			nl->build_out.push_back(nl->perm[nl->j] |
-									(r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
-			nl->stats.pairs++;
-			nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
-			if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
-				nl->skip_chunk = true;
-		}
+		test_pair(nl, outer, inner, nl->j, nl->perm[nl->j]);
 		nl->j++;
 	}
 	pairs->npairs = nl->probe_out.size();
