@@ -13,7 +13,6 @@
  * under the budget.
  */
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <chrono>
@@ -22,8 +21,9 @@
 
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
-#include "launch.cuh"
 #include "join_hash.hpp"
+#include "launch.cuh"
+#include "prefix_sum.cuh"
 
 namespace gpuops {
 namespace cuda {
@@ -315,9 +315,8 @@ cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *p
 		cudaStream_t s = j->stream;
 		uint64_t	n = keys->nrows;
 		int			nkeys = j->nkeys;
-		DeviceArray words, nulls, counts, temp;
+		DeviceArray words, nulls, counts;
 		KeyPtrs		kp = {};
-		size_t		temp_bytes = 0;
 		size_t		nbytes = (n + 7) / 8;
 		auto		t0 = std::chrono::steady_clock::now();
 
@@ -348,12 +347,7 @@ cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *p
 															   j->slot.as<int64_t>(),
 															   counts.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("probe count");
-		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
-													  j->offsets.as<uint64_t>(), n + 1, s));
-		temp.get(rt, temp_bytes + 8, s);
-		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
-													  counts.as<uint64_t>(),
-													  j->offsets.as<uint64_t>(), n + 1, s));
+		exclusive_sum(rt, s, counts, j->offsets, n);
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), j->offsets.as<uint64_t>() + n, 8,
 										cudaMemcpyDeviceToHost, s));
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
@@ -363,7 +357,6 @@ cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *p
 		words.reset();
 		nulls.reset();
 		counts.reset();
-		temp.reset();
 		write_window(j, pairs);
 		j->stats.probe_rows += n;
 		j->stats.pairs += j->total;

@@ -15,7 +15,6 @@
  * not serialize.
  */
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "device_array.cuh"
 #include "launch.cuh"
 #include "merge_common.hpp"
+#include "prefix_sum.cuh"
 
 namespace gpuops {
 namespace cuda {
@@ -323,8 +323,7 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		const Side &in = mj->side[1];
 		uint64_t	m = o.n,
 					n = in.n;
-		DeviceArray ub, counts, temp;
-		size_t		temp_bytes = 0;
+		DeviceArray ub, counts;
 		auto		t0 = std::chrono::steady_clock::now();
 
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
@@ -348,12 +347,7 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		count_kernel<<<blocks(m + 1), kThreads, 0, s>>>(o.mask.as<uint8_t>(), mj->lb.as<uint64_t>(),
 														ub.as<uint64_t>(), m, counts.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("merge count");
-		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
-													  mj->offsets.as<uint64_t>(), m + 1, s));
-		temp.get(rt, temp_bytes + 8, s);
-		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
-													  counts.as<uint64_t>(),
-													  mj->offsets.as<uint64_t>(), m + 1, s));
+		exclusive_sum(rt, s, counts, mj->offsets, m);
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), mj->offsets.as<uint64_t>() + m, 8,
 										cudaMemcpyDeviceToHost, s));
 		mj->outer_order.resize(m);
@@ -366,7 +360,6 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		mj->stats.pairs = mj->total;
 		ub.reset();
 		counts.reset();
-		temp.reset();
 		write_window(mj, pairs);
 		mj->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;

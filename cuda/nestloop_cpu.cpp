@@ -31,7 +31,7 @@ struct CpuNestLoop
 	uint64_t	j = 0;
 	uint64_t	window = 0;
 	bool		skip_chunk = false;
-	bool		have_range = false; /* indexed: [range_start, range_end) is o's */
+	bool		have_range = false; /* [range_start, range_end) is o's */
 	uint64_t	range_start = 0;
 	uint64_t	range_end = 0;
 	std::vector<uint32_t> probe_out, build_out;
@@ -67,50 +67,16 @@ test_pair(CpuNestLoop *nl, const ColumnsView &outer, const ColumnsView &inner, u
 		nl->skip_chunk = true;
 }
 
-/* The next window: pairs in nested-loop order until the window is full. */
+/*
+ * The next window: pairs in nested-loop order until the window is full.
+ * Each outer row walks its candidates in chunks of nl_chunk_rows from its
+ * range's start: every inner row for the blocked loop, its range of the
+ * sorted block for the indexed one.
+ */
 void
 next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 {
-	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
-	ColumnsView outer = nl->outer.view(),
-				inner = nl->inner.view();
-
-	nl->probe_out.clear();
-	nl->build_out.clear();
-	while (nl->probe_out.size() < nl->window && nl->o < nl->outer.n)
-	{
-		uint64_t	chunk_end = (nl->j / chunk + 1) * chunk;
-
-		if (nl->j >= nl->inner.n)
-		{
-			nl->o++;
-			nl->j = 0;
-			nl->skip_chunk = false;
-			continue;
-		}
-		if (nl->skip_chunk)
-		{
-			/* first_only: this chunk has had its TRUE pair */
-			nl->j = chunk_end;
-			nl->skip_chunk = false;
-			continue;
-		}
-		test_pair(nl, outer, inner, nl->j, static_cast<uint32_t>(nl->j));
-		nl->j++;
-	}
-	pairs->npairs = nl->probe_out.size();
-	pairs->probe_rows = nl->probe_out.data();
-	pairs->build_rows = nl->build_out.data();
-	pairs->more = nl->o < nl->outer.n;
-}
-
-/*
- * The indexed loop's window: each outer row's candidates (its range of the
- * sorted block), in chunks of nl_chunk_rows from the range's start.
- */
-void
-next_window_index(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
-{
+	const bool	indexed = nl->spec.index.column >= 0;
 	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
 	ColumnsView outer = nl->outer.view(),
 				inner = nl->inner.view();
@@ -123,8 +89,11 @@ next_window_index(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 
 		if (!nl->have_range)
 		{
-			nl_index_range(&nl->spec.index, ColumnsRow{&outer, nl->o}, nl->keys.data(),
-						   nl->keys.size(), nl->inner.n, &nl->range_start, &nl->range_end);
+			nl->range_start = 0;
+			nl->range_end = nl->inner.n;
+			if (indexed)
+				nl_index_range(&nl->spec.index, ColumnsRow{&outer, nl->o}, nl->keys.data(),
+							   nl->keys.size(), nl->inner.n, &nl->range_start, &nl->range_end);
 			nl->j = nl->range_start;
 			nl->have_range = true;
 			nl->skip_chunk = false;
@@ -139,11 +108,13 @@ next_window_index(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 							 nl->range_start + ((nl->j - nl->range_start) / chunk + 1) * chunk);
 		if (nl->skip_chunk)
 		{
+			/* first_only: this chunk has had its TRUE pair */
 			nl->j = chunk_end;
 			nl->skip_chunk = false;
 			continue;
 		}
-		test_pair(nl, outer, inner, nl->j, nl->perm[nl->j]);
+		test_pair(nl, outer, inner, nl->j,
+				  indexed ? nl->perm[nl->j] : static_cast<uint32_t>(nl->j));
 		nl->j++;
 	}
 	pairs->npairs = nl->probe_out.size();
@@ -251,10 +222,7 @@ cpu_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs 
 		nl->o = nl->j = 0;
 		nl->skip_chunk = false;
 		nl->have_range = false;
-		if (nl->spec.index.column >= 0)
-			next_window_index(nl, pairs);
-		else
-			next_window(nl, pairs);
+		next_window(nl, pairs);
 		nl->stats.outer_rows += outer->nrows;
 		nl->stats.probes++;
 		nl->stats.kernel_ms += ms_since(t0);
@@ -271,10 +239,7 @@ cpu_nl_next_pairs(GpuopsNestLoop *h, GpuopsJoinPairs *pairs) noexcept
 
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
 		nl->stats.windows++;
-		if (nl->spec.index.column >= 0)
-			next_window_index(nl, pairs);
-		else
-			next_window(nl, pairs);
+		next_window(nl, pairs);
 		nl->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
 	});

@@ -15,7 +15,6 @@
  * the executor moving the rows, so the pass is run twice rather than
  * buffering pairs of unknown number.
  */
-#include <cub/device/device_scan.cuh>
 #include <chrono>
 #include <memory>
 
@@ -25,6 +24,7 @@
 #include "launch.cuh"
 #include "nestloop_common.hpp"
 #include "nestloop_index.cuh"
+#include "prefix_sum.cuh"
 
 namespace gpuops {
 namespace cuda {
@@ -218,21 +218,6 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 	pairs->more = nl->written < nl->total;
 }
 
-/* Prefix sums of n + 1 counts (the last one zero) into offsets. */
-void
-exclusive_sum(Runtime *rt, cudaStream_t s, DeviceArray &counts, DeviceArray &offsets, uint64_t n)
-{
-	DeviceArray temp;
-	size_t		temp_bytes = 0;
-
-	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
-												  offsets.as<uint64_t>(), n + 1, s));
-	temp.get(rt, temp_bytes + 8, s);
-	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
-												  counts.as<uint64_t>(),
-												  offsets.as<uint64_t>(), n + 1, s));
-}
-
 /*
  * The indexed probe's count pass: each outer row's range and items, each
  * item's pairs, their prefix sums (nl->offsets) and total.
@@ -363,8 +348,7 @@ cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs
 		Runtime    *rt = nl->rt;
 		cudaStream_t s = nl->stream;
 		uint64_t	n = outer->nrows;
-		DeviceArray counts, temp;
-		size_t		temp_bytes = 0;
+		DeviceArray counts;
 		uint64_t	ncounts;
 		auto		t0 = std::chrono::steady_clock::now();
 
@@ -397,19 +381,13 @@ cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs
 				nullptr, nullptr);
 			GPUOPS_CUDA_CHECK_LAUNCH("nested loop count");
 		}
-		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
-													  nl->offsets.as<uint64_t>(), ncounts + 1, s));
-		temp.get(rt, temp_bytes + 8, s);
-		GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
-													  counts.as<uint64_t>(),
-													  nl->offsets.as<uint64_t>(), ncounts + 1, s));
+		exclusive_sum(rt, s, counts, nl->offsets, ncounts);
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + ncounts,
 										8, cudaMemcpyDeviceToHost, s));
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
 		nl->total = rt->pinned_scalar()[0];
 		nl->written = 0;
 		counts.reset();
-		temp.reset();
 		write_window(nl, pairs);
 		nl->stats.outer_rows += n;
 		nl->stats.pairs_tested += n * nl->inner.n;

@@ -21,7 +21,6 @@
 #define GPUOPS_NESTLOOP_INDEX_CUH
 
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 

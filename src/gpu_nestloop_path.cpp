@@ -104,10 +104,11 @@ ValueDomain(Oid type)
  * Is rinfo `column OP bound` (either way round), the column one of
  * col_exprs (an input's output columns), OP <, <=, > or >= of the column
  * type's default btree family, the bound an expression of bound_relids
- * only, of the same value domain?  Sets both sides and which bound it is.
+ * only, of the same value domain?  Sets the column (its index in
+ * col_exprs), the bound and which bound it is.
  */
 static bool
-RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, Node **col, Node **bound,
+RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, int *col, Node **bound,
 		   bool *is_lower, bool *strict)
 {
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
@@ -119,22 +120,20 @@ RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, Node **col
 	if (!is_opclause(op) || list_length(op->args) != 2)
 		return false;
 	if (bms_is_subset(rinfo->right_relids, bound_relids) &&
-		GpuopsFindColumn(col_exprs, (Node *) linitial(op->args)) >= 0)
+		(*col = GpuopsFindColumn(col_exprs, (Node *) linitial(op->args))) >= 0)
 	{
-		*col = (Node *) linitial(op->args);
 		*bound = (Node *) lsecond(op->args);
 		commuted = false;
 	}
 	else if (bms_is_subset(rinfo->left_relids, bound_relids) &&
-			 GpuopsFindColumn(col_exprs, (Node *) lsecond(op->args)) >= 0)
+			 (*col = GpuopsFindColumn(col_exprs, (Node *) lsecond(op->args))) >= 0)
 	{
-		*col = (Node *) lsecond(op->args);
 		*bound = (Node *) linitial(op->args);
 		commuted = true;
 	}
 	else
 		return false;
-	coltype = exprType(*col);
+	coltype = exprType((Node *) list_nth(col_exprs, *col));
 	if (!DeviceExprTypeSupported(coltype) ||
 		ValueDomain(coltype) != ValueDomain(exprType(*bound)) ||
 		contain_volatile_functions(*bound))
@@ -171,13 +170,11 @@ static bool
 RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int *column,
 			bool *is_lower, bool *strict, GpuopsExprProgram *prog)
 {
-	Node	   *col,
-			   *bound;
+	Node	   *bound;
 	int			icol;
 
-	if (!RangeShape(rinfo, outerrel->relids, in->inner_exprs, &col, &bound, is_lower, strict))
+	if (!RangeShape(rinfo, outerrel->relids, in->inner_exprs, &icol, &bound, is_lower, strict))
 		return false;
-	icol = GpuopsFindColumn(in->inner_exprs, col);
 	*column = -1;
 	for (int c = 0; c < in->ninner; c++)
 		if (in->inner_cols[c] == icol)
@@ -192,36 +189,27 @@ RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int
 static bool
 OuterHasBand(List *restrictlist, RelOptInfo *innerrel, Path *outer)
 {
-	int			found[GPUOPS_EXPR_MAX_COLS * 4] = {0};
-	int			ncols = 0;
-	Node	   *cols[GPUOPS_EXPR_MAX_COLS * 4];
+	List	   *exprs = outer->pathtarget->exprs;
+	int		   *found = (int *) palloc0(sizeof(int) * Max(list_length(exprs), 1));
+	bool		band = false;
 	ListCell   *lc;
 
 	foreach(lc, restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Node	   *col,
-				   *bound;
+		Node	   *bound;
 		bool		is_lower,
 					strict;
 		int			c;
 
-		if (!RangeShape(rinfo, innerrel->relids, outer->pathtarget->exprs, &col, &bound,
-						&is_lower, &strict))
-			continue;
-		for (c = 0; c < ncols && !equal(cols[c], col); c++)
-			;
-		if (c == ncols)
+		if (RangeShape(rinfo, innerrel->relids, exprs, &c, &bound, &is_lower, &strict))
 		{
-			if (ncols == lengthof(cols))
-				continue;
-			cols[ncols++] = col;
+			found[c] |= is_lower ? 1 : 2;
+			band |= found[c] == 3;
 		}
-		found[c] |= is_lower ? 1 : 2;
-		if (found[c] == 3)
-			return true;
 	}
-	return false;
+	pfree(found);
+	return band;
 }
 
 /* Can a clause's evaluation raise an error (as far as its program shows)? */
