@@ -288,6 +288,8 @@ typedef struct GpuopsJoin GpuopsJoin;
  * (join_hash.hpp), so they partition alike and return the same pairs in
  * the same order.
  */
+typedef struct GpuopsJoinLookup GpuopsJoinLookup;
+
 typedef struct GpuopsJoinBackend
 {
 	const char *name;
@@ -302,7 +304,33 @@ typedef struct GpuopsJoinBackend
 	uint32_t	(*join_probe_rows) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
 	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
 	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
+
+	/*
+	 * Shared build (parallel plans, join_service.h): after build_finish,
+	 * the directory's size and a checksum of its hashes; and lookups, which
+	 * give each probe row its directory entry (or -1) and write no pairs.
+	 * A lookup object has its own stream and buffers, allocated by
+	 * lookup_begin, and only reads the directory: lookup may run on another
+	 * thread while the join's other calls run, until lookup_end (which
+	 * comes before join_end).  Lookups on one object are serialized.
+	 */
+	GpuopsStatus (*join_directory) (GpuopsJoin *join, uint64_t *ndir,
+									uint64_t *checksum) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*lookup_begin) (GpuopsJoin *join, uint32_t max_rows,
+								  GpuopsJoinLookup **lookup) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*lookup) (GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys,
+							int64_t *slots) GPUOPS_NOEXCEPT;
+	void		(*lookup_end) (GpuopsJoinLookup *lookup) GPUOPS_NOEXCEPT;
 } GpuopsJoinBackend;
+
+/*
+ * A probe whose rows' directory entries are known (a shared build's
+ * lookup): the CPU backend's join_probe without the search.  For a join of
+ * gpuops_cpu_join_backend() only; its windows continue with join_next_pairs.
+ */
+extern GpuopsStatus gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots,
+												uint64_t nrows,
+												GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
 
 extern const GpuopsJoinBackend *gpuops_cuda_join_backend(void) GPUOPS_NOEXCEPT;
 extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;

@@ -120,6 +120,20 @@ cpu_join_build_finish(GpuopsJoin *join) noexcept
 	});
 }
 
+/* Counts the pairs of probe rows whose directory entries are in j->slot. */
+void
+count_slots(CpuJoin *j, uint64_t n)
+{
+	j->offsets.assign(n + 1, 0);
+	for (uint64_t i = 0; i < n; i++)
+		j->offsets[i + 1] = j->offsets[i] + (j->slot[i] < 0 ? 0 : j->count[j->slot[i]]);
+	j->probe_n = n;
+	j->written = 0;
+	j->stats.probe_rows += n;
+	j->stats.pairs += j->offsets[n];
+	j->stats.probe_batches++;
+}
+
 /*
  * The next window of the current probe's pairs, each pair found from the
  * prefix sums as the device does.
@@ -158,27 +172,17 @@ cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pa
 		auto		t0 = std::chrono::steady_clock::now();
 		uint64_t	n = keys->nrows;
 		std::vector<int64_t> &slot = j->slot;
-		std::vector<uint64_t> &offsets = j->offsets;
 
 		check_keys(j, keys);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
 		if (n > join_probe_rows_for_budget(budget(j->settings), j->nkeys))
 			fail(GPUOPS_ERR_INTERNAL, "probe of %llu rows over the budget's %u",
 				 (unsigned long long) n, join_probe_rows_for_budget(budget(j->settings), j->nkeys));
-		slot.assign(n, -1);
-		offsets.assign(n + 1, 0);
-		/* count */
+		slot.resize(n);
 		for (uint64_t i = 0; i < n; i++)
-		{
 			slot[i] = join_key_null(keys->nulls, j->nkeys, i) ? -1
 				: join_find(j->dir.data(), j->dir.size(), join_hash(keys->words, j->nkeys, i));
-			offsets[i + 1] = offsets[i] + (slot[i] < 0 ? 0 : j->count[slot[i]]);
-		}
-		j->probe_n = n;
-		j->written = 0;
-		j->stats.probe_rows += n;
-		j->stats.pairs += j->offsets[n];
-		j->stats.probe_batches++;
+		count_slots(j, n);
 		j->stats.kernel_ms += ms_since(t0);
 		write_window(j, pairs);
 		return GPUOPS_OK;
@@ -226,6 +230,57 @@ cpu_join_probe_rows(const GpuopsJoin *join) noexcept
 	return join_probe_rows_for_budget(budget(j->settings), j->nkeys);
 }
 
+GpuopsStatus
+cpu_join_directory(GpuopsJoin *join, uint64_t *ndir, uint64_t *checksum) noexcept
+{
+	auto	   *j = reinterpret_cast<CpuJoin *>(join);
+
+	*ndir = j->dir.size();
+	*checksum = join_directory_checksum(j->dir.data(), j->dir.size());
+	return GPUOPS_OK;
+}
+
+/* A CPU lookup only reads the finished directory: nothing of its own. */
+struct CpuLookup
+{
+	const CpuJoin *join;
+	GpuopsFault fault;
+};
+
+GpuopsStatus
+cpu_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+
+		*out = reinterpret_cast<GpuopsJoinLookup *>(new CpuLookup{j, j->settings.fault});
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cpu_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots) noexcept
+{
+	return guarded([&]() {
+		auto	   *l = reinterpret_cast<CpuLookup *>(lookup);
+		const CpuJoin *j = l->join;
+
+		check_keys(j, keys);
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, l->fault);
+		for (uint64_t i = 0; i < keys->nrows; i++)
+			slots[i] = join_key_null(keys->nulls, j->nkeys, i) ? -1
+				: join_find(j->dir.data(), j->dir.size(), join_hash(keys->words, j->nkeys, i));
+		return GPUOPS_OK;
+	});
+}
+
+void
+cpu_lookup_end(GpuopsJoinLookup *lookup) noexcept
+{
+	delete reinterpret_cast<CpuLookup *>(lookup);
+}
+
 const GpuopsJoinBackend cpu_join_backend = {
 	"cpu",
 	cpu_join_begin,
@@ -237,6 +292,10 @@ const GpuopsJoinBackend cpu_join_backend = {
 	cpu_join_probe_rows,
 	cpu_join_stats,
 	cpu_join_end,
+	cpu_join_directory,
+	cpu_lookup_begin,
+	cpu_lookup,
+	cpu_lookup_end,
 };
 
 }								/* namespace */
@@ -246,4 +305,22 @@ extern "C" const GpuopsJoinBackend *
 gpuops_cpu_join_backend(void) noexcept
 {
 	return &gpuops::cpu_join_backend;
+}
+
+extern "C" GpuopsStatus
+gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots, uint64_t nrows,
+							GpuopsJoinPairs *pairs) noexcept
+{
+	return gpuops::guarded([&]() {
+		auto	   *j = reinterpret_cast<gpuops::CpuJoin *>(join);
+
+		for (uint64_t i = 0; i < nrows; i++)
+			if (slots[i] >= (int64_t) j->dir.size())
+				gpuops::fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu",
+							 (long long) slots[i], j->dir.size());
+		j->slot.assign(slots, slots + nrows);
+		gpuops::count_slots(j, nrows);
+		gpuops::write_window(j, pairs);
+		return GPUOPS_OK;
+	});
 }

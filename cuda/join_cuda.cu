@@ -422,6 +422,129 @@ cuda_join_probe_rows(const GpuopsJoin *join) noexcept
 	return join_probe_rows_for_budget(j->rt->limit(), j->nkeys);
 }
 
+GpuopsStatus
+cuda_join_directory(GpuopsJoin *join, uint64_t *ndir, uint64_t *checksum) noexcept
+{
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CudaJoin *>(join);
+		std::vector<uint64_t> dir(j->ndir);
+
+		if (j->ndir > 0)
+		{
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(dir.data(), j->dir.as<uint64_t>(), j->ndir * 8,
+											cudaMemcpyDeviceToHost, j->stream));
+			GPUOPS_CUDA_TRY(cudaStreamSynchronize(j->stream));
+		}
+		*ndir = j->ndir;
+		*checksum = join_directory_checksum(dir.data(), dir.size());
+		return GPUOPS_OK;
+	});
+}
+
+/*
+ * A lookup: its own stream and device buffers (allocated here, on the
+ * caller's thread, so the runtime's budget is never touched from the
+ * lookup's), reading the join's finished directory.
+ */
+struct CudaLookup
+{
+	const CudaJoin *join = nullptr;
+	GpuopsFault fault = GPUOPS_FAULT_NONE;
+	uint32_t	max_rows = 0;
+	cudaStream_t stream = nullptr;
+	DeviceArray words, nulls, slot;
+
+	~CudaLookup()
+	{
+		words.reset();
+		nulls.reset();
+		slot.reset();
+		if (stream)
+		{
+			(void) cudaStreamSynchronize(stream);
+			(void) cudaStreamDestroy(stream);
+		}
+	}
+};
+
+__global__ void
+lookup_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uint64_t ndir,
+			  int64_t *slot)
+{
+	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		slot[i] = join_key_null(keys.nulls, nkeys, i) ? -1
+			: join_find(dir, ndir, join_hash(keys.words, nkeys, i));
+}
+
+GpuopsStatus
+cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) noexcept
+{
+	*out = nullptr;
+	return guarded([&]() {
+		auto	   *j = reinterpret_cast<CudaJoin *>(join);
+		auto		l = std::make_unique<CudaLookup>();
+		size_t		nbytes = (max_rows + 7) / 8;
+
+		l->join = j;
+		l->fault = j->settings.fault;
+		l->max_rows = max_rows;
+		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+		l->words.get(j->rt, (size_t) max_rows * 8 * j->nkeys + 8, l->stream);
+		l->nulls.get(j->rt, nbytes * j->nkeys + 8, l->stream);
+		l->slot.get(j->rt, (size_t) max_rows * 8 + 8, l->stream);
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(l->stream));
+		*out = reinterpret_cast<GpuopsJoinLookup *>(l.release());
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots) noexcept
+{
+	return guarded([&]() {
+		auto	   *l = reinterpret_cast<CudaLookup *>(lookup);
+		const CudaJoin *j = l->join;
+		cudaStream_t s = l->stream;
+		uint64_t	n = keys->nrows;
+		size_t		nbytes = (n + 7) / 8;
+		KeyPtrs		kp = {};
+
+		if (keys->nkeys != j->nkeys || n > l->max_rows)
+			fail(GPUOPS_ERR_INTERNAL, "lookup of %llu rows, %d keys",
+				 (unsigned long long) n, keys->nkeys);
+		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, l->fault);
+		if (n == 0)
+			return GPUOPS_OK;
+		for (int k = 0; k < j->nkeys; k++)
+		{
+			kp.words[k] = l->words.as<uint64_t>() + k * n;
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
+											n * 8, cudaMemcpyHostToDevice, s));
+			if (keys->nulls[k])
+			{
+				kp.nulls[k] = l->nulls.as<uint8_t>() + k * nbytes;
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint8_t *>(kp.nulls[k]), keys->nulls[k],
+												nbytes, cudaMemcpyHostToDevice, s));
+			}
+		}
+		lookup_kernel<<<blocks(n), kThreads, 0, s>>>(kp, j->nkeys, n, j->dir.as<uint64_t>(),
+													  j->ndir, l->slot.as<int64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("lookup");
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(slots, l->slot.as<int64_t>(), n * 8,
+										cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		return GPUOPS_OK;
+	});
+}
+
+void
+cuda_lookup_end(GpuopsJoinLookup *lookup) noexcept
+{
+	delete reinterpret_cast<CudaLookup *>(lookup);
+}
+
 const GpuopsJoinBackend cuda_join_backend = {
 	"cuda",
 	cuda_join_begin,
@@ -433,6 +556,10 @@ const GpuopsJoinBackend cuda_join_backend = {
 	cuda_join_probe_rows,
 	cuda_join_stats,
 	cuda_join_end,
+	cuda_join_directory,
+	cuda_lookup_begin,
+	cuda_lookup,
+	cuda_lookup_end,
 };
 
 }								/* namespace */

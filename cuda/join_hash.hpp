@@ -93,6 +93,21 @@ join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
 }
 
 /*
+ * A checksum of a directory's hashes, in order: two processes that built
+ * from the same rows have the same directory, entry for entry (a shared
+ * build relies on it; a different checksum means the rows differed).
+ */
+inline uint64_t
+join_directory_checksum(const uint64_t *dir, uint64_t n)
+{
+	uint64_t	h = mix64(n);
+
+	for (uint64_t i = 0; i < n; i++)
+		h = mix64(h ^ dir[i]);
+	return h;
+}
+
+/*
  * Budgets, the same for both backends.  A build of n rows takes, on the
  * device, each key's words, the (hash, row) pairs before and after the
  * radix sort and its temporary storage, the head flags and the directory:

@@ -21,6 +21,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -76,6 +77,7 @@ JoinRelease(void *arg)
 {
 	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) arg;
 
+	GpuHashJoinStopSharing(dev);	/* its thread reads the directory */
 	if (dev->join)
 		dev->backend->join_end(dev->join);
 	dev->join = NULL;
@@ -164,15 +166,15 @@ GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
 	memset(&st->stats, 0, sizeof(st->stats));
 	if (backend == NULL)
 		return GPUOPS_OK;
-	if (backend != GpuopsPrimaryJoinBackend() || st->fallback != NULL)
+	if (backend != GpuopsPrimaryJoinBackend() || st->fallback != NULL || st->shared_probe)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	return backend->join_begin(&settings, st->nkeys, &st->dev->join);
 }
 
 /* Streaming mode: every stored inner row into the begun join. */
-static GpuopsStatus
-BuildAll(GpuHashJoinState *st)
+GpuopsStatus
+GpuHashJoinBuildAll(GpuHashJoinState *st)
 {
 	GpuopsStatus rc = GPUOPS_OK;
 
@@ -201,9 +203,10 @@ GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc)
 	GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);	/* raises unless falling back */
 	if (st->fallback == NULL)
 		st->fallback = pstrdup(gpuops_last_error());
+	st->shared_probe = false;
 	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
 	if (rc == GPUOPS_OK)
-		rc = st->grace ? GpuHashJoinGraceBuild(st) : BuildAll(st);
+		rc = st->grace ? GpuHashJoinGraceBuild(st) : GpuHashJoinBuildAll(st);
 	if (rc != GPUOPS_OK)
 		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 }
@@ -238,6 +241,8 @@ BuildableRows(GpuHashJoinState *st)
 	return n;
 }
 
+static void FinishBuild(GpuHashJoinState *st, instr_time t0);
+
 /*
  * Reads the inner side and builds its directory, or, when its rows exceed
  * what one build holds under the device budget, partitions it.
@@ -249,8 +254,7 @@ Build(GpuHashJoinState *st)
 	GpuopsStatus rc;
 	uint64		capacity;
 	uint64		rows;
-	instr_time	t0,
-				t1;
+	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	while (more)
@@ -259,6 +263,13 @@ Build(GpuHashJoinState *st)
 
 		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
 		CHECK_FOR_INTERRUPTS();
+	}
+	if (GpuHashJoinJoinShared(st))
+	{
+		/* a worker probing through the leader's directory */
+		st->builds++;
+		FinishBuild(st, t0);
+		return;
 	}
 	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
 	if (rc != GPUOPS_OK)
@@ -283,11 +294,20 @@ Build(GpuHashJoinState *st)
 	else
 	{
 		GpuopsJoinFilterLoad(st->filter, 1, &st->inner_store, false, 0, 0);
-		rc = BuildAll(st);
+		rc = GpuHashJoinBuildAll(st);
 		if (rc != GPUOPS_OK)
 			GpuHashJoinFallBack(st, rc);
 		st->builds++;
 	}
+	GpuHashJoinShareBuild(st);
+	FinishBuild(st, t0);
+}
+
+static void
+FinishBuild(GpuHashJoinState *st, instr_time t0)
+{
+	instr_time	t1;
+
 	st->built = true;
 	if (st->fill_inner)
 		st->inner_matched = (bool *) MemoryContextAllocHuge(st->inner_store.cxt,
@@ -319,6 +339,24 @@ ProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
 }
 
 /*
+ * A worker whose shared probe failed (the leader's service failed or
+ * closed): it builds its own directory, as it would have without the
+ * service, and probes the batch again.
+ */
+static void
+LeaveShared(GpuHashJoinState *st)
+{
+	GpuopsStatus rc;
+
+	st->shared_probe = false;
+	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
+	if (rc == GPUOPS_OK)
+		rc = GpuHashJoinBuildAll(st);
+	if (rc != GPUOPS_OK)
+		GpuHashJoinFallBack(st, rc);
+}
+
+/*
  * Probes the current batch: its first window of pairs.  After a device
  * failure the build is redone on the CPU and the batch probed there, and
  * `skip` pairs (walked before the failure) are passed over.
@@ -330,7 +368,10 @@ ProbeSkipping(GpuHashJoinState *st, uint64 skip)
 	GpuopsStatus rc;
 
 	ProbeKeys(st, &keys);
-	rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+	if (st->shared_probe && GpuHashJoinSharedProbe(st, &keys, &st->pairs) != GPUOPS_OK)
+		LeaveShared(st);
+	rc = st->shared_probe ? GPUOPS_OK
+		: st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
 	if (rc != GPUOPS_OK)
 	{
 		GpuHashJoinFallBack(st, rc);
@@ -616,7 +657,11 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	GpuopsJoinBeginChildren(node, estate, eflags, &st->outer_store, &st->inner_store,
+	/* a worker of a shared build probes through the leader: no CUDA of its own */
+	bool		prewarm = !(IsParallelWorker() && node->ss.ps.plan->parallel_aware &&
+							gpuops_enable_shared_build);
+
+	GpuopsJoinBeginChildren(node, estate, eflags, prewarm, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
@@ -684,6 +729,30 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 		st->built = false;
 }
 
+static Size
+EstimateDSMGpuHashJoinImpl(CustomScanState *node, ParallelContext *pcxt)
+{
+	return GpuHashJoinEstimateDSM((GpuHashJoinState *) node, pcxt);
+}
+
+static void
+InitializeDSMGpuHashJoinImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuHashJoinInitializeDSM((GpuHashJoinState *) node, pcxt, coordinate);
+}
+
+static void
+ReInitializeDSMGpuHashJoinImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuHashJoinReInitializeDSM((GpuHashJoinState *) node, coordinate);
+}
+
+static void
+InitializeWorkerGpuHashJoinImpl(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GpuHashJoinInitializeWorker((GpuHashJoinState *) node, coordinate);
+}
+
 static void
 ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -720,6 +789,15 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
 											   context, true, false), es);
 	ExplainPropertyText("Build Side", "inner", es);
+	if (es->analyze && st->dev->leader_of_shared)
+	{
+		/* the service stops (and counts) when the parallel query ends; else count now */
+		if (st->dev->svc != NULL)
+			gpuops_join_service_counts(st->dev->shared, &st->dev->shared_requests,
+									   &st->dev->shared_rows);
+		ExplainPropertyInteger("Shared Lookups", NULL, (int64) st->dev->shared_requests, es);
+		ExplainPropertyInteger("Shared Lookup Rows", NULL, (int64) st->dev->shared_rows, es);
+	}
 	if (es->analyze)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
@@ -758,10 +836,10 @@ const CustomExecMethods gpu_hashjoin_exec_methods = {
 	GuardedReScan<ReScanGpuHashJoinImpl>,
 	NULL,						/* MarkPosCustomScan */
 	NULL,						/* RestrPosCustomScan */
-	NULL,						/* EstimateDSMCustomScan */
-	NULL,						/* InitializeDSMCustomScan */
-	NULL,						/* ReInitializeDSMCustomScan */
-	NULL,						/* InitializeWorkerCustomScan */
+	GuardedEstimateDSM<EstimateDSMGpuHashJoinImpl>,
+	GuardedInitializeDSM<InitializeDSMGpuHashJoinImpl>,
+	GuardedInitializeDSM<ReInitializeDSMGpuHashJoinImpl>,
+	GuardedInitializeWorker<InitializeWorkerGpuHashJoinImpl>,
 	NULL,						/* ShutdownCustomScan */
 	GuardedExplain<ExplainGpuHashJoinImpl>,
 };

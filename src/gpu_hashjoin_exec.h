@@ -26,12 +26,19 @@ extern "C" {
 
 #include "batch.h"
 #include "gpuops_device.h"
+#include "join_service.h"
 
 typedef struct GpuHashJoinDevice
 {
 	const GpuopsJoinBackend *backend;
 	GpuopsJoin *join;
 	MemoryContextCallback cb;
+	/* parallel plans (gpu_hashjoin_shared.cpp): the shared build's slots */
+	void	   *shared;			/* in the parallel query's DSM, or NULL */
+	bool		leader_of_shared;	/* the leader of a parallel plan (EXPLAIN) */
+	GpuopsJoinService *svc;		/* leader: the running service, or NULL */
+	uint64		shared_requests;	/* leader: lookups served, rows looked up */
+	uint64		shared_rows;
 } GpuHashJoinDevice;
 
 typedef struct GpuHashJoinGrace GpuHashJoinGrace;
@@ -63,6 +70,7 @@ typedef struct GpuHashJoinState
 	GpuopsJoinKeys batch_keys;	/* streaming: the outer batch's keys */
 	uint32		batch_rows;		/* streaming: rows in the outer batch */
 	uint32		probe_limit;	/* most rows one probe takes (device budget) */
+	bool		shared_probe;	/* worker: probes go through the leader's service */
 	bool		built;
 	bool		outer_done;
 
@@ -106,6 +114,20 @@ extern void GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store,
 extern GpuopsStatus GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend);
 extern void GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc);
 extern void GpuHashJoinProbe(GpuHashJoinState *st);
+extern GpuopsStatus GpuHashJoinBuildAll(GpuHashJoinState *st);
+
+/* gpu_hashjoin_shared.cpp */
+struct ParallelContext;
+extern Size GpuHashJoinEstimateDSM(GpuHashJoinState *st, struct ParallelContext *pcxt);
+extern void GpuHashJoinInitializeDSM(GpuHashJoinState *st, struct ParallelContext *pcxt,
+									 void *coordinate);
+extern void GpuHashJoinReInitializeDSM(GpuHashJoinState *st, void *coordinate);
+extern void GpuHashJoinInitializeWorker(GpuHashJoinState *st, void *coordinate);
+extern void GpuHashJoinShareBuild(GpuHashJoinState *st);
+extern void GpuHashJoinStopSharing(GpuHashJoinDevice *dev);
+extern bool GpuHashJoinJoinShared(GpuHashJoinState *st);
+extern GpuopsStatus GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys,
+										   GpuopsJoinPairs *pairs);
 
 /* gpu_hashjoin_grace.cpp */
 extern void GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows);

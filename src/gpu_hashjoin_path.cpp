@@ -27,6 +27,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 }
 
+#include <cmath>
 #include <utility>
 
 #include "boundary.h"
@@ -192,7 +193,20 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->path.total_cost = cpath->path.startup_cost + outer->total_cost +
 		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost +
 		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
-	if (partial)
+	if (partial && gpuops_enable_shared_build && parallel_leader_participation)
+	{
+		/*
+		 * Shared build (gpu_hashjoin_shared.cpp): only the leader uses the
+		 * device; each worker sorts the inner keys' hashes on the host for
+		 * its copy of the directory.
+		 */
+		Cost		copy = irows * cpu_operator_cost * (1.0 + std::log2(irows));
+
+		cpath->path.parallel_aware = true;
+		cpath->path.startup_cost += copy;
+		cpath->path.total_cost += copy;
+	}
+	else if (partial)
 	{
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 		cpath->path.total_cost += gpuops_parallel_startup_cost;
@@ -232,12 +246,14 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	add_path(joinrel, &cpath->path);
 
 	/*
-	 * In parallel: each worker (and the leader) builds the whole inner side
-	 * on the device and probes its share of a partial outer path, as
-	 * PostgreSQL's non-shared parallel hash join does; Gather (or a partial
-	 * aggregate first) sits above.  Not for RIGHT and FULL joins: every
-	 * process would return the inner rows it did not match.  Each process
-	 * creating its CUDA context is priced by gpuops.parallel_startup_cost.
+	 * In parallel: each worker (and the leader) reads the whole inner side
+	 * and probes its share of a partial outer path, as PostgreSQL's
+	 * non-shared parallel hash join does; Gather (or a partial aggregate
+	 * first) sits above.  Not for RIGHT and FULL joins: every process would
+	 * return the inner rows it did not match.  With the shared build only
+	 * the leader uses the device; without it each process builds on the
+	 * device and creating its CUDA context is priced by
+	 * gpuops.parallel_startup_cost.
 	 */
 	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
 		jointype != JOIN_RIGHT && jointype != JOIN_FULL)

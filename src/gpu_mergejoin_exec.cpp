@@ -397,7 +397,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	GpuopsJoinBeginChildren(node, estate, eflags, &st->outer_store, &st->inner_store,
+	GpuopsJoinBeginChildren(node, estate, eflags, true, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);

@@ -478,7 +478,7 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 				idesc;
 	ListCell   *lc;
 
-	GpuopsJoinBeginChildren(node, estate, eflags, &st->outer_store, &st->inner_store,
+	GpuopsJoinBeginChildren(node, estate, eflags, true, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
 	odesc = ExecGetResultType((PlanState *) linitial(node->custom_ps));
 	idesc = ExecGetResultType((PlanState *) lsecond(node->custom_ps));

@@ -26,6 +26,7 @@ bool		gpuops_enable_hashjoin = true;
 bool		gpuops_enable_mergejoin = true;
 bool		gpuops_enable_nestloop = true;
 bool		gpuops_enable_nestloop_index = true;
+bool		gpuops_enable_shared_build = true;
 bool		gpuops_enable_agg = true;
 bool		gpuops_enable_parallel_staging = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
@@ -93,6 +94,9 @@ GpuopsDefineGucs(void)
 	DefineOperatorSwitch("gpuops.enable_nestloop_index",
 						 "Enables GpuNestLoop's indexed form: the inner side sorted on a column the join bounds, each outer row testing only its range.",
 						 &gpuops_enable_nestloop_index);
+	DefineOperatorSwitch("gpuops.enable_shared_build",
+						 "Enables GpuHashJoin's shared build in parallel plans: the leader builds on the GPU and looks up the workers' probe keys, so workers create no CUDA context.",
+						 &gpuops_enable_shared_build);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).", &gpuops_enable_agg);
 	DefineOperatorSwitch("gpuops.enable_parallel_staging",
 						 "Enables parallel workers reading a GPU operator's input into shared memory (GpuStage).",

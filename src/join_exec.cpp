@@ -58,7 +58,7 @@ GpuopsJoinTypeName(JoinType jointype)
 }
 
 void
-GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags,
+GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags, bool prewarm,
 						GpuopsRowStore *outer_store, GpuopsRowStore *inner_store,
 						GpuopsBatchSource **outer_source, GpuopsBatchSource **inner_source,
 						int *outer_ncols)
@@ -70,7 +70,8 @@ GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags,
 	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
 
 	node->custom_ps = list_make2(outer, inner);
-	GpuopsPrewarmDevice(eflags);
+	if (prewarm)
+		GpuopsPrewarmDevice(eflags);
 	*outer_ncols = ExecGetResultType(outer)->natts;
 	GpuopsRowStoreInit(outer_store, ExecGetResultType(outer), estate->es_query_cxt);
 	GpuopsRowStoreInit(inner_store, ExecGetResultType(inner), estate->es_query_cxt);

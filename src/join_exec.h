@@ -30,12 +30,14 @@ extern bool GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSl
 
 /*
  * BeginCustomScan of a join: starts both children (custom_plans: outer,
- * inner), the device's start-up, and a row store and batch source for
- * each child; *outer_ncols is the outer child's width (where the inner
- * columns start in the scan tuple).
+ * inner), the device's start-up (unless the node will not use the device
+ * in this process: a worker of a shared build), and a row store and batch
+ * source for each child; *outer_ncols is the outer child's width (where
+ * the inner columns start in the scan tuple).
  */
 extern void GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags,
-									GpuopsRowStore *outer_store, GpuopsRowStore *inner_store,
+									bool prewarm, GpuopsRowStore *outer_store,
+									GpuopsRowStore *inner_store,
 									GpuopsBatchSource **outer_source,
 									GpuopsBatchSource **inner_source, int *outer_ncols);
 
