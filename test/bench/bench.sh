@@ -58,6 +58,10 @@ QUERIES=(
   "join_filter_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id AND b.v % 7 < d.id % 5 - 2|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   # GpuHashJoin in 8 workers, each building bench_dim itself (PostgreSQL's hash and merge joins off for the gpuops run)
   "join_count_gpu_par|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET gpuops.parallel_startup_cost = 0; SET enable_hashjoin = off; SET enable_mergejoin = off"
+  # the shared build (only the leader uses the GPU) against every process building its own;
+  # PostgreSQL's partial aggregate above (a partial GpuAgg would open a CUDA context per worker)
+  "join_count_shared|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.enable_agg = off; SET enable_hashjoin = off; SET enable_mergejoin = off"
+  "join_count_unshared|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.enable_agg = off; SET gpuops.enable_shared_build = off; SET gpuops.parallel_startup_cost = 0; SET enable_hashjoin = off; SET enable_mergejoin = off"
   "join_cols_gpu_par|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET gpuops.parallel_startup_cost = 0; SET enable_hashjoin = off; SET enable_mergejoin = off"
   # ROWS x ROWS (10M x 10M with ROWS = 10000000): self-join on the unique id
   "join_self_count|SELECT count(*) FROM {T} a JOIN {T} b ON a.id = b.id"
