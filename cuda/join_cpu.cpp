@@ -20,13 +20,14 @@ struct CpuJoin
 	GpuopsSettings settings;
 	int			nkeys = 0;
 	std::vector<std::pair<uint64_t, uint32_t>> build;	/* (hash, build row) */
+	std::vector<uint32_t> sorted_rows;	/* build rows in hash order */
 	uint64_t	build_rows = 0;
 	std::vector<uint64_t> dir;		/* distinct hashes, sorted */
-	std::vector<uint64_t> first;	/* their first index in build */
-	std::vector<uint64_t> count;
+	std::vector<uint64_t> first;	/* their first index in build; [ndir] = build size */
 	/* the current probe: candidates counted, pairs written window by window */
 	std::vector<int64_t> slot;		/* per probe row: directory entry or -1 */
 	std::vector<uint64_t> offsets;	/* per probe row: its first pair */
+	std::vector<uint64_t> start;	/* per probe row: its entry's first index in build */
 	uint64_t	probe_n = 0;
 	uint64_t	written = 0;		/* pairs returned so far */
 	std::vector<uint32_t> probe_out, build_out;
@@ -110,10 +111,12 @@ cpu_join_build_finish(GpuopsJoin *join) noexcept
 			{
 				j->dir.push_back(j->build[i].first);
 				j->first.push_back(i);
-				j->count.push_back(0);
 			}
-			j->count.back()++;
 		}
+		j->first.push_back(j->build.size());
+		j->sorted_rows.resize(j->build.size());
+		for (uint64_t i = 0; i < j->build.size(); i++)
+			j->sorted_rows[i] = j->build[i].second;
 		j->stats.directory = j->dir.size();
 		j->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
@@ -125,8 +128,15 @@ void
 count_slots(CpuJoin *j, uint64_t n)
 {
 	j->offsets.assign(n + 1, 0);
+	j->start.resize(n);
 	for (uint64_t i = 0; i < n; i++)
-		j->offsets[i + 1] = j->offsets[i] + (j->slot[i] < 0 ? 0 : j->count[j->slot[i]]);
+	{
+		int64_t		d = j->slot[i];
+
+		/* the entry's rows, read here once: the window walk reads start[] in order */
+		j->start[i] = d < 0 ? 0 : j->first[d];
+		j->offsets[i + 1] = j->offsets[i] + (d < 0 ? 0 : j->first[d + 1] - j->first[d]);
+	}
 	j->probe_n = n;
 	j->written = 0;
 	j->stats.probe_rows += n;
@@ -146,18 +156,33 @@ write_window(CpuJoin *j, GpuopsJoinPairs *pairs)
 	uint64_t	from = j->written;
 	uint64_t	m = std::min(total - from, join_window_pairs_for_budget(budget(j->settings)));
 
+	const uint64_t *offsets = j->offsets.data();
+	uint64_t	end = from + m;
+	uint64_t	w = 0;
+
 	j->probe_out.resize(m);
 	j->build_out.resize(m);
-	for (uint64_t w = 0; w < m; w++)
+	/*
+	 * The same pairs as one owner search per pair (the device's way), but
+	 * walking the probe rows: on the host a search per pair is most of a
+	 * shared build worker's time.
+	 */
+	for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
 	{
-		uint64_t	i = from + w;
-		uint64_t	p = join_owner(j->offsets.data(), n, i);
-		uint64_t	d = static_cast<uint64_t>(j->slot[p]);
+		uint64_t	lo = std::max(offsets[p], from);
+		uint64_t	hi = std::min(offsets[p + 1], end);
 
-		j->probe_out[w] = static_cast<uint32_t>(p);
-		j->build_out[w] = j->build[j->first[d] + (i - j->offsets[p])].second;
+		if (lo >= hi)
+			continue;
+		const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
+
+		for (uint64_t i = lo; i < hi; i++, w++)
+		{
+			j->probe_out[w] = static_cast<uint32_t>(p);
+			j->build_out[w] = *rows++;
+		}
 	}
-	j->written = from + m;
+	j->written = end;
 	pairs->npairs = m;
 	pairs->probe_rows = j->probe_out.data();
 	pairs->build_rows = j->build_out.data();
