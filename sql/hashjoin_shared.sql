@@ -76,6 +76,10 @@ SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM sb_outer o JOIN sb_inner
 SELECT check_join('SELECT o.id AS oid, i.id AS iid FROM sb_outer o JOIN sb_inner i
                    ON o.k = i.k AND (o.id + i.id) % 3 <> 0');
 
+-- whole rows and expressions of both sides (a joined row fills only the
+-- columns its expressions read)
+SELECT check_join('SELECT o AS orow, i.label || o.t AS lt FROM sb_outer o JOIN sb_inner i ON o.k = i.k WHERE i.id % 50 = 0');
+
 -- an aggregate above, in each process
 SELECT check_join('SELECT count(*) AS n, sum(o.id) AS so, sum(i.id) AS si FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
 

@@ -502,8 +502,8 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 		: (int64) st->probe_base + prow;	/* streaming: the batch is the store's first */
 
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, orow);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, brow);
+	GpuopsJoinFillSide(slot, 0, &st->outer_store, orow, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, brow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -663,6 +663,7 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 
 	GpuopsJoinBeginChildren(node, estate, eflags, prewarm, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
+	st->needed = GpuopsJoinNeededColumns(node);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",

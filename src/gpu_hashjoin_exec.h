@@ -60,6 +60,7 @@ typedef struct GpuHashJoinState
 	Oid			collation[GPUOPS_MAX_JOIN_KEYS];
 
 	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
+	bool	   *needed;		/* scan columns a joined row must fill (join_exec.h) */
 	GpuopsRowStore inner_store;
 	GpuopsRowStore outer_store; /* streaming: the current batch; grace: all rows */
 	GpuopsBatchSource *inner_source;

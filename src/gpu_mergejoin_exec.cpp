@@ -63,6 +63,7 @@ typedef struct GpuMergeJoinState
 	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
 
 	int			outer_ncols;
+	bool	   *needed;		/* scan columns a joined row must fill (join_exec.h) */
 	GpuopsRowStore outer_store;
 	GpuopsRowStore inner_store;
 	GpuopsBatchSource *outer_source;
@@ -290,8 +291,8 @@ static TupleTableSlot *
 JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
 {
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, o);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow);
+	GpuopsJoinFillSide(slot, 0, &st->outer_store, o, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -399,6 +400,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 
 	GpuopsJoinBeginChildren(node, estate, eflags, true, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
+	st->needed = GpuopsJoinNeededColumns(node);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",

@@ -68,6 +68,7 @@ typedef struct GpuNestLoopState
 	List	   *param_types;
 
 	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
+	bool	   *needed;		/* scan columns a joined row must fill (join_exec.h) */
 	GpuopsRowStore inner_store;
 	GpuopsRowStore outer_store; /* the current outer batch */
 	GpuopsBatchSource *inner_source;
@@ -332,8 +333,8 @@ JoinedRow(GpuNestLoopState *st, TupleTableSlot *slot, uint32 p, int64 irow)
 {
 	/* the outer batch is the store's first: its rows are the store's */
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, (int64) st->probe_base + p);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow);
+	GpuopsJoinFillSide(slot, 0, &st->outer_store, (int64) st->probe_base + p, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -480,6 +481,7 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 
 	GpuopsJoinBeginChildren(node, estate, eflags, true, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
+	st->needed = GpuopsJoinNeededColumns(node);
 	odesc = ExecGetResultType((PlanState *) linitial(node->custom_ps));
 	idesc = ExecGetResultType((PlanState *) lsecond(node->custom_ps));
 	st->join_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES),

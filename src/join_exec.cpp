@@ -6,17 +6,20 @@ extern "C" {
 #include "postgres.h"
 
 #include "executor/executor.h"
+#include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
 }
 
 #include "device.h"
 #include "join_exec.h"
 
 void
-GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, int64 row)
+GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, int64 row,
+				   const bool *needed)
 {
 	for (int c = 0; c < store->ncols; c++)
 	{
-		if (row < 0)
+		if (row < 0 || !needed[at + c])
 		{
 			slot->tts_values[at + c] = (Datum) 0;
 			slot->tts_isnull[at + c] = true;
@@ -25,6 +28,44 @@ GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, in
 			slot->tts_values[at + c] = GpuopsRowStoreDatum(store, (uint64) row, c,
 														   &slot->tts_isnull[at + c]);
 	}
+}
+
+typedef struct NeededContext
+{
+	bool	   *needed;
+	int			natts;
+} NeededContext;
+
+static bool
+MarkNeeded(Node *node, NeededContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
+	{
+		AttrNumber	att = ((Var *) node)->varattno;
+
+		if (att > 0 && att <= cxt->natts)
+			cxt->needed[att - 1] = true;
+		else
+			memset(cxt->needed, true, cxt->natts);	/* a whole-row reference */
+		return false;
+	}
+	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) MarkNeeded, cxt);
+}
+
+bool *
+GpuopsJoinNeededColumns(CustomScanState *node)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	NeededContext cxt;
+
+	cxt.natts = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
+	cxt.needed = (bool *) palloc0(Max(cxt.natts, 1) * sizeof(bool));
+	(void) MarkNeeded((Node *) cscan->scan.plan.targetlist, &cxt);
+	(void) MarkNeeded((Node *) cscan->scan.plan.qual, &cxt);
+	(void) MarkNeeded((Node *) cscan->custom_exprs, &cxt);
+	return cxt.needed;
 }
 
 bool

@@ -20,10 +20,18 @@ extern "C" {
 /*
  * Fills the slot's columns [at, at + store->ncols) with row `row` of the
  * store, or with NULLs when row < 0 (the NULL-extended side of an outer
- * join).
+ * join).  Only columns marked in needed[] (indexed by scan column) are
+ * read: a count(*) above a join reads none, and each inner column read is
+ * a random access into the inner store.
  */
 extern void GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store,
-							   int64 row);
+							   int64 row, const bool *needed);
+
+/*
+ * The scan tuple's columns that the node's target list, quals or custom
+ * expressions read (INDEX_VAR references); the others are left NULL.
+ */
+extern bool *GpuopsJoinNeededColumns(CustomScanState *node);
 
 /* Does the qual hold on the slot as scan tuple?  No qual: yes. */
 extern bool GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot);
