@@ -205,8 +205,7 @@ cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pa
 				 (unsigned long long) n, join_probe_rows_for_budget(budget(j->settings), j->nkeys));
 		slot.resize(n);
 		for (uint64_t i = 0; i < n; i++)
-			slot[i] = join_key_null(keys->nulls, j->nkeys, i) ? -1
-				: join_find(j->dir.data(), j->dir.size(), join_hash(keys->words, j->nkeys, i));
+			slot[i] = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(), j->dir.size());
 		count_slots(j, n);
 		j->stats.kernel_ms += ms_since(t0);
 		write_window(j, pairs);
@@ -294,8 +293,7 @@ cpu_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots)
 		check_keys(j, keys);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, l->fault);
 		for (uint64_t i = 0; i < keys->nrows; i++)
-			slots[i] = join_key_null(keys->nulls, j->nkeys, i) ? -1
-				: join_find(j->dir.data(), j->dir.size(), join_hash(keys->words, j->nkeys, i));
+			slots[i] = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(), j->dir.size());
 		return GPUOPS_OK;
 	});
 }

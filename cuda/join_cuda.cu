@@ -107,8 +107,7 @@ probe_count_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uin
 
 	if (i < n)
 	{
-		int64_t		d = join_key_null(keys.nulls, nkeys, i) ? -1
-			: join_find(dir, ndir, join_hash(keys.words, nkeys, i));
+		int64_t		d = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
 
 		slot[i] = d;
 		counts[i] = d < 0 ? 0 : count[d];
@@ -474,8 +473,7 @@ lookup_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uint64_t
 	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
-		slot[i] = join_key_null(keys.nulls, nkeys, i) ? -1
-			: join_find(dir, ndir, join_hash(keys.words, nkeys, i));
+		slot[i] = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
 }
 
 GpuopsStatus

@@ -73,6 +73,14 @@ join_find(const uint64_t *dir, uint64_t n, uint64_t h)
 	return (lo < n && dir[lo] == h) ? (int64_t) lo : -1;
 }
 
+/* Row i's directory entry: the entry of its key hash, or -1 (no match, or a NULL key). */
+GPUOPS_HD int64_t
+join_slot(const uint64_t *const *words, const uint8_t *const *nulls, int nkeys, uint64_t i,
+		  const uint64_t *dir, uint64_t ndir)
+{
+	return join_key_null(nulls, nkeys, i) ? -1 : join_find(dir, ndir, join_hash(words, nkeys, i));
+}
+
 /* The probe row output pair i belongs to: the last p with offsets[p] <= i. */
 GPUOPS_HD uint64_t
 join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
