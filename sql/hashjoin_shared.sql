@@ -40,28 +40,17 @@ ANALYZE sb_inner;
 -- (a worker returns nothing without a lookup, and 400K probe rows are
 -- more than the leader reads before the workers start)
 CREATE FUNCTION shared_use(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE plan json; node json; launched int := 0; lookups bigint := -1; rows bigint := -1;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
-  node := plan -> 0 -> 'Plan';
-  WHILE node IS NOT NULL LOOP
-    IF node ->> 'Node Type' = 'Gather' THEN
-      launched := (node ->> 'Workers Launched')::int;
-    END IF;
-    IF node ->> 'Custom Plan Provider' = 'GpuHashJoin' THEN
-      lookups := COALESCE((node ->> 'Shared Lookups')::bigint, -1);
-      rows := COALESCE((node ->> 'Shared Lookup Rows')::bigint, -1);
-      EXIT;
-    END IF;
-    node := node -> 'Plans' -> 0;
-  END LOOP;
-  RETURN format('parallel_aware=%s served=%s',
-                COALESCE((node ->> 'Parallel Aware')::bool, false),
-                CASE WHEN lookups < 0 THEN 'none'
-                     WHEN launched = 0 OR (lookups > 0 AND rows > 0) THEN 'yes'
-                     ELSE 'no' END);
-END $$;
+LANGUAGE sql AS $$
+  SELECT format('parallel_aware=%s served=%s',
+                COALESCE((j->>'Parallel Aware')::bool, false),
+                CASE WHEN NOT j ? 'Shared Lookups' THEN 'none'
+                     WHEN COALESCE((g->>'Workers Launched')::int, 0) = 0
+                          OR ((j->>'Shared Lookups')::bigint > 0 AND (j->>'Shared Lookup Rows')::bigint > 0)
+                     THEN 'yes' ELSE 'no' END)
+  FROM explain_json(q) e,
+       jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') j,
+       LATERAL (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Node Type" == "Gather")') g) x
+$$;
 
 -- inner, left, semi and anti joins; NULL keys; duplicates; skew
 SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.t, i.label FROM sb_outer o JOIN sb_inner i ON o.k = i.k');

@@ -93,21 +93,15 @@ SELECT check_join_on('SELECT b.id AS bid, p.id AS pid FROM ix_band b LEFT JOIN
                      'GpuNestLoop');
 
 -- the index tests only the range: far fewer pairs than outer x inner
-CREATE FUNCTION ix_analyze(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuNestLoop")');
-END $$;
+-- (nl_analyze is nestloop's: the GpuNestLoop node of EXPLAIN ANALYZE)
 SELECT j->>'Index Cond' AS cond, (j->>'Pairs Tested')::bigint < 400 * 6000 / 20 AS few_tested,
        j->'Pairs Passed' AS passed, j->'Actual Rows' AS rows
-FROM ix_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p
+FROM nl_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p
                  ON p.x4 BETWEEN b.lo4 AND b.hi8 AND p.x4 <> 5000') j;
 SET gpuops.enable_nestloop_index = off;
 SELECT j->>'Index Cond' AS cond, (j->>'Pairs Tested')::bigint AS tested,
        j->'Pairs Passed' AS passed, j->'Actual Rows' AS rows
-FROM ix_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p
+FROM nl_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p
                  ON p.x4 BETWEEN b.lo4 AND b.hi8 AND p.x4 <> 5000') j;
 RESET gpuops.enable_nestloop_index;
 
@@ -164,7 +158,7 @@ SELECT check_join_on('SELECT b.id AS bid, g.id AS gid FROM ix_band b LEFT JOIN i
 SELECT check_join_on('SELECT b.id FROM ix_band b WHERE NOT EXISTS (SELECT 1 FROM ix_big g
                       WHERE g.x BETWEEN b.lo4 * 10 AND b.lo4 * 10 + 15)', 'GpuNestLoop');
 SELECT j->>'Index Cond' AS cond, (j->>'Inner Blocks')::int > 1 AS blocks
-FROM ix_analyze('SELECT b.id, g.id FROM ix_band b LEFT JOIN ix_big g
+FROM nl_analyze('SELECT b.id, g.id FROM ix_band b LEFT JOIN ix_big g
                  ON g.x BETWEEN b.lo4 * 10 AND b.lo4 * 10 + 40') j;
 -- device failures: the CPU backend sorts the current block the same way,
 -- probes again and skips the pairs already returned
@@ -173,7 +167,7 @@ SET gpuops.fault_injection = kernel_error;
 SELECT check_join_on('SELECT b.id AS bid, g.id AS gid FROM ix_band b LEFT JOIN ix_big g
                       ON g.x BETWEEN b.lo4 * 10 AND b.lo4 * 10 + 40', 'GpuNestLoop');
 SELECT j ? 'Fallback' AS fell_back, j->>'Backend' AS backend, j->>'Index Cond' IS NOT NULL AS indexed
-FROM ix_analyze('SELECT b.id, g.id FROM ix_band b LEFT JOIN ix_big g
+FROM nl_analyze('SELECT b.id, g.id FROM ix_band b LEFT JOIN ix_big g
                  ON g.x BETWEEN b.lo4 * 10 AND b.lo4 * 10 + 40') j;
 SET gpuops.fault_injection = out_of_memory;
 SELECT check_join_on('SELECT b.id FROM ix_band b WHERE NOT EXISTS (SELECT 1 FROM ix_big g
@@ -198,5 +192,4 @@ RESET parallel_leader_participation;
 SET max_parallel_workers_per_gather = 0;
 
 DROP TABLE ix_band, ix_point, ix_x, ix_big;
-DROP FUNCTION ix_analyze(text);
 DROP FUNCTION ix_error(text);
