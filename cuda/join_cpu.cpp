@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device_common.hpp"
+#include "host_radix.hpp"
 #include "join_hash.hpp"
 
 namespace gpuops {
@@ -19,8 +20,8 @@ struct CpuJoin
 {
 	GpuopsSettings settings;
 	int			nkeys = 0;
-	std::vector<std::pair<uint64_t, uint32_t>> build;	/* (hash, build row) */
-	std::vector<uint32_t> sorted_rows;	/* build rows in hash order */
+	std::vector<uint64_t> build;	/* per build row its hash; sorted once finished */
+	std::vector<uint32_t> sorted_rows;	/* build rows, in the order of build */
 	uint64_t	build_rows = 0;
 	std::vector<uint64_t> dir;		/* distinct hashes, sorted */
 	std::vector<uint64_t> first;	/* their first index in build; [ndir] = build size */
@@ -79,8 +80,10 @@ cpu_join_build(GpuopsJoin *join, const GpuopsJoinKeys *keys) noexcept
 			fail(GPUOPS_ERR_UNSUPPORTED, "build side over %u rows", UINT32_MAX);
 		for (uint64_t i = 0; i < keys->nrows; i++)
 			if (!join_key_null(keys->nulls, j->nkeys, i))
-				j->build.emplace_back(join_hash(keys->words, j->nkeys, i),
-									  static_cast<uint32_t>(j->build_rows + i));
+			{
+				j->build.push_back(join_hash(keys->words, j->nkeys, i));
+				j->sorted_rows.push_back(static_cast<uint32_t>(j->build_rows + i));
+			}
 		j->build_rows += keys->nrows;
 		j->stats.build_rows = j->build_rows;
 		j->stats.kernel_ms += ms_since(t0);
@@ -102,21 +105,18 @@ cpu_join_build_finish(GpuopsJoin *join) noexcept
 		if (capacity > 0 && j->build.size() > capacity)
 			fail(GPUOPS_ERR_INTERNAL, "build of %llu rows over the capacity of %llu",
 				 (unsigned long long) j->build.size(), (unsigned long long) capacity);
-		/* stable: equal hashes keep build order, as the radix sort does */
-		std::stable_sort(j->build.begin(), j->build.end(),
-						 [](const auto &a, const auto &b) { return a.first < b.first; });
+		/* stable: equal hashes keep build order, as the device's radix sort does */
+		radix_sort_pairs(j->build, j->sorted_rows, 64);
 		for (uint64_t i = 0; i < j->build.size(); i++)
 		{
-			if (i == 0 || j->build[i].first != j->build[i - 1].first)
+			if (i == 0 || j->build[i] != j->build[i - 1])
 			{
-				j->dir.push_back(j->build[i].first);
+				j->dir.push_back(j->build[i]);
 				j->first.push_back(i);
 			}
 		}
 		j->first.push_back(j->build.size());
-		j->sorted_rows.resize(j->build.size());
-		for (uint64_t i = 0; i < j->build.size(); i++)
-			j->sorted_rows[i] = j->build[i].second;
+		std::vector<uint64_t>().swap(j->build);	/* the directory holds what probes need */
 		j->stats.directory = j->dir.size();
 		j->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;

@@ -60,6 +60,7 @@ struct alignas(64) Slot
 	uint32_t	nrows;
 	uint32_t	null_mask;		/* bit k: key k has a null bitmap */
 	sem_t		done;			/* the service answered */
+	GpuopsJoinWorkerStats stats;	/* the worker's, written once at its end */
 };
 
 constexpr size_t
@@ -225,6 +226,7 @@ gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys, uint32_t slot_ro
 
 		s->state.store(gpuops::SLOT_FREE);
 		s->nrows = s->null_mask = 0;
+		s->stats = GpuopsJoinWorkerStats{};
 		sem_init(&s->done, 1, 0);
 	}
 }
@@ -235,7 +237,35 @@ gpuops_join_service_reset_slots(void *shm) noexcept
 	Header	   *h = gpuops::header(shm);
 
 	for (uint32_t i = 0; i < h->nslots; i++)
+	{
 		gpuops::slot_at(shm, i)->state.store(gpuops::SLOT_FREE);
+		gpuops::slot_at(shm, i)->stats = GpuopsJoinWorkerStats{};
+	}
+}
+
+/*
+ * The stats are plain memory: the worker writes them before it ends, and
+ * the leader reads them once every worker has ended (the parallel query's
+ * shutdown waits for that).
+ */
+extern "C" void
+gpuops_join_service_report(void *shm, uint32_t slot, const GpuopsJoinWorkerStats *stats) noexcept
+{
+	if (slot < gpuops::header(shm)->nslots)
+	{
+		gpuops::slot_at(shm, slot)->stats = *stats;
+		gpuops::slot_at(shm, slot)->stats.reported = 1;
+	}
+}
+
+extern "C" void
+gpuops_join_service_worker_stats(const void *shm, uint32_t slot,
+								 GpuopsJoinWorkerStats *stats) noexcept
+{
+	void	   *m = const_cast<void *>(shm);
+
+	*stats = slot < gpuops::header(shm)->nslots ? gpuops::slot_at(m, slot)->stats
+		: GpuopsJoinWorkerStats{};
 }
 
 extern "C" int

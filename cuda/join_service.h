@@ -43,6 +43,26 @@ extern "C" {
 
 typedef struct GpuopsJoinService GpuopsJoinService;
 
+/*
+ * A process's account of its part of the join, for the leader's EXPLAIN
+ * ANALYZE VERBOSE (worker plans' own EXPLAIN output is not shown): where a
+ * worker's time went, so a slow parallel join can be told apart from a
+ * slow service.
+ */
+typedef struct GpuopsJoinWorkerStats
+{
+	uint64_t	reported;		/* 1 once the worker has written it */
+	uint64_t	shared;			/* 1 when it probed through the service */
+	uint64_t	probe_rows;
+	uint64_t	lookups;		/* requests sent to the service */
+	double		inner_ms;		/* reading the inner side */
+	double		leader_wait_ms; /* waiting for the leader's build */
+	double		directory_ms;	/* building its own (host) directory */
+	double		outer_ms;		/* reading the outer side through its child plan */
+	double		lookup_ms;		/* waiting for the service's answers */
+	double		total_ms;		/* from its first row asked for to the outer side's end */
+} GpuopsJoinWorkerStats;
+
 extern size_t gpuops_join_service_size(uint32_t nslots, int nkeys, uint32_t slot_rows) GPUOPS_NOEXCEPT;
 extern void gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys,
 									 uint32_t slot_rows, int state) GPUOPS_NOEXCEPT;
@@ -57,6 +77,12 @@ extern void gpuops_join_service_directory(const void *shm, uint64_t *ndir,
 /* Lookups served and rows looked up, for EXPLAIN. */
 extern void gpuops_join_service_counts(const void *shm, uint64_t *requests,
 									   uint64_t *rows) GPUOPS_NOEXCEPT;
+
+/* Worker: its account (slot: its worker number); leader: a worker's. */
+extern void gpuops_join_service_report(void *shm, uint32_t slot,
+									   const GpuopsJoinWorkerStats *stats) GPUOPS_NOEXCEPT;
+extern void gpuops_join_service_worker_stats(const void *shm, uint32_t slot,
+											 GpuopsJoinWorkerStats *stats) GPUOPS_NOEXCEPT;
 
 /*
  * Leader: publishes the built join's directory and starts the thread

@@ -317,7 +317,8 @@ CopyVarlen(GpuopsRowStore *store, const GpuopsColumnDesc *col, Datum d)
 }
 
 void
-GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot *slot)
+GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch, const Datum *values,
+						const bool *isnull)
 {
 	uint32		i;
 
@@ -325,14 +326,13 @@ GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot 
 	if (batch->nrows == batch->capacity)
 		BatchGrow(store, batch, Min(batch->capacity * 2, GPUOPS_BATCH_ROWS));
 	i = batch->nrows;
-	slot_getallattrs(slot);
 	for (int c = 0; c < store->ncols; c++)
 	{
 		const GpuopsColumnDesc *col = &store->cols[c];
 		char	   *dst = batch->values[c] + (Size) i * col->width;
-		Datum		d = slot->tts_values[c];
+		Datum		d = values[c];
 
-		if (slot->tts_isnull[c])
+		if (isnull[c])
 		{
 			if (batch->nulls[c] == NULL)
 				batch->nulls[c] = (uint8 *) MemoryContextAllocZero(store->cxt,
@@ -354,6 +354,13 @@ GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot 
 	}
 	batch->nrows++;
 	store->nrows++;
+}
+
+void
+GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot *slot)
+{
+	slot_getallattrs(slot);
+	GpuopsBatchAppendValues(store, batch, slot->tts_values, slot->tts_isnull);
 }
 
 /* Sizes of a varlena and of a cstring value, for the packing threads: pure. */
@@ -588,6 +595,16 @@ ChildPlanRescan(GpuopsBatchSource *src)
 
 GpuopsBatchSource *
 GpuopsChildPlanSource(PlanState *child)
+{
+	GpuopsBatchSource *heap = GpuopsHeapScanSource(child);
+
+	if (heap != NULL)
+		return heap;
+	return GpuopsExecSource(child);
+}
+
+GpuopsBatchSource *
+GpuopsExecSource(PlanState *child)
 {
 	ChildPlanSource *cps = (ChildPlanSource *) palloc0(sizeof(ChildPlanSource));
 

@@ -11,9 +11,9 @@
  * order; row r lives in batch r >> GPUOPS_BATCH_SHIFT.  Rows are turned back
  * into tuples by filling a virtual slot whose datums point into the store.
  *
- * A GpuopsBatchSource fills batches.  The first one pulls tuples from a child
- * plan through the executor; a direct heap-block reader and parallel workers
- * can implement the same interface later.
+ * A GpuopsBatchSource fills batches: from a child plan through the
+ * executor, from a sequential scan's heap pages directly (heap_source.cpp),
+ * or from parallel workers' staged chunks (gpu_stage.cpp).
  */
 #ifndef GPUOPS_BATCH_H
 #define GPUOPS_BATCH_H
@@ -115,6 +115,10 @@ extern void GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *valu
 extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,
 								  TupleTableSlot *slot);
 
+/* Appends one row given as a value and a null flag per column. */
+extern void GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch,
+									const Datum *values, const bool *isnull);
+
 /*
  * Reorders every column into output order: output row i is input row
  * order[i], for the first n (<= nrows) output rows.  One gather pass per
@@ -198,9 +202,30 @@ struct GpuopsBatchSource
 	bool		(*fill) (GpuopsBatchSource *src, GpuopsRowStore *store,
 						 GpuopsBatch *batch);
 	void		(*rescan) (GpuopsBatchSource *src);
+	uint64		direct_rows;	/* rows read from heap pages (heap_source.cpp) */
 };
 
-/* A source reading the tuples of a child plan through ExecProcNode. */
+/*
+ * A source reading a child plan's rows: a plain sequential scan's heap
+ * pages directly where heap_source.cpp can, else through ExecProcNode.
+ */
 extern GpuopsBatchSource *GpuopsChildPlanSource(PlanState *child);
+
+/* A source reading the tuples of a child plan through ExecProcNode. */
+extern GpuopsBatchSource *GpuopsExecSource(PlanState *child);
+
+/*
+ * heap_source.cpp: a source reading the heap pages of a child that is a
+ * plain sequential scan (no quals, only column references), or NULL.
+ */
+extern GpuopsBatchSource *GpuopsHeapScanSource(PlanState *child);
+
+/*
+ * EXPLAIN ANALYZE VERBOSE: rows this process read from heap pages directly
+ * through the node's sources (b may be NULL).
+ */
+struct ExplainState;
+extern void GpuopsExplainDirectRows(struct ExplainState *es, const GpuopsBatchSource *a,
+									const GpuopsBatchSource *b);
 
 #endif

@@ -584,6 +584,7 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB", (int64) (st->host_memory / 1024), es);
 	}
+	GpuopsExplainDirectRows(es, st->source, NULL);
 }
 
 const CustomExecMethods gpu_agg_exec_methods = {

@@ -257,6 +257,8 @@ Build(GpuHashJoinState *st)
 	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	if (INSTR_TIME_IS_ZERO(st->started))
+		st->started = t0;
 	while (more)
 	{
 		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
@@ -264,6 +266,7 @@ Build(GpuHashJoinState *st)
 		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	st->mine.inner_ms += GpuHashJoinMsSince(&t0);
 	if (GpuHashJoinJoinShared(st))
 	{
 		/* a worker probing through the leader's directory */
@@ -431,12 +434,18 @@ ProbeNextBatch(GpuHashJoinState *st)
 	if (st->probe_base >= st->batch_rows)
 	{
 		GpuopsBatch *batch;
+		instr_time	t0;
 
 		if (st->outer_done)
+		{
+			GpuHashJoinReportShared(st);
 			return false;
+		}
 		GpuopsRowStoreReset(&st->outer_store);
 		batch = GpuopsRowStoreOpenBatch(&st->outer_store);
+		INSTR_TIME_SET_CURRENT(t0);
 		st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+		st->mine.outer_ms += GpuHashJoinMsSince(&t0);
 		st->batch_rows = batch->nrows;
 		st->probe_base = 0;
 		MemoryContextReset(st->probe_key_cxt);
@@ -704,6 +713,7 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	st->outer_source->rescan(st->outer_source);
 	GpuopsRowStoreReset(&st->outer_store);
 	st->outer_done = false;
+	st->mine.reported = 0;		/* accounts add up over rescans */
 	st->cursor = 0;
 	st->pairs_before = 0;
 	memset(&st->pairs, 0, sizeof(st->pairs));
@@ -790,15 +800,7 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
 											   context, true, false), es);
 	ExplainPropertyText("Build Side", "inner", es);
-	if (es->analyze && st->dev->leader_of_shared)
-	{
-		/* the service stops (and counts) when the parallel query ends; else count now */
-		if (st->dev->svc != NULL)
-			gpuops_join_service_counts(st->dev->shared, &st->dev->shared_requests,
-									   &st->dev->shared_rows);
-		ExplainPropertyInteger("Shared Lookups", NULL, (int64) st->dev->shared_requests, es);
-		ExplainPropertyInteger("Shared Lookup Rows", NULL, (int64) st->dev->shared_rows, es);
-	}
+	GpuHashJoinExplainShared(st, es);
 	if (es->analyze)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
@@ -827,6 +829,7 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Host Memory", "kB",
 							   (int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);
 	}
+	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
 }
 
 const CustomExecMethods gpu_hashjoin_exec_methods = {

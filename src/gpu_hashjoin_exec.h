@@ -20,6 +20,8 @@
 extern "C" {
 #include "postgres.h"
 
+#include "commands/explain.h"
+#include "executor/instrument.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 }
@@ -39,6 +41,8 @@ typedef struct GpuHashJoinDevice
 	GpuopsJoinService *svc;		/* leader: the running service, or NULL */
 	uint64		shared_requests;	/* leader: lookups served, rows looked up */
 	uint64		shared_rows;
+	GpuopsJoinWorkerStats *workers; /* leader: each worker's account, at the end */
+	uint32		nworkers;
 } GpuHashJoinDevice;
 
 typedef struct GpuHashJoinGrace GpuHashJoinGrace;
@@ -106,7 +110,20 @@ typedef struct GpuHashJoinState
 	uint32		builds;
 	double		build_ms;
 	Size		host_memory;
+	GpuopsJoinWorkerStats mine; /* parallel plans: this process's account */
+	instr_time	started;		/* its first row asked for */
 } GpuHashJoinState;
+
+/* Milliseconds since *start, for the accounts above. */
+static inline double
+GpuHashJoinMsSince(const instr_time *start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, *start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
 
 /* gpu_hashjoin_exec.cpp */
 extern void GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store,
@@ -126,6 +143,8 @@ extern void GpuHashJoinReInitializeDSM(GpuHashJoinState *st, void *coordinate);
 extern void GpuHashJoinInitializeWorker(GpuHashJoinState *st, void *coordinate);
 extern void GpuHashJoinShareBuild(GpuHashJoinState *st);
 extern void GpuHashJoinStopSharing(GpuHashJoinDevice *dev);
+extern void GpuHashJoinReportShared(GpuHashJoinState *st);
+extern void GpuHashJoinExplainShared(GpuHashJoinState *st, ExplainState *es);
 extern bool GpuHashJoinJoinShared(GpuHashJoinState *st);
 extern GpuopsStatus GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys,
 										   GpuopsJoinPairs *pairs);

@@ -29,6 +29,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "commands/explain.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
@@ -57,6 +58,9 @@ ServiceDetach(dsm_segment *seg, Datum arg)
 	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) DatumGetPointer(arg);
 
 	GpuHashJoinStopSharing(dev);
+	/* the workers have ended (the parallel query waited for them): keep their accounts */
+	for (uint32 i = 0; dev->shared != NULL && i < dev->nworkers; i++)
+		gpuops_join_service_worker_stats(dev->shared, i, &dev->workers[i]);
 	dev->shared = NULL;			/* unmapped next */
 }
 
@@ -87,6 +91,9 @@ GpuHashJoinInitializeDSM(GpuHashJoinState *st, ParallelContext *pcxt, void *coor
 							 state);
 	st->dev->shared = coordinate;
 	st->dev->leader_of_shared = true;
+	st->dev->nworkers = Max(pcxt->nworkers, 1);
+	st->dev->workers = (GpuopsJoinWorkerStats *)
+		MemoryContextAllocZero(GetMemoryChunkContext(st), st->dev->nworkers * sizeof(GpuopsJoinWorkerStats));
 	on_dsm_detach(pcxt->seg, ServiceDetach, PointerGetDatum(st->dev));
 }
 
@@ -161,16 +168,38 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 				my_ndir,
 				my_sum;
 	GpuopsStatus rc;
+	instr_time	t0;
+	bool		ready;
+	int			state;
 
 	if (shm == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
-		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || !WaitForLeader(shm))
+		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm))
 		return false;
+	state = gpuops_join_service_state(shm);
+	if (state != GPUOPS_SERVICE_PENDING && state != GPUOPS_SERVICE_READY)
+		return false;
+
+	/*
+	 * The host copy first, while the leader may still be building: it needs
+	 * only this worker's rows, and the leader's verdict only to be used.
+	 */
+	INSTR_TIME_SET_CURRENT(t0);
 	st->shared_probe = true;	/* no injected faults in the host copy */
 	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
 	if (rc == GPUOPS_OK)
 		rc = st->dev->backend->join_directory(st->dev->join, &my_ndir, &my_sum);
+	st->mine.directory_ms += GpuHashJoinMsSince(&t0);
+	INSTR_TIME_SET_CURRENT(t0);
+	ready = WaitForLeader(shm);
+	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
+	if (!ready)
+	{
+		st->shared_probe = false;
+		GpuHashJoinBegin(st, NULL);
+		return false;
+	}
 	gpuops_join_service_directory(shm, &ndir, &sum);
 	if (rc != GPUOPS_OK || my_ndir != ndir || my_sum != sum)
 	{
@@ -195,8 +224,11 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 	void	   *shm = st->dev->shared;
 	uint32		slot = (uint32) ParallelWorkerNumber;
 	const int64_t *slots = NULL;
-	int			r = gpuops_join_service_submit(shm, slot, keys);
+	instr_time	t0;
+	int			r;
 
+	INSTR_TIME_SET_CURRENT(t0);
+	r = gpuops_join_service_submit(shm, slot, keys);
 	while (r == GPUOPS_SERVICE_WAITING)
 	{
 		r = gpuops_join_service_wait(shm, slot, 5, &slots);
@@ -204,7 +236,94 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 		if (!PostmasterIsAlive())
 			proc_exit(1);
 	}
+	st->mine.lookup_ms += GpuHashJoinMsSince(&t0);
 	if (r != GPUOPS_SERVICE_DONE)
 		return GPUOPS_ERR_DEVICE;
+	st->mine.lookups++;
+	st->mine.shared = 1;
 	return gpuops_cpu_join_probe_slots(st->dev->join, slots, keys->nrows, pairs);
+}
+
+/*
+ * Once the outer side is done: a worker of a parallel plan writes its
+ * account into its slot for the leader's EXPLAIN; the leader keeps its own.
+ */
+void
+GpuHashJoinReportShared(GpuHashJoinState *st)
+{
+	GpuopsJoinWorkerStats *m = &st->mine;
+
+	if (m->reported)
+		return;
+	m->reported = 1;
+	m->probe_rows = st->done_stats.probe_rows + st->stats.probe_rows;
+	if (!INSTR_TIME_IS_ZERO(st->started))
+		m->total_ms = GpuHashJoinMsSince(&st->started);
+	if (st->dev->shared != NULL && IsParallelWorker() && ParallelWorkerNumber >= 0)
+		gpuops_join_service_report(st->dev->shared, (uint32) ParallelWorkerNumber, m);
+}
+
+/* One process's account, as EXPLAIN shows it. */
+static void
+ExplainAccount(const char *who, int n, const GpuopsJoinWorkerStats *m, ExplainState *es)
+{
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		StringInfoData b;
+
+		initStringInfo(&b);
+		appendStringInfo(&b, "%s probe rows=%llu lookups=%llu", m->shared ? "shared" : "own build",
+						 (unsigned long long) m->probe_rows, (unsigned long long) m->lookups);
+		if (es->timing)
+			appendStringInfo(&b, " inner=%.3f wait leader=%.3f directory=%.3f outer=%.3f"
+							 " lookup wait=%.3f total=%.3f",
+							 m->inner_ms, m->leader_wait_ms, m->directory_ms, m->outer_ms,
+							 m->lookup_ms, m->total_ms);
+		ExplainPropertyText(n < 0 ? who : psprintf("%s %d", who, n), b.data, es);
+		return;
+	}
+	ExplainOpenGroup(who, NULL, true, es);
+	if (n >= 0)
+		ExplainPropertyInteger("Worker Number", NULL, n, es);
+	ExplainPropertyBool("Shared", m->shared != 0, es);
+	ExplainPropertyInteger("Probe Rows", NULL, (int64) m->probe_rows, es);
+	ExplainPropertyInteger("Lookups", NULL, (int64) m->lookups, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Inner Time", "ms", m->inner_ms, 3, es);
+		ExplainPropertyFloat("Leader Wait Time", "ms", m->leader_wait_ms, 3, es);
+		ExplainPropertyFloat("Directory Time", "ms", m->directory_ms, 3, es);
+		ExplainPropertyFloat("Outer Time", "ms", m->outer_ms, 3, es);
+		ExplainPropertyFloat("Lookup Wait Time", "ms", m->lookup_ms, 3, es);
+		ExplainPropertyFloat("Total Time", "ms", m->total_ms, 3, es);
+	}
+	ExplainCloseGroup(who, NULL, true, es);
+}
+
+/*
+ * The leader's EXPLAIN ANALYZE: lookups served, and under VERBOSE each
+ * process's account (a worker's own EXPLAIN output is not shown).
+ */
+void
+GpuHashJoinExplainShared(GpuHashJoinState *st, ExplainState *es)
+{
+	GpuHashJoinDevice *dev = st->dev;
+
+	if (!es->analyze || !dev->leader_of_shared)
+		return;
+	/* the service stops (and counts) when the parallel query ends; else count now */
+	if (dev->svc != NULL)
+		gpuops_join_service_counts(dev->shared, &dev->shared_requests, &dev->shared_rows);
+	ExplainPropertyInteger("Shared Lookups", NULL, (int64) dev->shared_requests, es);
+	ExplainPropertyInteger("Shared Lookup Rows", NULL, (int64) dev->shared_rows, es);
+	if (!es->verbose)
+		return;
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainOpenGroup("Processes", "Processes", false, es);
+	ExplainAccount("Leader", -1, &st->mine, es);
+	for (uint32 i = 0; i < dev->nworkers; i++)
+		if (dev->workers[i].reported)
+			ExplainAccount("Worker", (int) i, &dev->workers[i], es);
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainCloseGroup("Processes", "Processes", false, es);
 }

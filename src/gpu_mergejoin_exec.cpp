@@ -519,6 +519,7 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 							   (int64) ((GpuopsRowStoreMemory(&st->outer_store) +
 										 GpuopsRowStoreMemory(&st->inner_store)) / 1024), es);
 	}
+	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
 }
 
 const CustomExecMethods gpu_mergejoin_exec_methods = {

@@ -608,6 +608,7 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 							   (int64) ((GpuopsRowStoreMemory(&st->inner_store) +
 										 GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);
 	}
+	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
 }
 
 const CustomExecMethods gpu_nestloop_exec_methods = {

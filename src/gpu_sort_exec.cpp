@@ -994,6 +994,7 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Spilled Disk", "kB", (int64) (st->spilled_bytes / 1024), es);
 		}
 	}
+	GpuopsExplainDirectRows(es, st->source, NULL);
 }
 
 /* The boundary: every callback PostgreSQL calls runs through GpuopsGuard. */

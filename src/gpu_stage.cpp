@@ -489,6 +489,7 @@ ExplainGpuStageImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Staged Rows", NULL, (int64) rows, es);
 	ExplainPropertyInteger("Staged Chunks", NULL, chunks, es);
 	ExplainPropertyInteger("Shared Memory", "kB", (int64) (bytes / 1024), es);
+	GpuopsExplainDirectRows(es, st->source, NULL);
 }
 
 const CustomExecMethods gpu_stage_exec_methods = {

@@ -29,6 +29,7 @@ bool		gpuops_enable_nestloop_index = true;
 bool		gpuops_enable_shared_build = true;
 bool		gpuops_enable_agg = true;
 bool		gpuops_enable_parallel_staging = true;
+bool		gpuops_enable_direct_scan = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
 int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
 int			gpuops_min_rows = 100000;
@@ -101,6 +102,9 @@ GpuopsDefineGucs(void)
 	DefineOperatorSwitch("gpuops.enable_parallel_staging",
 						 "Enables parallel workers reading a GPU operator's input into shared memory (GpuStage).",
 						 &gpuops_enable_parallel_staging);
+	DefineOperatorSwitch("gpuops.enable_direct_scan",
+						 "Enables gpuops operators reading a plain sequential scan's heap pages themselves, column by column, instead of tuple by tuple through the scan.",
+						 &gpuops_enable_direct_scan);
 
 	DefineCustomEnumVariable("gpuops.device",
 							 "Where gpuops operators run: auto, gpu or cpu.",

@@ -28,6 +28,7 @@ extern bool gpuops_enable_mergejoin;
 extern bool gpuops_enable_nestloop;
 extern bool gpuops_enable_nestloop_index;
 extern bool gpuops_enable_shared_build;
+extern bool gpuops_enable_direct_scan;
 extern bool gpuops_enable_agg;
 extern bool gpuops_enable_parallel_staging;
 extern int	gpuops_device_mode;
