@@ -308,7 +308,8 @@ typedef struct GpuopsJoinBackend
 	/*
 	 * Shared build (parallel plans, join_service.h): after build_finish,
 	 * the directory's size and a checksum of its hashes; and lookups, which
-	 * give each probe row its directory entry (or -1) and write no pairs.
+	 * give each probe row its directory entry (or -1) and its number of
+	 * build rows (0 without a match), and write no pairs.
 	 * A lookup object has its own stream and buffers, allocated by
 	 * lookup_begin, and only reads the directory: lookup may run on another
 	 * thread while the join's other calls run, until lookup_end (which
@@ -319,7 +320,7 @@ typedef struct GpuopsJoinBackend
 	GpuopsStatus (*lookup_begin) (GpuopsJoin *join, uint32_t max_rows,
 								  GpuopsJoinLookup **lookup) GPUOPS_NOEXCEPT;
 	GpuopsStatus (*lookup) (GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys,
-							int64_t *slots) GPUOPS_NOEXCEPT;
+							int64_t *slots, uint32_t *counts) GPUOPS_NOEXCEPT;
 	void		(*lookup_end) (GpuopsJoinLookup *lookup) GPUOPS_NOEXCEPT;
 } GpuopsJoinBackend;
 
@@ -331,6 +332,17 @@ typedef struct GpuopsJoinBackend
 extern GpuopsStatus gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots,
 												uint64_t nrows,
 												GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+
+/*
+ * A probe whose rows' match counts are known (a shared build's lookup) and
+ * whose build rows are never read (no inner column is needed and unmatched
+ * inner rows are not returned): pairs with build row 0, as many per probe
+ * row as it has matches.  The join (of gpuops_cpu_join_backend()) needs no
+ * build; its windows continue with join_next_pairs.
+ */
+extern GpuopsStatus gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts,
+												 uint64_t nrows,
+												 GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
 
 extern const GpuopsJoinBackend *gpuops_cuda_join_backend(void) GPUOPS_NOEXCEPT;
 extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;

@@ -29,6 +29,7 @@ struct CpuJoin
 	std::vector<int64_t> slot;		/* per probe row: directory entry or -1 */
 	std::vector<uint64_t> offsets;	/* per probe row: its first pair */
 	std::vector<uint64_t> start;	/* per probe row: its entry's first index in build */
+	bool		counts_only = false;	/* the current probe's build rows are not read */
 	uint64_t	probe_n = 0;
 	uint64_t	written = 0;		/* pairs returned so far */
 	std::vector<uint32_t> probe_out, build_out;
@@ -174,6 +175,16 @@ write_window(CpuJoin *j, GpuopsJoinPairs *pairs)
 
 		if (lo >= hi)
 			continue;
+		if (j->counts_only)
+		{
+			/* nobody reads the build rows: no random read of sorted_rows */
+			for (uint64_t i = lo; i < hi; i++, w++)
+			{
+				j->probe_out[w] = static_cast<uint32_t>(p);
+				j->build_out[w] = 0;
+			}
+			continue;
+		}
 		const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
 
 		for (uint64_t i = lo; i < hi; i++, w++)
@@ -284,7 +295,8 @@ cpu_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) no
 }
 
 GpuopsStatus
-cpu_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots) noexcept
+cpu_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots,
+		   uint32_t *counts) noexcept
 {
 	return guarded([&]() {
 		auto	   *l = reinterpret_cast<CpuLookup *>(lookup);
@@ -293,7 +305,13 @@ cpu_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots)
 		check_keys(j, keys);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, l->fault);
 		for (uint64_t i = 0; i < keys->nrows; i++)
-			slots[i] = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(), j->dir.size());
+		{
+			int64_t		d = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(),
+									  j->dir.size());
+
+			slots[i] = d;
+			counts[i] = d < 0 ? 0 : static_cast<uint32_t>(j->first[d + 1] - j->first[d]);
+		}
 		return GPUOPS_OK;
 	});
 }
@@ -342,7 +360,29 @@ gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots, uint64_t nro
 				gpuops::fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu",
 							 (long long) slots[i], j->dir.size());
 		j->slot.assign(slots, slots + nrows);
+		j->counts_only = false;
 		gpuops::count_slots(j, nrows);
+		gpuops::write_window(j, pairs);
+		return GPUOPS_OK;
+	});
+}
+
+extern "C" GpuopsStatus
+gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts, uint64_t nrows,
+							 GpuopsJoinPairs *pairs) noexcept
+{
+	return gpuops::guarded([&]() {
+		auto	   *j = reinterpret_cast<gpuops::CpuJoin *>(join);
+
+		j->counts_only = true;
+		j->offsets.assign(nrows + 1, 0);
+		for (uint64_t i = 0; i < nrows; i++)
+			j->offsets[i + 1] = j->offsets[i] + counts[i];
+		j->probe_n = nrows;
+		j->written = 0;
+		j->stats.probe_rows += nrows;
+		j->stats.pairs += j->offsets[nrows];
+		j->stats.probe_batches++;
 		gpuops::write_window(j, pairs);
 		return GPUOPS_OK;
 	});

@@ -451,13 +451,14 @@ struct CudaLookup
 	GpuopsFault fault = GPUOPS_FAULT_NONE;
 	uint32_t	max_rows = 0;
 	cudaStream_t stream = nullptr;
-	DeviceArray words, nulls, slot;
+	DeviceArray words, nulls, slot, counts;
 
 	~CudaLookup()
 	{
 		words.reset();
 		nulls.reset();
 		slot.reset();
+		counts.reset();
 		if (stream)
 		{
 			(void) cudaStreamSynchronize(stream);
@@ -468,12 +469,17 @@ struct CudaLookup
 
 __global__ void
 lookup_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uint64_t ndir,
-			  int64_t *slot)
+			  const uint64_t *count, int64_t *slot, uint32_t *counts)
 {
 	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
-		slot[i] = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
+	{
+		int64_t		d = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
+
+		slot[i] = d;
+		counts[i] = d < 0 ? 0 : static_cast<uint32_t>(count[d]);	/* build rows < 2^32 */
+	}
 }
 
 GpuopsStatus
@@ -492,6 +498,7 @@ cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) n
 		l->words.get(j->rt, (size_t) max_rows * 8 * j->nkeys + 8, l->stream);
 		l->nulls.get(j->rt, nbytes * j->nkeys + 8, l->stream);
 		l->slot.get(j->rt, (size_t) max_rows * 8 + 8, l->stream);
+		l->counts.get(j->rt, (size_t) max_rows * 4 + 8, l->stream);
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(l->stream));
 		*out = reinterpret_cast<GpuopsJoinLookup *>(l.release());
 		return GPUOPS_OK;
@@ -499,7 +506,8 @@ cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) n
 }
 
 GpuopsStatus
-cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots) noexcept
+cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots,
+			uint32_t *counts) noexcept
 {
 	return guarded([&]() {
 		auto	   *l = reinterpret_cast<CudaLookup *>(lookup);
@@ -528,9 +536,13 @@ cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots
 			}
 		}
 		lookup_kernel<<<blocks(n), kThreads, 0, s>>>(kp, j->nkeys, n, j->dir.as<uint64_t>(),
-													  j->ndir, l->slot.as<int64_t>());
+													  j->ndir, j->count.as<uint64_t>(),
+													  l->slot.as<int64_t>(),
+													  l->counts.as<uint32_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("lookup");
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(slots, l->slot.as<int64_t>(), n * 8,
+										cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(counts, l->counts.as<uint32_t>(), n * 4,
 										cudaMemcpyDeviceToHost, s));
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
 		return GPUOPS_OK;

@@ -79,7 +79,8 @@ size_t
 slot_bytes(int nkeys, uint32_t rows)
 {
 	return align64(sizeof(Slot)) + (size_t) nkeys * align64((size_t) rows * 8) +
-		(size_t) nkeys * null_bytes(rows) + align64((size_t) rows * 8);
+		(size_t) nkeys * null_bytes(rows) + align64((size_t) rows * 8) +
+		align64((size_t) rows * 4);
 }
 
 Header *
@@ -120,6 +121,12 @@ int64_t *
 slot_answers(const Header *h, Slot *s)
 {
 	return reinterpret_cast<int64_t *>(slot_nulls(h, s, h->nkeys));
+}
+
+uint32_t *
+slot_counts(const Header *h, Slot *s)
+{
+	return reinterpret_cast<uint32_t *>(slot_answers(h, s) + h->slot_rows);
 }
 
 /* Waits on sem for up to ms milliseconds (signals and timeouts are not errors). */
@@ -169,7 +176,8 @@ serve_requests(JoinService *svc)
 			keys.words[k] = slot_words(h, s, k);
 			keys.nulls[k] = (s->null_mask >> k) & 1 ? slot_nulls(h, s, k) : nullptr;
 		}
-		GpuopsStatus rc = svc->backend->lookup(svc->lookup, &keys, slot_answers(h, s));
+		GpuopsStatus rc = svc->backend->lookup(svc->lookup, &keys, slot_answers(h, s),
+											   slot_counts(h, s));
 
 		if (rc == GPUOPS_OK)
 		{
@@ -408,7 +416,8 @@ gpuops_join_service_submit(void *shm, uint32_t slot, const GpuopsJoinKeys *keys)
 }
 
 extern "C" int
-gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms, const int64_t **slots) noexcept
+gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms, const int64_t **slots,
+						 const uint32_t **counts) noexcept
 {
 	Header	   *h = gpuops::header(shm);
 	Slot	   *s = gpuops::slot_at(shm, slot);
@@ -423,6 +432,7 @@ gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms, const int64_t
 	{
 		case gpuops::SLOT_DONE:
 			*slots = gpuops::slot_answers(h, s);
+			*counts = gpuops::slot_counts(h, s);
 			s->state.store(gpuops::SLOT_FREE, std::memory_order_release);
 			return GPUOPS_SERVICE_DONE;
 		case gpuops::SLOT_REQUESTED:

@@ -9,7 +9,8 @@
  * The request slots live in the parallel query's shared memory, one per
  * worker: a worker copies a probe batch's key words and null bitmaps into
  * its slot, marks it requested and wakes the service; the service writes
- * each row's directory entry (or -1) back and wakes the worker.  The worker
+ * each row's directory entry (or -1) and match count back and wakes the
+ * worker.  The worker
  * expands the entries into pairs with its own copy of the directory, built
  * by the CPU backend from the same inner rows (the directory is the sorted
  * distinct key hashes, so entry d is the same hash in both; the leader
@@ -53,6 +54,7 @@ typedef struct GpuopsJoinWorkerStats
 {
 	uint64_t	reported;		/* 1 once the worker has written it */
 	uint64_t	shared;			/* 1 when it probed through the service */
+	uint64_t	counts_only;	/* 1 when it used only match counts (no inner rows read) */
 	uint64_t	probe_rows;
 	uint64_t	lookups;		/* requests sent to the service */
 	double		inner_ms;		/* reading the inner side */
@@ -98,13 +100,15 @@ extern void gpuops_join_service_stop(GpuopsJoinService *svc) GPUOPS_NOEXCEPT;
 /*
  * Worker: submit copies the keys (at most slot_rows rows) into the slot and
  * wakes the service; wait waits up to timeout_ms for the answer, then says
- * DONE (*slots: each row's directory entry, valid until the next submit),
- * FAILED (the lookup failed or the service closed) or WAITING.
+ * DONE (*slots and *counts: each row's directory entry and number of build
+ * rows, valid until the next submit), FAILED (the lookup failed or the
+ * service closed) or WAITING.
  */
 extern int	gpuops_join_service_submit(void *shm, uint32_t slot,
 									   const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
 extern int	gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms,
-									 const int64_t **slots) GPUOPS_NOEXCEPT;
+									 const int64_t **slots,
+									 const uint32_t **counts) GPUOPS_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,19 @@ LANGUAGE sql AS $$
        LATERAL (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Node Type" == "Gather")') g) x
 $$;
 
+-- worker_accounts(q): the workers' accounts (EXPLAIN ANALYZE VERBOSE):
+-- did every worker probe through the service, with match counts only?
+CREATE FUNCTION worker_accounts(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN (SELECT format('shared=%s counts_only=%s',
+                        coalesce(bool_and((p->>'Shared')::bool), true),
+                        coalesce(bool_and((p->>'Counts Only')::bool), true))
+          FROM jsonb_path_query(j, 'strict $.**.Processes[*] ? (exists(@."Worker Number"))') p);
+END $$;
+
 -- inner, left, semi and anti joins; NULL keys; duplicates; skew
 SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.t, i.label FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
 SELECT shared_use('SELECT o.id, i.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
@@ -71,6 +84,18 @@ SELECT check_join('SELECT o AS orow, i.label || o.t AS lt FROM sb_outer o JOIN s
 
 -- an aggregate above, in each process
 SELECT check_join('SELECT count(*) AS n, sum(o.id) AS so, sum(i.id) AS si FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
+
+-- joins that read no inner column (count(*), outer columns only, semi and
+-- anti joins): workers take the leader's match counts and never read the
+-- inner side; a join that reads one builds its own host directory
+SELECT check_join('SELECT count(*) AS n FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
+SELECT check_join('SELECT o.id AS oid, o.t FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
+SELECT check_join('SELECT o.id AS oid, o.k FROM sb_outer o LEFT JOIN sb_inner i ON o.k = i.k');
+SELECT worker_accounts('SELECT count(*) FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
+SELECT worker_accounts('SELECT o.id FROM sb_outer o WHERE EXISTS (SELECT 1 FROM sb_inner i WHERE i.k = o.k)');
+SELECT worker_accounts('SELECT o.id FROM sb_outer o WHERE NOT EXISTS (SELECT 1 FROM sb_inner i WHERE i.k = o.k)');
+SELECT worker_accounts('SELECT o.id, i.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
+SELECT worker_accounts('SELECT o.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k AND (o.id + i.id) % 3 <> 0');
 
 -- a LIMIT that stops before the workers are done: the service closes and
 -- a worker still waiting builds its own directory (no error, no wrong row)

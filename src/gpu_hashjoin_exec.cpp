@@ -248,9 +248,28 @@ static void FinishBuild(GpuHashJoinState *st, instr_time t0);
  * what one build holds under the device budget, partitions it.
  */
 static void
-Build(GpuHashJoinState *st)
+ReadInner(GpuHashJoinState *st)
 {
 	bool		more = true;
+	instr_time	t0;
+
+	if (st->inner_read)
+		return;
+	INSTR_TIME_SET_CURRENT(t0);
+	while (more)
+	{
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
+
+		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	st->inner_read = true;
+	st->mine.inner_ms += GpuHashJoinMsSince(&t0);
+}
+
+static void
+Build(GpuHashJoinState *st)
+{
 	GpuopsStatus rc;
 	uint64		capacity;
 	uint64		rows;
@@ -259,14 +278,14 @@ Build(GpuHashJoinState *st)
 	INSTR_TIME_SET_CURRENT(t0);
 	if (INSTR_TIME_IS_ZERO(st->started))
 		st->started = t0;
-	while (more)
+	if (GpuHashJoinJoinSharedCounts(st))
 	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
-
-		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
-		CHECK_FOR_INTERRUPTS();
+		/* a worker that needs only the leader's match counts: no inner rows */
+		st->builds++;
+		FinishBuild(st, t0);
+		return;
 	}
-	st->mine.inner_ms += GpuHashJoinMsSince(&t0);
+	ReadInner(st);
 	if (GpuHashJoinJoinShared(st))
 	{
 		/* a worker probing through the leader's directory */
@@ -352,6 +371,8 @@ LeaveShared(GpuHashJoinState *st)
 	GpuopsStatus rc;
 
 	st->shared_probe = false;
+	st->counts_only = false;
+	ReadInner(st);				/* a counts-only worker has not read it yet */
 	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
@@ -730,6 +751,7 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 		if (st->grace)
 			GpuHashJoinGraceEnd(st);
 		GpuopsRowStoreReset(&st->inner_store);
+		st->inner_read = false;
 		st->inner_matched = NULL;	/* it was in the store's context */
 		st->inner_source->rescan(st->inner_source);
 		st->built = false;

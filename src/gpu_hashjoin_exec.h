@@ -76,6 +76,8 @@ typedef struct GpuHashJoinState
 	uint32		batch_rows;		/* streaming: rows in the outer batch */
 	uint32		probe_limit;	/* most rows one probe takes (device budget) */
 	bool		shared_probe;	/* worker: probes go through the leader's service */
+	bool		counts_only;	/* worker: ... and needs only match counts (inner side unread) */
+	bool		inner_read;		/* the inner side is in inner_store */
 	bool		built;
 	bool		outer_done;
 
@@ -146,6 +148,7 @@ extern void GpuHashJoinStopSharing(GpuHashJoinDevice *dev);
 extern void GpuHashJoinReportShared(GpuHashJoinState *st);
 extern void GpuHashJoinExplainShared(GpuHashJoinState *st, ExplainState *es);
 extern bool GpuHashJoinJoinShared(GpuHashJoinState *st);
+extern bool GpuHashJoinJoinSharedCounts(GpuHashJoinState *st);
 extern GpuopsStatus GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys,
 										   GpuopsJoinPairs *pairs);
 

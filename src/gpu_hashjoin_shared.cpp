@@ -215,6 +215,51 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 }
 
 /*
+ * Worker, before reading its inner rows: true when the join needs none of
+ * them (no inner column is read above or by a clause, and unmatched inner
+ * rows are not returned: count(*), semi and anti joins, outer columns
+ * only) and the leader serves lookups.  Then each probe row's match count
+ * is all it needs, the leader's count: the inner side is the same plan
+ * under the same snapshot in every process (PostgreSQL's Parallel Hash
+ * shares one table the same way), so the worker neither reads it nor
+ * builds a directory.
+ */
+bool
+GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
+{
+	void	   *shm = st->dev->shared;
+	instr_time	t0;
+	bool		ready;
+	GpuopsStatus rc;
+
+	if (shm == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
+		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || st->fill_inner)
+		return false;
+	for (int c = st->outer_ncols; c < st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts; c++)
+		if (st->needed[c])
+			return false;
+	INSTR_TIME_SET_CURRENT(t0);
+	ready = WaitForLeader(shm);
+	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
+	if (!ready)
+		return false;
+	st->shared_probe = true;	/* no injected faults in the host join */
+	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+	if (rc != GPUOPS_OK)
+	{
+		st->shared_probe = false;
+		GpuHashJoinBegin(st, NULL);
+		return false;
+	}
+	st->counts_only = true;
+	st->mine.counts_only = 1;
+	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->join));
+	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
+	st->filter = NULL;
+	return true;
+}
+
+/*
  * Worker: the first window of a probe batch's pairs through the service;
  * not OK when the service failed or closed (the caller builds its own).
  */
@@ -224,6 +269,7 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 	void	   *shm = st->dev->shared;
 	uint32		slot = (uint32) ParallelWorkerNumber;
 	const int64_t *slots = NULL;
+	const uint32_t *counts = NULL;
 	instr_time	t0;
 	int			r;
 
@@ -231,7 +277,7 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 	r = gpuops_join_service_submit(shm, slot, keys);
 	while (r == GPUOPS_SERVICE_WAITING)
 	{
-		r = gpuops_join_service_wait(shm, slot, 5, &slots);
+		r = gpuops_join_service_wait(shm, slot, 5, &slots, &counts);
 		CHECK_FOR_INTERRUPTS();
 		if (!PostmasterIsAlive())
 			proc_exit(1);
@@ -241,6 +287,8 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 		return GPUOPS_ERR_DEVICE;
 	st->mine.lookups++;
 	st->mine.shared = 1;
+	if (st->counts_only)
+		return gpuops_cpu_join_probe_counts(st->dev->join, counts, keys->nrows, pairs);
 	return gpuops_cpu_join_probe_slots(st->dev->join, slots, keys->nrows, pairs);
 }
 
@@ -272,7 +320,8 @@ ExplainAccount(const char *who, int n, const GpuopsJoinWorkerStats *m, ExplainSt
 		StringInfoData b;
 
 		initStringInfo(&b);
-		appendStringInfo(&b, "%s probe rows=%llu lookups=%llu", m->shared ? "shared" : "own build",
+		appendStringInfo(&b, "%s probe rows=%llu lookups=%llu",
+						 m->counts_only ? "shared, counts only" : m->shared ? "shared" : "own build",
 						 (unsigned long long) m->probe_rows, (unsigned long long) m->lookups);
 		if (es->timing)
 			appendStringInfo(&b, " inner=%.3f wait leader=%.3f directory=%.3f outer=%.3f"
@@ -286,6 +335,7 @@ ExplainAccount(const char *who, int n, const GpuopsJoinWorkerStats *m, ExplainSt
 	if (n >= 0)
 		ExplainPropertyInteger("Worker Number", NULL, n, es);
 	ExplainPropertyBool("Shared", m->shared != 0, es);
+	ExplainPropertyBool("Counts Only", m->counts_only != 0, es);
 	ExplainPropertyInteger("Probe Rows", NULL, (int64) m->probe_rows, es);
 	ExplainPropertyInteger("Lookups", NULL, (int64) m->lookups, es);
 	if (es->timing)
