@@ -11,6 +11,7 @@ extern "C" {
 #include "optimizer/optimizer.h"
 }
 
+#include "guc.h"
 #include "join_plan.h"
 
 /* As costsize.c's get_parallel_divisor: the leader helps less with more workers. */
@@ -123,4 +124,14 @@ GpuopsIntList(const int *v, int n)
 	for (int i = 0; i < n; i++)
 		l = lappend_int(l, v[i]);
 	return l;
+}
+
+bool
+GpuopsDirectReadable(Path *path)
+{
+	RelOptInfo *rel = path->parent;
+
+	return gpuops_enable_direct_scan && path->pathtype == T_SeqScan &&
+		path->param_info == NULL && rel->reloptkind == RELOPT_BASEREL &&
+		rel->rtekind == RTE_RELATION && rel->baserestrictinfo == NIL;
 }

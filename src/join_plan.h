@@ -16,6 +16,12 @@ extern "C" {
 /* As costsize.c's get_parallel_divisor: the leader helps less with more workers. */
 extern double GpuopsParallelDivisor(Path *path);
 
+/*
+ * Whether a path's rows will be read from heap pages directly
+ * (heap_source.cpp): a plain sequential scan of a table, without quals.
+ */
+extern bool GpuopsDirectReadable(Path *path);
+
 /* An integer list of v[0..n) (plan storage). */
 extern List *GpuopsIntList(const int *v, int n);
 
