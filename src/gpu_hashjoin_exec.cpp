@@ -243,10 +243,7 @@ BuildableRows(GpuHashJoinState *st)
 
 static void FinishBuild(GpuHashJoinState *st, instr_time t0);
 
-/*
- * Reads the inner side and builds its directory, or, when its rows exceed
- * what one build holds under the device budget, partitions it.
- */
+/* Reads the inner side into inner_store, once (a rescan with new parameters reads it again). */
 static void
 ReadInner(GpuHashJoinState *st)
 {
@@ -267,6 +264,11 @@ ReadInner(GpuHashJoinState *st)
 	st->mine.inner_ms += GpuHashJoinMsSince(&t0);
 }
 
+/*
+ * Reads the inner side and builds its directory, or, when its rows exceed
+ * what one build holds under the device budget, partitions it; a worker of
+ * a shared build instead probes through the leader (gpu_hashjoin_shared.cpp).
+ */
 static void
 Build(GpuHashJoinState *st)
 {

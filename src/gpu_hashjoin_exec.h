@@ -78,6 +78,7 @@ typedef struct GpuHashJoinState
 	bool		shared_probe;	/* worker: probes go through the leader's service */
 	bool		counts_only;	/* worker: ... and needs only match counts (inner side unread) */
 	bool		inner_read;		/* the inner side is in inner_store */
+	bool		no_service;		/* worker: the leader's service will not serve it */
 	bool		built;
 	bool		outer_done;
 

@@ -173,7 +173,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	int			state;
 
 	if (shm == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
-		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm))
+		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || st->no_service)
 		return false;
 	state = gpuops_join_service_state(shm);
 	if (state != GPUOPS_SERVICE_PENDING && state != GPUOPS_SERVICE_READY)
@@ -196,6 +196,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
 	if (!ready)
 	{
+		st->no_service = true;
 		st->shared_probe = false;
 		GpuHashJoinBegin(st, NULL);
 		return false;
@@ -233,7 +234,8 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 	GpuopsStatus rc;
 
 	if (shm == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
-		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || st->fill_inner)
+		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || st->fill_inner ||
+		st->no_service)
 		return false;
 	for (int c = st->outer_ncols; c < st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts; c++)
 		if (st->needed[c])
@@ -242,7 +244,10 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 	ready = WaitForLeader(shm);
 	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
 	if (!ready)
+	{
+		st->no_service = true;	/* UNAVAILABLE, or no build within the wait */
 		return false;
+	}
 	st->shared_probe = true;	/* no injected faults in the host join */
 	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
 	if (rc != GPUOPS_OK)
