@@ -124,6 +124,17 @@ cpu_join_build_finish(GpuopsJoin *join) noexcept
 	});
 }
 
+/* j->offsets holds the probe's n rows' prefix sums: its windows start. */
+void
+start_probe(CpuJoin *j, uint64_t n)
+{
+	j->probe_n = n;
+	j->written = 0;
+	j->stats.probe_rows += n;
+	j->stats.pairs += j->offsets[n];
+	j->stats.probe_batches++;
+}
+
 /* Counts the pairs of probe rows whose directory entries are in j->slot. */
 void
 count_slots(CpuJoin *j, uint64_t n)
@@ -138,11 +149,8 @@ count_slots(CpuJoin *j, uint64_t n)
 		j->start[i] = d < 0 ? 0 : j->first[d];
 		j->offsets[i + 1] = j->offsets[i] + (d < 0 ? 0 : j->first[d + 1] - j->first[d]);
 	}
-	j->probe_n = n;
-	j->written = 0;
-	j->stats.probe_rows += n;
-	j->stats.pairs += j->offsets[n];
-	j->stats.probe_batches++;
+	j->counts_only = false;
+	start_probe(j, n);
 }
 
 /*
@@ -360,7 +368,6 @@ gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots, uint64_t nro
 				gpuops::fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu",
 							 (long long) slots[i], j->dir.size());
 		j->slot.assign(slots, slots + nrows);
-		j->counts_only = false;
 		gpuops::count_slots(j, nrows);
 		gpuops::write_window(j, pairs);
 		return GPUOPS_OK;
@@ -374,15 +381,11 @@ gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts, uint64_t 
 	return gpuops::guarded([&]() {
 		auto	   *j = reinterpret_cast<gpuops::CpuJoin *>(join);
 
-		j->counts_only = true;
 		j->offsets.assign(nrows + 1, 0);
 		for (uint64_t i = 0; i < nrows; i++)
 			j->offsets[i + 1] = j->offsets[i] + counts[i];
-		j->probe_n = nrows;
-		j->written = 0;
-		j->stats.probe_rows += nrows;
-		j->stats.pairs += j->offsets[nrows];
-		j->stats.probe_batches++;
+		j->counts_only = true;
+		gpuops::start_probe(j, nrows);
 		gpuops::write_window(j, pairs);
 		return GPUOPS_OK;
 	});

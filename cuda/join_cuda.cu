@@ -98,10 +98,15 @@ dir_kernel(const uint64_t *hash, const uint64_t *first, uint64_t ndir, uint64_t 
 	}
 }
 
-/* count: candidates per probe row; slot: its directory entry or -1 */
+/*
+ * count: candidates per probe row; slot: its directory entry or -1.  A
+ * probe counts in 64 bits (they are prefix-summed into offsets); a shared
+ * build's lookup answers in 32 (a build holds fewer than 2^32 rows).
+ */
+template <typename Count>
 __global__ void
 probe_count_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uint64_t ndir,
-				   const uint64_t *count, int64_t *slot, uint64_t *counts)
+				   const uint64_t *count, int64_t *slot, Count *counts)
 {
 	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
@@ -110,7 +115,7 @@ probe_count_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uin
 		int64_t		d = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
 
 		slot[i] = d;
-		counts[i] = d < 0 ? 0 : count[d];
+		counts[i] = d < 0 ? 0 : static_cast<Count>(count[d]);
 	}
 	if (i == n)
 		counts[n] = 0;			/* the scan's last element: offsets[n] = total */
@@ -467,21 +472,6 @@ struct CudaLookup
 	}
 };
 
-__global__ void
-lookup_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uint64_t ndir,
-			  const uint64_t *count, int64_t *slot, uint32_t *counts)
-{
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-
-	if (i < n)
-	{
-		int64_t		d = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
-
-		slot[i] = d;
-		counts[i] = d < 0 ? 0 : static_cast<uint32_t>(count[d]);	/* build rows < 2^32 */
-	}
-}
-
 GpuopsStatus
 cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) noexcept
 {
@@ -498,7 +488,7 @@ cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) n
 		l->words.get(j->rt, (size_t) max_rows * 8 * j->nkeys + 8, l->stream);
 		l->nulls.get(j->rt, nbytes * j->nkeys + 8, l->stream);
 		l->slot.get(j->rt, (size_t) max_rows * 8 + 8, l->stream);
-		l->counts.get(j->rt, (size_t) max_rows * 4 + 8, l->stream);
+		l->counts.get(j->rt, ((size_t) max_rows + 1) * 4, l->stream);	/* the kernel's [n] too */
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(l->stream));
 		*out = reinterpret_cast<GpuopsJoinLookup *>(l.release());
 		return GPUOPS_OK;
@@ -535,10 +525,11 @@ cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots
 												nbytes, cudaMemcpyHostToDevice, s));
 			}
 		}
-		lookup_kernel<<<blocks(n), kThreads, 0, s>>>(kp, j->nkeys, n, j->dir.as<uint64_t>(),
-													  j->ndir, j->count.as<uint64_t>(),
-													  l->slot.as<int64_t>(),
-													  l->counts.as<uint32_t>());
+		probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, j->nkeys, n,
+															   j->dir.as<uint64_t>(), j->ndir,
+															   j->count.as<uint64_t>(),
+															   l->slot.as<int64_t>(),
+															   l->counts.as<uint32_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("lookup");
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(slots, l->slot.as<int64_t>(), n * 8,
 										cudaMemcpyDeviceToHost, s));
