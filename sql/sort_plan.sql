@@ -42,8 +42,10 @@ RESET enable_seqscan;
 -- costs decide: a huge start-up cost keeps PostgreSQL's sort
 SET gpuops.startup_cost = 1e9;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS too_expensive;
--- with the default costs: a full sort of 200000 rows goes to GpuSort, a
--- small LIMIT stays with PostgreSQL's bounded (top-N) heap sort
+-- with the default costs: a full sort of 200000 rows goes to GpuSort, and
+-- so does a small LIMIT: its cut drops most rows at one comparison each
+-- (PostgreSQL's bounded heap copies each row first), and below
+-- gpuops.topn_device_min_bound it sorts on the CPU, starting no device
 RESET gpuops.startup_cost;
 RESET gpuops.tuple_cost;
 SET gpuops.host_memory_limit = '1GB';
@@ -54,6 +56,12 @@ SET gpuops.host_memory_limit = '4MB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_spilling;
 SET gpuops.host_memory_limit = '1GB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') AS top10_default_costs;
+SELECT line FROM plan_lines('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') line
+WHERE line ~ 'Sorts On|Row Bound';
+SET gpuops.topn_device_min_bound = 10;
+SELECT count(*) AS sorts_on_lines FROM plan_lines('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') line
+WHERE line ~ 'Sorts On';
+RESET gpuops.topn_device_min_bound;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;
 -- USING < and USING > are the default btree orderings (ASC, DESC): GpuSort

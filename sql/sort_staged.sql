@@ -12,6 +12,9 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = on;
+-- GpuSort in each worker below a Gather Merge is sort_parallel's (a bounded
+-- one, whose workers cut rows as they read, would win the LIMIT tests here)
+SET enable_gathermerge = off;
 
 -- the plan: GpuSort -> Gather -> GpuStage -> Parallel Seq Scan
 SELECT line FROM (SELECT regexp_replace(l, '  \(.*', '') AS line

@@ -10,6 +10,9 @@ SET gpuops.tuple_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.host_memory_limit = '1GB';
+-- every bounded sort on the primary backend (the device on a GPU machine);
+-- the default, sorting small bounds on the CPU, is tested at the end
+SET gpuops.topn_device_min_bound = 0;
 
 -- 600000 rows: k with duplicates, NULLs and extremes; t with a shared
 -- 20-byte prefix (ties on the device's 16-byte prefix, resolved by the
@@ -43,11 +46,67 @@ SELECT check_sort_keys('SELECT k AS k1, f AS k2, id FROM topn_src ORDER BY k, f 
 SELECT j ? 'Row Bound' AS bounded
 FROM gpusort_analyze('SELECT k FROM topn_src ORDER BY k FETCH FIRST 50 ROWS WITH TIES') j;
 
--- what EXPLAIN ANALYZE says: the bound, compactions, rows returned
+-- what EXPLAIN ANALYZE says: the bound, compactions, rows returned, and
+-- the rows the cut dropped as they were read (below): of 600000, all but the
+-- first compaction's 65536 and the few that beat the cut after it
 SELECT j->>'Sort Method' AS method, j->>'Row Bound' AS bound,
-       (j->>'Compactions')::int >= 2 AS compacted, j->>'Actual Rows' AS rows_out,
-       j->>'Rows' AS rows_sorted_in_all
+       (j->>'Compactions')::int >= 1 AS compacted, j->>'Actual Rows' AS rows_out,
+       (j->>'Rows')::int8 < 80000 AS few_rows_sorted,
+       (j->>'Rows Removed by Bound')::int8 + (j->>'Rows')::int8 >= 600000 AS every_row_seen
 FROM gpusort_analyze('SELECT * FROM topn_src ORDER BY k, id LIMIT 100 OFFSET 10') j;
+
+-- The cut.  After a compaction the store holds the best n + m rows in
+-- order; a row whose first key sorts after the last of them is dropped as it
+-- is read (heap pages read directly, or through the executor), before its
+-- other columns are copied.  Rows equal to it are kept: the later keys may
+-- still put them first.  Input in key order, in reverse order (every row
+-- beats the cut), with many ties at the cut, a NULL cut, NaN and -0 at the
+-- cut, text keys of every length, and toasted text.
+CREATE FUNCTION gpusort_analyze_verbose(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
+END $$;
+CREATE TABLE topn_cut AS
+SELECT i AS id, i::int8 AS up, (-i)::int8 AS down, (i % 7)::int4 AS m,
+       CASE WHEN i % 5 = 0 THEN NULL ELSE i END AS n,
+       CASE WHEN i % 3 = 0 THEN 'NaN'::float8 WHEN i % 3 = 1 THEN '-0'::float8
+            ELSE (i % 1000)::float8 END AS f,
+       CASE WHEN i % 50000 = 0 THEN repeat(md5(i::text), 4000)
+            ELSE repeat('p', i % 40) || i END AS t
+FROM generate_series(1, 300000) i;
+ANALYZE topn_cut;
+SELECT check_sort_keys('SELECT up AS k1, id AS k2, m FROM topn_cut ORDER BY up, id LIMIT 50', 2);
+SELECT check_sort_keys('SELECT down AS k1, id AS k2, t FROM topn_cut ORDER BY down, id LIMIT 50', 2);
+SELECT check_sort_keys('SELECT up AS k1, id AS k2 FROM topn_cut ORDER BY up DESC, id LIMIT 70 OFFSET 30', 2);
+SELECT check_sort_keys('SELECT m AS k1, id AS k2, up FROM topn_cut ORDER BY m, id LIMIT 1000', 2);
+SELECT check_sort_keys('SELECT m AS k1, up AS k2, id FROM topn_cut ORDER BY m DESC, up DESC LIMIT 999', 2);
+SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n NULLS FIRST, id LIMIT 100', 2);
+SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n DESC, id DESC LIMIT 61000', 2);
+SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n DESC NULLS LAST, id LIMIT 100', 2);
+SELECT check_sort_keys('SELECT f AS k1, id AS k2 FROM topn_cut ORDER BY f DESC, id LIMIT 500', 2);
+SELECT check_sort_keys('SELECT f AS k1, id AS k2 FROM topn_cut ORDER BY f, id DESC LIMIT 100001', 2);
+SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1, 2 LIMIT 300', 2);
+SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1 DESC, 2 LIMIT 10', 2);
+-- through the executor (a qual on the scan): the same cut
+SELECT check_sort_keys('SELECT up AS k1, id AS k2 FROM topn_cut WHERE m <> 3 ORDER BY up, id LIMIT 40', 2);
+-- what was cut: on input in key order every row after the first compaction
+-- (65536 rows); in reverse order none (the next compaction would come at
+-- 262144 rows held)
+SELECT j->>'Compactions' AS compactions, (j->>'Rows Removed by Bound')::int8 AS cut,
+       (j->>'Heap Rows Read Directly')::int8 AS read_directly
+FROM gpusort_analyze_verbose('SELECT * FROM topn_cut ORDER BY up LIMIT 50') j;
+SELECT j->>'Compactions' AS compactions, (j->>'Rows Removed by Bound')::int8 AS cut
+FROM gpusort_analyze('SELECT * FROM topn_cut ORDER BY down LIMIT 50') j;
+SELECT j->>'Compactions' AS compactions, (j->>'Rows Removed by Bound')::int8 AS cut,
+       j ? 'Heap Rows Read Directly' AS read_directly
+FROM gpusort_analyze_verbose('SELECT * FROM topn_cut WHERE m <> 3 ORDER BY up LIMIT 40') j;
+-- rescans with new parameters: each sort sets its cut afresh
+SELECT check_join_on('SELECT o.m, x.up, x.id FROM (VALUES (0), (3), (6)) o(m),
+                      LATERAL (SELECT up, id FROM topn_cut c WHERE c.m = o.m
+                               ORDER BY up DESC, id LIMIT 5) x', 'GpuSort');
 -- a large bound: one compaction (at 2 x 200000 rows)
 SELECT j->>'Compactions' AS compactions, j->>'Actual Rows' AS rows_out
 FROM gpusort_analyze('SELECT * FROM topn_src ORDER BY f, id LIMIT 200000') j;
@@ -80,3 +139,16 @@ FETCH BACKWARD 3 c;
 FETCH FIRST c;
 COMMIT;
 RESET gpuops.enabled;
+
+-- by default a bound below gpuops.topn_device_min_bound (65536) sorts on
+-- the CPU backend, starting no device; the same rows
+RESET gpuops.topn_device_min_bound;
+SELECT line FROM plan_lines('SELECT * FROM topn_cut ORDER BY up LIMIT 50') line
+WHERE line ~ 'Sorts On|Row Bound';
+SELECT check_sort_keys('SELECT down AS k1, id AS k2, t FROM topn_cut ORDER BY down, id LIMIT 50', 2);
+SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n NULLS FIRST, id LIMIT 100', 2);
+SELECT j->>'Backend' AS backend, j->>'Compactions' AS compactions,
+       (j->>'Rows Removed by Bound')::int8 AS cut
+FROM gpusort_analyze('SELECT * FROM topn_cut ORDER BY up LIMIT 50') j;
+SELECT count(*) AS sorts_on_lines FROM plan_lines('SELECT * FROM topn_cut ORDER BY up LIMIT 65536') line
+WHERE line ~ 'Sorts On';

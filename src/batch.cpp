@@ -577,6 +577,14 @@ ChildPlanFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 			cps->done = true;
 			break;
 		}
+		if (src->cut != NULL && src->cut->active)
+		{
+			bool		isnull;
+			Datum		d = slot_getattr(slot, src->cut->col + 1, &isnull);
+
+			if (GpuopsRowCutDrops(src->cut, d, isnull))
+				continue;
+		}
 		GpuopsBatchAppendSlot(store, batch, slot);
 	}
 	return !cps->done;

@@ -25,6 +25,7 @@ extern "C" {
 #include "access/tupmacs.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
+#include "utils/sortsupport.h"
 }
 
 #define GPUOPS_BATCH_SHIFT 16
@@ -191,6 +192,32 @@ GpuopsRowStoreDatum(const GpuopsRowStore *store, uint64 row, int col, bool *isnu
 /* Bytes of memory the store holds. */
 extern Size GpuopsRowStoreMemory(GpuopsRowStore *store);
 
+/*
+ * A bounded sort's cut: once it holds `bound` rows whose first key is at
+ * most `value`, a row whose first key sorts after `value` can never be
+ * among the rows it returns.  The source tests that key as it reads a row
+ * (before copying the row's other columns) and drops such rows.  Rows
+ * equal to `value` are kept: later keys may still put them first.
+ */
+typedef struct GpuopsRowCut
+{
+	bool		active;			/* `value` is set */
+	int			col;			/* the first sort key's column */
+	SortSupport ssup;			/* its comparator: order, NULLS FIRST/LAST */
+	Datum		value;
+	bool		isnull;
+	uint64		dropped;		/* rows dropped by the cut */
+} GpuopsRowCut;
+
+static inline bool
+GpuopsRowCutDrops(GpuopsRowCut *cut, Datum d, bool isnull)
+{
+	if (ApplySortComparator(d, isnull, cut->value, cut->isnull, cut->ssup) <= 0)
+		return false;
+	cut->dropped++;
+	return true;
+}
+
 typedef struct GpuopsBatchSource GpuopsBatchSource;
 
 struct GpuopsBatchSource
@@ -203,6 +230,7 @@ struct GpuopsBatchSource
 						 GpuopsBatch *batch);
 	void		(*rescan) (GpuopsBatchSource *src);
 	uint64		direct_rows;	/* rows read from heap pages (heap_source.cpp) */
+	GpuopsRowCut *cut;			/* rows not to append, when active; NULL = none */
 };
 
 /*

@@ -3,7 +3,8 @@
  *    GpuSort: what its planner and executor halves share.
  *
  * The CustomScan carries, in custom_private, an integer list: the number of
- * sort keys, the bound (LIMIT + OFFSET when known at planning, else 0), then
+ * sort keys, the bound (LIMIT + OFFSET when known at planning, else 0),
+ * where it sorts (enum GpuSortPlacement), then
  * GPUSORT_KEY_FIELDS integers per key (enum GpuSortKeyField):
  * the key's column (index into custom_scan_tlist, the child's output), its
  * GpuopsKeyKind, DESC, NULLS FIRST, whether the device sees only a prefix
@@ -22,7 +23,20 @@ extern "C" {
 
 #define GPUSORT_NAME "GpuSort"
 
-#define GPUSORT_PRIV_KEYS 2		/* where the keys start in custom_private */
+#define GPUSORT_PRIV_KEYS 3		/* where the keys start in custom_private */
+
+/*
+ * Where a GpuSort sorts.  Bounded sorts hold few rows at a time: below
+ * gpuops.topn_device_min_bound they sort on the CPU backend in every process,
+ * and in parallel workers up to GPUOPS_BATCH_ROWS, where only the leader
+ * opens a CUDA context.
+ */
+enum GpuSortPlacement
+{
+	GPUSORT_ON_DEVICE = 0,		/* the primary backend (gpuops.device) */
+	GPUSORT_WORKERS_ON_HOST,	/* the leader on the device, workers on the CPU */
+	GPUSORT_ON_HOST				/* the CPU backend in every process */
+};
 
 enum GpuSortKeyField
 {

@@ -23,11 +23,13 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/parallel.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/sortsupport.h"
 #include "miscadmin.h"
@@ -81,6 +83,11 @@ typedef struct GpuSortState
 	int			key_cols[GPUOPS_MAX_SORT_KEYS];
 	uint64		bound;			/* LIMIT + OFFSET: the rows asked for; 0 = all */
 	uint64		compact_rows;	/* bounded: keep the best `bound` rows from this many */
+	uint64		first_compact_rows; /* the same, before the cut is set */
+	GpuopsRowCut cut;			/* bounded: rows the source drops as it reads */
+	MemoryContext cut_cxt;		/* the cut's value */
+	GpuSortPlacement placement;	/* where the plan asks it to sort */
+	const GpuopsBackend *primary;	/* the backend this process sorts on */
 	Size		mem_limit;		/* rows held on the host before a run is spilled */
 	bool		random_access;	/* backward scans may come */
 	bool		has_prefix_keys;
@@ -527,7 +534,7 @@ StartDeviceSort(GpuSortState *st, bool primary)
 
 	if (!st->healthy)
 		return;
-	rc = DeviceBegin(st, GpuopsPrimaryBackend(), primary);
+	rc = DeviceBegin(st, st->primary, primary);
 	if (rc != GPUOPS_OK)
 		DeviceFailedMidway(st, rc);
 }
@@ -610,6 +617,41 @@ SortStoredRows(GpuSortState *st)
 }
 
 /*
+ * After a compaction the store's rows are the best `bound` so far, in
+ * order: the last one's first key becomes the cut, and the source drops
+ * every row whose first key sorts after it without copying the row.  On
+ * input in random order only about bound * ln(rows / bound) rows pass, so
+ * a top-N reads its input at the cost of one key comparison a row, as
+ * PostgreSQL's bounded heap does (whose rows are copied before they are
+ * compared).
+ */
+static void
+SetCut(GpuSortState *st)
+{
+	const GpuopsColumnDesc *col = &st->store.cols[st->keys[0].col];
+	Datum		d;
+	bool		isnull;
+
+	if (st->store.nrows < st->bound)
+		return;
+	EnsureComparators(st);
+	d = GpuopsRowStoreDatum(&st->store, st->bound - 1, st->keys[0].col, &isnull);
+	MemoryContextReset(st->cut_cxt);
+	/* the store's memory goes at the next compaction: keep a copy */
+	if (!isnull)
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->cut_cxt);
+
+		d = datumCopy(d, col->typbyval, col->typlen);
+		MemoryContextSwitchTo(old);
+	}
+	st->cut.value = isnull ? (Datum) 0 : d;
+	st->cut.isnull = isnull;
+	st->cut.ssup = &st->ssup[0];
+	st->cut.active = true;
+}
+
+/*
  * Bounded sort (top-N): the store has grown to compact_rows; keep only the
  * best `bound` rows and go on.  The kept rows are staged again (full batches
  * now; the last, partial one when it fills) for the next device sort.
@@ -622,6 +664,7 @@ KeepBestRows(GpuSortState *st)
 	GpuopsRowStoreKeep(&st->store, order, Min(st->bound, st->store.nrows), st->scratch);
 	ForgetTruncated(st);
 	st->compactions++;
+	SetCut(st);
 	StartDeviceSort(st, false);
 	StagePending(st, false);
 }
@@ -707,7 +750,15 @@ GpuSortExecute(GpuSortState *st)
 		CHECK_FOR_INTERRUPTS();
 		if (!more)
 			break;
-		if (st->bound > 0 && st->store.nrows >= st->compact_rows)
+		/*
+		 * Bounded: compact at the row count, or when the rows outgrow the
+		 * memory limit and compacting at least halves them (spilling would
+		 * write only `bound` rows of them anyway).
+		 */
+		if (st->bound > 0 &&
+			(st->store.nrows >= (st->cut.active ? st->compact_rows : st->first_compact_rows) ||
+			 (st->store.nrows >= 2 * st->bound &&
+			  GpuopsRowStoreMemory(&st->store) > st->mem_limit)))
 			KeepBestRows(st);
 		if (GpuopsRowStoreMemory(&st->store) > st->mem_limit)
 			SpillRun(st);
@@ -795,6 +846,9 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 	 * many new rows as it keeps), and at least every 4 batches (256K rows)
 	 */
 	st->compact_rows = Max(2 * st->bound, (uint64) 4 * GPUOPS_BATCH_ROWS);
+	/* the first compaction sets the cut: the sooner, the fewer rows copied */
+	st->first_compact_rows = Max(2 * st->bound, (uint64) GPUOPS_BATCH_ROWS);
+	st->placement = (GpuSortPlacement) list_nth_int(priv, 2);
 	for (int k = 0; k < st->nkeys; k++)
 	{
 		GpuSortKeyInfo *key = &st->keys[k];
@@ -832,17 +886,34 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	st->source = GpuopsChildPlanSource(child);
 	st->stage = GpuStageBelow(child);
 	/*
-	 * Over GpuStage the workers only read rows: the device budget and the
-	 * pinned pool are this process's alone, not a share of them.
+	 * Over GpuStage the workers only read rows, and a bounded sort's
+	 * workers sort on the CPU: the device budget and the pinned pool are
+	 * this process's alone, not a share of them.
 	 */
-	st->device_shared = GpuStageDeviceShared(st->stage);
-	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
+	st->device_shared = st->placement == GPUSORT_ON_DEVICE &&
+		GpuStageDeviceShared(st->stage);
+	/*
+	 * A bounded sort planned so sorts its few rows (what passes the cut)
+	 * with the CPU backend, in every process or in parallel workers only: it
+	 * opens no CUDA context, which would take longer than reading its share.
+	 */
+	st->primary = st->placement == GPUSORT_ON_HOST ||
+		(st->placement == GPUSORT_WORKERS_ON_HOST && IsParallelWorker()) ?
+		gpuops_cpu_backend() : GpuopsPrimaryBackend();
+	if (st->primary != gpuops_cpu_backend())
+		GpuopsPrewarmDeviceFor(eflags, st->device_shared);
+	if (st->bound > 0)
+	{
+		st->cut.col = st->keys[0].col;
+		st->source->cut = &st->cut;
+	}
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 					   estate->es_query_cxt);
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
 										ALLOCSET_DEFAULT_SIZES);
 	st->sort_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort",
 										 ALLOCSET_DEFAULT_SIZES);
+	st->cut_cxt = AllocSetContextCreate(st->sort_cxt, "GpuSort cut", ALLOCSET_SMALL_SIZES);
 	st->scratch = ExecAllocTableSlot(&estate->es_tupleTable,
 									 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 									 &TTSOpsVirtual);
@@ -929,6 +1000,7 @@ ReScanGpuSortImpl(CustomScanState *node)
 	GpuopsRowStoreReset(&st->store);
 	st->source->rescan(st->source);
 	ForgetTruncated(st);
+	st->cut.active = false;		/* the new input's rows decide it again */
 	st->norder = 0;
 	st->sorted = false;
 }
@@ -978,6 +1050,10 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 						es);
 	if (st->bound)
 		ExplainPropertyInteger("Row Bound", NULL, (int64) st->bound, es);
+	if (st->placement == GPUSORT_ON_HOST)
+		ExplainPropertyText("Sorts On", "cpu (small bound)", es);
+	else if (st->placement == GPUSORT_WORKERS_ON_HOST)
+		ExplainPropertyText("Sorts On", "device in the leader, cpu in workers", es);
 
 	if (es->analyze && st->runs > 0)
 	{
@@ -987,7 +1063,10 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (st->has_prefix_keys)
 			ExplainPropertyInteger("Tie Runs", NULL, (int64) st->tie_runs, es);
 		if (st->bound)
+		{
 			ExplainPropertyInteger("Compactions", NULL, (int64) st->compactions, es);
+			ExplainPropertyInteger("Rows Removed by Bound", NULL, (int64) st->cut.dropped, es);
+		}
 		if (st->spilled_runs > 0)
 		{
 			ExplainPropertyInteger("Spilled Runs", NULL, st->spilled_runs, es);

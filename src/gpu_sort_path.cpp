@@ -33,7 +33,10 @@ extern "C" {
 #include "gpu_stage.h"
 #include "guc.h"
 #include "device.h"
+#include "join_plan.h"
 #include "types.h"
+
+#include <cmath>
 
 static Plan *PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							 List *tlist, List *clauses, List *custom_plans);
@@ -77,24 +80,70 @@ static const CustomPathMethods gpu_sort_path_methods = {
 #define GPUSORT_STAGED_LEADER_SHARE 0.25
 
 /*
+ * A bounded sort in a parallel worker sorts on the CPU backend (no CUDA
+ * context: about 120 ms each on an H100, more than a worker's share of a
+ * top-N takes to read) while its bound keeps each compaction this small.
+ */
+#define GPUSORT_HOST_WORKER_MAX_BOUND GPUOPS_BATCH_ROWS
+
+/* Where a sort with this bound runs, serial or in parallel workers. */
+static GpuSortPlacement
+SortPlacement(uint64 bound, bool partial)
+{
+	if (bound > 0 && bound < (uint64) gpuops_topn_device_min_bound)
+		return GPUSORT_ON_HOST;
+	if (partial && bound > 0 && bound <= GPUSORT_HOST_WORKER_MAX_BOUND)
+		return GPUSORT_WORKERS_ON_HOST;
+	return GPUSORT_ON_DEVICE;
+}
+
+/*
+ * Rows a bounded sort copies into its store: all of the first
+ * max(2 x bound, 64K) (the first compaction sets the cut), then those whose
+ * first key beats the current bound-th one, about bound * ln(rows / first)
+ * more on input in random order.  The others cost one comparison each.
+ */
+static double
+BoundedRowsKept(double rows, uint64 bound)
+{
+	double		first = Max(2.0 * bound, (double) GPUOPS_BATCH_ROWS);
+
+	if (bound == 0 || rows <= first)
+		return rows;
+	return Min(rows, first + bound * std::log(rows / first));
+}
+
+/*
  * `rows` input rows read through `input` (the child's total cost);
  * `staging_share` of the per-row staging cost falls on this process.
  */
 static void
 CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bound,
-			double staging_share)
+			double staging_share, GpuSortPlacement placement)
 {
 	double		rows = Max(input_rows, 1.0);
-	double		mb = rows * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
+	double		kept = BoundedRowsKept(rows, bound);
+	double		mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
 	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
-	double		held = bound > 0 ? Min(rows, Max(2.0 * bound, 4.0 * GPUOPS_BATCH_ROWS)) : rows;
+	/* a bounded sort compacts rather than spills while 2 x bound rows fit */
+	double		held = bound > 0 ? Min(rows, 2.0 * bound) : rows;
 	double		row_bytes = input->pathtarget->width + GPUSORT_ROW_OVERHEAD;
 	double		limit_rows = GpuopsHostMemoryLimit() / row_bytes;
-	double		spilled = held > limit_rows ? rows - limit_rows : 0.0;
+	double		spilled = held > limit_rows ? kept - limit_rows : 0.0;
+	Cost		reading = kept * gpuops_tuple_cost * staging_share +
+		(rows - kept) * cpu_operator_cost;
 
+	/*
+	 * A bounded sort reading heap pages itself (heap_source.cpp) also skips
+	 * the scan's per-tuple charge for every row (in the child's cost), as
+	 * the shared hash join's rows do: no tuple passes through the executor.
+	 */
+	if (bound > 0 && GpuopsDirectReadable(input))
+		reading -= rows * Max(cpu_tuple_cost - cpu_operator_cost, 0.0);
 	path->rows = input_rows;
-	path->startup_cost = input->total_cost + gpuops_startup_cost +
-		rows * gpuops_tuple_cost * staging_share + mb * gpuops_transfer_cost +
+	path->startup_cost = input->total_cost + reading +
+		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) +
+		mb * gpuops_transfer_cost +
 		(spilled > 0 ? (spilled * GPUSORT_SPILL_WRITE_FACTOR +
 						out * GPUSORT_SPILL_MERGE_FACTOR) * gpuops_tuple_cost : 0.0);
 	path->total_cost = path->startup_cost + out * cpu_tuple_cost;
@@ -152,12 +201,19 @@ SortBound(PlannerInfo *root)
 	return bound > 0 && bound < INT_MAX ? (uint64) bound : 0;
 }
 
-/* A GpuSort over `input`, projected to the ordered rel's target. */
+/*
+ * A GpuSort over `input`, projected to the ordered rel's target, sorting
+ * where `placement` says.
+ */
 static Path *
 MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double input_rows,
-				List *priv, int key_words, uint64 bound, double staging_share)
+				List *priv, int key_words, uint64 bound, double staging_share,
+				GpuSortPlacement placement)
 {
 	CustomPath *cpath = makeNode(CustomPath);
+
+	priv = list_copy(priv);
+	lfirst_int(list_nth_cell(priv, 2)) = (int) placement;
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = ordered_rel;
@@ -168,7 +224,7 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
 	cpath->path.parallel_workers = input->parallel_workers;
 	cpath->path.pathkeys = root->sort_pathkeys;
 	CostGpuSort(&cpath->path, input, input_rows, key_words * (int) sizeof(uint64), bound,
-				staging_share);
+				staging_share, placement);
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
 	cpath->custom_private = priv;
@@ -204,7 +260,7 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 	if (gather == NULL)
 		return;
 	path = MakeGpuSortPath(root, ordered_rel, gather, input->rows, priv, key_words, bound,
-						   GPUSORT_STAGED_LEADER_SHARE);
+						   GPUSORT_STAGED_LEADER_SHARE, SortPlacement(bound, false));
 	/* it has a Gather below: it cannot run in a worker itself */
 	path->parallel_safe = false;
 	path->parallel_workers = 0;
@@ -243,7 +299,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		return;
 	}
 
-	priv = list_make2_int(list_length(root->sort_pathkeys), (int) bound);
+	priv = list_make3_int(list_length(root->sort_pathkeys), (int) bound, 0);
 	foreach(lc, root->sort_pathkeys)
 	{
 		PathKey    *pk = (PathKey *) lfirst(lc);
@@ -276,7 +332,8 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		key_words += 1 + gpuops_key_value_words(kind);
 	}
 
-	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0);
+	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0,
+						   SortPlacement(bound, false));
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -305,10 +362,16 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 				FindSortColumn((PathKey *) lfirst(lc), input->pathtarget, &type);
 		if (!same_columns || pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
 			return;
+		GpuSortPlacement placement = SortPlacement(bound, true);
+
 		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,
-							   bound, 1.0);
-		path->startup_cost += gpuops_parallel_startup_cost;
-		path->total_cost += gpuops_parallel_startup_cost;
+							   bound, 1.0, placement);
+		/* every worker opening a CUDA context, unless workers sort on the host */
+		if (placement == GPUSORT_ON_DEVICE)
+		{
+			path->startup_cost += gpuops_parallel_startup_cost;
+			path->total_cost += gpuops_parallel_startup_cost;
+		}
 		total_groups = partial->rows * partial->parallel_workers;
 		path = (Path *) create_gather_merge_path(root, ordered_rel, path, path->pathtarget,
 												 root->sort_pathkeys, NULL, &total_groups);

@@ -33,6 +33,7 @@ bool		gpuops_enable_direct_scan = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
 int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
 int			gpuops_min_rows = 100000;
+int			gpuops_topn_device_min_bound = 65536;
 int			gpuops_agg_hash_max_groups = 1048576;
 int			gpuops_device_memory_limit_mb = 0;
 int			gpuops_host_memory_limit_kb = -1;
@@ -123,6 +124,12 @@ GpuopsDefineGucs(void)
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.",
 							NULL, &gpuops_min_rows, 100000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.topn_device_min_bound",
+							"GpuSort with a LIMIT (plus OFFSET) below this sorts on the CPU, without starting the device.",
+							"Such a bounded sort keeps at most max(2 x bound, 256K) rows at a time, which the host "
+							"sorts in milliseconds, less than a CUDA context takes to start. 0 means always the device.",
+							&gpuops_topn_device_min_bound, 65536, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.agg_hash_max_groups",
 							"GpuAgg hashes on the device when it expects at most this many groups, else sorts.",

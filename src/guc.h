@@ -34,6 +34,7 @@ extern bool gpuops_enable_parallel_staging;
 extern int	gpuops_device_mode;
 extern int	gpuops_cpu_fallback;
 extern int	gpuops_min_rows;
+extern int	gpuops_topn_device_min_bound;
 extern int	gpuops_agg_hash_max_groups;
 extern int	gpuops_device_memory_limit_mb;
 extern int	gpuops_host_memory_limit_kb;

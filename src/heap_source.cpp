@@ -170,13 +170,17 @@ NextPage(HeapSource *hs)
 	return true;
 }
 
-/* Copies the visible tuples of the page in hand into batch, as many as fit. */
+/*
+ * Copies the visible tuples of the page in hand into batch, as many as fit,
+ * except those the cut drops; returns the tuples read.
+ */
 static uint32
 ReadPage(HeapSource *hs, GpuopsRowStore *store, GpuopsBatch *batch)
 {
 	HeapScanDesc scan = (HeapScanDesc) hs->scan->ss.ss_currentScanDesc;
 	TupleDesc	desc = RelationGetDescr(scan->rs_base.rs_rd);
 	Page		page = BufferGetPage(scan->rs_cbuf);
+	GpuopsRowCut *cut = hs->base.cut != NULL && hs->base.cut->active ? hs->base.cut : NULL;
 	uint32		n = 0;
 	HeapTupleData tuple;
 
@@ -190,11 +194,20 @@ ReadPage(HeapSource *hs, GpuopsRowStore *store, GpuopsBatch *batch)
 		tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
 		tuple.t_len = ItemIdGetLength(lp);
 		ItemPointerSet(&tuple.t_self, scan->rs_cblock, off);
+		n++;
+		if (cut != NULL)
+		{
+			bool		isnull;
+			Datum		d = heap_getattr(&tuple, hs->attnums[cut->col], desc, &isnull);
+
+			/* the only column a dropped row costs */
+			if (GpuopsRowCutDrops(cut, d, isnull))
+				continue;
+		}
 		for (int c = 0; c < hs->ncols; c++)
 			hs->values[c] = heap_getattr(&tuple, hs->attnums[c], desc, &hs->isnull[c]);
 		/* by-reference values point into the pinned page: the batch copies them */
 		GpuopsBatchAppendValues(store, batch, hs->values, hs->isnull);
-		n++;
 	}
 	return n;
 }
@@ -212,7 +225,10 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 	if (!hs->checked)
 		CheckScan(hs);
 	if (!hs->direct)
+	{
+		hs->exec->cut = hs->base.cut;
 		return hs->exec->fill(hs->exec, store, batch);
+	}
 	if (instr)
 		InstrStartNode(instr);
 	while (batch->nrows < GPUOPS_BATCH_ROWS)

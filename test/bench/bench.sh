@@ -41,7 +41,11 @@ QUERIES=(
   "sort_all|SELECT * FROM {T} ORDER BY k"
   "sort_all_inmem|SELECT * FROM {T} ORDER BY k|SET gpuops.host_memory_limit = '48GB'"
   "sort_limit100|SELECT * FROM {T} ORDER BY k LIMIT 100"
-  "sort_limit100_gpu|SELECT * FROM {T} ORDER BY k LIMIT 100|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
+  # the same with the device used for the top-N's sorts (by default a bound below
+  # gpuops.topn_device_min_bound sorts on the CPU): the leader on the device, its
+  # workers on the CPU; then serial, one backend on the device
+  "sort_limit100_device|SELECT * FROM {T} ORDER BY k LIMIT 100|SET gpuops.topn_device_min_bound = 0"
+  "sort_limit100_gpu|SELECT * FROM {T} ORDER BY k LIMIT 100|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0; SET gpuops.topn_device_min_bound = 0"
   "sort_limit100k|SELECT * FROM {T} ORDER BY k LIMIT 100000"
   "sort_text|SELECT * FROM {T} ORDER BY t COLLATE \"C\""
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC"
