@@ -46,8 +46,8 @@ SELECT parallel_gpusort('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1000') AS 
 SELECT check_sort_keys('SELECT a8 AS k1, id AS k2, pad FROM sort_src ORDER BY a8, id LIMIT 1000 OFFSET 10', 2);
 -- where a bounded sort in workers sorts: below gpuops.topn_device_min_bound
 -- on the CPU everywhere; above it the leader on the device and the workers
--- on the CPU (no CUDA context in a worker) up to a bound of 65536; beyond
--- that every process on the device
+-- on the CPU (no CUDA context in a worker) up to a bound of 1048576;
+-- beyond that every process on the device
 SELECT line FROM plan_lines('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1000') line
 WHERE line ~ 'Sorts On';
 SET gpuops.topn_device_min_bound = 0;
@@ -55,10 +55,13 @@ SELECT line FROM plan_lines('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1000')
 WHERE line ~ 'Sorts On';
 SELECT check_sort_keys('SELECT a8 AS k1, id AS k2, pad FROM sort_src ORDER BY a8 DESC, id LIMIT 777 OFFSET 3', 2);
 SELECT check_sort_keys('SELECT a4 AS k1, f8 AS k2, id AS k3 FROM sort_src ORDER BY a4 NULLS FIRST, f8 DESC, id LIMIT 5000', 3);
-SELECT count(*) AS sorts_on_lines FROM plan_lines('SELECT * FROM sort_src ORDER BY a8, id LIMIT 70000') line
+SELECT line FROM plan_lines('SELECT * FROM sort_src ORDER BY a8, id LIMIT 70000') line
 WHERE line ~ 'Sorts On';
-SELECT parallel_gpusort('SELECT * FROM sort_src ORDER BY a8, id LIMIT 70000') AS parallel_large_topn_plan;
 SELECT check_sort_keys('SELECT a8 AS k1, id AS k2 FROM sort_src ORDER BY a8, id LIMIT 70000', 2);
+SELECT count(*) AS sorts_on_lines FROM plan_lines('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1048577') line
+WHERE line ~ 'Sorts On';
+SELECT parallel_gpusort('SELECT * FROM sort_src ORDER BY a8, id LIMIT 1048577') AS parallel_large_topn_plan;
+SELECT check_sort_keys('SELECT a8 AS k1, id AS k2 FROM sort_src ORDER BY a8, id LIMIT 1048577', 2);
 RESET gpuops.topn_device_min_bound;
 -- spilling in the workers (spilling is costed: a lower staging cost keeps
 -- GpuSort the cheaper plan)

@@ -28,7 +28,7 @@ extern "C" {
 /*
  * Where a GpuSort sorts.  Bounded sorts hold few rows at a time: below
  * gpuops.topn_device_min_bound they sort on the CPU backend in every process,
- * and in parallel workers up to GPUOPS_BATCH_ROWS, where only the leader
+ * and in parallel workers up to a bound of 1M rows, where only the leader
  * opens a CUDA context.
  */
 enum GpuSortPlacement

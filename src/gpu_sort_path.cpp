@@ -81,10 +81,12 @@ static const CustomPathMethods gpu_sort_path_methods = {
 
 /*
  * A bounded sort in a parallel worker sorts on the CPU backend (no CUDA
- * context: about 120 ms each on an H100, more than a worker's share of a
- * top-N takes to read) while its bound keeps each compaction this small.
+ * context: 120-300 ms each on an H100, about what a worker's share of a
+ * 50M-row top-N takes to read) while its bound keeps each compaction this
+ * small: at most 2M rows, which the host radix sort orders in tens of
+ * milliseconds, a few times per worker.
  */
-#define GPUSORT_HOST_WORKER_MAX_BOUND GPUOPS_BATCH_ROWS
+#define GPUSORT_HOST_WORKER_MAX_BOUND (16 * GPUOPS_BATCH_ROWS)
 
 /* Where a sort with this bound runs, serial or in parallel workers. */
 static GpuSortPlacement
@@ -122,23 +124,29 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 			double staging_share, GpuSortPlacement placement)
 {
 	double		rows = Max(input_rows, 1.0);
-	double		kept = BoundedRowsKept(rows, bound);
-	double		mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
 	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
-	/* a bounded sort compacts rather than spills while 2 x bound rows fit */
+	/*
+	 * A bounded sort compacts rather than spills while 2 x bound rows fit;
+	 * where they do not, it spills before any compaction sets the cut, and
+	 * every row is copied.
+	 */
 	double		held = bound > 0 ? Min(rows, 2.0 * bound) : rows;
 	double		row_bytes = input->pathtarget->width + GPUSORT_ROW_OVERHEAD;
 	double		limit_rows = GpuopsHostMemoryLimit() / row_bytes;
-	double		spilled = held > limit_rows ? kept - limit_rows : 0.0;
+	bool		spills = held > limit_rows;
+	double		kept = spills ? rows : BoundedRowsKept(rows, bound);
+	double		mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
+	double		spilled = spills ? rows - limit_rows : 0.0;
 	Cost		reading = kept * gpuops_tuple_cost * staging_share +
 		(rows - kept) * cpu_operator_cost;
 
 	/*
-	 * A bounded sort reading heap pages itself (heap_source.cpp) also skips
-	 * the scan's per-tuple charge for every row (in the child's cost), as
-	 * the shared hash join's rows do: no tuple passes through the executor.
+	 * A bounded sort reading heap pages itself (heap_source.cpp) and
+	 * cutting also skips the scan's per-tuple charge for every row (in the
+	 * child's cost), as the shared hash join's rows do: no tuple passes
+	 * through the executor.
 	 */
-	if (bound > 0 && GpuopsDirectReadable(input))
+	if (bound > 0 && !spills && GpuopsDirectReadable(input))
 		reading -= rows * Max(cpu_tuple_cost - cpu_operator_cost, 0.0);
 	path->rows = input_rows;
 	path->startup_cost = input->total_cost + reading +

@@ -1,22 +1,6 @@
 #!/bin/bash
-# paired_join.sh [ROWS] [ROUNDS]: the count(*) join of bench_<ROWS> with
-# bench_dim (tables loaded by bench.sh), PostgreSQL's 8-worker plan then
-# gpuops' default plan, side by side, ROUNDS times (default 5): the ratio
-# per round, so that machine drift between bench.sh's cells does not
-# decide it.  Prints one line per round and the median ratio.
-set -u
+# paired_join.sh [ROWS] [ROUNDS]: paired.sh for the count(*) join of
+# bench_<ROWS> with bench_dim (default 50000000 rows, 5 rounds).
 ROWS=${1:-50000000}
-Q="SELECT count(*) FROM bench_${ROWS} b JOIN bench_dim d ON b.g = d.id"
-ms() {
-  psql -X -q -At -c "$1" -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $Q" |
-    sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p'
-}
-ratios=()
-for i in $(seq "${2:-5}"); do
-  pg=$(ms "SET gpuops.enabled = off; SET max_parallel_workers_per_gather = 8")
-  gp=$(ms "SET gpuops.enabled = on; SET max_parallel_workers_per_gather = 8")
-  r=$(awk -v a="$pg" -v b="$gp" 'BEGIN { printf "%.2f", a / b }')
-  ratios+=("$r")
-  echo "round $i: PostgreSQL 8 workers $pg ms, gpuops $gp ms, ${r}x"
-done
-printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print "median ratio: " a[int((NR + 1) / 2)] "x" }'
+exec bash "$(dirname "$0")/paired.sh" "${2:-5}" \
+  "SELECT count(*) FROM bench_${ROWS} b JOIN bench_dim d ON b.g = d.id"
