@@ -12,8 +12,7 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = on;
--- GpuSort in each worker below a Gather Merge is sort_parallel's (a bounded
--- one, whose workers cut rows as they read, would win the LIMIT tests here)
+-- GpuSort in each worker below a Gather Merge is sort_parallel's
 SET enable_gathermerge = off;
 
 -- the plan: GpuSort -> Gather -> GpuStage -> Parallel Seq Scan
@@ -67,8 +66,13 @@ CREATE TABLE staged_one (LIKE sort_src);
 INSERT INTO staged_one SELECT * FROM sort_src WHERE id = -1;
 SELECT check_staged_sort('SELECT a8 AS k1, id FROM staged_empty ORDER BY a8', 1);
 SELECT check_staged_sort('SELECT a8 AS k1, pad FROM staged_one ORDER BY a8', 1);
--- bounded: LIMIT and OFFSET over the staged rows
+-- bounded: LIMIT and OFFSET over the staged rows.  A serial bounded GpuSort
+-- cuts most rows at one comparison each as it reads them, which usually
+-- beats staging them all; a comparison priced above a staged row's share
+-- (0.01) keeps the staged plan the cheapest here and in the rescans below.
+SET cpu_operator_cost = 0.05;
 SELECT check_staged_sort('SELECT a8 AS k1, id AS k2, pad FROM sort_src ORDER BY a8, id LIMIT 1000 OFFSET 10', 2);
+RESET cpu_operator_cost;
 
 -- without the leader reading: the workers stage everything
 SET parallel_leader_participation = off;
@@ -80,6 +84,7 @@ RESET parallel_leader_participation;
 -- Limit that shuts the Gather (and the shared memory of the staged rows)
 -- down once it has its rows.  Every rescan stages the rows again.
 SET enable_material = off;
+SET cpu_operator_cost = 0.05;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_sort = off;
@@ -97,6 +102,7 @@ RESET enable_material;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_sort;
+RESET cpu_operator_cost;
 
 -- a device failure falls back to sorting the staged rows on the CPU
 SET gpuops.cpu_fallback = on;

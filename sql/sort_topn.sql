@@ -62,13 +62,6 @@ FROM gpusort_analyze('SELECT * FROM topn_src ORDER BY k, id LIMIT 100 OFFSET 10'
 -- still put them first.  Input in key order, in reverse order (every row
 -- beats the cut), with many ties at the cut, a NULL cut, NaN and -0 at the
 -- cut, text keys of every length, and toasted text.
-CREATE FUNCTION gpusort_analyze_verbose(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
-END $$;
 CREATE TABLE topn_cut AS
 SELECT i AS id, i::int8 AS up, (-i)::int8 AS down, (i % 7)::int4 AS m,
        CASE WHEN i % 5 = 0 THEN NULL ELSE i END AS n,
@@ -90,6 +83,12 @@ SELECT check_sort_keys('SELECT f AS k1, id AS k2 FROM topn_cut ORDER BY f DESC, 
 SELECT check_sort_keys('SELECT f AS k1, id AS k2 FROM topn_cut ORDER BY f, id DESC LIMIT 100001', 2);
 SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1, 2 LIMIT 300', 2);
 SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1 DESC, 2 LIMIT 10', 2);
+-- a cut whose value is compressed (every key here is): kept decompressed
+CREATE TABLE topn_long AS
+SELECT i AS id, repeat(chr(65 + i % 26), 3000) || i AS t FROM generate_series(1, 100000) i;
+SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_long ORDER BY 1 DESC, 2 LIMIT 5', 2);
+SELECT (j->>'Rows Removed by Bound')::int8 > 30000 AS cut
+FROM gpusort_analyze('SELECT t COLLATE "C" FROM topn_long ORDER BY 1 DESC LIMIT 5') j;
 -- through the executor (a qual on the scan): the same cut
 SELECT check_sort_keys('SELECT up AS k1, id AS k2 FROM topn_cut WHERE m <> 3 ORDER BY up, id LIMIT 40', 2);
 -- what was cut: on input in key order every row after the first compaction
@@ -97,12 +96,12 @@ SELECT check_sort_keys('SELECT up AS k1, id AS k2 FROM topn_cut WHERE m <> 3 ORD
 -- 262144 rows held)
 SELECT j->>'Compactions' AS compactions, (j->>'Rows Removed by Bound')::int8 AS cut,
        (j->>'Heap Rows Read Directly')::int8 AS read_directly
-FROM gpusort_analyze_verbose('SELECT * FROM topn_cut ORDER BY up LIMIT 50') j;
+FROM gpusort_analyze('SELECT * FROM topn_cut ORDER BY up LIMIT 50', true) j;
 SELECT j->>'Compactions' AS compactions, (j->>'Rows Removed by Bound')::int8 AS cut
 FROM gpusort_analyze('SELECT * FROM topn_cut ORDER BY down LIMIT 50') j;
 SELECT j->>'Compactions' AS compactions, (j->>'Rows Removed by Bound')::int8 AS cut,
        j ? 'Heap Rows Read Directly' AS read_directly
-FROM gpusort_analyze_verbose('SELECT * FROM topn_cut WHERE m <> 3 ORDER BY up LIMIT 40') j;
+FROM gpusort_analyze('SELECT * FROM topn_cut WHERE m <> 3 ORDER BY up LIMIT 40', true) j;
 -- rescans with new parameters: each sort sets its cut afresh
 SELECT check_join_on('SELECT o.m, x.up, x.id FROM (VALUES (0), (3), (6)) o(m),
                       LATERAL (SELECT up, id FROM topn_cut c WHERE c.m = o.m

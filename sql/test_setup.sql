@@ -68,12 +68,14 @@ END $$;
 CREATE FUNCTION uses_gpusort(q text) RETURNS bool
 LANGUAGE sql AS $$ SELECT uses_node(q, 'GpuSort') $$;
 
--- gpusort_analyze(q): the GpuSort node of EXPLAIN (ANALYZE, FORMAT JSON) q.
-CREATE FUNCTION gpusort_analyze(q text) RETURNS jsonb
+-- gpusort_analyze(q [, with_verbose]): the GpuSort node of EXPLAIN
+-- (ANALYZE, FORMAT JSON) q, with VERBOSE if asked (Heap Rows Read Directly).
+CREATE FUNCTION gpusort_analyze(q text, with_verbose bool DEFAULT false) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE j jsonb;
 BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE ' || with_verbose ||
+          ', COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
   RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
 END $$;
 

@@ -637,12 +637,19 @@ SetCut(GpuSortState *st)
 	EnsureComparators(st);
 	d = GpuopsRowStoreDatum(&st->store, st->bound - 1, st->keys[0].col, &isnull);
 	MemoryContextReset(st->cut_cxt);
-	/* the store's memory goes at the next compaction: keep a copy */
+	/*
+	 * The store's memory goes at the next compaction: keep a copy, and a
+	 * plain one of a toasted value, which every comparison would otherwise
+	 * fetch and decompress again.
+	 */
 	if (!isnull)
 	{
 		MemoryContext old = MemoryContextSwitchTo(st->cut_cxt);
 
-		d = datumCopy(d, col->typbyval, col->typlen);
+		if (col->typlen == -1)
+			d = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(d)));
+		else
+			d = datumCopy(d, col->typbyval, col->typlen);
 		MemoryContextSwitchTo(old);
 	}
 	st->cut.value = isnull ? (Datum) 0 : d;

@@ -117,11 +117,12 @@ BoundedRowsKept(double rows, uint64 bound)
 
 /*
  * `rows` input rows read through `input` (the child's total cost);
- * `staging_share` of the per-row staging cost falls on this process.
+ * `staging_share` of the per-row staging cost falls on this process, which
+ * cuts them as it reads them unless other processes staged them (`staged`).
  */
 static void
 CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bound,
-			double staging_share, GpuSortPlacement placement)
+			double staging_share, bool staged, GpuSortPlacement placement)
 {
 	double		rows = Max(input_rows, 1.0);
 	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
@@ -134,7 +135,7 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	double		row_bytes = input->pathtarget->width + GPUSORT_ROW_OVERHEAD;
 	double		limit_rows = GpuopsHostMemoryLimit() / row_bytes;
 	bool		spills = held > limit_rows;
-	double		kept = spills ? rows : BoundedRowsKept(rows, bound);
+	double		kept = spills || staged ? rows : BoundedRowsKept(rows, bound);
 	double		mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
 	double		spilled = spills ? rows - limit_rows : 0.0;
 	Cost		reading = kept * gpuops_tuple_cost * staging_share +
@@ -215,7 +216,7 @@ SortBound(PlannerInfo *root)
  */
 static Path *
 MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double input_rows,
-				List *priv, int key_words, uint64 bound, double staging_share,
+				List *priv, int key_words, uint64 bound, double staging_share, bool staged,
 				GpuSortPlacement placement)
 {
 	CustomPath *cpath = makeNode(CustomPath);
@@ -232,7 +233,7 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
 	cpath->path.parallel_workers = input->parallel_workers;
 	cpath->path.pathkeys = root->sort_pathkeys;
 	CostGpuSort(&cpath->path, input, input_rows, key_words * (int) sizeof(uint64), bound,
-				staging_share, placement);
+				staging_share, staged, placement);
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
 	cpath->custom_private = priv;
@@ -267,8 +268,9 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 								input->pathtarget->exprs);
 	if (gather == NULL)
 		return;
+	/* on the device even when bounded: the leader sorts every staged row, uncut */
 	path = MakeGpuSortPath(root, ordered_rel, gather, input->rows, priv, key_words, bound,
-						   GPUSORT_STAGED_LEADER_SHARE, SortPlacement(bound, false));
+						   GPUSORT_STAGED_LEADER_SHARE, true, GPUSORT_ON_DEVICE);
 	/* it has a Gather below: it cannot run in a worker itself */
 	path->parallel_safe = false;
 	path->parallel_workers = 0;
@@ -341,7 +343,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	}
 
 	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0,
-						   SortPlacement(bound, false));
+						   false, SortPlacement(bound, false));
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -373,7 +375,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		GpuSortPlacement placement = SortPlacement(bound, true);
 
 		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,
-							   bound, 1.0, placement);
+							   bound, 1.0, false, placement);
 		/* every worker opening a CUDA context, unless workers sort on the host */
 		if (placement == GPUSORT_ON_DEVICE)
 		{
