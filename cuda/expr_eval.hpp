@@ -37,6 +37,8 @@ constexpr int64_t kTimestampMin = -211813488000000000LL;
 constexpr int64_t kTimestampEnd = 9223371331200000000LL;
 constexpr int64_t kTimestampNoBegin = -9223372036854775807LL - 1;
 constexpr int64_t kTimestampNoEnd = 9223372036854775807LL;
+constexpr int64_t kDateTimestampEnd = 106751983;	/* TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE */
+constexpr int64_t kUsecsPerDay = 86400000000LL;
 
 GPUOPS_HD double
 expr_as_double(uint64_t w)
@@ -436,6 +438,29 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					w[sp - 1] = (uint64_t) (int64_t) r;
 				}
 				break;
+			case GPUOPS_EOP_DATE_TS:
+				if (n[sp - 1])
+					break;
+				{
+					int64_t		d = (int64_t) w[sp - 1];
+					int64_t		t;
+
+					if (d == kDateNoBegin)
+						t = kTimestampNoBegin;
+					else if (d == kDateNoEnd)
+						t = kTimestampNoEnd;
+					else if (d >= kDateTimestampEnd)
+					{
+						/* the cast fails; a comparison (date_cmp_timestamp) does not */
+						if (!s.sub)
+							return GPUOPS_EXPR_RECHECK;
+						t = kTimestampNoEnd - 1;
+					}
+					else
+						t = d * kUsecsPerDay;	/* dates start where timestamps do */
+					w[sp - 1] = (uint64_t) t;
+				}
+				break;
 			case GPUOPS_EOP_NOT:
 				w[sp - 1] = !w[sp - 1];
 				break;
@@ -629,6 +654,7 @@ expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 			case GPUOPS_EOP_ABS:
 			case GPUOPS_EOP_TO_INT:
 			case GPUOPS_EOP_TO_FLOAT:
+			case GPUOPS_EOP_DATE_TS:
 			case GPUOPS_EOP_NOT:
 			case GPUOPS_EOP_IS_NULL:
 			case GPUOPS_EOP_BOOL_TEST:

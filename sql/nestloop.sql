@@ -75,6 +75,8 @@ FROM (VALUES
   ('l.i8::int4 < r.i4 OR l.i8 < 0'), ('l.i4::int2 > r.i2 OR l.i4 > 30000 OR l.i4 < -30000'),
   ('l.i2::int8 * 100000000000 > r.i8'),
   ('l.d < r.d'), ('l.d + 30 > r.d AND l.d - 10 < r.d'), ('l.d - r.d BETWEEN -3 AND 3'),
+  ('l.d < r.ts'), ('l.ts >= r.d AND l.d <> r.ts'), ('l.d = r.ts OR l.ts <= r.d - 80'),
+  ('r.ts BETWEEN l.d AND l.d + 1'), ('l.d::timestamp + interval ''2 hours'' > r.ts AND l.d > r.ts'),
   ('l.ts < r.ts + interval ''1 hour'' AND l.ts > r.ts - interval ''1 hour'''),
   ('l.ts BETWEEN r.ts - interval ''2 days 3 hours'' AND r.ts'),
   ('l.tz > r.tz - interval ''90 minutes'' AND l.tz < r.tz'), ('l.tm < r.tm'),
@@ -179,6 +181,22 @@ FROM (VALUES
   ('CASE WHEN b.z = 0 THEN false ELSE a.i4 / b.z > 0 END'),
   ('(a.id + b.id = 2 AND a.i4 + b.i4 > 0) IS TRUE')
 ) v(e);
+-- date against timestamp: infinities, and dates past the timestamps' range
+-- (above every finite timestamp in a comparison, an error in a cast)
+CREATE TABLE ev_dt (id int, d date, ts timestamp);
+INSERT INTO ev_dt VALUES
+  (1, '2024-01-01', '2024-01-01'), (2, '2024-01-02', '2024-01-01 12:00'),
+  (3, '-infinity', '-infinity'), (4, 'infinity', 'infinity'),
+  (5, '5874897-12-31', '294276-12-31 23:59:59.999999'), (6, '294276-12-31', NULL),
+  (7, NULL, '4713-11-24 00:00:00 BC'), (8, '4713-11-24 BC', '2024-01-02');
+SELECT e, check_join_on('SELECT a.id AS aid, b.id AS bid FROM ev_dt a JOIN ev_dt b ON ' || e,
+                        'GpuNestLoop')
+FROM (VALUES ('a.d = b.ts'), ('a.d <> b.ts'), ('a.d < b.ts'), ('a.d <= b.ts'), ('a.d > b.ts'),
+             ('a.d >= b.ts'), ('a.ts = b.d'), ('a.ts < b.d'), ('a.ts >= b.d'),
+             ('a.d::timestamp < b.ts AND a.id < 5')) v(e);
+SELECT e, check_error('SELECT count(*) FROM ev_dt a JOIN ev_dt b ON ' || e)
+FROM (VALUES ('a.d::timestamp < b.ts'), ('a.id < 5 AND a.d::timestamp < b.ts'),
+             ('a.d < b.ts')) v(e);
 -- a semi join stops at the first match, before the failing pair
 SELECT check_error('SELECT count(*) FROM ev_x a WHERE EXISTS
                     (SELECT 1 FROM ev_x b WHERE a.i8 / b.z <> 0)');

@@ -110,6 +110,28 @@ static const FuncMap func_map[] = {
 	{F_TIMESTAMP_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
 	{F_TIMESTAMPTZ_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
 	{F_TIMESTAMPTZ_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
+	{F_TIMESTAMP_DATE, GPUOPS_EOP_DATE_TS, 0, GPUOPS_ET_INT},
+};
+
+/*
+ * date against timestamp (not timestamptz, whose conversion depends on the
+ * time zone): the date side is promoted as date_cmp_timestamp does, then
+ * compared as timestamps.
+ */
+typedef struct DateTimestampCmp
+{
+	Oid			fn;
+	uint8		cmp;			/* GpuopsExprCmp */
+	uint8		date_arg;		/* which argument is the date */
+} DateTimestampCmp;
+
+static const DateTimestampCmp date_ts_cmp[] = {
+	{F_DATE_EQ_TIMESTAMP, GPUOPS_CMP_EQ, 0}, {F_DATE_NE_TIMESTAMP, GPUOPS_CMP_NE, 0},
+	{F_DATE_LT_TIMESTAMP, GPUOPS_CMP_LT, 0}, {F_DATE_LE_TIMESTAMP, GPUOPS_CMP_LE, 0},
+	{F_DATE_GT_TIMESTAMP, GPUOPS_CMP_GT, 0}, {F_DATE_GE_TIMESTAMP, GPUOPS_CMP_GE, 0},
+	{F_TIMESTAMP_EQ_DATE, GPUOPS_CMP_EQ, 1}, {F_TIMESTAMP_NE_DATE, GPUOPS_CMP_NE, 1},
+	{F_TIMESTAMP_LT_DATE, GPUOPS_CMP_LT, 1}, {F_TIMESTAMP_LE_DATE, GPUOPS_CMP_LE, 1},
+	{F_TIMESTAMP_GT_DATE, GPUOPS_CMP_GT, 1}, {F_TIMESTAMP_GE_DATE, GPUOPS_CMP_GE, 1},
 };
 
 static const FuncMap *
@@ -302,6 +324,27 @@ CompileTimestampInterval(Builder *b, const FuncMap *m, List *args, Oid fn)
 	return Compile(b, (Node *) linitial(args)) && Emit(b, m->op, m->type, m->sub, k);
 }
 
+/* date op timestamp, or timestamp op date: false if fn is not one */
+static bool
+CompileDateTimestampCmp(Builder *b, Oid fn, List *args, bool *ok)
+{
+	for (size_t i = 0; i < lengthof(date_ts_cmp); i++)
+	{
+		const DateTimestampCmp *m = &date_ts_cmp[i];
+
+		if (m->fn != fn)
+			continue;
+		*ok = list_length(args) == 2 &&
+			Compile(b, (Node *) linitial(args)) &&
+			(m->date_arg != 0 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
+			Compile(b, (Node *) lsecond(args)) &&
+			(m->date_arg != 1 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
+			Emit(b, GPUOPS_EOP_CMP, GPUOPS_ET_INT, m->cmp, 0);
+		return true;
+	}
+	return false;
+}
+
 /* An operator or function call of the table, arguments left to right. */
 static bool
 CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
@@ -309,7 +352,10 @@ CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
 	const FuncMap *m = LookupFunc(fn);
 	ListCell   *lc;
 	int			sub;
+	bool		ok;
 
+	if (CompileDateTimestampCmp(b, fn, args, &ok))
+		return ok;
 	if (m == NULL || TypeKind(result_type) < 0)
 		return false;
 	if (m->op == GPUOPS_EOP_TS_PL)
