@@ -77,6 +77,8 @@ FROM (VALUES
   ('l.d < r.d'), ('l.d + 30 > r.d AND l.d - 10 < r.d'), ('l.d - r.d BETWEEN -3 AND 3'),
   ('l.d < r.ts'), ('l.ts >= r.d AND l.d <> r.ts'), ('l.d = r.ts OR l.ts <= r.d - 80'),
   ('r.ts BETWEEN l.d AND l.d + 1'), ('l.d::timestamp + interval ''2 hours'' > r.ts AND l.d > r.ts'),
+  ('l.d + interval ''36 hours'' < r.ts'),
+  ('r.ts BETWEEN l.d - interval ''2 days'' AND l.d + interval ''12:30'''),
   ('l.ts < r.ts + interval ''1 hour'' AND l.ts > r.ts - interval ''1 hour'''),
   ('l.ts BETWEEN r.ts - interval ''2 days 3 hours'' AND r.ts'),
   ('l.tz > r.tz - interval ''90 minutes'' AND l.tz < r.tz'), ('l.tm < r.tm'),
@@ -196,7 +198,8 @@ FROM (VALUES ('a.d = b.ts'), ('a.d <> b.ts'), ('a.d < b.ts'), ('a.d <= b.ts'), (
              ('a.d::timestamp < b.ts AND a.id < 5')) v(e);
 SELECT e, check_error('SELECT count(*) FROM ev_dt a JOIN ev_dt b ON ' || e)
 FROM (VALUES ('a.d::timestamp < b.ts'), ('a.id < 5 AND a.d::timestamp < b.ts'),
-             ('a.d < b.ts')) v(e);
+             ('a.d < b.ts'), ('a.d + interval ''1 day'' < b.ts'),
+             ('a.d - interval ''1 hour'' < b.ts AND a.id <> 5')) v(e);
 -- a semi join stops at the first match, before the failing pair
 SELECT check_error('SELECT count(*) FROM ev_x a WHERE EXISTS
                     (SELECT 1 FROM ev_x b WHERE a.i8 / b.z <> 0)');

@@ -111,6 +111,9 @@ static const FuncMap func_map[] = {
 	{F_TIMESTAMPTZ_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
 	{F_TIMESTAMPTZ_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
 	{F_TIMESTAMP_DATE, GPUOPS_EOP_DATE_TS, 0, GPUOPS_ET_INT},
+	/* date +/- interval: the date becomes a timestamp first, as in PostgreSQL */
+	{F_DATE_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
+	{F_DATE_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
 };
 
 /*
@@ -321,7 +324,10 @@ CompileTimestampInterval(Builder *b, const FuncMap *m, List *args, Oid fn)
 	k = AddConst(b, (uint64) days, false);
 	if (k < 0 || AddConst(b, (uint64) span->time, false) < 0)
 		return false;
-	return Compile(b, (Node *) linitial(args)) && Emit(b, m->op, m->type, m->sub, k);
+	return Compile(b, (Node *) linitial(args)) &&
+		((fn != F_DATE_PL_INTERVAL && fn != F_DATE_MI_INTERVAL) ||
+		 Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 0, 0)) &&
+		Emit(b, m->op, m->type, m->sub, k);
 }
 
 /* date op timestamp, or timestamp op date: false if fn is not one */
