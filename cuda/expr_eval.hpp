@@ -438,6 +438,28 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					w[sp - 1] = (uint64_t) (int64_t) r;
 				}
 				break;
+			case GPUOPS_EOP_TS_MI:
+				sp--;
+				if (n[sp - 1] || n[sp])
+				{
+					n[sp - 1] = true;
+					break;
+				}
+				{
+					int64_t		a = (int64_t) w[sp - 1],
+								b = (int64_t) w[sp];
+					__int128	r = (__int128) a - b;
+
+					/* PostgreSQL: "cannot subtract infinite timestamps" */
+					if (a == kTimestampNoBegin || a == kTimestampNoEnd ||
+						b == kTimestampNoBegin || b == kTimestampNoEnd)
+						return GPUOPS_EXPR_RECHECK;
+					/* PostgreSQL's own difference wraps; let it compute that */
+					if (r < INT64_MIN || r > INT64_MAX)
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) (int64_t) r;
+				}
+				break;
 			case GPUOPS_EOP_DATE_TS:
 				if (n[sp - 1])
 					break;
@@ -645,6 +667,7 @@ expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 			case GPUOPS_EOP_MOD:
 			case GPUOPS_EOP_DATE_PLI:
 			case GPUOPS_EOP_DATE_MI:
+			case GPUOPS_EOP_TS_MI:
 			case GPUOPS_EOP_AND:
 			case GPUOPS_EOP_OR:
 				pops = 2;

@@ -541,6 +541,8 @@ typedef enum GpuopsExprOp
 	GPUOPS_EOP_DATE_PLI,		/* date, int4 -> date (date_pli); sub 1: minus (date_mii) */
 	GPUOPS_EOP_DATE_MI,			/* date, date -> int4 (date_mi) */
 	GPUOPS_EOP_TS_PL,			/* timestamp, int64 microseconds -> timestamp; sub 1: minus */
+	GPUOPS_EOP_TS_MI,			/* timestamp, timestamp -> their difference in microseconds:
+								 * an interval's span (interval_cmp_value) */
 	GPUOPS_EOP_DATE_TS,			/* date -> timestamp (date2timestamp); sub 1: for a
 								 * comparison, where a date past the timestamps' range
 								 * sorts above every finite timestamp, below infinity */

@@ -78,6 +78,9 @@ FROM (VALUES
   ('l.d < r.ts'), ('l.ts >= r.d AND l.d <> r.ts'), ('l.d = r.ts OR l.ts <= r.d - 80'),
   ('r.ts BETWEEN l.d AND l.d + 1'), ('l.d::timestamp + interval ''2 hours'' > r.ts AND l.d > r.ts'),
   ('l.d + interval ''36 hours'' < r.ts'),
+  ('l.ts - r.ts BETWEEN interval ''-1 hour'' AND interval ''1 hour'''),
+  ('r.ts - l.ts > interval ''1 day 2 hours'' AND r.ts - l.ts <= interval ''1 month'''),
+  ('l.tz - r.tz < interval ''-2 days'' OR l.tz - r.tz = interval ''0'''),
   ('r.ts BETWEEN l.d - interval ''2 days'' AND l.d + interval ''12:30'''),
   ('l.ts < r.ts + interval ''1 hour'' AND l.ts > r.ts - interval ''1 hour'''),
   ('l.ts BETWEEN r.ts - interval ''2 days 3 hours'' AND r.ts'),
@@ -199,7 +202,8 @@ FROM (VALUES ('a.d = b.ts'), ('a.d <> b.ts'), ('a.d < b.ts'), ('a.d <= b.ts'), (
 SELECT e, check_error('SELECT count(*) FROM ev_dt a JOIN ev_dt b ON ' || e)
 FROM (VALUES ('a.d::timestamp < b.ts'), ('a.id < 5 AND a.d::timestamp < b.ts'),
              ('a.d < b.ts'), ('a.d + interval ''1 day'' < b.ts'),
-             ('a.d - interval ''1 hour'' < b.ts AND a.id <> 5')) v(e);
+             ('a.d - interval ''1 hour'' < b.ts AND a.id <> 5'),
+             ('a.ts - b.ts > interval ''1 day'''), ('a.id < 3 AND b.id < 3 AND a.ts - b.ts > interval ''1 hour''')) v(e);
 -- a semi join stops at the first match, before the failing pair
 SELECT check_error('SELECT count(*) FROM ev_x a WHERE EXISTS
                     (SELECT 1 FROM ev_x b WHERE a.i8 / b.z <> 0)');

@@ -330,6 +330,84 @@ CompileTimestampInterval(Builder *b, const FuncMap *m, List *args, Oid fn)
 		Emit(b, m->op, m->type, m->sub, k);
 }
 
+/*
+ * Interval comparisons.  An interval is on the device only as its span in
+ * microseconds (interval_cmp_value: months as 30 days), which is all a
+ * comparison looks at: a constant's, or a timestamp difference's
+ * (timestamp_mi: the difference, justified into days and time).
+ */
+typedef struct IntervalCmp
+{
+	Oid			fn;
+	uint8		cmp;			/* GpuopsExprCmp */
+} IntervalCmp;
+
+static const IntervalCmp interval_cmp[] = {
+	{F_INTERVAL_EQ, GPUOPS_CMP_EQ}, {F_INTERVAL_NE, GPUOPS_CMP_NE},
+	{F_INTERVAL_LT, GPUOPS_CMP_LT}, {F_INTERVAL_LE, GPUOPS_CMP_LE},
+	{F_INTERVAL_GT, GPUOPS_CMP_GT}, {F_INTERVAL_GE, GPUOPS_CMP_GE},
+};
+
+/* An interval operand: a constant whose span fits 64 bits, or ts - ts. */
+static bool
+CompileIntervalSpan(Builder *b, Node *node)
+{
+	List	   *args = NIL;
+	Oid			fn = InvalidOid;
+
+	if (IsA(node, Const) && ((Const *) node)->consttype == INTERVALOID)
+	{
+		Const	   *c = (Const *) node;
+		Interval   *iv;
+		__int128	span;
+		int			k;
+
+		if (c->constisnull)
+			k = AddConst(b, 0, true);
+		else
+		{
+			iv = DatumGetIntervalP(c->constvalue);
+			span = (__int128) iv->time +
+				((__int128) iv->month * 30 + iv->day) * USECS_PER_DAY;
+			if (span < PG_INT64_MIN || span > PG_INT64_MAX)
+				return false;
+			k = AddConst(b, (uint64) (int64) span, false);
+		}
+		return k >= 0 && Emit(b, GPUOPS_EOP_CONST, GPUOPS_ET_INT, 0, k);
+	}
+	if (IsA(node, OpExpr))
+	{
+		set_opfuncid((OpExpr *) node);
+		fn = ((OpExpr *) node)->opfuncid;
+		args = ((OpExpr *) node)->args;
+	}
+	else if (IsA(node, FuncExpr))
+	{
+		fn = ((FuncExpr *) node)->funcid;
+		args = ((FuncExpr *) node)->args;
+	}
+	return (fn == F_TIMESTAMP_MI || fn == F_TIMESTAMPTZ_MI) && list_length(args) == 2 &&
+		Compile(b, (Node *) linitial(args)) && Compile(b, (Node *) lsecond(args)) &&
+		Emit(b, GPUOPS_EOP_TS_MI, GPUOPS_ET_INT, 0, 0);
+}
+
+/* interval op interval: false if fn is not one */
+static bool
+CompileIntervalCmp(Builder *b, Oid fn, List *args, bool *ok)
+{
+	for (size_t i = 0; i < lengthof(interval_cmp); i++)
+	{
+		if (interval_cmp[i].fn != fn)
+			continue;
+		*ok = list_length(args) == 2 &&
+			CompileIntervalSpan(b, (Node *) linitial(args)) &&
+			CompileIntervalSpan(b, (Node *) lsecond(args)) &&
+			Emit(b, GPUOPS_EOP_CMP, GPUOPS_ET_INT, interval_cmp[i].cmp, 0);
+		return true;
+	}
+	return false;
+}
+
 /* date op timestamp, or timestamp op date: false if fn is not one */
 static bool
 CompileDateTimestampCmp(Builder *b, Oid fn, List *args, bool *ok)
@@ -360,7 +438,7 @@ CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
 	int			sub;
 	bool		ok;
 
-	if (CompileDateTimestampCmp(b, fn, args, &ok))
+	if (CompileDateTimestampCmp(b, fn, args, &ok) || CompileIntervalCmp(b, fn, args, &ok))
 		return ok;
 	if (m == NULL || TypeKind(result_type) < 0)
 		return false;
