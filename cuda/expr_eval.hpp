@@ -400,22 +400,6 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					w[sp - 1] = (uint64_t) r;
 				}
 				break;
-			case GPUOPS_EOP_DATE_MI:
-				sp--;
-				if (n[sp - 1] || n[sp])
-				{
-					n[sp - 1] = true;
-					break;
-				}
-				{
-					int64_t		a = (int64_t) w[sp - 1],
-								b = (int64_t) w[sp];
-
-					if (a == kDateNoBegin || a == kDateNoEnd || b == kDateNoBegin || b == kDateNoEnd)
-						return GPUOPS_EXPR_RECHECK;
-					w[sp - 1] = (uint64_t) (a - b);
-				}
-				break;
 			case GPUOPS_EOP_TS_PL:
 				/* timestamp +/- an interval of days (consts[arg]) and time (consts[arg + 1]) */
 				if (n[sp - 1])
@@ -438,6 +422,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					w[sp - 1] = (uint64_t) (int64_t) r;
 				}
 				break;
+			case GPUOPS_EOP_DATE_MI:
 			case GPUOPS_EOP_TS_MI:
 				sp--;
 				if (n[sp - 1] || n[sp])
@@ -446,15 +431,20 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					break;
 				}
 				{
+					bool		ts = s.op == GPUOPS_EOP_TS_MI;
+					int64_t		no_begin = ts ? kTimestampNoBegin : kDateNoBegin,
+								no_end = ts ? kTimestampNoEnd : kDateNoEnd;
 					int64_t		a = (int64_t) w[sp - 1],
 								b = (int64_t) w[sp];
 					__int128	r = (__int128) a - b;
 
-					/* PostgreSQL: "cannot subtract infinite timestamps" */
-					if (a == kTimestampNoBegin || a == kTimestampNoEnd ||
-						b == kTimestampNoBegin || b == kTimestampNoEnd)
+					/* PostgreSQL: "cannot subtract infinite dates/timestamps" */
+					if (a == no_begin || a == no_end || b == no_begin || b == no_end)
 						return GPUOPS_EXPR_RECHECK;
-					/* PostgreSQL's own difference wraps; let it compute that */
+					/*
+					 * Finite dates differ by less than 2^31; PostgreSQL's own
+					 * timestamp difference wraps past 64 bits: let it compute that.
+					 */
 					if (r < INT64_MIN || r > INT64_MAX)
 						return GPUOPS_EXPR_RECHECK;
 					w[sp - 1] = (uint64_t) (int64_t) r;
