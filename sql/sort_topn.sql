@@ -71,18 +71,21 @@ SELECT i AS id, i::int8 AS up, (-i)::int8 AS down, (i % 7)::int4 AS m,
             ELSE repeat('p', i % 40) || i END AS t
 FROM generate_series(1, 300000) i;
 ANALYZE topn_cut;
-SELECT check_sort_keys('SELECT up AS k1, id AS k2, m FROM topn_cut ORDER BY up, id LIMIT 50', 2);
-SELECT check_sort_keys('SELECT down AS k1, id AS k2, t FROM topn_cut ORDER BY down, id LIMIT 50', 2);
-SELECT check_sort_keys('SELECT up AS k1, id AS k2 FROM topn_cut ORDER BY up DESC, id LIMIT 70 OFFSET 30', 2);
-SELECT check_sort_keys('SELECT m AS k1, id AS k2, up FROM topn_cut ORDER BY m, id LIMIT 1000', 2);
-SELECT check_sort_keys('SELECT m AS k1, up AS k2, id FROM topn_cut ORDER BY m DESC, up DESC LIMIT 999', 2);
-SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n NULLS FIRST, id LIMIT 100', 2);
-SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n DESC, id DESC LIMIT 61000', 2);
-SELECT check_sort_keys('SELECT n AS k1, id AS k2 FROM topn_cut ORDER BY n DESC NULLS LAST, id LIMIT 100', 2);
-SELECT check_sort_keys('SELECT f AS k1, id AS k2 FROM topn_cut ORDER BY f DESC, id LIMIT 500', 2);
-SELECT check_sort_keys('SELECT f AS k1, id AS k2 FROM topn_cut ORDER BY f, id DESC LIMIT 100001', 2);
-SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1, 2 LIMIT 300', 2);
-SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1 DESC, 2 LIMIT 10', 2);
+SELECT q, check_sort_keys('SELECT ' || q, 2)
+FROM (VALUES
+  ('up AS k1, id AS k2, m FROM topn_cut ORDER BY up, id LIMIT 50'),
+  ('down AS k1, id AS k2, t FROM topn_cut ORDER BY down, id LIMIT 50'),
+  ('up AS k1, id AS k2 FROM topn_cut ORDER BY up DESC, id LIMIT 70 OFFSET 30'),
+  ('m AS k1, id AS k2, up FROM topn_cut ORDER BY m, id LIMIT 1000'),
+  ('m AS k1, up AS k2, id FROM topn_cut ORDER BY m DESC, up DESC LIMIT 999'),
+  ('n AS k1, id AS k2 FROM topn_cut ORDER BY n NULLS FIRST, id LIMIT 100'),
+  ('n AS k1, id AS k2 FROM topn_cut ORDER BY n DESC, id DESC LIMIT 61000'),
+  ('n AS k1, id AS k2 FROM topn_cut ORDER BY n DESC NULLS LAST, id LIMIT 100'),
+  ('f AS k1, id AS k2 FROM topn_cut ORDER BY f DESC, id LIMIT 500'),
+  ('f AS k1, id AS k2 FROM topn_cut ORDER BY f, id DESC LIMIT 100001'),
+  ('t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1, 2 LIMIT 300'),
+  ('t COLLATE "C" AS k1, id AS k2 FROM topn_cut ORDER BY 1 DESC, 2 LIMIT 10')
+) v(q);
 -- a cut whose value is compressed (every key here is): kept decompressed
 CREATE TABLE topn_long AS
 SELECT i AS id, repeat(chr(65 + i % 26), 3000) || i AS t FROM generate_series(1, 100000) i;

@@ -147,8 +147,8 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	 * child's cost), as the shared hash join's rows do: no tuple passes
 	 * through the executor.
 	 */
-	if (bound > 0 && !spills && GpuopsDirectReadable(input))
-		reading -= rows * Max(cpu_tuple_cost - cpu_operator_cost, 0.0);
+	if (bound > 0 && !spills)
+		reading -= GpuopsDirectReadSaving(input, rows, 0.0);
 	path->rows = input_rows;
 	path->startup_cost = input->total_cost + reading +
 		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) +

@@ -135,3 +135,11 @@ GpuopsDirectReadable(Path *path)
 		path->param_info == NULL && rel->reloptkind == RELOPT_BASEREL &&
 		rel->rtekind == RTE_RELATION && rel->baserestrictinfo == NIL;
 }
+
+Cost
+GpuopsDirectReadSaving(Path *path, double rows, Cost per_row)
+{
+	if (!GpuopsDirectReadable(path))
+		return 0.0;
+	return rows * (per_row + Max(cpu_tuple_cost - cpu_operator_cost, 0.0));
+}

@@ -22,6 +22,15 @@ extern double GpuopsParallelDivisor(Path *path);
  */
 extern bool GpuopsDirectReadable(Path *path);
 
+/*
+ * What reading `rows` rows of `path` from heap pages saves against its
+ * cost, 0 when it is not read so: each row skips the scan's per-tuple
+ * charge (cpu_tuple_cost, in the path's cost) beyond one operator, since
+ * no tuple passes through the executor, plus `per_row` the caller's node
+ * saves on top.
+ */
+extern Cost GpuopsDirectReadSaving(Path *path, double rows, Cost per_row);
+
 /* An integer list of v[0..n) (plan storage). */
 extern List *GpuopsIntList(const int *v, int n);
 
