@@ -785,8 +785,11 @@ typedef struct GpuopsMergeJoin GpuopsMergeJoin;
 /*
  * mj_begin -> mj_side(0: outer) and mj_side(1: inner), each once with all
  * of that side's rows -> mj_join (the first window) -> mj_next_pairs while
- * more -> mj_end (always).  mj_capacity: the most rows of both sides
- * together one merge join holds under the device budget (0: no limit).
+ * more -> mj_end (always).  mj_join with pairs NULL only merges and
+ * counts: the number of pairs is then mj_stats' `pairs`, and no window or
+ * outer order is made (a count(*) over the join needs nothing else).
+ * mj_capacity: the most rows of both sides together one merge join holds
+ * under the device budget (0: no limit).
  */
 typedef struct GpuopsMergeJoinBackend
 {

@@ -169,7 +169,8 @@ cpu_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 			mj->offsets[i + 1] = mj->offsets[i] + (o.nullmask[i] ? 0 : ub[i] - mj->lb[i]);
 		mj->written = 0;
 		mj->stats.pairs = mj->offsets[o.n];
-		write_window(mj, pairs);
+		if (pairs)
+			write_window(mj, pairs);
 		mj->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
 	});

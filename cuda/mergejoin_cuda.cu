@@ -350,8 +350,9 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		exclusive_sum(rt, s, counts, mj->offsets, m);
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), mj->offsets.as<uint64_t>() + m, 8,
 										cudaMemcpyDeviceToHost, s));
-		mj->outer_order.resize(m);
-		if (m > 0)
+		/* counting only: neither the outer order nor a pair comes back */
+		mj->outer_order.resize(pairs ? m : 0);
+		if (pairs && m > 0)
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->outer_order.data(), o.order.as<uint32_t>(), m * 4,
 											cudaMemcpyDeviceToHost, s));
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
@@ -360,7 +361,8 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		mj->stats.pairs = mj->total;
 		ub.reset();
 		counts.reset();
-		write_window(mj, pairs);
+		if (pairs)
+			write_window(mj, pairs);
 		mj->stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
 	});

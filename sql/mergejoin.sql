@@ -149,6 +149,8 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+-- (sides staged by workers for the join in the leader: below)
+SET gpuops.enable_parallel_staging = off;
 SELECT line FROM plan_lines('SELECT a.k8 AS k, a.id, b.id FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 ORDER BY a.k8') line
 WHERE line ~ 'Gather|GpuMergeJoin|Sort|Parallel';
 SELECT check_sort('SELECT a.k8 AS k, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 ORDER BY a.k8');
@@ -158,8 +160,81 @@ SELECT check_join_on('SELECT a.id FROM mj_a a WHERE NOT EXISTS (SELECT 1 FROM mj
 SET gpuops.tuple_cost = 0;
 RESET enable_sort;
 RESET gpuops.parallel_startup_cost;
-RESET parallel_setup_cost;
+RESET gpuops.enable_parallel_staging;
 RESET parallel_tuple_cost;
+
+-- count(*) of an inner join on merge keys alone: one GpuMergeJoin at the
+-- grouping step counts the key pairs and returns the count (EXPLAIN
+-- "Aggregate"); no joined row is made.  Expressions over the count, HAVING,
+-- zero and empty sides, three tables.  Not counted: other aggregates, join
+-- clauses beyond the keys, outer joins, count(column), GROUP BY.
+SET max_parallel_workers_per_gather = 0;
+-- mj_counts(q): whether q's GpuMergeJoin counts
+CREATE FUNCTION mj_counts(q text) RETURNS bool
+LANGUAGE sql AS $$
+  SELECT jsonb_path_exists(explain_json(q),
+    'strict $.**? (@."Custom Plan Provider" == "GpuMergeJoin" && exists(@."Aggregate"))')
+$$;
+CREATE TABLE mj_count_q (n int, q text);
+INSERT INTO mj_count_q VALUES
+  (1, 'SELECT count(*) AS n FROM mj_a a JOIN mj_b b ON a.k4 = b.k4'),
+  (2, 'SELECT count(*) AS n, count(*) * 2 - 1 AS m FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.d = b.d'),
+  (3, 'SELECT count(*) AS n FROM mj_a a JOIN mj_b b ON a.f8 = b.f8 HAVING count(*) > 10'),
+  (4, 'SELECT count(*) AS n FROM mj_a a JOIN mj_b b ON a.f8 = b.f8 HAVING count(*) < 10'),
+  (5, 'SELECT count(*) AS n FROM mj_a a JOIN mj_none b ON a.k4 = b.k4'),
+  (6, 'SELECT count(*) AS n FROM (SELECT * FROM mj_a WHERE id < 0) a JOIN mj_b b ON a.k4 = b.k4'),
+  (7, 'SELECT count(*) AS n FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 JOIN mj_b c ON c.k8 = a.k8 WHERE c.id < 2000'),
+  (8, 'SELECT count(*) AS n FROM mj_a a JOIN mj_b b ON a.ts = b.ts WHERE a.id % 3 = 0'),
+  (9, 'SELECT count(*) AS n, sum(a.id) AS s FROM mj_a a JOIN mj_b b ON a.k4 = b.k4'),
+  (10, 'SELECT count(*) AS n FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.id < b.id'),
+  (11, 'SELECT count(*) AS n FROM mj_a a LEFT JOIN mj_b b ON a.k4 = b.k4'),
+  (12, 'SELECT count(b.id) AS n FROM mj_a a JOIN mj_b b ON a.k4 = b.k4'),
+  (13, 'SELECT a.k2, count(*) AS n FROM mj_a a JOIN mj_b b ON a.k2 = b.k2 GROUP BY a.k2');
+SELECT n, mj_counts(q) AS counts, check_join_on(q, 'GpuMergeJoin') FROM mj_count_q ORDER BY n;
+SELECT (j->>'Key Pairs')::int8 AS pairs, j->'Plans'->0->>'Actual Rows' AS outer_rows, j->>'Actual Rows' AS returned
+FROM (SELECT jsonb_path_query_first(explain_json(q), 'strict $.**? (@."Custom Plan Provider" == "GpuMergeJoin")') AS j
+      FROM mj_count_q WHERE n = 1) x;
+-- a new count at each rescan
+SELECT check_join_on('SELECT t.x, (SELECT count(*) FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 WHERE a.id < t.x) AS n
+                      FROM generate_series(0, 20000, 5000) t(x)', 'GpuMergeJoin');
+-- without merge joins PostgreSQL makes no merge clauses: no GpuMergeJoin
+SET enable_mergejoin = off;
+SELECT uses_node('SELECT count(*) FROM mj_a a JOIN mj_b b ON a.k4 = b.k4', 'GpuMergeJoin') AS without_mergejoin;
+RESET enable_mergejoin;
+
+-- staged sides: the workers and the leader read each side whose relation
+-- has a partial path into shared memory (Gather -> GpuStage), and the join
+-- runs in the leader over their chunks: every join type, RIGHT and FULL
+-- included, text columns carried along, the key order, LIMIT above,
+-- counting, and rescans (one side staged: the other reads a parameter,
+-- which keeps it out of parallel plans)
+SET gpuops.host_memory_limit = '1GB';
+SET max_parallel_workers_per_gather = 2;
+-- check_staged_join(q): check_join_on, and whether a GpuStage read a side
+CREATE FUNCTION check_staged_join(q text) RETURNS text
+LANGUAGE sql AS $$ SELECT check_join_on(q, 'GpuMergeJoin') || ' staged=' || uses_node(q, 'GpuStage') $$;
+SELECT line FROM plan_lines('SELECT a.id, b.id FROM mj_a a FULL JOIN mj_b b ON a.k4 = b.k4') line
+WHERE line ~ 'Gather|GpuMergeJoin|GpuStage';
+SELECT j, check_staged_join(format('SELECT a.id AS aid, b.id AS bid, b.label FROM mj_a a %s JOIN mj_b b ON %s', j, k))
+FROM (VALUES ('INNER', 'a.k4 = b.k4'), ('LEFT', 'a.f8 = b.f8'), ('RIGHT', 'a.d = b.d AND a.k2 = b.k2'),
+             ('FULL', 'a.k8 = b.k8 AND a.id % 7 < b.id % 5')) joins(j, k);
+SELECT check_staged_join('SELECT a.id FROM mj_a a WHERE EXISTS (SELECT 1 FROM mj_b b WHERE b.ts = a.ts)');
+SELECT check_staged_join('SELECT a.id FROM mj_a a WHERE NOT EXISTS (SELECT 1 FROM mj_b b WHERE b.k8 = a.k8)');
+SELECT check_sort('SELECT a.k8 AS k, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 ORDER BY a.k8')
+       || ' staged=' || uses_node('SELECT a.k8 FROM mj_a a JOIN mj_b b ON a.k8 = b.k8 ORDER BY a.k8', 'GpuStage');
+SELECT check_staged_join('SELECT * FROM (SELECT a.k4, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b ON a.k4 = b.k4
+                          ORDER BY a.k4, a.id, b.id LIMIT 100) x');
+SELECT n, mj_counts(q) AS counts, check_staged_join(q) FROM mj_count_q WHERE n IN (1, 2, 3, 5, 7, 8) ORDER BY n;
+SELECT check_staged_join('SELECT t.x, (SELECT max(a.id) FROM mj_a a JOIN mj_b b ON a.k2 = b.k2 WHERE a.id < t.x) AS m
+                          FROM generate_series(0, 20000, 5000) t(x)');
+SET gpuops.cpu_fallback = on;
+SET gpuops.fault_injection = kernel_error;
+SELECT check_staged_join('SELECT a.id AS aid, b.id AS bid FROM mj_a a LEFT JOIN mj_b b ON a.k4 = b.k4');
+SELECT n, check_staged_join(q) FROM mj_count_q WHERE n = 1;
+SET gpuops.cpu_fallback = off;
+RESET gpuops.fault_injection;
+RESET gpuops.host_memory_limit;
+RESET parallel_setup_cost;
 RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
 

@@ -11,6 +11,11 @@
  * other than the merge keys (checked on each pair of equal keys: on the
  * device where they compile), the filters of outer joins, the Params of
  * the device filter, and the clauses it holds (for EXPLAIN).
+ *
+ * A counting GpuMergeJoin (at the grouping step, for count(*) over the
+ * join) appends its count(*) aggregates to custom_scan_tlist, after the
+ * children's columns, and a third custom_private item: a one-integer list,
+ * how many.  Its plan qual is the query's HAVING; it returns one row.
  */
 #ifndef GPUOPS_GPU_MERGEJOIN_H
 #define GPUOPS_GPU_MERGEJOIN_H
@@ -33,10 +38,21 @@ enum GpuMergeJoinKeyField
 	GPUMJ_KEY_FIELDS
 };
 
+/* a join path's custom_private fields (join_plan.h); a counting path adds one */
+#define GPUMJ_PATH_PRIV_FIELDS 5
+
 /* planner (gpu_mergejoin_path.cpp) */
 extern void GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 								 RelOptInfo *outerrel, RelOptInfo *innerrel,
 								 JoinType jointype, JoinPathExtraData *extra);
+
+/*
+ * At the grouping step: `SELECT count(*) ...` (no GROUP BY; count(*) only,
+ * also in HAVING) over an inner join on merge keys alone, as one
+ * GpuMergeJoin that counts the key pairs (extra: GroupPathExtraData).
+ */
+extern void GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel,
+									  RelOptInfo *output_rel, void *extra);
 
 /* Can keys of these two types be merged as 64-bit words (gpu_mergejoin_path.cpp)? */
 extern bool GpuMergeJoinKeyTypes(Oid outer_type, Oid inner_type);

@@ -12,6 +12,11 @@
  * outer rows without a match in their place, right and full joins the
  * inner rows no pair matched at the end.
  *
+ * A side below a Gather of GpuStage was read by parallel workers into
+ * shared memory: its chunks become the side's store (gpu_stage.h).  A
+ * counting node (gpu_mergejoin.h) stops after the merge: the device
+ * counts the key pairs, and the node returns that count as its one row.
+ *
  * Device failures: with gpuops.cpu_fallback the CPU backend redoes the
  * join from the stored keys and the walk resumes after the pairs already
  * returned.  Both sides over the device budget run on the CPU backend from
@@ -21,6 +26,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -35,6 +41,7 @@ extern "C" {
 #include "device.h"
 #include "device_expr.h"
 #include "gpu_mergejoin.h"
+#include "gpu_stage.h"
 #include "guarded_scan.h"
 #include "guc.h"
 #include "join_exec.h"
@@ -68,6 +75,10 @@ typedef struct GpuMergeJoinState
 	GpuopsRowStore inner_store;
 	GpuopsBatchSource *outer_source;
 	GpuopsBatchSource *inner_source;
+	GpuStageState *stage[2];	/* a side below a Gather of GpuStage, else NULL */
+	bool		device_shared;	/* other processes of the query may use the device */
+	int			count_cols;		/* counting: the scan tuple's last columns are count(*) */
+	bool		counted;		/* counting: the row has been returned */
 	GpuMergeJoinDevice *dev;
 	MemoryContext key_cxt;		/* both sides' merge words */
 	GpuopsJoinKeys keys[2];
@@ -156,7 +167,7 @@ SaveStats(GpuMergeJoinState *st)
 static GpuopsStatus
 RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 skip)
 {
-	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
 	GpuopsStatus rc;
 
 	MergeJoinRelease(st->dev);
@@ -181,6 +192,15 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 		rc = backend->mj_side(st->dev->mj, 0, &st->keys[0]);
 	if (rc == GPUOPS_OK)
 		rc = backend->mj_side(st->dev->mj, 1, &st->keys[1]);
+	if (st->count_cols > 0)
+	{
+		/* counting: the merge and the count, no pair (the count is in the stats) */
+		if (rc == GPUOPS_OK)
+			rc = backend->mj_join(st->dev->mj, NULL);
+		if (rc == GPUOPS_OK)
+			SaveStats(st);
+		return rc;
+	}
 	if (rc == GPUOPS_OK)
 		rc = backend->mj_join(st->dev->mj, &st->pairs);
 	if (rc == GPUOPS_OK)
@@ -226,7 +246,14 @@ Build(GpuMergeJoinState *st)
 		GpuopsRowStore *store = side == 0 ? &st->outer_store : &st->inner_store;
 		GpuopsBatchSource *src = side == 0 ? st->outer_source : st->inner_source;
 
-		more = true;
+		more = st->stage[side] == NULL;
+		if (st->stage[side] != NULL)
+		{
+			/* running the Gather has the workers read the side; it returns no row */
+			if (!TupIsNull(ExecProcNode((PlanState *) list_nth(st->css.custom_ps, side))))
+				elog(ERROR, "GpuMergeJoin: a row came through the Gather of GpuStage");
+			GpuStageCollect(st->stage[side], store);
+		}
 		while (more)
 		{
 			GpuopsBatch *batch = GpuopsRowStoreOpenBatch(store);
@@ -296,6 +323,26 @@ JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
 	return ExecStoreVirtualTuple(slot);
 }
 
+/* Counting: the one row, every count(*) column the number of key pairs. */
+static TupleTableSlot *
+CountRow(GpuMergeJoinState *st, TupleTableSlot *slot)
+{
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	ExecClearTuple(slot);
+	if (st->counted)
+		return slot;
+	st->counted = true;
+	for (int c = 0; c < natts; c++)
+	{
+		bool		count = c >= natts - st->count_cols;
+
+		slot->tts_values[c] = count ? Int64GetDatum((int64) st->stats.pairs) : (Datum) 0;
+		slot->tts_isnull[c] = !count;
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
 static TupleTableSlot *
 GpuMergeJoinNext(ScanState *ss)
 {
@@ -305,6 +352,8 @@ GpuMergeJoinNext(ScanState *ss)
 
 	if (!st->built)
 		Build(st);
+	if (st->count_cols > 0)
+		return CountRow(st, slot);
 	while (st->opos < st->outer_store.nrows)
 	{
 		uint32		o = st->order[st->opos];
@@ -377,6 +426,8 @@ CreateGpuMergeJoinStateImpl(CustomScan *cscan)
 	st->fill_inner = st->jointype == JOIN_RIGHT || st->jointype == JOIN_FULL;
 	st->decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
 	st->nkeys = lsecond_int(keys);
+	if (list_length(cscan->custom_private) > 2)
+		st->count_cols = linitial_int((List *) lthird(cscan->custom_private));
 	if (st->nkeys < 1 || st->nkeys > GPUOPS_MAX_JOIN_KEYS ||
 		list_length(keys) != 2 + st->nkeys * GPUMJ_KEY_FIELDS)
 		elog(ERROR, "gpuops: malformed GpuMergeJoin plan");
@@ -398,8 +449,21 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	GpuopsJoinBeginChildren(node, estate, eflags, true, &st->outer_store, &st->inner_store,
+	GpuopsJoinBeginChildren(node, estate, eflags, false, &st->outer_store, &st->inner_store,
 							&st->outer_source, &st->inner_source, &st->outer_ncols);
+	st->stage[0] = GpuStageBelow((PlanState *) linitial(node->custom_ps));
+	st->stage[1] = GpuStageBelow((PlanState *) lsecond(node->custom_ps));
+	/*
+	 * Over two GpuStages whose workers only read rows, the device is this
+	 * process's alone; otherwise workers elsewhere in a parallel query may
+	 * use it too.
+	 */
+	if (st->stage[0] != NULL && st->stage[1] != NULL)
+		st->device_shared = GpuStageDeviceShared(st->stage[0]) ||
+			GpuStageDeviceShared(st->stage[1]);
+	else
+		st->device_shared = IsInParallelMode();
+	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
 	st->needed = GpuopsJoinNeededColumns(node);
 	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
@@ -438,12 +502,18 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 
 	GpuopsJoinRescanParams(node);
 	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
+	st->counted = false;
 	if (!st->built)
 		return;
 	MergeJoinRelease(st->dev);
-	if (outer->chgParam != NULL || inner->chgParam != NULL)
+	/*
+	 * New input, or staged rows, which live in the parallel query's shared
+	 * memory that a Limit above may have released (ExecShutdownNode): read
+	 * both sides again.
+	 */
+	if (outer->chgParam != NULL || inner->chgParam != NULL ||
+		st->stage[0] != NULL || st->stage[1] != NULL)
 	{
-		/* new input: read both sides again */
 		st->outer_source->rescan(st->outer_source);
 		st->inner_source->rescan(st->inner_source);
 		GpuopsRowStoreReset(&st->outer_store);
@@ -499,7 +569,9 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		ExplainPropertyText("Filter",
 							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
 											   context, true, false), es);
-	if (es->analyze)
+	if (st->count_cols > 0)
+		ExplainPropertyText("Aggregate", "count(*) of the key pairs", es);
+	else if (es->analyze)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
 	{

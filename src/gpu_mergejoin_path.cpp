@@ -13,11 +13,24 @@
  * so: a sort above it, or a merge join over it, can use the order.  Other
  * join clauses ride along and are checked by PostgreSQL on each pair of
  * equal keys.
+ *
+ * Two more shapes run the same node:
+ * - staged: a side whose relation has a partial path is read by parallel
+ *   workers into shared memory (Gather -> GpuStage, gpu_stage.h), so one
+ *   backend no longer reads both sides row by row; the join itself runs in
+ *   the leader, for every join type;
+ * - counting: `SELECT count(*) ... FROM` an inner join on merge keys alone
+ *   becomes one GpuMergeJoin at the grouping step that counts the key pairs
+ *   on the device and returns the count, instead of passing every joined
+ *   row to an aggregate (He et al. count their output the same way before
+ *   writing it).  The join paths remember such joins (CountCandidate) for
+ *   the grouping step's hook.
  */
 extern "C" {
 #include "postgres.h"
 
 #include "access/stratnum.h"
+#include "catalog/pg_aggregate_d.h"
 #include "catalog/pg_type_d.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -26,6 +39,9 @@ extern "C" {
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "utils/fmgroids.h"
+#include "utils/memutils.h"
 }
 
 #include <math.h>
@@ -35,6 +51,7 @@ extern "C" {
 #include "device_expr.h"
 #include "expr_eval.hpp"
 #include "gpu_mergejoin.h"
+#include "gpu_stage.h"
 #include "guc.h"
 #include "join_filter.h"
 #include "join_plan.h"
@@ -98,8 +115,23 @@ GpuMergeJoinWord(uint64 word, Oid type)
 }
 
 /*
+ * A staged side's rows reach the leader in shared memory, already in the
+ * row store's layout: it only takes the chunks and stages the key words,
+ * about this share of reading the rows itself (as GpuSort's staged leader).
+ */
+#define GPUMJ_STAGED_LEADER_SHARE 0.25
+
+static double
+SideShare(bool staged)
+{
+	return staged ? GPUMJ_STAGED_LEADER_SHARE : 1.0;
+}
+
+/*
  * The path joining `outer` and `inner` on the merge clauses (in sort
- * order), or NULL when a key is not a column of these paths.  `partial`:
+ * order), or NULL when a key is not a column of these paths.  ostaged,
+ * istaged: the rows of that side when it is a Gather of GpuStage (which
+ * returns none), else 0.  `partial`:
  * outer is a partial path, and the join runs in each process of a
  * parallel plan, each sorting its share of the outer side and the whole
  * inner side; its output is then in key order per process, which Gather
@@ -108,7 +140,7 @@ GpuMergeJoinWord(uint64 word, Oid type)
 static CustomPath *
 MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 			  JoinType jointype, List *mergeclauses, List *clauses, List *filters,
-			  List *pathkeys, bool partial)
+			  List *pathkeys, bool partial, double ostaged, double istaged)
 {
 	List	   *keys = NIL;
 	List	   *params = NIL;
@@ -148,8 +180,8 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 	 * Cost: both sides are read, staged and sorted before the first row;
 	 * each joined row pays a tuple and the remaining clauses.
 	 */
-	orows = Max(outer->rows, 1.0);	/* per process, for a partial path */
-	irows = Max(inner->rows, 1.0);
+	orows = Max(ostaged > 0 ? ostaged : outer->rows, 1.0);	/* per process, for a partial path */
+	irows = Max(istaged > 0 ? istaged : inner->rows, 1.0);
 	rows = partial ? clamp_row_est(joinrel->rows / GpuopsParallelDivisor(outer)) : joinrel->rows;
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
 	cost_qual_eval(&qual_cost, list_concat_copy(clauses, filters), root);
@@ -158,7 +190,8 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 	cpath->path.pathkeys = pathkeys;
 	cpath->path.rows = rows;
 	cpath->path.startup_cost = outer->total_cost + inner->total_cost + gpuops_startup_cost +
-		(orows + irows) * gpuops_tuple_cost + mb * gpuops_transfer_cost;
+		(orows * SideShare(ostaged > 0) + irows * SideShare(istaged > 0)) * gpuops_tuple_cost +
+		mb * gpuops_transfer_cost;
 	if (partial)
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 	cpath->path.total_cost = cpath->path.startup_cost +
@@ -166,6 +199,91 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
 									   clauses, filters, filter, list_make2(params, device));
 	return cpath;
+}
+
+/*
+ * A side read by parallel workers into shared memory: a Gather of GpuStage
+ * over rel's cheapest partial path computing `serial`'s columns (*staged
+ * true), or `serial` itself where that cannot be.
+ */
+static Path *
+StagedSide(PlannerInfo *root, RelOptInfo *rel, Path *serial, bool *staged)
+{
+	Path	   *gather = NULL;
+
+	if (gpuops_enable_parallel_staging && rel->partial_pathlist != NIL)
+		gather = GpuStageGatherPath(root, rel, (Path *) linitial(rel->partial_pathlist),
+									serial->pathtarget->exprs);
+	*staged = gather != NULL;
+	return gather ? gather : serial;
+}
+
+/* Estimated bytes of a path's rows in the row store (0 for NULL). */
+static double
+SideBytes(Path *path)
+{
+	/* a row's columns, its null bits and the batch's slack */
+	return path ? Max(path->rows, 1.0) * (path->pathtarget->width + 16) : 0.0;
+}
+
+/*
+ * Inner joins on merge keys alone, remembered for the grouping step
+ * (GpuMergeJoinAddCountPaths) in the planner's memory: each unlinks itself
+ * when that memory goes, so no planning sees another's.
+ */
+typedef struct CountCandidate
+{
+	MemoryContextCallback cb;
+	struct CountCandidate *prev;
+	struct CountCandidate *next;
+	PlannerInfo *root;
+	RelOptInfo *joinrel;
+	Path	   *outer;
+	Path	   *inner;
+	Path	   *souter;			/* the staged variant's sides, or NULL */
+	Path	   *sinner;
+	bool		ostaged;
+	bool		istaged;
+	List	   *mergeclauses;
+} CountCandidate;
+
+static CountCandidate *count_candidates = NULL;
+
+static void
+ForgetCountCandidate(void *arg)
+{
+	CountCandidate *c = (CountCandidate *) arg;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		count_candidates = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+static void
+RememberCountCandidate(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
+					   Path *souter, Path *sinner, bool ostaged, bool istaged, List *mergeclauses)
+{
+	CountCandidate *c = (CountCandidate *) palloc0(sizeof(CountCandidate));
+
+	c->root = root;
+	c->joinrel = joinrel;
+	c->outer = outer;
+	c->inner = inner;
+	c->souter = souter;
+	c->sinner = sinner;
+	c->ostaged = ostaged;
+	c->istaged = istaged;
+	c->mergeclauses = list_copy(mergeclauses);
+	c->cb.func = ForgetCountCandidate;
+	c->cb.arg = c;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &c->cb);
+	c->next = count_candidates;
+	if (count_candidates)
+		count_candidates->prev = c;
+	count_candidates = c;
 }
 
 void
@@ -252,9 +370,39 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		pathkeys = build_join_pathkeys(root, joinrel, jointype, outerkeys);
 
 	cpath = MakeMergePath(root, joinrel, outer, inner, jointype, mergeclauses, clauses, filters,
-						  pathkeys, false);
+						  pathkeys, false, 0, 0);
 	if (cpath != NULL)
 		add_path(joinrel, &cpath->path);
+
+	/* the same join over sides that parallel workers read, for every join type */
+	{
+		bool		ostaged,
+					istaged;
+		Path	   *souter = StagedSide(root, outerrel, outer, &ostaged);
+		Path	   *sinner = StagedSide(root, innerrel, inner, &istaged);
+
+		if (!ostaged && !istaged)
+			souter = sinner = NULL;
+		else if (SideBytes(ostaged ? outer : NULL) + SideBytes(istaged ? inner : NULL) >
+				 (double) GpuopsHostMemoryLimit())
+			souter = sinner = NULL; /* the chunks cannot be spilled */
+		if (souter != NULL)
+		{
+			cpath = MakeMergePath(root, joinrel, souter, sinner, jointype, mergeclauses, clauses,
+								  filters, pathkeys, false, ostaged ? outer->rows : 0,
+								  istaged ? inner->rows : 0);
+			if (cpath != NULL)
+			{
+				/* Gather below: it cannot run in a worker itself */
+				cpath->path.parallel_safe = false;
+				add_path(joinrel, &cpath->path);
+			}
+		}
+		/* only the key pairs matter: count(*) above may count them (GpuMergeJoinAddCountPaths) */
+		if (jointype == JOIN_INNER && clauses == NIL && filters == NIL)
+			RememberCountCandidate(root, joinrel, outer, inner, souter, sinner, ostaged, istaged,
+								   mergeclauses);
+	}
 
 	/*
 	 * In parallel: each process sorts its share of a partial outer path and
@@ -271,9 +419,86 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		if (inner == NULL || PATH_REQ_OUTER(partial))
 			return;
 		cpath = MakeMergePath(root, joinrel, partial, inner, jointype, mergeclauses, clauses,
-							  filters, pathkeys, true);
+							  filters, pathkeys, true, 0, 0);
 		if (cpath != NULL && cpath->path.parallel_safe)
 			add_partial_path(joinrel, &cpath->path);
+	}
+}
+
+/*
+ * The aggregates of a grouping step's target and HAVING (each once) when
+ * every one is a plain count(*) and nothing else is read; else NIL.
+ */
+static List *
+CountStarAggrefs(List *exprs, List *having)
+{
+	List	   *items = pull_var_clause((Node *) list_concat_copy(exprs, having),
+										PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+										PVC_INCLUDE_PLACEHOLDERS);
+	List	   *aggs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, items)
+	{
+		Aggref	   *agg = (Aggref *) lfirst(lc);
+
+		if (!IsA(agg, Aggref) || agg->aggfnoid != F_COUNT_ || !agg->aggstar ||
+			agg->aggfilter != NULL || agg->aggdistinct != NIL || agg->aggorder != NIL ||
+			agg->agglevelsup != 0 || agg->aggkind != AGGKIND_NORMAL ||
+			agg->aggsplit != AGGSPLIT_SIMPLE)
+			return NIL;
+		aggs = list_append_unique(aggs, agg);
+	}
+	return aggs;
+}
+
+void
+GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+						  void *extra_data)
+{
+	GroupPathExtraData *extra = (GroupPathExtraData *) extra_data;
+	Query	   *parse = root->parse;
+	List	   *having;
+	List	   *aggs;
+
+	if (!gpuops_enable_mergejoin || !GpuopsPlanningAllowed() || extra == NULL)
+		return;
+	/* one count of the whole join: no groups, and min/max left to PostgreSQL */
+	if (parse->groupClause != NIL || parse->groupingSets != NIL || !parse->hasAggs ||
+		root->minmax_aggs != NIL || parse->hasTargetSRFs ||
+		extra->patype != PARTITIONWISE_AGGREGATE_NONE)
+		return;
+	having = (List *) extra->havingQual;
+	aggs = CountStarAggrefs(output_rel->reltarget->exprs, having);
+	if (aggs == NIL)
+		return;
+	for (CountCandidate *c = count_candidates; c != NULL; c = c->next)
+	{
+		if (c->root != root || c->joinrel != input_rel)
+			continue;
+		for (int staged = 0; staged < 2; staged++)
+		{
+			CustomPath *cpath;
+
+			if (staged && c->souter == NULL)
+				break;
+			cpath = MakeMergePath(root, input_rel, staged ? c->souter : c->outer,
+								  staged ? c->sinner : c->inner, JOIN_INNER, c->mergeclauses,
+								  NIL, NIL, NIL, false,
+								  staged && c->ostaged ? c->outer->rows : 0,
+								  staged && c->istaged ? c->inner->rows : 0);
+			if (cpath == NULL)
+				continue;
+			/* one row, the count, once both sides are merged: no joined row is made */
+			cpath->path.parent = output_rel;
+			cpath->path.pathtarget = output_rel->reltarget;
+			cpath->path.parallel_safe = false;
+			cpath->path.rows = 1;
+			cpath->path.pathkeys = NIL;
+			cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost;
+			cpath->custom_private = lappend(cpath->custom_private, list_make2(aggs, having));
+			add_path(output_rel, &cpath->path);
+		}
 	}
 }
 
@@ -284,6 +509,26 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pa
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_mergejoin_scan_methods);
 
+	if (list_length(best_path->custom_private) > GPUMJ_PATH_PRIV_FIELDS)
+	{
+		/*
+		 * Counting: the counts follow the children's columns in the scan
+		 * tuple; setrefs points the target list's and HAVING's count(*) at
+		 * them, as for an aggregate's output.
+		 */
+		List	   *count = (List *) llast(best_path->custom_private);
+		List	   *aggs = (List *) linitial(count);
+		ListCell   *lc;
+
+		foreach(lc, aggs)
+			cscan->custom_scan_tlist =
+				lappend(cscan->custom_scan_tlist,
+						makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+										list_length(cscan->custom_scan_tlist) + 1, NULL, false));
+		cscan->scan.plan.qual = (List *) copyObject(lsecond(count));
+		cscan->custom_private = lappend(cscan->custom_private,
+										list_make1_int(list_length(aggs)));
+	}
 	return &cscan->scan.plan;
 }
 

@@ -32,6 +32,7 @@ UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel
 	{
 		case UPPERREL_GROUP_AGG:
 			GpuAggAddPaths(root, input_rel, output_rel, extra);
+			GpuMergeJoinAddCountPaths(root, input_rel, output_rel, extra);
 			break;
 		case UPPERREL_ORDERED:
 			GpuSortAddOrderedPaths(root, input_rel, output_rel);
