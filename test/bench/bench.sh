@@ -87,9 +87,15 @@ QUERIES=(
   "join_hot50|SELECT count(*) FROM {T}_hot b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   # merge joins (He et al.'s size: run with ROWS = 16000000): a self-join on k (random,
   # almost unique), PostgreSQL's hash join and GpuHashJoin off for the gpuops run so that
-  # it plans GpuMergeJoin; the ordered variant needs the join key order above the join
-  "merge_self_count|SELECT count(*) FROM {T} a JOIN {T} b ON a.k = b.k|SET enable_hashjoin = off; SET gpuops.enable_hashjoin = off; SET max_parallel_workers_per_gather = 0"
-  "merge_self_ordered|SELECT a.k, a.v, b.v FROM {T} a JOIN {T} b ON a.k = b.k ORDER BY a.k|SET enable_hashjoin = off; SET gpuops.enable_hashjoin = off; SET max_parallel_workers_per_gather = 0"
+  # it plans GpuMergeJoin (with the 8 workers reading both sides: GpuStage; count(*)
+  # counted by the join); the ordered variant needs the join key order above the join;
+  # _serial: no workers; _default: the cost model's choice with every join on
+  "merge_self_count|SELECT count(*) FROM {T} a JOIN {T} b ON a.k = b.k|SET enable_hashjoin = off; SET gpuops.enable_hashjoin = off"
+  "merge_self_ordered|SELECT a.k, a.v, b.v FROM {T} a JOIN {T} b ON a.k = b.k ORDER BY a.k|SET enable_hashjoin = off; SET gpuops.enable_hashjoin = off"
+  "merge_self_count_serial|SELECT count(*) FROM {T} a JOIN {T} b ON a.k = b.k|SET enable_hashjoin = off; SET gpuops.enable_hashjoin = off; SET max_parallel_workers_per_gather = 0"
+  "merge_self_ordered_serial|SELECT a.k, a.v, b.v FROM {T} a JOIN {T} b ON a.k = b.k ORDER BY a.k|SET enable_hashjoin = off; SET gpuops.enable_hashjoin = off; SET max_parallel_workers_per_gather = 0"
+  "merge_self_count_default|SELECT count(*) FROM {T} a JOIN {T} b ON a.k = b.k"
+  "merge_self_ordered_default|SELECT a.k, a.v, b.v FROM {T} a JOIN {T} b ON a.k = b.k ORDER BY a.k"
   # GROUP BY with 16, 1k and 1M groups, without GROUP BY, count(DISTINCT) over 1M
   # distinct values, a median and a median per group of 1k.  The gpuops run may use
   # the 8 workers (partial GpuAgg per worker, Finalize above Gather) where its cost
