@@ -32,6 +32,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 }
@@ -87,6 +88,7 @@ typedef struct GpuMergeJoinState
 	const uint32 *order;		/* outer rows in key order */
 	uint64		opos;			/* the outer row being walked, in that order */
 	GpuopsJoinPairs pairs;
+	GpuopsJoinGathered gathered[2];	/* the window's needed columns in pair order */
 	uint64		cursor;
 	uint64		pairs_before;
 	bool		matched;
@@ -99,6 +101,10 @@ typedef struct GpuMergeJoinState
 
 	const char *backend_name;
 	char	   *fallback;
+	/* EXPLAIN ANALYZE: where the time before the first row went (ms) */
+	double		read_ms[2];		/* reading a side (or collecting its staged chunks) */
+	double		keys_ms;		/* making both sides' merge words */
+	double		join_ms;		/* the device join, waiting for the device included */
 	GpuopsMergeJoinStats stats;
 } GpuMergeJoinState;
 
@@ -132,22 +138,43 @@ StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKe
 		const uint8 *isnull = cols.nulls[k];
 		uint8	   *bitmap = NULL;
 
-		if (isnull)
-			bitmap = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
-		for (uint64 i = 0; i < n; i++)
+		/* every other type's word is a signed integer: one flip, in a loop the compiler vectorizes */
+		if (types[k] == FLOAT4OID || types[k] == FLOAT8OID)
 		{
-			if (isnull && isnull[i])
-			{
-				bitmap[i >> 3] |= 1 << (i & 7);
-				w[i] = 0;		/* NULLs tie in every backend's sort */
-			}
-			else
+			for (uint64 i = 0; i < n; i++)
 				w[i] = GpuMergeJoinWord(w[i], types[k]);
+		}
+		else
+		{
+			for (uint64 i = 0; i < n; i++)
+				w[i] ^= UINT64CONST(0x8000000000000000);
+		}
+		if (isnull)
+		{
+			bitmap = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
+			for (uint64 i = 0; i < n; i++)
+			{
+				if (isnull[i])
+				{
+					bitmap[i >> 3] |= 1 << (i & 7);
+					w[i] = 0;	/* NULLs tie in every backend's sort */
+				}
+			}
 		}
 		keys->words[k] = w;
 		keys->nulls[k] = bitmap;
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/* The current window's needed columns, both sides, in pair order. */
+static void
+GatherWindow(GpuMergeJoinState *st)
+{
+	GpuopsJoinGather(&st->gathered[0], &st->outer_store, 0, st->pairs.probe_rows,
+					 st->pairs.npairs, st->needed, st->key_cxt);
+	GpuopsJoinGather(&st->gathered[1], &st->inner_store, st->outer_ncols, st->pairs.build_rows,
+					 st->pairs.npairs, st->needed, st->key_cxt);
 }
 
 static void
@@ -216,6 +243,7 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	if (rc == GPUOPS_OK)
 	{
 		GpuopsJoinFilterApply(st->filter, &st->pairs);
+		GatherWindow(st);
 		SaveStats(st);
 	}
 	return rc;
@@ -233,6 +261,19 @@ FallBack(GpuMergeJoinState *st, GpuopsStatus rc, uint64 skip)
 		GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, false);
 }
 
+/* Milliseconds since *t, which becomes now. */
+static double
+Lap(instr_time *t)
+{
+	instr_time	now;
+	double		ms;
+
+	INSTR_TIME_SET_CURRENT(now);
+	ms = INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(*t);
+	*t = now;
+	return ms;
+}
+
 /* Reads both sides, stages their keys and runs the join. */
 static void
 Build(GpuMergeJoinState *st)
@@ -240,6 +281,9 @@ Build(GpuMergeJoinState *st)
 	const GpuopsMergeJoinBackend *backend = GpuopsPrimaryMergeJoinBackend();
 	GpuopsStatus rc;
 	bool		more;
+	instr_time	t;
+
+	INSTR_TIME_SET_CURRENT(t);
 
 	for (int side = 0; side < 2; side++)
 	{
@@ -261,12 +305,15 @@ Build(GpuMergeJoinState *st)
 			more = src->fill(src, store, batch);
 			CHECK_FOR_INTERRUPTS();
 		}
+		st->read_ms[side] += Lap(&t);
 		StageKeys(st, store, side == 0, &st->keys[side]);
 		GpuopsJoinFilterLoad(st->filter, side, store, false, 0, 0);
+		st->keys_ms += Lap(&t);
 	}
 	rc = RunJoin(st, backend, 0);
 	if (rc != GPUOPS_OK)
 		FallBack(st, rc, 0);
+	st->join_ms += Lap(&t);
 	if (st->fill_inner)
 		st->inner_matched = (bool *) MemoryContextAllocZero(st->inner_store.cxt,
 															Max(st->inner_store.nrows, 1));
@@ -290,12 +337,17 @@ NextWindow(GpuMergeJoinState *st)
 	st->pairs_before = walked;
 	st->cursor = 0;
 	GpuopsJoinFilterApply(st->filter, &st->pairs);
+	GatherWindow(st);
 	SaveStats(st);
 }
 
-/* The next pair of outer row o: its inner row and the device filter's verdict. */
+/*
+ * The next pair of outer row o: its inner row, its place in the window and
+ * the device filter's verdict.
+ */
 static bool
-NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, GpuopsExprResult *verdict)
+NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair,
+		   GpuopsExprResult *verdict)
 {
 	for (;;)
 	{
@@ -304,6 +356,7 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, GpuopsExprResult *verd
 			if (st->pairs.probe_rows[st->cursor] != o)
 				return false;
 			*verdict = GpuopsJoinFilterVerdict(st->filter, st->cursor);
+			*pair = st->cursor;
 			*irow = st->pairs.build_rows[st->cursor++];
 			return true;
 		}
@@ -311,6 +364,16 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, GpuopsExprResult *verd
 			return false;
 		NextWindow(st);
 	}
+}
+
+/* The scan tuple of pair `pair` of the window (outer row o, inner row irow). */
+static TupleTableSlot *
+JoinedPair(GpuMergeJoinState *st, TupleTableSlot *slot, uint64 pair, int64 o, int64 irow)
+{
+	ExecClearTuple(slot);
+	GpuopsJoinFillGathered(slot, &st->gathered[0], pair, o, st->needed);
+	GpuopsJoinFillGathered(slot, &st->gathered[1], pair, irow, st->needed);
+	return ExecStoreVirtualTuple(slot);
 }
 
 /* The scan tuple of outer row o and inner row irow (-1: NULLs on that side). */
@@ -358,12 +421,13 @@ GpuMergeJoinNext(ScanState *ss)
 	{
 		uint32		o = st->order[st->opos];
 		uint64		b;
+		uint64		pair;
 		GpuopsExprResult v;
 
-		while (NextPairOf(st, o, &b, &v))
+		while (NextPairOf(st, o, &b, &pair, &v))
 		{
 			if (v != GPUOPS_EXPR_FALSE)
-				JoinedRow(st, slot, o, (int64) b);
+				JoinedPair(st, slot, pair, o, (int64) b);
 			/* the device's TRUE stands when every clause was on the device */
 			if (v == GPUOPS_EXPR_FALSE ||
 				(!(v == GPUOPS_EXPR_TRUE && st->filter->all_compiled) &&
@@ -378,7 +442,7 @@ GpuMergeJoinNext(ScanState *ss)
 				st->inner_matched[b] = true;
 			if (st->decides_once)
 			{
-				while (NextPairOf(st, o, &b, &v))
+				while (NextPairOf(st, o, &b, &pair, &v))
 					;
 				break;
 			}
@@ -519,6 +583,7 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 		GpuopsRowStoreReset(&st->outer_store);
 		GpuopsRowStoreReset(&st->inner_store);
 		MemoryContextReset(st->key_cxt);
+		memset(st->gathered, 0, sizeof(st->gathered));	/* its arrays were in key_cxt */
 		st->inner_matched = NULL;	/* it was in the store's context */
 		st->built = false;
 		return;
@@ -584,6 +649,10 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		if (st->stats.windows > 0)
 			ExplainPropertyInteger("Extra Pair Windows", NULL, st->stats.windows, es);
 		ExplainPropertyInteger("Sort Passes", NULL, st->stats.sort_passes, es);
+		ExplainPropertyFloat("Outer Read Time", "ms", st->read_ms[0], 3, es);
+		ExplainPropertyFloat("Inner Read Time", "ms", st->read_ms[1], 3, es);
+		ExplainPropertyFloat("Key Staging Time", "ms", st->keys_ms, 3, es);
+		ExplainPropertyFloat("Join Time", "ms", st->join_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);

@@ -30,6 +30,91 @@ GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, in
 	}
 }
 
+void
+GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
+				 const uint32 *rows, uint64 n, const bool *needed, MemoryContext cxt)
+{
+	GpuopsGatherColumn *gc;
+	int			ngc = 0;
+	GpuopsStatus rc;
+
+	g->store = store;
+	g->at = at;
+	g->npairs = 0;
+	if (n < GPUOPS_JOIN_GATHER_MIN || store->nrows == 0)
+		return;
+	if (g->values == NULL || g->cxt != cxt)
+	{
+		g->cxt = cxt;
+		g->values = (char **) MemoryContextAllocZero(cxt, sizeof(char *) * Max(store->ncols, 1));
+		g->capacity = 0;
+	}
+	if (n > g->capacity)
+	{
+		/* the next windows are as large or smaller: allocate once */
+		for (int c = 0; c < store->ncols; c++)
+		{
+			if (g->values[c])
+				pfree(g->values[c]);
+			g->values[c] = NULL;
+			if (needed[at + c])
+				g->values[c] = (char *) MemoryContextAllocHuge(cxt, n * store->cols[c].width);
+		}
+		g->capacity = n;
+	}
+	gc = (GpuopsGatherColumn *) palloc(sizeof(GpuopsGatherColumn) * Max(store->ncols, 1));
+	for (int c = 0; c < store->ncols; c++)
+	{
+		const char **bv;
+
+		if (!needed[at + c])
+			continue;
+		bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
+		for (int b = 0; b < store->nbatches; b++)
+			bv[b] = store->batches[b]->values[c];
+		gc[ngc].batch_values = bv;
+		gc[ngc].width = store->cols[c].width;
+		gc[ngc].out = g->values[c];
+		ngc++;
+	}
+	rc = ngc > 0 ? gpuops_host_gather(gc, ngc, rows, n, GPUOPS_BATCH_SHIFT) : GPUOPS_OK;
+	for (int i = 0; i < ngc; i++)
+		pfree((void *) gc[i].batch_values);
+	pfree(gc);
+	if (rc != GPUOPS_OK)
+		GpuopsRaiseStatus("gathering joined columns", rc);
+	g->npairs = n;
+}
+
+void
+GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64 pair,
+					   int64 row, const bool *needed)
+{
+	const GpuopsRowStore *store = g->store;
+
+	if (pair >= g->npairs || row < 0)
+	{
+		GpuopsJoinFillSide(slot, g->at, store, row, needed);
+		return;
+	}
+	for (int c = 0; c < store->ncols; c++)
+	{
+		int			a = g->at + c;
+
+		if (!needed[a] ||
+			GpuopsBatchIsNull(store->batches[row >> GPUOPS_BATCH_SHIFT], c,
+							  (uint32) (row & (GPUOPS_BATCH_ROWS - 1))))
+		{
+			slot->tts_values[a] = (Datum) 0;
+			slot->tts_isnull[a] = true;
+			continue;
+		}
+		slot->tts_values[a] = GpuopsColumnDatum(&store->cols[c],
+												g->values[c] + pair * store->cols[c].width);
+		slot->tts_isnull[a] = false;
+	}
+}
+
 typedef struct NeededContext
 {
 	bool	   *needed;

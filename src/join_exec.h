@@ -28,6 +28,41 @@ extern void GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStor
 							   int64 row, const bool *needed);
 
 /*
+ * A window of join pairs with the needed columns of one side gathered into
+ * pair order.  Emitting pairs in key order from the stores reads every
+ * column of every pair at random (a cache and TLB miss each, on one
+ * thread); gathering a window's columns first, on several threads
+ * (gpuops_host_gather), leaves emission sequential reads, as GpuSort's
+ * reordering does.  Variable-length values are gathered as pointers.
+ */
+typedef struct GpuopsJoinGathered
+{
+	const GpuopsRowStore *store;
+	int			at;				/* the store's first column in the scan tuple */
+	char	  **values;			/* per store column: pair-order values, NULL if not needed */
+	uint64		capacity;		/* pairs the arrays hold */
+	uint64		npairs;			/* pairs gathered (0: none, fill from the store) */
+	MemoryContext cxt;
+} GpuopsJoinGathered;
+
+/*
+ * Gathers the needed columns of rows[0..n) (store rows, in pair order);
+ * below GPUOPS_JOIN_GATHER_MIN pairs it gathers nothing and the fill reads
+ * the store.
+ */
+#define GPUOPS_JOIN_GATHER_MIN 65536
+extern void GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
+							 const uint32 *rows, uint64 n, const bool *needed,
+							 MemoryContext cxt);
+
+/*
+ * As GpuopsJoinFillSide for pair `pair` of the gathered window, whose store
+ * row is `row` (for its NULL bits); from the store when not gathered.
+ */
+extern void GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g,
+								   uint64 pair, int64 row, const bool *needed);
+
+/*
  * The scan tuple's columns that the node's target list, quals or custom
  * expressions read (INDEX_VAR references); the others are left NULL.
  */
