@@ -849,6 +849,32 @@ extern GpuopsStatus gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols
 									   unsigned batch_shift) GPUOPS_NOEXCEPT;
 
 /*
+ * A merge join's key words (see the merge join below): out[i] = the merge
+ * word of row i of a store column whose rows lie in batches of
+ * 2^batch_shift rows (every batch full but the last), batch_values[b]
+ * pointing at batch b's packed values.  Integers of every width (and
+ * dates, times, timestamps, bool) widen to int64 and flip the sign bit;
+ * floats of either width widen to double and take float8_key's order
+ * (key_normalize.hpp: every NaN one value above +Infinity, -0 as 0), so
+ * keys of different widths merge.  NULL rows get a word too: the caller
+ * zeroes theirs.  On a few threads: reading and writing every row is the
+ * work, and fresh output pages fault in on each thread.
+ */
+typedef enum GpuopsMergeWordKind
+{
+	GPUOPS_MW_INT16,
+	GPUOPS_MW_INT32,
+	GPUOPS_MW_INT64,
+	GPUOPS_MW_BOOL,
+	GPUOPS_MW_FLOAT4,
+	GPUOPS_MW_FLOAT8
+} GpuopsMergeWordKind;
+
+extern GpuopsStatus gpuops_host_merge_words(const char *const *batch_values, uint64_t n,
+											unsigned batch_shift, GpuopsMergeWordKind kind,
+											uint64_t *out) GPUOPS_NOEXCEPT;
+
+/*
  * Variable-length values in output order.  After the gather, a column of
  * pointers is in output order but the values it points to are not: emitting
  * rows would read them at random, a cache and TLB miss per row on one

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "device_common.hpp"
+#include "key_normalize.hpp"
 
 namespace gpuops {
 namespace {
@@ -162,6 +163,88 @@ gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols, const uint32_t *or
 
 				gather_any(cols[items[k].first], order, lo, std::min(n, lo + slice), batch_shift);
 			}
+		});
+		return GPUOPS_OK;
+	});
+}
+
+namespace gpuops {
+namespace {
+
+template <typename T, typename Fn>
+void
+merge_words_range(const char *const *batch_values, uint64_t lo, uint64_t hi, unsigned shift,
+				  uint64_t *out, const Fn &word)
+{
+	const uint64_t mask = (uint64_t(1) << shift) - 1;
+
+	/* batch by batch: a contiguous run of each, which the compiler vectorizes */
+	for (uint64_t i = lo; i < hi;)
+	{
+		const T    *src = reinterpret_cast<const T *>(batch_values[i >> shift]);
+		uint64_t	end = std::min(hi, (i | mask) + 1);
+
+		for (; i < end; i++)
+			out[i] = word(src[i & mask]);
+	}
+}
+
+void
+merge_words_any(const char *const *bv, uint64_t lo, uint64_t hi, unsigned shift,
+				GpuopsMergeWordKind kind, uint64_t *out)
+{
+	const uint64_t sign = 0x8000000000000000ull;
+
+	switch (kind)
+	{
+		case GPUOPS_MW_INT16:
+			return merge_words_range<int16_t>(bv, lo, hi, shift, out, [&](int16_t v) {
+				return static_cast<uint64_t>(static_cast<int64_t>(v)) ^ sign;
+			});
+		case GPUOPS_MW_INT32:
+			return merge_words_range<int32_t>(bv, lo, hi, shift, out, [&](int32_t v) {
+				return static_cast<uint64_t>(static_cast<int64_t>(v)) ^ sign;
+			});
+		case GPUOPS_MW_INT64:
+			return merge_words_range<int64_t>(bv, lo, hi, shift, out, [&](int64_t v) {
+				return static_cast<uint64_t>(v) ^ sign;
+			});
+		case GPUOPS_MW_BOOL:
+			return merge_words_range<uint8_t>(bv, lo, hi, shift, out, [&](uint8_t v) {
+				return static_cast<uint64_t>(v != 0) ^ sign;
+			});
+		case GPUOPS_MW_FLOAT4:
+			return merge_words_range<float>(bv, lo, hi, shift, out, [&](float v) {
+				double		d = v;
+				uint64_t	bits;
+
+				memcpy(&bits, &d, 8);
+				return float8_key(bits);
+			});
+		case GPUOPS_MW_FLOAT8:
+			return merge_words_range<uint64_t>(bv, lo, hi, shift, out, [&](uint64_t bits) {
+				return float8_key(bits);
+			});
+	}
+}
+
+}								/* namespace */
+}								/* namespace gpuops */
+
+extern "C" GpuopsStatus
+gpuops_host_merge_words(const char *const *batch_values, uint64_t n, unsigned batch_shift,
+						GpuopsMergeWordKind kind, uint64_t *out) noexcept
+{
+	using namespace gpuops;
+
+	return guarded([&]() {
+		unsigned	nthreads = thread_count(n);
+		uint64_t	per = (n + nthreads - 1) / nthreads;
+
+		run_threads(nthreads, [&](size_t first, size_t step) {
+			for (size_t t = first; t < nthreads; t += step)
+				merge_words_any(batch_values, std::min(n, t * per), std::min(n, (t + 1) * per),
+								batch_shift, kind, out);
 		});
 		return GPUOPS_OK;
 	});

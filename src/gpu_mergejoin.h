@@ -57,12 +57,6 @@ extern void GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel,
 /* Can keys of these two types be merged as 64-bit words (gpu_mergejoin_path.cpp)? */
 extern bool GpuMergeJoinKeyTypes(Oid outer_type, Oid inner_type);
 
-/*
- * A key's device word (device_expr.h: integers as int64, floats as double)
- * as its merge word: unsigned order = the type's order.
- */
-extern uint64 GpuMergeJoinWord(uint64 word, Oid type);
-
 /* executor (gpu_mergejoin_exec.cpp) */
 extern const CustomScanMethods gpu_mergejoin_scan_methods;
 extern void GpuMergeJoinRegister(void);

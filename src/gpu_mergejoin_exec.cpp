@@ -118,53 +118,80 @@ MergeJoinRelease(void *arg)
 	dev->mj = NULL;
 }
 
-/* A side's key columns as merge words and null bitmaps, all rows in row order. */
+static GpuopsMergeWordKind
+MergeWordKind(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return GPUOPS_MW_INT16;
+		case INT4OID:
+		case DATEOID:
+			return GPUOPS_MW_INT32;
+		case BOOLOID:
+			return GPUOPS_MW_BOOL;
+		case FLOAT4OID:
+			return GPUOPS_MW_FLOAT4;
+		case FLOAT8OID:
+			return GPUOPS_MW_FLOAT8;
+		default:				/* int8, time, timestamp, timestamptz */
+			return GPUOPS_MW_INT64;
+	}
+}
+
+/*
+ * A side's key columns as merge words and null bitmaps, all rows in row
+ * order: the words on several threads straight from the store's batches
+ * (gpuops_host_merge_words), the NULL bits copied from the batches' bitmaps
+ * (a batch holds a multiple of 8 rows).
+ */
 static void
 StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKeys *keys)
 {
 	const Oid  *types = outer ? st->outer_type : st->inner_type;
+	const int  *cols = outer ? st->outer_col : st->inner_col;
 	uint64		n = store->nrows;
-	GpuopsExprColumns cols;
+	const char **bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
 
-	/* the device words of every row, then made merge words in place */
-	DeviceExprStageRows(store, 0, n, outer ? st->outer_col : st->inner_col, types, st->nkeys,
-						st->key_cxt, &cols);
 	memset(keys, 0, sizeof(*keys));
 	keys->nkeys = st->nkeys;
 	keys->nrows = n;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		uint64	   *w = (uint64 *) cols.words[k];
-		const uint8 *isnull = cols.nulls[k];
+		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
 		uint8	   *bitmap = NULL;
+		GpuopsStatus rc;
 
-		/* every other type's word is a signed integer: one flip, in a loop the compiler vectorizes */
-		if (types[k] == FLOAT4OID || types[k] == FLOAT8OID)
+		for (int b = 0; b < store->nbatches; b++)
+			bv[b] = store->batches[b]->values[cols[k]];
+		rc = gpuops_host_merge_words(bv, n, GPUOPS_BATCH_SHIFT, MergeWordKind(types[k]), w);
+		if (rc != GPUOPS_OK)
+			GpuopsRaiseStatus("making merge keys", rc);
+		for (int b = 0; b < store->nbatches; b++)
 		{
-			for (uint64 i = 0; i < n; i++)
-				w[i] = GpuMergeJoinWord(w[i], types[k]);
+			const GpuopsBatch *batch = store->batches[b];
+
+			if (batch->nulls[cols[k]] == NULL)
+				continue;
+			if (bitmap == NULL)
+				bitmap = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
+			memcpy(bitmap + ((Size) b << GPUOPS_BATCH_SHIFT) / 8, batch->nulls[cols[k]],
+				   (batch->nrows + 7) / 8);
 		}
-		else
+		/* NULLs tie in every backend's sort */
+		for (uint64 i = 0; bitmap && i < n; i += 8)
 		{
-			for (uint64 i = 0; i < n; i++)
-				w[i] ^= UINT64CONST(0x8000000000000000);
-		}
-		if (isnull)
-		{
-			bitmap = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
-			for (uint64 i = 0; i < n; i++)
-			{
-				if (isnull[i])
-				{
-					bitmap[i >> 3] |= 1 << (i & 7);
-					w[i] = 0;	/* NULLs tie in every backend's sort */
-				}
-			}
+			if (bitmap[i >> 3] == 0)
+				continue;
+			for (uint64 j = i; j < Min(n, i + 8); j++)
+				if (bitmap[j >> 3] & (1 << (j & 7)))
+					w[j] = 0;
 		}
 		keys->words[k] = w;
 		keys->nulls[k] = bitmap;
 		CHECK_FOR_INTERRUPTS();
 	}
+	pfree(bv);
 }
 
 /* The current window's needed columns, both sides, in pair order. */

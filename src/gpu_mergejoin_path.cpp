@@ -44,8 +44,6 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-#include <math.h>
-
 #include "boundary.h"
 #include "device.h"
 #include "device_expr.h"
@@ -92,26 +90,6 @@ bool
 GpuMergeJoinKeyTypes(Oid outer_type, Oid inner_type)
 {
 	return WordDomain(outer_type) != 0 && WordDomain(outer_type) == WordDomain(inner_type);
-}
-
-uint64
-GpuMergeJoinWord(uint64 word, Oid type)
-{
-	const uint64 sign = UINT64CONST(0x8000000000000000);
-
-	if (type == FLOAT4OID || type == FLOAT8OID)
-	{
-		double		d = gpuops::expr_as_double(word);
-
-		/* every NaN one value above +Infinity, -0 as 0: float8eq's equality */
-		if (isnan(d))
-			return ~UINT64CONST(0);
-		if (d == 0)
-			d = 0;
-		word = gpuops::expr_from_double(d);
-		return (word & sign) ? ~word : word | sign;
-	}
-	return word ^ sign;			/* a signed integer's order as unsigned */
 }
 
 /*
