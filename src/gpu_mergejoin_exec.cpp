@@ -194,14 +194,41 @@ StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKe
 	pfree(bv);
 }
 
-/* The current window's needed columns, both sides, in pair order. */
+/* No gathered arrays (at the start, or after key_cxt, which held them, was reset). */
 static void
-GatherWindow(GpuMergeJoinState *st)
+InitGathered(GpuMergeJoinState *st)
 {
-	GpuopsJoinGather(&st->gathered[0], &st->outer_store, 0, st->pairs.probe_rows,
-					 st->pairs.npairs, st->needed, st->key_cxt);
+	memset(st->gathered, 0, sizeof(st->gathered));
+	st->gathered[0].store = &st->outer_store;
+	st->gathered[1].store = &st->inner_store;
+	st->gathered[1].at = st->outer_ncols;
+}
+
+/* A new window: nothing of it gathered yet. */
+static void
+ForgetGathered(GpuMergeJoinState *st)
+{
+	st->gathered[0].npairs = st->gathered[1].npairs = 0;
+	st->gathered[0].first = st->gathered[1].first = 0;
+}
+
+/*
+ * Before returning pair `pair` of the window: past the pairs gathered, the
+ * next part of the window's needed columns, both sides, in pair order.
+ */
+static void
+GatherFrom(GpuMergeJoinState *st, uint64 pair)
+{
+	uint64		n;
+
+	if (pair < st->gathered[0].first + st->gathered[0].npairs ||
+		st->pairs.npairs - pair < GPUOPS_JOIN_GATHER_MIN)
+		return;
+	n = Min(st->pairs.npairs - pair, (uint64) GPUOPS_JOIN_GATHER_PAIRS);
+	GpuopsJoinGather(&st->gathered[0], &st->outer_store, 0, st->pairs.probe_rows, pair, n,
+					 st->needed, st->key_cxt);
 	GpuopsJoinGather(&st->gathered[1], &st->inner_store, st->outer_ncols, st->pairs.build_rows,
-					 st->pairs.npairs, st->needed, st->key_cxt);
+					 pair, n, st->needed, st->key_cxt);
 }
 
 static void
@@ -270,7 +297,7 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	if (rc == GPUOPS_OK)
 	{
 		GpuopsJoinFilterApply(st->filter, &st->pairs);
-		GatherWindow(st);
+		ForgetGathered(st);
 		SaveStats(st);
 	}
 	return rc;
@@ -364,7 +391,7 @@ NextWindow(GpuMergeJoinState *st)
 	st->pairs_before = walked;
 	st->cursor = 0;
 	GpuopsJoinFilterApply(st->filter, &st->pairs);
-	GatherWindow(st);
+	ForgetGathered(st);
 	SaveStats(st);
 }
 
@@ -397,6 +424,7 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair,
 static TupleTableSlot *
 JoinedPair(GpuMergeJoinState *st, TupleTableSlot *slot, uint64 pair, int64 o, int64 irow)
 {
+	GatherFrom(st, pair);
 	ExecClearTuple(slot);
 	GpuopsJoinFillGathered(slot, &st->gathered[0], pair, o, st->needed);
 	GpuopsJoinFillGathered(slot, &st->gathered[1], pair, irow, st->needed);
@@ -560,6 +588,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
+	InitGathered(st);
 	st->filter = GpuopsJoinFilterBegin(node, estate, (List *) lsecond(cscan->custom_private),
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
@@ -610,7 +639,7 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 		GpuopsRowStoreReset(&st->outer_store);
 		GpuopsRowStoreReset(&st->inner_store);
 		MemoryContextReset(st->key_cxt);
-		memset(st->gathered, 0, sizeof(st->gathered));	/* its arrays were in key_cxt */
+		InitGathered(st);		/* its arrays were in key_cxt */
 		st->inner_matched = NULL;	/* it was in the store's context */
 		st->built = false;
 		return;

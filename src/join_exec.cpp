@@ -32,16 +32,19 @@ GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, in
 
 void
 GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
-				 const uint32 *rows, uint64 n, const bool *needed, MemoryContext cxt)
+				 const uint32 *rows, uint64 first, uint64 n, const bool *needed,
+				 MemoryContext cxt)
 {
 	GpuopsGatherColumn *gc;
 	int			ngc = 0;
 	GpuopsStatus rc;
 
+	Assert(n <= GPUOPS_JOIN_GATHER_PAIRS);
 	g->store = store;
 	g->at = at;
+	g->first = first;
 	g->npairs = 0;
-	if (n < GPUOPS_JOIN_GATHER_MIN || store->nrows == 0)
+	if (n == 0 || store->nrows == 0)
 		return;
 	if (g->values == NULL || g->cxt != cxt)
 	{
@@ -51,7 +54,7 @@ GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
 	}
 	if (n > g->capacity)
 	{
-		/* the next windows are as large or smaller: allocate once */
+		/* later windows are as large or smaller: allocate once */
 		for (int c = 0; c < store->ncols; c++)
 		{
 			if (g->values[c])
@@ -77,7 +80,7 @@ GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
 		gc[ngc].out = g->values[c];
 		ngc++;
 	}
-	rc = ngc > 0 ? gpuops_host_gather(gc, ngc, rows, n, GPUOPS_BATCH_SHIFT) : GPUOPS_OK;
+	rc = ngc > 0 ? gpuops_host_gather(gc, ngc, rows + first, n, GPUOPS_BATCH_SHIFT) : GPUOPS_OK;
 	for (int i = 0; i < ngc; i++)
 		pfree((void *) gc[i].batch_values);
 	pfree(gc);
@@ -92,11 +95,12 @@ GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64
 {
 	const GpuopsRowStore *store = g->store;
 
-	if (pair >= g->npairs || row < 0)
+	if (pair < g->first || pair >= g->first + g->npairs || row < 0)
 	{
 		GpuopsJoinFillSide(slot, g->at, store, row, needed);
 		return;
 	}
+	pair -= g->first;
 	for (int c = 0; c < store->ncols; c++)
 	{
 		int			a = g->at + c;

@@ -41,23 +41,32 @@ typedef struct GpuopsJoinGathered
 	int			at;				/* the store's first column in the scan tuple */
 	char	  **values;			/* per store column: pair-order values, NULL if not needed */
 	uint64		capacity;		/* pairs the arrays hold */
-	uint64		npairs;			/* pairs gathered (0: none, fill from the store) */
+	uint64		first;			/* the window's first pair gathered */
+	uint64		npairs;			/* pairs gathered from `first` (0: none) */
 	MemoryContext cxt;
 } GpuopsJoinGathered;
 
 /*
- * Gathers the needed columns of rows[0..n) (store rows, in pair order);
- * below GPUOPS_JOIN_GATHER_MIN pairs it gathers nothing and the fill reads
- * the store.
+ * A window's pairs are gathered GPUOPS_JOIN_GATHER_PAIRS at a time (the
+ * arrays' memory stays that small however large the window), and only
+ * where at least GPUOPS_JOIN_GATHER_MIN pairs remain: below that the
+ * threads cost more than they save, and the fill reads the store.
  */
 #define GPUOPS_JOIN_GATHER_MIN 65536
+#define GPUOPS_JOIN_GATHER_PAIRS (1 << 20)
+
+/*
+ * Gathers the needed columns of rows[first, first + n) (store rows in pair
+ * order; n at most GPUOPS_JOIN_GATHER_PAIRS).
+ */
 extern void GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
-							 const uint32 *rows, uint64 n, const bool *needed,
+							 const uint32 *rows, uint64 first, uint64 n, const bool *needed,
 							 MemoryContext cxt);
 
 /*
- * As GpuopsJoinFillSide for pair `pair` of the gathered window, whose store
- * row is `row` (for its NULL bits); from the store when not gathered.
+ * As GpuopsJoinFillSide for pair `pair` of the window, whose store row is
+ * `row` (for its NULL bits): from the gathered columns when the pair was
+ * gathered, else from the store.
  */
 extern void GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g,
 								   uint64 pair, int64 row, const bool *needed);
