@@ -110,9 +110,9 @@ SELECT check_sort('SELECT a.k4 AS k, a.id AS aid, b.id AS bid FROM mj_a a JOIN m
 SELECT check_sort('SELECT a.f8 AS k, a.id AS aid FROM mj_a a LEFT JOIN mj_b b ON a.f8 = b.f8 ORDER BY a.f8');
 SELECT check_sort_keys('SELECT a.k4 AS k1, a.k2 AS k2, a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b
                         ON a.k4 = b.k4 AND a.k2 = b.k2 ORDER BY a.k4, a.k2', 2);
--- a window of 1.21M pairs (one key on 1100 rows of each side): its columns
--- are gathered into pair order a million pairs at a time
-CREATE TABLE mj_dup AS SELECT i AS id, 1 AS k FROM generate_series(1, 1100) i;
+-- a window of 4.41M pairs (one key on 2100 rows of each side): its columns
+-- are gathered into pair order 4M pairs at a time
+CREATE TABLE mj_dup AS SELECT i AS id, 1 AS k FROM generate_series(1, 2100) i;
 ANALYZE mj_dup;
 SELECT check_join_on('SELECT count(*) AS n, sum(hashint8(a.id * 100000 + b.id)::int8) AS h, max(b.id) AS m
                       FROM mj_dup a JOIN mj_dup b ON a.k = b.k', 'GpuMergeJoin');

@@ -47,13 +47,13 @@ typedef struct GpuopsJoinGathered
 } GpuopsJoinGathered;
 
 /*
- * A window's pairs are gathered GPUOPS_JOIN_GATHER_PAIRS at a time (the
+ * A window's pairs are gathered GPUOPS_JOIN_GATHER_PAIRS (4M) at a time (the
  * arrays' memory stays that small however large the window), and only
  * where at least GPUOPS_JOIN_GATHER_MIN pairs remain: below that the
  * threads cost more than they save, and the fill reads the store.
  */
 #define GPUOPS_JOIN_GATHER_MIN 65536
-#define GPUOPS_JOIN_GATHER_PAIRS (1 << 20)
+#define GPUOPS_JOIN_GATHER_PAIRS (1 << 22)
 
 /*
  * Gathers the needed columns of rows[first, first + n) (store rows in pair
