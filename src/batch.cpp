@@ -404,6 +404,16 @@ PackValues(GpuopsRowStore *store, int c, uint64 n)
 		GpuopsRaiseStatus("reordering result values", rc);
 }
 
+const char **
+GpuopsRowStoreColumnBatches(const GpuopsRowStore *store, int col)
+{
+	const char **bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
+
+	for (int b = 0; b < store->nbatches; b++)
+		bv[b] = store->batches[b]->values[col];
+	return bv;
+}
+
 void
 GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 {
@@ -419,11 +429,7 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 
 		for (int c = 0; c < store->ncols; c++)
 		{
-			const char **bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
-
-			for (int b = 0; b < store->nbatches; b++)
-				bv[b] = store->batches[b]->values[c];
-			gc[c].batch_values = bv;
+			gc[c].batch_values = GpuopsRowStoreColumnBatches(store, c);
 			gc[c].width = store->cols[c].width;
 			gc[c].out = (char *) MemoryContextAllocHuge(store->cxt,
 														Max(n, 1) * store->cols[c].width);

@@ -189,6 +189,12 @@ GpuopsRowStoreDatum(const GpuopsRowStore *store, uint64 row, int col, bool *isnu
 							(uint32) (row & (GPUOPS_BATCH_ROWS - 1)), isnull);
 }
 
+/*
+ * Column `col` of every batch, in batch order (palloc'd): the form the
+ * host helpers (gpuops_host_gather, gpuops_host_merge_words) read.
+ */
+extern const char **GpuopsRowStoreColumnBatches(const GpuopsRowStore *store, int col);
+
 /* Bytes of memory the store holds. */
 extern Size GpuopsRowStoreMemory(GpuopsRowStore *store);
 

@@ -151,8 +151,6 @@ StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKe
 	const Oid  *types = outer ? st->outer_type : st->inner_type;
 	const int  *cols = outer ? st->outer_col : st->inner_col;
 	uint64		n = store->nrows;
-	const char **bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
-
 	memset(keys, 0, sizeof(*keys));
 	keys->nkeys = st->nkeys;
 	keys->nrows = n;
@@ -160,11 +158,11 @@ StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKe
 	{
 		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
 		uint8	   *bitmap = NULL;
+		const char **bv = GpuopsRowStoreColumnBatches(store, cols[k]);
 		GpuopsStatus rc;
 
-		for (int b = 0; b < store->nbatches; b++)
-			bv[b] = store->batches[b]->values[cols[k]];
 		rc = gpuops_host_merge_words(bv, n, GPUOPS_BATCH_SHIFT, MergeWordKind(types[k]), w);
+		pfree(bv);
 		if (rc != GPUOPS_OK)
 			GpuopsRaiseStatus("making merge keys", rc);
 		for (int b = 0; b < store->nbatches; b++)
@@ -191,7 +189,6 @@ StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKe
 		keys->nulls[k] = bitmap;
 		CHECK_FOR_INTERRUPTS();
 	}
-	pfree(bv);
 }
 
 /* No gathered arrays (at the start, or after key_cxt, which held them, was reset). */

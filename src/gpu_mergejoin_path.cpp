@@ -47,7 +47,6 @@ extern "C" {
 #include "boundary.h"
 #include "device.h"
 #include "device_expr.h"
-#include "expr_eval.hpp"
 #include "gpu_mergejoin.h"
 #include "gpu_stage.h"
 #include "guc.h"

@@ -68,14 +68,9 @@ GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
 	gc = (GpuopsGatherColumn *) palloc(sizeof(GpuopsGatherColumn) * Max(store->ncols, 1));
 	for (int c = 0; c < store->ncols; c++)
 	{
-		const char **bv;
-
 		if (!needed[at + c])
 			continue;
-		bv = (const char **) palloc(sizeof(char *) * Max(store->nbatches, 1));
-		for (int b = 0; b < store->nbatches; b++)
-			bv[b] = store->batches[b]->values[c];
-		gc[ngc].batch_values = bv;
+		gc[ngc].batch_values = GpuopsRowStoreColumnBatches(store, c);
 		gc[ngc].width = store->cols[c].width;
 		gc[ngc].out = g->values[c];
 		ngc++;
