@@ -208,6 +208,206 @@ expr_int_op(int op, int width, int64_t a, int64_t b, int64_t *r)
 	return true;
 }
 
+/*
+ * Numerics.  A word holds an integer mantissa m (59 bits, signed) and a
+ * scale s (0..18) in its low 5 bits: the value m / 10^s, exactly.  Scale
+ * 31 marks a value the device does not hold (NaN, an infinity, more digits
+ * than fit); every operation that reads one asks PostgreSQL (RECHECK),
+ * while IS NULL and the like, which do not read it, need not.  A word
+ * carries the value, not PostgreSQL's display scale: nothing the device
+ * computes shows a display scale (comparisons, casts to integers and
+ * floats, and typmod checks look only at the value), so a result may drop
+ * trailing zeros to fit.
+ */
+constexpr int kNumScaleBits = 5;
+constexpr int kNumMaxScale = 18;
+constexpr uint64_t kNumUnknown = 31;
+constexpr int64_t kNumMaxMantissa = (1LL << 58) - 1;
+
+GPUOPS_HD __int128
+expr_pow10(int k)
+{
+	__int128	p = 1;
+
+	for (int i = 0; i < k; i++)
+		p *= 10;
+	return p;
+}
+
+GPUOPS_HD bool
+expr_num_known(uint64_t w)
+{
+	return (w & kNumUnknown) != kNumUnknown;
+}
+
+GPUOPS_HD int64_t
+expr_num_mantissa(uint64_t w)
+{
+	return (int64_t) w >> kNumScaleBits;	/* arithmetic: the sign stays */
+}
+
+GPUOPS_HD int
+expr_num_scale(uint64_t w)
+{
+	return (int) (w & kNumUnknown);
+}
+
+/* m / 10^s as a word; trailing zeros dropped where it does not fit as is */
+GPUOPS_HD uint64_t
+expr_num_word(__int128 m, int s)
+{
+	while ((s > kNumMaxScale || m > kNumMaxMantissa || m < -kNumMaxMantissa) && s > 0 &&
+		   m % 10 == 0)
+	{
+		m /= 10;
+		s--;
+	}
+	if (s < 0 || s > kNumMaxScale || m > kNumMaxMantissa || m < -kNumMaxMantissa)
+		return kNumUnknown;
+	return ((uint64_t) (int64_t) m << kNumScaleBits) | (uint64_t) s;
+}
+
+/* a and b at their common scale *s (exact: 2^58 * 10^18 fits in 128 bits) */
+GPUOPS_HD void
+expr_num_align(uint64_t a, uint64_t b, __int128 *x, __int128 *y, int *s)
+{
+	int			sa = expr_num_scale(a),
+				sb = expr_num_scale(b);
+
+	*s = sa > sb ? sa : sb;
+	*x = (__int128) expr_num_mantissa(a) * expr_pow10(*s - sa);
+	*y = (__int128) expr_num_mantissa(b) * expr_pow10(*s - sb);
+}
+
+/* m / 10^k (k <= 18) rounded half away from zero, as numeric.c's round_var */
+GPUOPS_HD int64_t
+expr_num_round(int64_t m, int k)
+{
+	int64_t		p = (int64_t) expr_pow10(k),
+				q = m / p,
+				r = m % p;
+
+	if (2 * (r < 0 ? -r : r) >= p)
+		q += m < 0 ? -1 : 1;
+	return q;
+}
+
+/*
+ * numeric_add, _sub, _mul, _mod exactly.  false: PostgreSQL must decide
+ * (an operand the device does not hold, a result too wide for a word, or
+ * the division by zero it raises).
+ */
+GPUOPS_HD bool
+expr_num_op(int op, uint64_t a, uint64_t b, uint64_t *r)
+{
+	__int128	x,
+				y,
+				v;
+	int			s;
+
+	if (!expr_num_known(a) || !expr_num_known(b))
+		return false;
+	switch (op)
+	{
+		case GPUOPS_EOP_ADD:
+		case GPUOPS_EOP_SUB:
+			expr_num_align(a, b, &x, &y, &s);
+			v = op == GPUOPS_EOP_ADD ? x + y : x - y;
+			break;
+		case GPUOPS_EOP_MUL:
+			/* the exact product, at the sum of the scales (mul_var's) */
+			v = (__int128) expr_num_mantissa(a) * expr_num_mantissa(b);
+			s = expr_num_scale(a) + expr_num_scale(b);
+			break;
+		case GPUOPS_EOP_MOD:
+			/* mod_var: x - trunc(x / y) * y, the sign of x's */
+			expr_num_align(a, b, &x, &y, &s);
+			if (y == 0)
+				return false;
+			v = x % y;
+			break;
+		default:
+			return false;
+	}
+	*r = expr_num_word(v, s);
+	return expr_num_known(*r);
+}
+
+/*
+ * numeric -> float8 or float4 (numeric_float8: the decimal text read by
+ * strtod, correctly rounded).  m and 10^s both exact as floating point
+ * make one IEEE division the correctly rounded quotient; otherwise false.
+ */
+GPUOPS_HD bool
+expr_num_to_float(uint64_t w, int width, double *r)
+{
+	int64_t		m = expr_num_mantissa(w);
+	int			s = expr_num_scale(w);
+
+	if (!expr_num_known(w))
+		return false;
+	if (width == 4)
+	{
+		float		f;
+
+		if (s == 0)
+			f = (float) m;		/* one rounding of an integer */
+		else if (m > -(1LL << 24) && m < (1LL << 24) && s <= 10)
+#ifdef __CUDA_ARCH__
+			f = __fdiv_rn((float) m, (float) (int64_t) expr_pow10(s));
+#else
+			f = (float) m / (float) (int64_t) expr_pow10(s);
+#endif
+		else
+			return false;
+		*r = (double) f;
+		return true;
+	}
+	if (m <= -(1LL << 53) || m >= (1LL << 53))
+		return false;
+#ifdef __CUDA_ARCH__
+	*r = __ddiv_rn((double) m, (double) (int64_t) expr_pow10(s));
+#else
+	*r = (double) m / (double) (int64_t) expr_pow10(s);
+#endif
+	return true;
+}
+
+/* numeric -> integer of `width` (numeric_int4 and kin: rounded, then range) */
+GPUOPS_HD bool
+expr_num_to_int(uint64_t w, int width, int64_t *r)
+{
+	int64_t		q;
+
+	if (!expr_num_known(w))
+		return false;
+	q = expr_num_round(expr_num_mantissa(w), expr_num_scale(w));
+	if (!expr_fits(q, width))
+		return false;
+	*r = (int64_t) q;
+	return true;
+}
+
+/*
+ * numeric -> numeric(precision, scale) (apply_typmod): rounded to `scale`
+ * digits, then an error (false) when the integer part has more than
+ * precision - scale digits.
+ */
+GPUOPS_HD bool
+expr_num_typmod(uint64_t w, int scale, int precision, uint64_t *r)
+{
+	int			s = expr_num_scale(w);
+	__int128	m = expr_num_mantissa(w);
+
+	if (!expr_num_known(w))
+		return false;
+	m = s <= scale ? m * expr_pow10(scale - s) : expr_num_round((int64_t) m, s - scale);
+	if (precision < 36 && (m < 0 ? -m : m) >= expr_pow10(precision))
+		return false;
+	*r = expr_num_word(m, scale);
+	return true;
+}
+
 /* float8 or float4 -> integer of `width` (dtoi4 and kin: rint, then range) */
 GPUOPS_HD bool
 expr_float_to_int(double d, int width, int64_t *r)
@@ -285,6 +485,17 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					}
 					if (s.type == GPUOPS_ET_FLOAT)
 						c = expr_float_cmp(expr_as_double(a), expr_as_double(b));
+					else if (s.type == GPUOPS_ET_NUM)
+					{
+						__int128	x,
+									y;
+						int			sc;
+
+						if (!expr_num_known(a) || !expr_num_known(b))
+							return GPUOPS_EXPR_RECHECK;
+						expr_num_align(a, b, &x, &y, &sc);
+						c = x < y ? -1 : (x > y ? 1 : 0);
+					}
 					else
 						c = (int64_t) a < (int64_t) b ? -1 : ((int64_t) a > (int64_t) b ? 1 : 0);
 					w[sp - 1] = expr_cmp_holds(c, s.sub);
@@ -302,7 +513,12 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					n[sp - 1] = true;	/* strict */
 					break;
 				}
-				if (s.type == GPUOPS_ET_FLOAT && s.sub == 4)
+				if (s.type == GPUOPS_ET_NUM)
+				{
+					if (!expr_num_op(s.op, w[sp - 1], w[sp], &w[sp - 1]))
+						return GPUOPS_EXPR_RECHECK;
+				}
+				else if (s.type == GPUOPS_ET_FLOAT && s.sub == 4)
 				{
 					float		r;
 
@@ -333,7 +549,16 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 			case GPUOPS_EOP_ABS:
 				if (n[sp - 1])
 					break;
-				if (s.type == GPUOPS_ET_FLOAT)
+				if (s.type == GPUOPS_ET_NUM)
+				{
+					int64_t		m = expr_num_mantissa(w[sp - 1]);
+
+					/* the mantissa's range is symmetric; NaN and infinities stay unknown */
+					if (expr_num_known(w[sp - 1]))
+						w[sp - 1] = expr_num_word(s.op == GPUOPS_EOP_NEG || m < 0 ? -(__int128) m : m,
+												  expr_num_scale(w[sp - 1]));
+				}
+				else if (s.type == GPUOPS_ET_FLOAT)
 				{
 					double		d = expr_as_double(w[sp - 1]);
 
@@ -351,7 +576,15 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 			case GPUOPS_EOP_TO_INT:
 				if (n[sp - 1])
 					break;
-				if (s.type == GPUOPS_ET_FLOAT)
+				if (s.type == GPUOPS_ET_NUM)
+				{
+					int64_t		r;
+
+					if (!expr_num_to_int(w[sp - 1], s.sub, &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = (uint64_t) r;
+				}
+				else if (s.type == GPUOPS_ET_FLOAT)
 				{
 					int64_t		r;
 
@@ -365,7 +598,15 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 			case GPUOPS_EOP_TO_FLOAT:
 				if (n[sp - 1])
 					break;
-				if (s.type == GPUOPS_ET_INT)
+				if (s.type == GPUOPS_ET_NUM)
+				{
+					double		r;
+
+					if (!expr_num_to_float(w[sp - 1], s.sub, &r))
+						return GPUOPS_EXPR_RECHECK;
+					w[sp - 1] = expr_from_double(r);
+				}
+				else if (s.type == GPUOPS_ET_INT)
 				{
 					int64_t		i = (int64_t) w[sp - 1];
 
@@ -381,6 +622,15 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 						return GPUOPS_EXPR_RECHECK;
 					w[sp - 1] = expr_from_double((double) f);
 				}
+				break;
+			case GPUOPS_EOP_TO_NUM:
+				/* never an error: a value too wide is one the device does not hold */
+				if (!n[sp - 1])
+					w[sp - 1] = expr_num_word((int64_t) w[sp - 1], 0);
+				break;
+			case GPUOPS_EOP_NUM_ROUND:
+				if (!n[sp - 1] && !expr_num_typmod(w[sp - 1], s.sub, s.arg, &w[sp - 1]))
+					return GPUOPS_EXPR_RECHECK;
 				break;
 			case GPUOPS_EOP_DATE_PLI:
 				sp--;
@@ -667,6 +917,7 @@ expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 			case GPUOPS_EOP_ABS:
 			case GPUOPS_EOP_TO_INT:
 			case GPUOPS_EOP_TO_FLOAT:
+			case GPUOPS_EOP_TO_NUM:
 			case GPUOPS_EOP_DATE_TS:
 			case GPUOPS_EOP_NOT:
 			case GPUOPS_EOP_IS_NULL:
@@ -684,6 +935,11 @@ expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 			case GPUOPS_EOP_STORE:
 				if (s->arg < 0 || s->arg >= GPUOPS_EXPR_MAX_LOCALS)
 					return "local out of range";
+				pops = pushes = 1;
+				break;
+			case GPUOPS_EOP_NUM_ROUND:
+				if (s->sub > kNumMaxScale || s->arg < 1)
+					return "numeric typmod out of range";
 				pops = pushes = 1;
 				break;
 			case GPUOPS_EOP_LOAD:

@@ -508,9 +508,11 @@ extern const GpuopsAggBackend *gpuops_cpu_agg_backend(void) GPUOPS_NOEXCEPT;
  * Values are 64-bit words with a null flag: integers, date, time and the
  * timestamps as sign-extended int64, bool as 0/1, float4 and float8 as
  * double (a float4 is exact as a double; float4 arithmetic rounds to float
- * after each step, as PostgreSQL's does).  The program is postfix over a
- * small stack, with jumps for AND/OR short-circuits and CASE, in the order
- * PostgreSQL's executor evaluates.  An operation PostgreSQL would raise an
+ * after each step, as PostgreSQL's does), a numeric as an integer and the
+ * power of ten it is scaled by (expr_eval.hpp), or as "a value the device
+ * does not hold" (NaN, the infinities, too many digits).  The program is
+ * postfix over a small stack, with jumps for AND/OR short-circuits and
+ * CASE, in the order PostgreSQL's executor evaluates.  An operation PostgreSQL would raise an
  * error for (overflow, division by zero, a date out of range) or that the
  * program cannot decide exactly stops the evaluation with
  * GPUOPS_EXPR_RECHECK: the caller then evaluates that row with
@@ -533,7 +535,7 @@ typedef enum GpuopsExprOp
 	GPUOPS_EOP_SUB,
 	GPUOPS_EOP_MUL,
 	GPUOPS_EOP_DIV,
-	GPUOPS_EOP_MOD,				/* INT only */
+	GPUOPS_EOP_MOD,				/* INT and NUM */
 	GPUOPS_EOP_NEG,				/* a -> -a */
 	GPUOPS_EOP_ABS,
 	GPUOPS_EOP_TO_INT,			/* a (type: its kind) -> integer of width sub */
@@ -558,7 +560,10 @@ typedef enum GpuopsExprOp
 	GPUOPS_EOP_STORE,			/* local `arg` = top (kept) */
 	GPUOPS_EOP_LOAD,			/* push local `arg` */
 	GPUOPS_EOP_POP,
-	GPUOPS_EOP_PUSH_NULL
+	GPUOPS_EOP_PUSH_NULL,
+	GPUOPS_EOP_TO_NUM,			/* integer -> numeric (int4_numeric and kin) */
+	GPUOPS_EOP_NUM_ROUND		/* numeric -> numeric(arg, sub): apply_typmod's rounding
+								 * to scale sub, and its precision check */
 } GpuopsExprOp;
 
 typedef enum GpuopsExprCmp
@@ -583,7 +588,8 @@ typedef enum GpuopsExprBoolTest
 typedef enum GpuopsExprType
 {
 	GPUOPS_ET_INT = 0,			/* int2/int4/int8, date, time, timestamp(tz), bool */
-	GPUOPS_ET_FLOAT				/* float4, float8 */
+	GPUOPS_ET_FLOAT,			/* float4, float8 */
+	GPUOPS_ET_NUM				/* numeric (expr_eval.hpp: a scaled integer) */
 } GpuopsExprType;
 
 typedef struct GpuopsExprStep

@@ -155,22 +155,6 @@ INSERT INTO ev_x VALUES
   (1, 1, 1, 1, 1, 1, 1, '2024-01-01'),
   (2, 32767, 2147483647, 9223372036854775807, 1e300, 0, 1, 'infinity'),
   (3, -32768, -2147483648, -9223372036854775808, -1e300, 2, -1, '5874897-12-31');
-CREATE FUNCTION check_error(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE r text; used bool := uses_node(q, 'GpuNestLoop'); res text := '';
-BEGIN
-  FOREACH r IN ARRAY ARRAY['on', 'off'] LOOP
-    PERFORM set_config('gpuops.enabled', r, true);
-    BEGIN
-      EXECUTE q;
-      res := res || r || ': no error; ';
-    EXCEPTION WHEN OTHERS THEN
-      res := res || r || ': ' || SQLSTATE || ' ' || SQLERRM || '; ';
-    END;
-  END LOOP;
-  PERFORM set_config('gpuops.enabled', 'on', true);
-  RETURN format('gpunestloop=%s %s', used, res);
-END $$;
 SELECT e, check_error('SELECT count(*) FROM ev_x a JOIN ev_x b ON ' || e)
 FROM (VALUES
   ('a.i4 + b.i4 > 0'), ('a.i2 + b.i2 > 0'), ('a.i2 * b.i4 > 0'), ('a.i8 * b.i8 > 0'),
@@ -212,13 +196,6 @@ SELECT check_error('SELECT count(*) FROM ev_x a WHERE NOT EXISTS
 
 -- what ran where: EXPLAIN ANALYZE counts the pairs the device tested and
 -- passed, and those a clause left to PostgreSQL then removed
-CREATE FUNCTION nl_analyze(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuNestLoop")');
-END $$;
 SELECT j->'Pairs Tested' AS tested, j->'Pairs Passed' AS passed,
        j->'Pairs Rechecked' AS rechecked, j->'Rows Removed by Join Filter' AS removed,
        j->'Inner Blocks' AS blocks, j->'Actual Rows' AS rows

@@ -93,7 +93,7 @@ SELECT check_join_on('SELECT b.id AS bid, p.id AS pid FROM ix_band b LEFT JOIN
                      'GpuNestLoop');
 
 -- the index tests only the range: far fewer pairs than outer x inner
--- (nl_analyze is nestloop's: the GpuNestLoop node of EXPLAIN ANALYZE)
+-- (nl_analyze, test_setup's: the GpuNestLoop node of EXPLAIN ANALYZE)
 SELECT j->>'Index Cond' AS cond, (j->>'Pairs Tested')::bigint < 400 * 6000 / 20 AS few_tested,
        j->'Pairs Passed' AS passed, j->'Actual Rows' AS rows
 FROM nl_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p

@@ -199,3 +199,32 @@ EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
   RETURN st || ': ' || msg || coalesce(' (' || nullif(det, '') || ')', '');
 END $$;
+
+-- check_error(q): runs q with gpuops on and off; whether GpuNestLoop was
+-- planned, and each run's error (SQLSTATE and message) or none.
+CREATE FUNCTION check_error(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE r text; used bool := uses_node(q, 'GpuNestLoop'); res text := '';
+BEGIN
+  FOREACH r IN ARRAY ARRAY['on', 'off'] LOOP
+    PERFORM set_config('gpuops.enabled', r, true);
+    BEGIN
+      EXECUTE q;
+      res := res || r || ': no error; ';
+    EXCEPTION WHEN OTHERS THEN
+      res := res || r || ': ' || SQLSTATE || ' ' || SQLERRM || '; ';
+    END;
+  END LOOP;
+  PERFORM set_config('gpuops.enabled', 'on', true);
+  RETURN format('gpunestloop=%s %s', used, res);
+END $$;
+
+-- nl_analyze(q): the GpuNestLoop node of EXPLAIN ANALYZE q (JSON), for its
+-- counters.
+CREATE FUNCTION nl_analyze(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuNestLoop")');
+END $$;

@@ -3,16 +3,18 @@
  *    PostgreSQL expressions -> device programs (device_expr.h).
  *
  * What compiles: input columns and constants of int2, int4, int8, float4,
- * float8, bool, date, time, timestamp and timestamptz; Params of those
- * types (bound once per scan); the comparison operators within each family
- * (integers across widths, floats across widths, date, time, timestamp,
- * timestamptz, bool); + - * / % and unary minus and abs of integers and
- * floats; the casts among integers and floats; date +/- integer and date -
- * date; timestamp +/- a constant interval without months (timestamptz:
- * without days either, which depend on the time zone); AND, OR, NOT; IS
- * [NOT] NULL; IS [NOT] TRUE/FALSE/UNKNOWN; IS [NOT] DISTINCT FROM; IN and
- * NOT IN lists (= ANY / <> ALL of a constant array or an ARRAY[...]); CASE
- * in both forms.  Functions are recognized by their OIDs in pg_catalog
+ * float8, numeric, bool, date, time, timestamp and timestamptz; Params of
+ * those types (bound once per scan); the comparison operators within each
+ * family (integers across widths, floats across widths, numeric, date,
+ * time, timestamp, timestamptz, bool); + - * / % and unary minus and abs
+ * of integers and floats, and of numerics all but / (whose result scale
+ * depends on the operands' digits); the casts among integers and floats,
+ * integers to numeric, numeric to integers and floats, and numeric to
+ * numeric(p, s); date +/- integer and date - date; timestamp +/- a
+ * constant interval without months (timestamptz: without days either,
+ * which depend on the time zone); AND, OR, NOT; IS [NOT] NULL; IS [NOT]
+ * TRUE/FALSE/UNKNOWN; IS [NOT] DISTINCT FROM; IN and NOT IN lists (= ANY /
+ * <> ALL of a constant array or an ARRAY[...]); CASE in both forms.  Functions are recognized by their OIDs in pg_catalog
  * (fmgroids.h), never by name, so a user's function of the same name is
  * not mistaken for one.  BETWEEN arrives as an AND of two comparisons.
  */
@@ -33,6 +35,7 @@ extern "C" {
 #include "device_expr.h"
 #include "expr_eval.hpp"
 #include "join_plan.h"
+#include "numeric_decode.h"
 
 /* How a pg_catalog function maps onto an interpreter operation. */
 typedef struct FuncMap
@@ -103,6 +106,25 @@ static const FuncMap func_map[] = {
 	{F_FLOAT8_INT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
 	{F_FLOAT4_FLOAT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_FLOAT},
 	{F_FLOAT8_FLOAT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_FLOAT},
+	/* numeric: no division, whose rounded scale depends on the operands' digits */
+	CMP6(NUMERIC_, GPUOPS_ET_NUM),
+	{F_NUMERIC_ADD, GPUOPS_EOP_ADD, 0, GPUOPS_ET_NUM},
+	{F_NUMERIC_SUB, GPUOPS_EOP_SUB, 0, GPUOPS_ET_NUM},
+	{F_NUMERIC_MUL, GPUOPS_EOP_MUL, 0, GPUOPS_ET_NUM},
+	{F_NUMERIC_MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_NUM},
+	{F_MOD_NUMERIC_NUMERIC, GPUOPS_EOP_MOD, 0, GPUOPS_ET_NUM},
+	{F_NUMERIC_UMINUS, GPUOPS_EOP_NEG, 0, GPUOPS_ET_NUM},
+	{F_NUMERIC_ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_NUM},
+	{F_ABS_NUMERIC, GPUOPS_EOP_ABS, 0, GPUOPS_ET_NUM},
+	{F_INT2_NUMERIC, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_NUM},
+	{F_INT4_NUMERIC, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_NUM},
+	{F_INT8_NUMERIC, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_NUM},
+	{F_FLOAT4_NUMERIC, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_NUM},
+	{F_FLOAT8_NUMERIC, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_NUM},
+	{F_NUMERIC_INT2, GPUOPS_EOP_TO_NUM, 0, GPUOPS_ET_INT},
+	{F_NUMERIC_INT4, GPUOPS_EOP_TO_NUM, 0, GPUOPS_ET_INT},
+	{F_NUMERIC_INT8, GPUOPS_EOP_TO_NUM, 0, GPUOPS_ET_INT},
+	{F_NUMERIC_NUMERIC_INT4, GPUOPS_EOP_NUM_ROUND, 0, GPUOPS_ET_NUM},
 	{F_DATE_PLI, GPUOPS_EOP_DATE_PLI, 0, GPUOPS_ET_INT},
 	{F_DATE_MII, GPUOPS_EOP_DATE_PLI, 1, GPUOPS_ET_INT},
 	{F_DATE_MI, GPUOPS_EOP_DATE_MI, 0, GPUOPS_ET_INT},
@@ -164,6 +186,8 @@ TypeKind(Oid type)
 		case FLOAT4OID:
 		case FLOAT8OID:
 			return GPUOPS_ET_FLOAT;
+		case NUMERICOID:
+			return GPUOPS_ET_NUM;
 		default:
 			return -1;
 	}
@@ -192,6 +216,26 @@ DeviceExprTypeSupported(Oid type)
 	return TypeKind(type) >= 0;
 }
 
+bool
+DeviceExprWordsOrdered(Oid type)
+{
+	return TypeKind(type) >= 0 && TypeKind(type) != GPUOPS_ET_NUM;
+}
+
+/* A numeric datum as its word (expr_eval.hpp), or kNumUnknown. */
+static uint64
+NumericWord(const char *stored)
+{
+	int			dscale,
+				scale;
+	int64		v;
+
+	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) !=
+		GPUOPS_NUMERIC_OK)
+		return gpuops::kNumUnknown;
+	return gpuops::expr_num_word(v, scale);
+}
+
 uint64
 DeviceExprWord(Datum value, Oid type)
 {
@@ -208,6 +252,8 @@ DeviceExprWord(Datum value, Oid type)
 			return gpuops::expr_from_double((double) DatumGetFloat4(value));
 		case FLOAT8OID:
 			return gpuops::expr_from_double(DatumGetFloat8(value));
+		case NUMERICOID:
+			return NumericWord(DatumGetPointer(value));
 		default:
 			return (uint64) DatumGetInt64(value);
 	}
@@ -331,6 +377,34 @@ CompileTimestampInterval(Builder *b, const FuncMap *m, List *args, Oid fn)
 }
 
 /*
+ * numeric(x, typmod), a cast to numeric(p, s): the typmod a constant, the
+ * scale 0..18 and at most the precision (numeric.c also allows scales
+ * outside that; those stay PostgreSQL's).
+ */
+static bool
+CompileNumericTypmod(Builder *b, List *args)
+{
+	Const	   *tm;
+	int32		typmod,
+				precision,
+				scale;
+
+	if (list_length(args) != 2)
+		return false;
+	tm = (Const *) lsecond(args);
+	if (!IsA(tm, Const) || tm->constisnull || !Compile(b, (Node *) linitial(args)))
+		return false;
+	typmod = DatumGetInt32(tm->constvalue);
+	if (typmod < (int32) VARHDRSZ)
+		return true;			/* no typmod: the value as it is */
+	precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+	scale = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+	if (scale < 0 || scale > gpuops::kNumMaxScale || scale > precision || precision < 1)
+		return false;
+	return Emit(b, GPUOPS_EOP_NUM_ROUND, GPUOPS_ET_NUM, scale, precision);
+}
+
+/*
  * Interval comparisons.  An interval is on the device only as its span in
  * microseconds (interval_cmp_value: months as 30 days), which is all a
  * comparison looks at: a constant's, or a timestamp difference's
@@ -444,6 +518,8 @@ CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
 		return false;
 	if (m->op == GPUOPS_EOP_TS_PL)
 		return CompileTimestampInterval(b, m, args, fn);
+	if (m->op == GPUOPS_EOP_NUM_ROUND)
+		return CompileNumericTypmod(b, args);
 	foreach(lc, args)
 	{
 		if (TypeKind(exprType((Node *) lfirst(lc))) < 0 || !Compile(b, (Node *) lfirst(lc)))
@@ -638,10 +714,15 @@ Compile(Builder *b, Node *node)
 				Const	   *c = (Const *) node;
 				int			k;
 
+				uint64		word;
+
 				if (TypeKind(c->consttype) < 0)
 					return false;
-				k = AddConst(b, c->constisnull ? 0 : DeviceExprWord(c->constvalue, c->consttype),
-							 c->constisnull);
+				word = c->constisnull ? 0 : DeviceExprWord(c->constvalue, c->consttype);
+				/* a numeric constant the device does not hold would recheck every row */
+				if (!c->constisnull && c->consttype == NUMERICOID && !gpuops::expr_num_known(word))
+					return false;
+				k = AddConst(b, word, c->constisnull);
 				return k >= 0 && Emit(b, GPUOPS_EOP_CONST, TypeKind(c->consttype), 0, k);
 			}
 		case T_Param:
@@ -791,7 +872,7 @@ DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 	Builder		b;
 
 	/* Params would need constant slots bound at run time in this program too */
-	if (ContainsParam((Node *) expr, NULL) || TypeKind(exprType((Node *) expr)) < 0)
+	if (ContainsParam((Node *) expr, NULL) || !DeviceExprWordsOrdered(exprType((Node *) expr)))
 		return false;
 	memset(prog, 0, sizeof(*prog));
 	b.prog = prog;
@@ -910,6 +991,16 @@ DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const i
 				case FLOAT4OID:
 					for (uint32 i = 0; i < take; i++)
 						d[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
+					break;
+				case NUMERICOID:
+					/* stored numerics (by pointer), decoded in place */
+					for (uint32 i = 0; i < take; i++)
+					{
+						const char *p;
+
+						memcpy(&p, v + (Size) i * sizeof(p), sizeof(p));
+						d[i] = GpuopsBatchIsNull(batch, cols[c], at + i) ? 0 : NumericWord(p);
+					}
 					break;
 				default:		/* 8-byte values: the words themselves */
 					memcpy(d, v, (Size) take * sizeof(uint64));

@@ -61,6 +61,12 @@ extern bool DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsE
 /* Does the type have a device representation? */
 extern bool DeviceExprTypeSupported(Oid type);
 
+/*
+ * Do a type's device words order as its values do (so they can be sorted
+ * and searched)?  Not numeric's: its words carry their own scales.
+ */
+extern bool DeviceExprWordsOrdered(Oid type);
+
 /* A datum of a supported type as its device word. */
 extern uint64 DeviceExprWord(Datum value, Oid type);
 

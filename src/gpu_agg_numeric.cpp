@@ -45,125 +45,7 @@ extern "C" {
 
 #include "agg_common.hpp"
 #include "gpu_agg_exec.h"
-
-/* numeric.c's header bits */
-#define NUM_SIGN_MASK 0xC000
-#define NUM_NEG 0x4000
-#define NUM_SHORT 0x8000
-#define NUM_SPECIAL 0xC000
-#define NUM_SHORT_SIGN_MASK 0x2000
-#define NUM_SHORT_DSCALE_MASK 0x1F80
-#define NUM_SHORT_DSCALE_SHIFT 7
-#define NUM_SHORT_WEIGHT_SIGN_MASK 0x0040
-#define NUM_SHORT_WEIGHT_MASK 0x003F
-#define NUM_DSCALE_MASK 0x3FFF
-
-/* scales the device path takes (the text of a 128-bit sum stays short) */
-#define MAX_DEVICE_SCALE 30
-
-static const int64 kPow10[19] = {
-	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL, 100000000LL,
-	1000000000LL, 10000000000LL, 100000000000LL, 1000000000000LL, 10000000000000LL,
-	100000000000000LL, 1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
-	1000000000000000000LL
-};
-
-typedef enum
-{
-	DECODED_OK,
-	DECODED_SPECIAL,			/* NaN or an infinity */
-	DECODED_TOO_WIDE			/* does not fit in 64 bits at the scale asked */
-} Decoded;
-
-/*
- * The stored numeric at p: its display scale (*dscale_out) and its value
- * times 10^scale (scale < 0: 10^dscale), when that fits in 64 bits.
- */
-static Decoded
-DecodeScaled(const char *p, int scale, int *dscale_out, int64 *out)
-{
-	/* short and plain headers are read in place; compressed or external detoasted */
-	struct varlena *v = VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p)
-		? pg_detoast_datum_packed((struct varlena *) const_cast<char *>(p))
-		: (struct varlena *) const_cast<char *>(p);
-	const char *data = VARDATA_ANY(v);
-	Size		len = VARSIZE_ANY_EXHDR(v);
-	uint16		header;
-	int			dscale,
-				weight,
-				ndigits;
-	bool		neg;
-	const int16 *digits;
-	__int128	acc = 0;
-	Decoded		rc = DECODED_OK;
-
-	memcpy(&header, data, sizeof(uint16));
-	if ((header & NUM_SIGN_MASK) == NUM_SPECIAL)
-		rc = DECODED_SPECIAL;
-	else
-	{
-		if ((header & NUM_SIGN_MASK) == NUM_SHORT)
-		{
-			neg = (header & NUM_SHORT_SIGN_MASK) != 0;
-			dscale = (header & NUM_SHORT_DSCALE_MASK) >> NUM_SHORT_DSCALE_SHIFT;
-			weight = (header & NUM_SHORT_WEIGHT_SIGN_MASK ? ~NUM_SHORT_WEIGHT_MASK : 0) |
-				(header & NUM_SHORT_WEIGHT_MASK);
-			digits = (const int16 *) (data + sizeof(uint16));
-			ndigits = (int) ((len - sizeof(uint16)) / sizeof(int16));
-		}
-		else
-		{
-			int16		w;
-
-			neg = (header & NUM_SIGN_MASK) == NUM_NEG;
-			dscale = header & NUM_DSCALE_MASK;
-			memcpy(&w, data + sizeof(uint16), sizeof(int16));
-			weight = w;
-			digits = (const int16 *) (data + 2 * sizeof(uint16));
-			ndigits = (int) ((len - 2 * sizeof(uint16)) / sizeof(int16));
-		}
-		if (scale < 0)
-			scale = dscale;
-		*dscale_out = dscale;
-		if (dscale > scale || scale > MAX_DEVICE_SCALE)
-			rc = DECODED_TOO_WIDE;
-		/* value * 10^scale = sum of digit[i] * 10^(4 * (weight - i) + scale) */
-		for (int i = 0; i < ndigits && rc == DECODED_OK; i++)
-		{
-			int16		d;
-			int			e;
-			__int128	term;
-
-			memcpy(&d, &digits[i], sizeof(int16));
-			e = 4 * (weight - i) + scale;
-			if (d == 0)
-				continue;
-			if (e > 18)
-			{
-				rc = DECODED_TOO_WIDE;
-				break;
-			}
-			if (e >= 0)
-				term = (__int128) d * kPow10[e];
-			else if (e >= -4 && d % kPow10[-e] == 0)
-				term = d / kPow10[-e];
-			else
-			{
-				/* digits below the display scale are zero; never here unless not */
-				rc = DECODED_TOO_WIDE;
-				break;
-			}
-			acc += term;
-			if (acc > PG_INT64_MAX)
-				rc = DECODED_TOO_WIDE;
-		}
-		if (rc == DECODED_OK)
-			*out = (int64) (neg ? -acc : acc);
-	}
-	if ((const char *) v != p)
-		pfree(v);
-	return rc;
-}
+#include "numeric_decode.h"
 
 /* Whether row i of batch is an input of aggregate d (argument not NULL, FILTER true). */
 static bool
@@ -191,7 +73,7 @@ StoredPointer(const GpuopsBatch *batch, int col, uint32 i)
 typedef struct BatchDecode
 {
 	int			scale;			/* the inputs' one display scale; -1: no input */
-	Decoded		rc;				/* DECODED_TOO_WIDE also for a second scale */
+	GpuopsNumericDecoded rc;	/* GPUOPS_NUMERIC_TOO_WIDE also for a second scale */
 	bool		needs_detoast;	/* a compressed or external value: redo serially */
 } BatchDecode;
 
@@ -205,12 +87,13 @@ DecodeBatch(const GpuAggDesc *d, const GpuopsBatch *batch, int64 *vals, bool thr
 			BatchDecode *out)
 {
 	out->scale = -1;
-	out->rc = DECODED_OK;
+	out->rc = GPUOPS_NUMERIC_OK;
 	out->needs_detoast = false;
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
 		const char *p;
-		int			dscale = -1;
+		int			dscale = -1,
+					used;
 
 		vals[i] = 0;
 		if (!IsInput(d, batch, i))
@@ -221,10 +104,10 @@ DecodeBatch(const GpuAggDesc *d, const GpuopsBatch *batch, int64 *vals, bool thr
 			out->needs_detoast = true;
 			return;
 		}
-		out->rc = DecodeScaled(p, out->scale, &dscale, &vals[i]);
-		if (out->rc == DECODED_OK && out->scale >= 0 && dscale != out->scale)
-			out->rc = DECODED_TOO_WIDE;
-		if (out->rc != DECODED_OK)
+		out->rc = GpuopsNumericDecode(p, out->scale, &dscale, &used, &vals[i]);
+		if (out->rc == GPUOPS_NUMERIC_OK && out->scale >= 0 && dscale != out->scale)
+			out->rc = GPUOPS_NUMERIC_TOO_WIDE;
+		if (out->rc != GPUOPS_NUMERIC_OK)
 			return;
 		out->scale = dscale;
 	}
@@ -299,7 +182,7 @@ GpuAggNumericPrepare(GpuAggState *st)
 			if (res[b].needs_detoast)
 				DecodeBatch(d, st->store.batches[b], vals[b], false, &res[b]);
 			/* one display scale for all inputs: the sum's is then known */
-			if (res[b].rc != DECODED_OK || (res[b].scale >= 0 && scale >= 0 && res[b].scale != scale))
+			if (res[b].rc != GPUOPS_NUMERIC_OK || (res[b].scale >= 0 && scale >= 0 && res[b].scale != scale))
 				device = false;
 			if (res[b].scale >= 0)
 				scale = res[b].scale;

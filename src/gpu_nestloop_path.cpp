@@ -134,7 +134,7 @@ RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, int *col, 
 	else
 		return false;
 	coltype = exprType((Node *) list_nth(col_exprs, *col));
-	if (!DeviceExprTypeSupported(coltype) ||
+	if (!DeviceExprWordsOrdered(coltype) ||
 		ValueDomain(coltype) != ValueDomain(exprType(*bound)) ||
 		contain_volatile_functions(*bound))
 		return false;
