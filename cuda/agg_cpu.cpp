@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agg_common.hpp"
+#include "agg_eval.hpp"
 #include "device_common.hpp"
 
 namespace gpuops {
@@ -36,6 +37,7 @@ struct CpuAgg
 	std::vector<uint64_t> group_rows;
 	std::vector<GpuopsAggResult> results;
 	GpuopsAggStats stats = {};
+	HostColumns inputs;			/* the current batch's program columns */
 };
 
 /* the budget the CUDA backend would have (0: unlimited) */
@@ -73,6 +75,15 @@ cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_
 		a->settings = *settings;
 		a->spec = *spec;
 		a->nrows = nrows;
+		a->stats.recheck_row = kAggNoRecheck;
+		for (int g = 0; g < spec->naggs; g++)
+		{
+			const char *bad = spec->programs[g]
+				? expr_validate(spec->programs[g], spec->program_ncols > 0 ? spec->program_ncols : 1, 0) : nullptr;
+
+			if (bad)
+				fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+		}
 		if (spec->order_agg >= spec->naggs)
 			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
 		a->nwords = agg_sort_words(*spec);
@@ -124,16 +135,40 @@ cpu_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 							   w + a->gwords);
 			}
 		}
+		if (spec.program_ncols > 0)
+			a->inputs.load(&b->inputs, spec.program_ncols);
 		for (int g = 0; g < spec.naggs; g++)
 		{
-			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
-			{
-				size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+			size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
 
+			if (spec.programs[g])
+				continue;
+			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
 				memcpy(&a->values[g][a->added * w], b->values[g], b->nrows * w);
-			}
 			for (uint32_t i = 0; i < b->nrows; i++)
 				a->nulls[g][a->added + i] = agg_null(b->value_nulls[g], i);
+		}
+		for (int g = 0; g < spec.naggs; g++)
+		{
+			size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+			ColumnsView in = a->inputs.view();
+
+			if (!spec.programs[g])
+				continue;
+			for (uint32_t i = 0; i < b->nrows; i++)
+			{
+				uint64_t	r = a->added + i;
+				bool		isnull = true;
+
+				if (!agg_null(b->value_nulls[g], i) &&
+					!agg_eval_row(spec.programs[g], in, i, spec.value_kinds[g],
+								  &a->values[g][r * w], &isnull))
+				{
+					a->stats.recheck_row = std::min(a->stats.recheck_row, r);
+					isnull = true;
+				}
+				a->nulls[g][r] = isnull;
+			}
 		}
 		a->added += b->nrows;
 		a->stats.copy_ms += ms_since(t0);

@@ -25,10 +25,12 @@
 #include <vector>
 
 #include "agg_common.hpp"
+#include "agg_eval.hpp"
 #include "agg_hash.cuh"
 #include "agg_sort.cuh"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "expr_columns.cuh"
 #include "launch.cuh"
 
 namespace gpuops {
@@ -61,6 +63,9 @@ struct CudaAgg
 	DeviceArray key_nulls[GPUOPS_MAX_SORT_KEYS];
 	DeviceArray values[GPUOPS_MAX_AGGS];
 	DeviceArray value_nulls[GPUOPS_MAX_AGGS];
+	DeviceArray programs[GPUOPS_MAX_AGGS];	/* computed inputs' programs */
+	DeviceColumns inputs;		/* the current batch's program columns */
+	DeviceArray recheck;		/* the first row a program stopped at */
 	std::vector<uint64_t> group_rows;
 	std::vector<GpuopsAggResult> results;
 	GpuopsAggStats stats = {};
@@ -70,6 +75,41 @@ size_t
 bitmap_bytes(uint64_t n)
 {
 	return (n + 7) / 8 + 8;
+}
+
+/*
+ * A computed input for rows [at, at + n) (at a multiple of 8): a thread per
+ * 8 rows, so each owns its byte of the null bitmap, which holds the FILTER
+ * mask on entry (masked rows are not evaluated) and gains NULL values.
+ */
+__global__ void
+eval_input_kernel(const GpuopsExprProgram *p, ColumnsView in, uint64_t at, uint64_t n,
+				  GpuopsKeyKind kind, uint8_t *values, uint8_t *nulls, unsigned long long *recheck)
+{
+	uint64_t	byte = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	size_t		w = gpuops_key_raw_width(kind);
+	uint8_t		mask,
+				out;
+
+	if (byte * 8 >= n)
+		return;
+	mask = out = nulls[at / 8 + byte];
+	for (int j = 0; j < 8 && byte * 8 + j < n; j++)
+	{
+		uint64_t	i = byte * 8 + j;
+		bool		isnull = true;
+
+		if (mask & (1 << j))
+			continue;
+		if (!agg_eval_row(p, in, i, kind, values + (at + i) * w, &isnull))
+		{
+			atomicMin(recheck, (unsigned long long) (at + i));
+			isnull = true;
+		}
+		if (isnull)
+			out |= (uint8_t) (1 << j);
+	}
+	nulls[at / 8 + byte] = out;
 }
 
 __global__ void
@@ -324,7 +364,22 @@ cuda_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64
 				a->values[g].get(&rt, nrows * gpuops_key_raw_width(spec->value_kinds[g]) + 16, s);
 			a->value_nulls[g].get(&rt, bitmap_bytes(nrows), s);
 			GPUOPS_CUDA_TRY(cudaMemsetAsync(a->value_nulls[g].as<void>(), 0, bitmap_bytes(nrows), s));
+			if (spec->programs[g])
+			{
+				const char *bad = expr_validate(spec->programs[g],
+												spec->program_ncols > 0 ? spec->program_ncols : 1, 0);
+
+				if (bad)
+					fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+				a->programs[g].get(&rt, sizeof(GpuopsExprProgram), s);
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->programs[g].as<void>(), spec->programs[g],
+												sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice, s));
+			}
 		}
+		a->stats.recheck_row = kAggNoRecheck;
+		a->recheck.get(&rt, sizeof(uint64_t), s);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(a->recheck.as<void>(), 0xff, sizeof(uint64_t), s));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
 		*out = reinterpret_cast<GpuopsAgg *>(a.release());
 		return GPUOPS_OK;
 	});
@@ -356,7 +411,7 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 		}
 		for (int g = 0; g < spec.naggs && b->nrows > 0; g++)
 		{
-			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
+			if (spec.kinds[g] != GPUOPS_AGG_COUNT && !spec.programs[g])
 			{
 				size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
 
@@ -366,6 +421,23 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 			if (b->value_nulls[g])
 				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->value_nulls[g].as<uint8_t>() + at / 8,
 												b->value_nulls[g], nb, cudaMemcpyHostToDevice, s));
+		}
+		if (spec.program_ncols > 0 && b->nrows > 0)
+		{
+			auto		t1 = std::chrono::steady_clock::now();
+
+			a->inputs.upload(a->rt, s, &b->inputs, spec.program_ncols);
+			for (int g = 0; g < spec.naggs; g++)
+				if (spec.programs[g])
+					eval_input_kernel<<<blocks(nb), kThreads, 0, s>>>(
+						a->programs[g].as<GpuopsExprProgram>(), a->inputs.view(), at, b->nrows,
+						spec.value_kinds[g], a->values[g].as<uint8_t>(),
+						a->value_nulls[g].as<uint8_t>(), a->recheck.as<unsigned long long>());
+			GPUOPS_CUDA_TRY(cudaGetLastError());
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(&a->stats.recheck_row, a->recheck.as<void>(),
+											sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
+			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+			a->stats.kernel_ms += ms_since(t1);
 		}
 		/* the caller's buffers may change once this returns */
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));

@@ -18,10 +18,13 @@
 
 #include "gpuops_device.h"
 
+/* (key_normalize.hpp may have defined it already, as forced inlining) */
+#ifndef GPUOPS_HD
 #ifdef __CUDACC__
 #define GPUOPS_HD __host__ __device__ inline
 #else
 #define GPUOPS_HD inline
+#endif
 #endif
 
 namespace gpuops {
@@ -849,6 +852,38 @@ expr_step_may_recheck(const GpuopsExprStep *s)
 		case GPUOPS_EOP_POP:
 		case GPUOPS_EOP_PUSH_NULL:
 			return false;
+		default:
+			return true;
+	}
+}
+
+/*
+ * Does this step stop a program (RECHECK) only where PostgreSQL raises an
+ * error?  Not numeric steps (a value the device does not hold), nor a
+ * timestamp difference past 64 bits (PostgreSQL's wraps).  A program all
+ * of whose steps do can compute a value whose rows are never decided by
+ * PostgreSQL but to raise that error (an aggregate's input).
+ */
+inline bool
+expr_step_stops_with_error(const GpuopsExprStep *s)
+{
+	switch (s->op)
+	{
+		case GPUOPS_EOP_TO_NUM:
+		case GPUOPS_EOP_NUM_ROUND:
+		case GPUOPS_EOP_TS_MI:
+			return false;
+		case GPUOPS_EOP_CMP:
+		case GPUOPS_EOP_ADD:
+		case GPUOPS_EOP_SUB:
+		case GPUOPS_EOP_MUL:
+		case GPUOPS_EOP_DIV:
+		case GPUOPS_EOP_MOD:
+		case GPUOPS_EOP_NEG:
+		case GPUOPS_EOP_ABS:
+		case GPUOPS_EOP_TO_INT:
+		case GPUOPS_EOP_TO_FLOAT:
+			return s->type != GPUOPS_ET_NUM;
 		default:
 			return true;
 	}

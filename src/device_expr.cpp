@@ -888,6 +888,32 @@ DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 	return gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
 }
 
+bool
+DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
+{
+	DeviceExprInputs saved = *inputs;
+	Oid			type = exprType((Node *) expr);
+	Builder		b;
+	bool		ok;
+
+	if (ContainsParam((Node *) expr, NULL) ||
+		(type != INT2OID && type != INT4OID && type != INT8OID && type != FLOAT4OID &&
+		 type != FLOAT8OID))
+		return false;
+	memset(prog, 0, sizeof(*prog));
+	b.prog = prog;
+	b.in = inputs;
+	b.nlocals = 0;
+	b.case_local = -1;
+	ok = Compile(&b, (Node *) expr) && inputs->ninner == saved.ninner &&
+		gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
+	for (int pc = 0; ok && pc < prog->nsteps; pc++)
+		ok = gpuops::expr_step_stops_with_error(&prog->steps[pc]);
+	if (!ok)
+		*inputs = saved;
+	return ok;
+}
+
 /*
  * Plan storage: nsteps, nconsts, each step as (op | type << 8 | sub << 16)
  * and arg, each constant as its low and high 32 bits and null flag.

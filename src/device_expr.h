@@ -62,6 +62,16 @@ extern bool DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsE
 extern bool DeviceExprTypeSupported(Oid type);
 
 /*
+ * Compiles a value expression of type int2, int4, int8, float4 or float8
+ * (an aggregate's argument) over the outer input's columns, adding those
+ * it reads to `inputs` (left as they were on failure), into *prog.  Only
+ * programs whose every stop (RECHECK) is an error PostgreSQL raises: the
+ * caller hands such a row to PostgreSQL, which must raise it.  false when
+ * some part has no device form, reads a Param, or could stop otherwise.
+ */
+extern bool DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog);
+
+/*
  * Do a type's device words order as its values do (so they can be sorted
  * and searched)?  Not numeric's: its words carry their own scales.
  */

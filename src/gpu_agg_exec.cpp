@@ -25,6 +25,7 @@ extern "C" {
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -35,6 +36,7 @@ extern "C" {
 #include "boundary.h"
 #include "guarded_scan.h"
 #include "device.h"
+#include "device_expr.h"
 #include "gpu_agg.h"
 #include "gpu_agg_exec.h"
 #include "agg_common.hpp"
@@ -136,6 +138,39 @@ AddStats(GpuAggState *st, const GpuopsAggStats *s)
 }
 
 /*
+ * A row whose computed input the device stopped at: PostgreSQL evaluates
+ * the arguments there, in the aggregates' order (FILTER first, as its
+ * Agg does), and raises the error the device saw.  The device stops only
+ * where PostgreSQL raises one (DeviceExprCompileInput), so returning is a
+ * bug, reported as such.
+ */
+static void
+RaiseInputError(GpuAggState *st, uint64 row)
+{
+	TupleTableSlot *slot = st->recheck_slot;
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+
+	ExecClearTuple(slot);
+	for (int c = 0; c < slot->tts_tupleDescriptor->natts; c++)
+		slot->tts_values[c] = GpuopsRowStoreDatum(&st->store, row, c, &slot->tts_isnull[c]);
+	ExecStoreVirtualTuple(slot);
+	econtext->ecxt_outertuple = slot;
+	for (int a = 0; a < st->naggs; a++)
+	{
+		const GpuAggDesc *d = &st->aggs[a];
+		bool		isnull;
+
+		if (st->program_exprs[a] == NULL)
+			continue;
+		if (d->filter_col >= 0 &&
+			(slot->tts_isnull[d->filter_col] || !DatumGetBool(slot->tts_values[d->filter_col])))
+			continue;
+		(void) ExecEvalExpr(st->program_exprs[a], econtext, &isnull);
+	}
+	elog(ERROR, "GpuAgg: the device could not compute an aggregate input that PostgreSQL computes");
+}
+
+/*
  * Aggregates rows [from, to) on `backend` (from a multiple of 8); the
  * groups, with rows numbered from `from`, stay in st->dev.
  */
@@ -174,6 +209,9 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 									  gpuops_key_raw_width(d->value_kind));
 			ab.value_nulls[a] = AggregateMask(d, batch, lo, n);
 		}
+		if (st->prog_ncols > 0)
+			DeviceExprStageRows(&st->store, row, n, st->prog_cols, st->prog_types, st->prog_ncols,
+								st->scratch_cxt, &ab.inputs);
 		MemoryContextSwitchTo(old);
 		rc = backend->agg_add(st->dev->agg, &ab);
 		MemoryContextReset(st->scratch_cxt);
@@ -185,6 +223,8 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 	if (rc == GPUOPS_OK)
 	{
 		backend->agg_stats(st->dev->agg, &s);
+		if (s.recheck_row != GPUOPS_AGG_NO_RECHECK)
+			RaiseInputError(st, from + s.recheck_row);
 		AddStats(st, &s);
 		st->chunks++;
 	}
@@ -220,10 +260,12 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	spec.naggs = st->naggs;
 	spec.order_agg = -1;
 	spec.hash_capacity = st->hash_capacity;
+	spec.program_ncols = st->prog_ncols;
 	for (int a = 0; a < st->naggs; a++)
 	{
 		spec.kinds[a] = st->aggs[a].kind;
 		spec.value_kinds[a] = st->aggs[a].value_kind;
+		spec.programs[a] = st->programs[a];
 		spec.fractions[a] = st->aggs[a].fraction;
 		if (gpuops_agg_ordered(st->aggs[a].kind))
 		{
@@ -439,6 +481,31 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 		if (OidIsValid(d->final_fn))
 			fmgr_info(d->final_fn, &d->final_flinfo);
 	}
+	if (list_length(cscan->custom_private) >= 3)
+	{
+		List	   *progs = (List *) lthird(cscan->custom_private);
+		List	   *cols = (List *) linitial(progs);
+		int			a = 0;
+		ListCell   *lc;
+
+		st->prog_ncols = list_length(cols) / 2;
+		if (st->prog_ncols > GPUOPS_EXPR_MAX_COLS || list_length((List *) lsecond(progs)) != st->naggs)
+			elog(ERROR, "GpuAgg: malformed computed inputs in plan");
+		for (int c = 0; c < st->prog_ncols; c++)
+		{
+			st->prog_cols[c] = list_nth_int(cols, 2 * c);
+			st->prog_types[c] = (Oid) list_nth_int(cols, 2 * c + 1);
+		}
+		foreach(lc, (List *) lsecond(progs))
+		{
+			if (lfirst(lc) != NIL)
+			{
+				st->programs[a] = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
+				DeviceExprProgramFromList((List *) lfirst(lc), st->programs[a]);
+			}
+			a++;
+		}
+	}
 	return (Node *) st;
 }
 
@@ -467,6 +534,23 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	}
 	GpuopsRowStoreInit(&st->store, desc, estate->es_query_cxt);
 	st->source = GpuopsChildPlanSource(child);
+	/* PostgreSQL's own evaluation of computed inputs, for a row the device stops at */
+	if (list_length(cscan->custom_private) >= 3)
+	{
+		List	   *exprs = (List *) lthird((List *) lthird(cscan->custom_private));
+
+		for (int a = 0; a < st->naggs && a < list_length(exprs); a++)
+		{
+			Expr	   *e = (Expr *) list_nth(exprs, a);
+
+			if (e == NULL)
+				continue;
+			e = (Expr *) copyObject(e);
+			fix_opfuncids((Node *) e);
+			st->program_exprs[a] = ExecInitExpr(e, &node->ss.ps);
+		}
+		st->recheck_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
+	}
 	st->scratch_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg batch",
 											ALLOCSET_DEFAULT_SIZES);
 	st->dict_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg dictionaries",
@@ -551,6 +635,15 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (aggs != NIL)
 		ExplainPropertyList("Aggregates", aggs, es);
+	aggs = NIL;
+	for (int a = 0; a < st->naggs; a++)
+		if (st->programs[a] != NULL)
+			aggs = lappend(aggs,
+						   deparse_expression((Node *) ((TargetEntry *) list_nth(cscan->custom_scan_tlist,
+																				 st->nkeys + st->nextra + a))->expr,
+											  context, prefix, false));
+	if (aggs != NIL)
+		ExplainPropertyList("Inputs Computed on Device", aggs, es);
 	ExplainPropertyText("Strategy", st->nkeys == 0 ? "plain on device" :
 						st->hash_capacity > 0 ? "hashed on device" : "sorted on device", es);
 	if (st->partial)

@@ -63,6 +63,14 @@ typedef struct GpuAggState
 	uint64	  **arg_ids[GPUOPS_MAX_AGGS];	/* ranked text arguments: per batch their ranks */
 	GpuAggDesc *aggs;
 
+	/* computed inputs (gpu_agg.h): per aggregate its program, or NULL */
+	GpuopsExprProgram *programs[GPUOPS_MAX_AGGS];
+	ExprState  *program_exprs[GPUOPS_MAX_AGGS];	/* its argument, PostgreSQL's */
+	int			prog_ncols;		/* the programs' columns: child columns, types */
+	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
+	TupleTableSlot *recheck_slot;	/* a child row, for program_exprs */
+
 	GpuopsRowStore store;
 	GpuopsBatchSource *source;
 	GpuStageState *stage;		/* the input staged by parallel workers, or NULL */

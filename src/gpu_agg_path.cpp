@@ -35,6 +35,7 @@ extern "C" {
 #include "agg_common.hpp"
 #include "boundary.h"
 #include "device.h"
+#include "device_expr.h"
 #include "gpu_agg.h"
 #include "gpu_stage.h"
 #include "guc.h"
@@ -60,6 +61,60 @@ CollectAggrefs(Node *node, List **aggs)
 	}
 	/* through void (*)(void), which -Wcast-function-type accepts */
 	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) CollectAggrefs, aggs);
+}
+
+/*
+ * An aggregate's input the device computes (gpu_agg.h, "computed
+ * inputs"): the argument of a sum, avg, variance or stddev of integers or
+ * floats that is an expression, not a column, and compiles as a value
+ * program (device_expr.h) over the child's columns, which then carry its
+ * columns instead of its value.  A child that outputs plain columns can be
+ * read directly from the heap (heap_source.cpp) and is not projected row by
+ * row.  in: the programs' shared columns; false leaves everything as it
+ * was.
+ */
+static bool
+DeviceArgument(Expr *arg, GpuopsAggKind kind, List **child_exprs, DeviceExprInputs *in,
+			   GpuopsExprProgram *prog)
+{
+	List	   *cand;
+	ListCell   *lc;
+
+	if (!gpuops_enable_device_exprs || IsA(arg, Var) || list_member(*child_exprs, arg) ||
+		(kind != GPUOPS_AGG_SUM_INT && kind != GPUOPS_AGG_SUMSQ_INT && kind != GPUOPS_AGG_FLOAT))
+		return false;
+	cand = list_copy(*child_exprs);
+	foreach(lc, pull_var_clause((Node *) arg, PVC_INCLUDE_PLACEHOLDERS))
+	{
+		if (!IsA(lfirst(lc), Var))
+			return false;
+		cand = list_append_unique(cand, lfirst(lc));
+	}
+	in->outer_exprs = cand;
+	if (!DeviceExprCompileInput(arg, in, prog))
+	{
+		in->outer_exprs = *child_exprs;
+		return false;
+	}
+	*child_exprs = cand;
+	return true;
+}
+
+/*
+ * The path's computed inputs (gpu_agg.h): the program columns' child
+ * columns and types, and per aggregate its program and argument.
+ */
+static List *
+ProgramColumns(const DeviceExprInputs *in, List *programs, List *exprs)
+{
+	List	   *cols = NIL;
+
+	for (int c = 0; c < in->nouter; c++)
+	{
+		cols = lappend_int(cols, in->outer_cols[c]);
+		cols = lappend_int(cols, (int) in->outer_types[c]);
+	}
+	return list_make3(cols, programs, exprs);
 }
 
 /* The child column computing expr: an existing one, or a new one. */
@@ -200,6 +255,9 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	int			order_desc = -1;	/* their direction, once a percentile sets it */
 	bool		have_percentile = false;
 	bool		hashable = true;	/* every aggregate's state suits the hash strategy */
+	DeviceExprInputs prog_in;	/* computed inputs: their columns */
+	List	   *programs = NIL; /* per aggregate its program (a list), or NIL */
+	List	   *prog_exprs = NIL;	/* and its argument, or NULL */
 	int			hash_capacity = 0;
 	double		in_rows,
 				groups,
@@ -252,6 +310,7 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	 */
 	foreach(lc, aggrefs)
 		have_percentile |= lfirst_node(Aggref, lc)->aggkind == AGGKIND_ORDERED_SET;
+	memset(&prog_in, 0, sizeof(prog_in));
 
 	foreach(lc, aggrefs)
 	{
@@ -270,6 +329,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		uint64		fbits;
 		GpuAggKeyEncoding arg_enc = GPUAGG_KEY_VALUE;
 		Oid			collation = InvalidOid;
+		GpuopsExprProgram prog;
+		bool		computed = false;
 
 		if (aggref->agglevelsup != 0)
 			return NULL;
@@ -355,7 +416,10 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			}
 			else
 				return NULL;
-			arg_col = ChildColumn(&child_exprs, arg);
+			if (arg_enc == GPUAGG_KEY_VALUE)
+				computed = DeviceArgument(arg, kind, &child_exprs, &prog_in, &prog);
+			if (!computed)
+				arg_col = ChildColumn(&child_exprs, arg);
 		}
 		else if (arg != NULL)
 		{
@@ -404,6 +468,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		aggs_priv = lappend_int(aggs_priv, (int) arg_enc);
 		aggs_priv = lappend_int(aggs_priv, (int) collation);
 		aggs_priv = lappend_int(aggs_priv, (int) argtype);
+		programs = lappend(programs, computed ? DeviceExprProgramToList(&prog) : NIL);
+		prog_exprs = lappend(prog_exprs, computed ? arg : NULL);
 	}
 
 	/* the scan tuple: group keys, other columns, aggregates */
@@ -465,6 +531,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 																  partial ? 1 : 0, hash_capacity),
 												   keys),
 									   aggs_priv, child_exprs, scan_exprs, copyObject(having));
+	cpath->custom_private = lappend(cpath->custom_private,
+									ProgramColumns(&prog_in, programs, prog_exprs));
 	cpath->methods = &gpu_agg_path_methods;
 	return cpath;
 }
@@ -607,6 +675,46 @@ GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	GpuAggAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 
+/* A Var of the child's output: OUTER_VAR, for the executor to evaluate against the child's row. */
+static Node *
+ChildVarMutator(Node *node, List *child_exprs)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+		int			col = list_length(child_exprs) - 1;
+
+		while (col >= 0 && !equal(list_nth(child_exprs, col), v))
+			col--;
+		if (col < 0)
+			elog(ERROR, "GpuAgg: a computed input's column is not the child's");
+		return (Node *) makeVar(OUTER_VAR, (AttrNumber) (col + 1), v->vartype, v->vartypmod,
+								v->varcollid, 0);
+	}
+	return expression_tree_mutator(node, (Node * (*) ()) (void (*)(void)) ChildVarMutator,
+								   (void *) child_exprs);
+}
+
+/*
+ * The plan's computed inputs: as the path's, each argument's Vars turned
+ * into references to the child's output, for PostgreSQL to evaluate a row
+ * the device stopped at (gpu_agg_exec.cpp).
+ */
+static List *
+PlanPrograms(List *path_programs, List *child_exprs)
+{
+	List	   *exprs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, (List *) lthird(path_programs))
+		exprs = lappend(exprs, lfirst(lc) ? ChildVarMutator((Node *) copyObject(lfirst(lc)),
+															  child_exprs) : NULL);
+	return list_make3(copyObject(linitial(path_programs)), copyObject(lsecond(path_programs)),
+					  exprs);
+}
+
 static Plan *
 PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 				   List *clauses, List *custom_plans)
@@ -625,7 +733,9 @@ PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Li
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = list_make1(child);
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make2(copyObject(linitial(priv)), copyObject(lsecond(priv)));
+	cscan->custom_private = list_make3(copyObject(linitial(priv)), copyObject(lsecond(priv)),
+									   PlanPrograms((List *) list_nth(priv, 5),
+													(List *) lthird(priv)));
 	cscan->custom_scan_tlist = GpuopsExprTlist((List *) lfourth(priv));
 	cscan->custom_relids = NULL;
 	cscan->methods = &gpu_agg_scan_methods;

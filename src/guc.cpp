@@ -30,6 +30,7 @@ bool		gpuops_enable_shared_build = true;
 bool		gpuops_enable_agg = true;
 bool		gpuops_enable_parallel_staging = true;
 bool		gpuops_enable_direct_scan = true;
+bool		gpuops_enable_device_exprs = true;
 int			gpuops_device_mode = GPUOPS_DEVICE_AUTO;
 int			gpuops_cpu_fallback = GPUOPS_FALLBACK_NOTICE;
 int			gpuops_min_rows = 100000;
@@ -106,6 +107,9 @@ GpuopsDefineGucs(void)
 	DefineOperatorSwitch("gpuops.enable_direct_scan",
 						 "Enables gpuops operators reading a plain sequential scan's heap pages themselves, column by column, instead of tuple by tuple through the scan.",
 						 &gpuops_enable_direct_scan);
+	DefineOperatorSwitch("gpuops.enable_device_exprs",
+						 "Enables GPU operators computing aggregate arguments themselves, from the columns those read, instead of the input's projection computing them.",
+						 &gpuops_enable_device_exprs);
 
 	DefineCustomEnumVariable("gpuops.device",
 							 "Where gpuops operators run: auto, gpu or cpu.",
