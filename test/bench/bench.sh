@@ -108,6 +108,12 @@ QUERIES=(
   "agg_global|SELECT count(*), sum(v), avg(v) FROM {T}"
   "agg_numeric|SELECT g % 1000 AS grp, sum(v::numeric(12, 2)), avg(v::numeric(12, 2)) FROM {T} GROUP BY 1"
   "agg_numeric_var|SELECT g % 1000 AS grp, var_samp(v::numeric(12, 2)), stddev(v::numeric(12, 2)) FROM {T} GROUP BY 1"
+  # aggregate arguments that are expressions: computed on the device from the plain
+  # columns (the scan read directly), or (_cols) by the scan's projection as before
+  "agg_expr_g1m|SELECT g, sum(v::int8 * 3 + id), avg(k / 1000 - v) FROM {T} GROUP BY g"
+  "agg_expr_g1m_cols|SELECT g, sum(v::int8 * 3 + id), avg(k / 1000 - v) FROM {T} GROUP BY g|SET gpuops.enable_device_exprs = off"
+  "agg_expr_global|SELECT sum(v::int8 * 3 + id), avg(k / 1000 - v), sum(v % 7) FROM {T}"
+  "agg_expr_global_cols|SELECT sum(v::int8 * 3 + id), avg(k / 1000 - v), sum(v % 7) FROM {T}|SET gpuops.enable_device_exprs = off"
   "agg_distinct|SELECT count(DISTINCT g) FROM {T}"
   "agg_median|SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T}"
   "agg_median_g1k|SELECT g % 1000 AS grp, percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T} GROUP BY 1"
