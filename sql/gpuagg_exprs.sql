@@ -33,14 +33,14 @@ EXPLAIN (COSTS OFF, VERBOSE)
 SELECT g, sum(a * b), avg(f * 2 - a), count(*) FROM ae GROUP BY g;
 EXPLAIN (COSTS OFF)
 SELECT sum(a + 1), min(a + 1), sum(n * 2), sum(a) FROM ae;
-CREATE FUNCTION direct_rows(q text) RETURNS jsonb
+CREATE FUNCTION agg_direct_rows(q text) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE j jsonb;
 BEGIN
   EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
   RETURN jsonb_path_query_first(j, 'strict $.**."Heap Rows Read Directly"');
 END $$;
-SELECT direct_rows('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
+SELECT agg_direct_rows('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
 
 SELECT q, check_agg(q) FROM (VALUES
   ('SELECT g, sum(a * b), sum(a + b), sum(c - a), sum(-a), sum(abs(b)) FROM ae GROUP BY g'),
@@ -113,6 +113,6 @@ RESET min_parallel_table_scan_size;
 SET gpuops.enable_device_exprs = off;
 EXPLAIN (COSTS OFF)
 SELECT g, sum(a * b) FROM ae GROUP BY g;
-SELECT direct_rows('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
+SELECT agg_direct_rows('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
 SELECT check_agg('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
 RESET gpuops.enable_device_exprs;
