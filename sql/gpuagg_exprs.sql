@@ -55,7 +55,7 @@ SELECT q, check_agg(q) FROM (VALUES
   ('SELECT g, sum(a * b) FILTER (WHERE flag), avg(f * 2) FILTER (WHERE a > 0) FROM ae GROUP BY g'),
   ('SELECT g, sum(d - date ''2024-01-01''), sum((d + 1) - d) FROM ae GROUP BY g'),
   ('SELECT sum(a * b), avg(f - 1), sum(c * 2) FROM ae'),
-  ('SELECT sum(a * b) FROM ae WHERE id < 0'),
+  ('SELECT sum(a * b + a - b * 2) FROM ae WHERE id < 0'),
   ('SELECT g, sum(a * b) FROM ae WHERE a IS NULL GROUP BY g'),
   ('SELECT b, sum(a * 2), count(*) FROM ae GROUP BY b HAVING sum(a * 2) % 3 = 0')
 ) v(q);

@@ -114,6 +114,8 @@ QUERIES=(
   "agg_expr_g1m_cols|SELECT g, sum(v::int8 * 3 + id), avg(k / 1000 - v) FROM {T} GROUP BY g|SET gpuops.enable_device_exprs = off"
   "agg_expr_global|SELECT sum(v::int8 * 3 + id), avg(k / 1000 - v), sum(v % 7) FROM {T}"
   "agg_expr_global_cols|SELECT sum(v::int8 * 3 + id), avg(k / 1000 - v), sum(v % 7) FROM {T}|SET gpuops.enable_device_exprs = off"
+  "agg_expr_global_serial|SELECT sum(v::int8 * 3 + id), avg(k / 1000 - v), sum(v % 7) FROM {T}|SET max_parallel_workers_per_gather = 0"
+  "agg_expr_global_cols_serial|SELECT sum(v::int8 * 3 + id), avg(k / 1000 - v), sum(v % 7) FROM {T}|SET max_parallel_workers_per_gather = 0; SET gpuops.enable_device_exprs = off"
   "agg_distinct|SELECT count(DISTINCT g) FROM {T}"
   "agg_median|SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T}"
   "agg_median_g1k|SELECT g % 1000 AS grp, percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM {T} GROUP BY 1"
