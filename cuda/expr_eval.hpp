@@ -858,21 +858,14 @@ expr_step_may_recheck(const GpuopsExprStep *s)
 }
 
 /*
- * Does this step stop a program (RECHECK) only where PostgreSQL raises an
- * error?  Not numeric steps (a value the device does not hold), nor a
- * timestamp difference past 64 bits (PostgreSQL's wraps).  A program all
- * of whose steps do can compute a value whose rows are never decided by
- * PostgreSQL but to raise that error (an aggregate's input).
+ * Operations whose `type` is their operands' kind (INT, FLOAT or NUM):
+ * comparisons, arithmetic, and the casts to integers and floats.
  */
 inline bool
-expr_step_stops_with_error(const GpuopsExprStep *s)
+expr_op_reads_kind(int op)
 {
-	switch (s->op)
+	switch (op)
 	{
-		case GPUOPS_EOP_TO_NUM:
-		case GPUOPS_EOP_NUM_ROUND:
-		case GPUOPS_EOP_TS_MI:
-			return false;
 		case GPUOPS_EOP_CMP:
 		case GPUOPS_EOP_ADD:
 		case GPUOPS_EOP_SUB:
@@ -883,10 +876,25 @@ expr_step_stops_with_error(const GpuopsExprStep *s)
 		case GPUOPS_EOP_ABS:
 		case GPUOPS_EOP_TO_INT:
 		case GPUOPS_EOP_TO_FLOAT:
-			return s->type != GPUOPS_ET_NUM;
-		default:
 			return true;
+		default:
+			return false;
 	}
+}
+
+/*
+ * Does this step stop a program (RECHECK) only where PostgreSQL raises an
+ * error?  Not numeric steps (a value the device does not hold), nor a
+ * timestamp difference past 64 bits (PostgreSQL's wraps).  A program all
+ * of whose steps do can compute a value whose rows are never decided by
+ * PostgreSQL but to raise that error (an aggregate's input).
+ */
+inline bool
+expr_step_stops_with_error(const GpuopsExprStep *s)
+{
+	if (s->op == GPUOPS_EOP_TO_NUM || s->op == GPUOPS_EOP_NUM_ROUND || s->op == GPUOPS_EOP_TS_MI)
+		return false;
+	return !expr_op_reads_kind(s->op) || s->type != GPUOPS_ET_NUM;
 }
 
 /*

@@ -62,23 +62,7 @@ SELECT q, check_agg(q) FROM (VALUES
 
 -- run-time errors: PostgreSQL's own, with gpuops on and off; none where
 -- a FILTER keeps PostgreSQL from evaluating the argument
-CREATE FUNCTION agg_error(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE r text; used bool := uses_node(q, 'GpuAgg'); res text := '';
-BEGIN
-  FOREACH r IN ARRAY ARRAY['on', 'off'] LOOP
-    PERFORM set_config('gpuops.enabled', r, true);
-    BEGIN
-      EXECUTE q;
-      res := res || r || ': no error; ';
-    EXCEPTION WHEN OTHERS THEN
-      res := res || r || ': ' || SQLSTATE || ' ' || SQLERRM || '; ';
-    END;
-  END LOOP;
-  PERFORM set_config('gpuops.enabled', 'on', true);
-  RETURN format('gpuagg=%s %s', used, res);
-END $$;
-SELECT q, agg_error(q) FROM (VALUES
+SELECT q, check_error_on(q, 'GpuAgg') FROM (VALUES
   ('SELECT g, sum(a * 300000) FROM ae GROUP BY g'),
   ('SELECT sum(b * 1000::int2) FROM ae'),
   ('SELECT g, sum(c * c) FROM ae GROUP BY g'),
@@ -94,7 +78,7 @@ SELECT q, agg_error(q) FROM (VALUES
 -- chunk too, and results merge across chunks
 SET gpuops.device_memory_limit = '2MB';
 SELECT check_agg('SELECT g, sum(a * b), avg(f * 2) FROM ae GROUP BY g');
-SELECT agg_error('SELECT g, sum(1000 / (z + (id > 140000)::int * -z)) FROM ae GROUP BY g');
+SELECT check_error_on('SELECT g, sum(1000 / (z + (id > 140000)::int * -z)) FROM ae GROUP BY g', 'GpuAgg');
 RESET gpuops.device_memory_limit;
 
 -- parallel: partial GpuAgg in each worker, and GpuAgg over staged rows
@@ -103,7 +87,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT check_agg('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
-SELECT agg_error('SELECT g, sum(1000 / z) FROM ae GROUP BY g');
+SELECT check_error_on('SELECT g, sum(1000 / z) FROM ae GROUP BY g', 'GpuAgg');
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

@@ -200,11 +200,12 @@ EXCEPTION WHEN OTHERS THEN
   RETURN st || ': ' || msg || coalesce(' (' || nullif(det, '') || ')', '');
 END $$;
 
--- check_error(q): runs q with gpuops on and off; whether GpuNestLoop was
--- planned, and each run's error (SQLSTATE and message) or none.
-CREATE FUNCTION check_error(q text) RETURNS text
+-- check_error_on(q, node): runs q with gpuops on and off; whether the
+-- Custom Scan (node) was planned, and each run's error (SQLSTATE and
+-- message) or none.  check_error(q): for GpuNestLoop.
+CREATE FUNCTION check_error_on(q text, node text) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE r text; used bool := uses_node(q, 'GpuNestLoop'); res text := '';
+DECLARE r text; used bool := uses_node(q, node); res text := '';
 BEGIN
   FOREACH r IN ARRAY ARRAY['on', 'off'] LOOP
     PERFORM set_config('gpuops.enabled', r, true);
@@ -216,8 +217,10 @@ BEGIN
     END;
   END LOOP;
   PERFORM set_config('gpuops.enabled', 'on', true);
-  RETURN format('gpunestloop=%s %s', used, res);
+  RETURN format('%s=%s %s', lower(node), used, res);
 END $$;
+CREATE FUNCTION check_error(q text) RETURNS text
+LANGUAGE sql AS $$ SELECT check_error_on(q, 'GpuNestLoop') $$;
 
 -- nl_analyze(q): the GpuNestLoop node of EXPLAIN ANALYZE q (JSON), for its
 -- counters.

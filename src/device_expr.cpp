@@ -269,6 +269,17 @@ typedef struct Builder
 
 static bool Compile(Builder *b, Node *node);
 
+/* A builder emitting into an emptied prog, reading inputs' columns. */
+static void
+BeginProgram(Builder *b, GpuopsExprProgram *prog, DeviceExprInputs *inputs)
+{
+	memset(prog, 0, sizeof(*prog));
+	b->prog = prog;
+	b->in = inputs;
+	b->nlocals = 0;
+	b->case_local = -1;
+}
+
 static bool
 Emit(Builder *b, int op, int type, int sub, int arg)
 {
@@ -525,23 +536,9 @@ CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
 		if (TypeKind(exprType((Node *) lfirst(lc))) < 0 || !Compile(b, (Node *) lfirst(lc)))
 			return false;
 	}
-	sub = m->sub;
-	switch (m->op)
-	{
-		case GPUOPS_EOP_ADD:
-		case GPUOPS_EOP_SUB:
-		case GPUOPS_EOP_MUL:
-		case GPUOPS_EOP_DIV:
-		case GPUOPS_EOP_MOD:
-		case GPUOPS_EOP_NEG:
-		case GPUOPS_EOP_ABS:
-		case GPUOPS_EOP_TO_INT:
-		case GPUOPS_EOP_TO_FLOAT:
-			sub = TypeWidth(result_type);
-			break;
-		default:
-			break;
-	}
+	/* arithmetic and casts: the result's width */
+	sub = m->op != GPUOPS_EOP_CMP && gpuops::expr_op_reads_kind(m->op) ? TypeWidth(result_type)
+		: m->sub;
 	return Emit(b, m->op, m->type, sub, 0);
 }
 
@@ -841,13 +838,9 @@ DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog
 
 	if (quals == NIL)
 		return false;
-	memset(prog, 0, sizeof(*prog));
 	inputs->nouter = inputs->ninner = 0;
 	inputs->params = inputs->param_slots = NIL;
-	b.prog = prog;
-	b.in = inputs;
-	b.nlocals = 0;
-	b.case_local = -1;
+	BeginProgram(&b, prog, inputs);
 	expr = list_length(quals) == 1 ? (Node *) linitial(quals)
 		: (Node *) makeBoolExpr(AND_EXPR, quals, -1);
 	if (exprType(expr) != BOOLOID || !Compile(&b, expr))
@@ -874,11 +867,7 @@ DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 	/* Params would need constant slots bound at run time in this program too */
 	if (ContainsParam((Node *) expr, NULL) || !DeviceExprWordsOrdered(exprType((Node *) expr)))
 		return false;
-	memset(prog, 0, sizeof(*prog));
-	b.prog = prog;
-	b.in = inputs;
-	b.nlocals = 0;
-	b.case_local = -1;
+	BeginProgram(&b, prog, inputs);
 	if (!Compile(&b, (Node *) expr) || inputs->nouter != saved.nouter ||
 		inputs->ninner != saved.ninner)
 	{
@@ -900,11 +889,7 @@ DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 		(type != INT2OID && type != INT4OID && type != INT8OID && type != FLOAT4OID &&
 		 type != FLOAT8OID))
 		return false;
-	memset(prog, 0, sizeof(*prog));
-	b.prog = prog;
-	b.in = inputs;
-	b.nlocals = 0;
-	b.case_local = -1;
+	BeginProgram(&b, prog, inputs);
 	ok = Compile(&b, (Node *) expr) && inputs->ninner == saved.ninner &&
 		gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
 	for (int pc = 0; ok && pc < prog->nsteps; pc++)
