@@ -424,8 +424,7 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 		}
 		if (spec.program_ncols > 0 && b->nrows > 0)
 		{
-			auto		t1 = std::chrono::steady_clock::now();
-
+			/* computed inputs, after their FILTER masks (queued above) */
 			a->inputs.upload(a->rt, s, &b->inputs, spec.program_ncols);
 			for (int g = 0; g < spec.naggs; g++)
 				if (spec.programs[g])
@@ -434,10 +433,6 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 						spec.value_kinds[g], a->values[g].as<uint8_t>(),
 						a->value_nulls[g].as<uint8_t>(), a->recheck.as<unsigned long long>());
 			GPUOPS_CUDA_TRY(cudaGetLastError());
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(&a->stats.recheck_row, a->recheck.as<void>(),
-											sizeof(uint64_t), cudaMemcpyDeviceToHost, s));
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
-			a->stats.kernel_ms += ms_since(t1);
 		}
 		/* the caller's buffers may change once this returns */
 		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
@@ -583,6 +578,10 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 		size_t		temp_bytes = 0;
 		auto		t0 = std::chrono::steady_clock::now();
 
+		/* the first row a computed input stopped at, over every batch added */
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(&a->stats.recheck_row, a->recheck.as<void>(), sizeof(uint64_t),
+										cudaMemcpyDeviceToHost, s));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
 		a->stats.rows = n;
 		a->stats.hash_capacity = agg_hash_capacity(spec, n);

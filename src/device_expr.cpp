@@ -14,9 +14,10 @@
  * constant interval without months (timestamptz: without days either,
  * which depend on the time zone); AND, OR, NOT; IS [NOT] NULL; IS [NOT]
  * TRUE/FALSE/UNKNOWN; IS [NOT] DISTINCT FROM; IN and NOT IN lists (= ANY /
- * <> ALL of a constant array or an ARRAY[...]); CASE in both forms.  Functions are recognized by their OIDs in pg_catalog
- * (fmgroids.h), never by name, so a user's function of the same name is
- * not mistaken for one.  BETWEEN arrives as an AND of two comparisons.
+ * <> ALL of a constant array or an ARRAY[...]); CASE in both forms.
+ * Functions are recognized by their OIDs in pg_catalog (fmgroids.h), never
+ * by name, so a user's function of the same name is not mistaken for one.
+ * BETWEEN arrives as an AND of two comparisons.
  */
 extern "C" {
 #include "postgres.h"
@@ -710,7 +711,6 @@ Compile(Builder *b, Node *node)
 			{
 				Const	   *c = (Const *) node;
 				int			k;
-
 				uint64		word;
 
 				if (TypeKind(c->consttype) < 0)
@@ -858,45 +858,49 @@ ContainsParam(Node *node, void *context)
 	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) ContainsParam, context);
 }
 
-bool
-DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
+/*
+ * A value program for expr over the inputs' columns, new columns added
+ * only with add_columns, every step one that stops only with an error
+ * PostgreSQL raises with errors_only; the inputs are left as they were on
+ * failure.  Params would need constant slots bound at run time in this
+ * program too: none.
+ */
+static bool
+CompileValueProgram(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog,
+					bool add_columns, bool errors_only)
 {
 	DeviceExprInputs saved = *inputs;
 	Builder		b;
+	bool		ok;
 
-	/* Params would need constant slots bound at run time in this program too */
-	if (ContainsParam((Node *) expr, NULL) || !DeviceExprWordsOrdered(exprType((Node *) expr)))
+	if (ContainsParam((Node *) expr, NULL))
 		return false;
 	BeginProgram(&b, prog, inputs);
-	if (!Compile(&b, (Node *) expr) || inputs->nouter != saved.nouter ||
-		inputs->ninner != saved.ninner)
-	{
+	ok = Compile(&b, (Node *) expr) && inputs->ninner == saved.ninner &&
+		(add_columns || inputs->nouter == saved.nouter) &&
+		gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
+	for (int pc = 0; ok && errors_only && pc < prog->nsteps; pc++)
+		ok = gpuops::expr_step_stops_with_error(&prog->steps[pc]);
+	if (!ok)
 		*inputs = saved;
-		return false;
-	}
-	return gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
+	return ok;
+}
+
+bool
+DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
+{
+	return DeviceExprWordsOrdered(exprType((Node *) expr)) &&
+		CompileValueProgram(expr, inputs, prog, false, false);
 }
 
 bool
 DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
 {
-	DeviceExprInputs saved = *inputs;
 	Oid			type = exprType((Node *) expr);
-	Builder		b;
-	bool		ok;
 
-	if (ContainsParam((Node *) expr, NULL) ||
-		(type != INT2OID && type != INT4OID && type != INT8OID && type != FLOAT4OID &&
-		 type != FLOAT8OID))
-		return false;
-	BeginProgram(&b, prog, inputs);
-	ok = Compile(&b, (Node *) expr) && inputs->ninner == saved.ninner &&
-		gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;
-	for (int pc = 0; ok && pc < prog->nsteps; pc++)
-		ok = gpuops::expr_step_stops_with_error(&prog->steps[pc]);
-	if (!ok)
-		*inputs = saved;
-	return ok;
+	return (type == INT2OID || type == INT4OID || type == INT8OID || type == FLOAT4OID ||
+			type == FLOAT8OID) &&
+		CompileValueProgram(expr, inputs, prog, true, true);
 }
 
 /*

@@ -22,9 +22,9 @@
  * Variance and stddev take there numeric_accum itself per row, and their
  * final function per group.
  *
- * The device path reads numerics in their stored format (numeric.c's
- * NumericShort / NumericLong layouts, which pg_upgrade keeps stable): a
- * function call per row would cost more than the rest of the aggregation.
+ * The device path reads numerics in their stored format
+ * (numeric_decode.cpp): a function call per row would cost more than the
+ * rest of the aggregation.
  */
 extern "C" {
 #include "postgres.h"

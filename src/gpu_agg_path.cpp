@@ -39,6 +39,7 @@ extern "C" {
 #include "gpu_agg.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "join_plan.h"
 #include "types.h"
 
 static Plan *PlanGpuAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -693,10 +694,8 @@ ChildVarMutator(Node *node, List *child_exprs)
 	if (IsA(node, Var))
 	{
 		Var		   *v = (Var *) node;
-		int			col = list_length(child_exprs) - 1;
+		int			col = GpuopsFindColumn(child_exprs, node);
 
-		while (col >= 0 && !equal(list_nth(child_exprs, col), v))
-			col--;
 		if (col < 0)
 			elog(ERROR, "GpuAgg: a computed input's column is not the child's");
 		return (Node *) makeVar(OUTER_VAR, (AttrNumber) (col + 1), v->vartype, v->vartypmod,
