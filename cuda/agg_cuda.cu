@@ -30,6 +30,7 @@
 #include "agg_sort.cuh"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "eval_kernel.cuh"
 #include "expr_columns.cuh"
 #include "launch.cuh"
 
@@ -75,41 +76,6 @@ size_t
 bitmap_bytes(uint64_t n)
 {
 	return (n + 7) / 8 + 8;
-}
-
-/*
- * A computed input for rows [at, at + n) (at a multiple of 8): a thread per
- * 8 rows, so each owns its byte of the null bitmap, which holds the FILTER
- * mask on entry (masked rows are not evaluated) and gains NULL values.
- */
-__global__ void
-eval_input_kernel(const GpuopsExprProgram *p, ColumnsView in, uint64_t at, uint64_t n,
-				  GpuopsKeyKind kind, uint8_t *values, uint8_t *nulls, unsigned long long *recheck)
-{
-	uint64_t	byte = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	size_t		w = gpuops_key_raw_width(kind);
-	uint8_t		mask,
-				out;
-
-	if (byte * 8 >= n)
-		return;
-	mask = out = nulls[at / 8 + byte];
-	for (int j = 0; j < 8 && byte * 8 + j < n; j++)
-	{
-		uint64_t	i = byte * 8 + j;
-		bool		isnull = true;
-
-		if (mask & (1 << j))
-			continue;
-		if (!agg_eval_row(p, in, i, kind, values + (at + i) * w, &isnull))
-		{
-			atomicMin(recheck, (unsigned long long) (at + i));
-			isnull = true;
-		}
-		if (isnull)
-			out |= (uint8_t) (1 << j);
-	}
-	nulls[at / 8 + byte] = out;
 }
 
 __global__ void
@@ -431,7 +397,7 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 					eval_input_kernel<<<blocks(nb), kThreads, 0, s>>>(
 						a->programs[g].as<GpuopsExprProgram>(), a->inputs.view(), at, b->nrows,
 						spec.value_kinds[g], a->values[g].as<uint8_t>(),
-						a->value_nulls[g].as<uint8_t>(), a->recheck.as<unsigned long long>());
+						a->value_nulls[g].as<uint8_t>(), 0, a->recheck.as<unsigned long long>());
 			GPUOPS_CUDA_TRY(cudaGetLastError());
 		}
 		/* the caller's buffers may change once this returns */

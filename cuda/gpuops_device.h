@@ -81,273 +81,6 @@ typedef struct GpuopsDeviceInfo
 } GpuopsDeviceInfo;
 
 /*
- * Sort key kinds.  Each key column is staged raw (its values at the width
- * below, plus a null bitmap) and becomes, on the device, one null word and
- * one or two value words: 64-bit unsigned integers whose order is
- * PostgreSQL's order for the type (key_normalize.hpp).
- */
-typedef enum GpuopsKeyKind
-{
-	GPUOPS_KEY_INT2 = 0,		/* int2 */
-	GPUOPS_KEY_INT4,			/* int4, date */
-	GPUOPS_KEY_INT8,			/* int8, time, timestamp, timestamptz */
-	GPUOPS_KEY_FLOAT4,			/* NaN above +Infinity, -0 == 0 */
-	GPUOPS_KEY_FLOAT8,
-	GPUOPS_KEY_BOOL,
-	GPUOPS_KEY_UUID,			/* 16 bytes, compared as unsigned bytes */
-	GPUOPS_KEY_INTERVAL,		/* PostgreSQL Interval, compared by total span */
-	GPUOPS_KEY_BYTES16,			/* a 16-byte prefix, zero padded (C-collation text) */
-	GPUOPS_KEY_NUMERIC_ABBREV,	/* PostgreSQL's 64-bit abbreviated numeric key: its
-								 * signed order is the reverse of the values' */
-	GPUOPS_KEY_ABBREV_UNSIGNED	/* a PostgreSQL abbreviated key compared as an
-								 * unsigned integer (text under ICU collations) */
-} GpuopsKeyKind;
-
-#define GPUOPS_MAX_SORT_KEYS 32
-
-/* Bytes one value of the kind takes in a staging buffer. */
-GPUOPS_INLINE uint32_t
-gpuops_key_raw_width(GpuopsKeyKind kind)
-{
-	switch (kind)
-	{
-		case GPUOPS_KEY_INT2:
-			return 2;
-		case GPUOPS_KEY_INT4:
-		case GPUOPS_KEY_FLOAT4:
-			return 4;
-		case GPUOPS_KEY_BOOL:
-			return 1;
-		case GPUOPS_KEY_UUID:
-		case GPUOPS_KEY_INTERVAL:
-		case GPUOPS_KEY_BYTES16:
-			return 16;
-		default:
-			return 8;
-	}
-}
-
-/* 64-bit value words of the kind (the null word comes on top). */
-GPUOPS_INLINE uint32_t
-gpuops_key_value_words(GpuopsKeyKind kind)
-{
-	return gpuops_key_raw_width(kind) > 8 ? 2 : 1;
-}
-
-typedef struct GpuopsSortKey
-{
-	GpuopsKeyKind kind;
-	int			descending;
-	int			nulls_first;
-} GpuopsSortKey;
-
-typedef struct GpuopsSortSpec
-{
-	int			nkeys;
-	GpuopsSortKey keys[GPUOPS_MAX_SORT_KEYS];
-	/*
-	 * > 0: report which sorted rows equal their predecessor in the first
-	 * tie_words key words (through the first key the device sees only a
-	 * prefix of; the caller re-sorts those runs)
-	 */
-	uint32_t	tie_words;
-} GpuopsSortSpec;
-
-/*
- * Timings and counters one operation reports for EXPLAIN ANALYZE.
- * Milliseconds; copy time covers host<->device transfers, kernel time the
- * device-side work (normalize, sort); both are 0 on the CPU backend except
- * kernel_ms, which then is the time of the host implementation.
- */
-typedef struct GpuopsStats
-{
-	uint64_t	rows;
-	uint32_t	batches;
-	uint32_t	key_words;		/* 64-bit words per normalized key */
-	uint32_t	runs;			/* sorted runs merged (over the memory budget: > 1) */
-	uint32_t	sort_passes;	/* radix sort passes (words whose values differ) */
-	uint32_t	sort_bits;		/* key bits the radix sorts actually examined */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak device memory held by the operation */
-} GpuopsStats;
-
-/*
- * A staging buffer handed out by a backend for the caller to fill: per key,
- * capacity_rows values at the kind's raw width and a null bitmap (bit i of
- * byte i/8 set = row i is NULL; a NULL row's value bytes are ignored).
- * capacity_rows is a multiple of 8.
- */
-typedef struct GpuopsStageBuffer
-{
-	void	   *values[GPUOPS_MAX_SORT_KEYS];
-	uint8_t    *nulls[GPUOPS_MAX_SORT_KEYS];
-	uint32_t	capacity_rows;
-} GpuopsStageBuffer;
-
-typedef struct GpuopsSort GpuopsSort;	/* opaque, owned by the backend */
-
-/*
- * A backend: the same operations on the GPU or on the host.
- *
- * Sort protocol (key-pointer sort; rows are numbered 0..n-1 in the order their
- * keys were submitted, the tuples themselves never leave the host):
- *   sort_begin
- *   repeat: sort_stage (may return GPUOPS_PENDING while every staging buffer
- *           is in flight; call again) -> fill values -> sort_submit(nrows)
- *   sort_finish   (queues the sort; returns at once)
- *   repeat sort_poll until it returns GPUOPS_OK (GPUOPS_PENDING meanwhile)
- *   sort_result   (row numbers in sorted order; stable: ties keep input order)
- *   sort_ties     (with spec.tie_words: bit i set = sorted row i has the
- *                  same first tie_words key words as sorted row i-1)
- *   sort_end      (always, also after any failure; frees everything)
- * Every function except sort_end returns a status; after a failure the
- * message is available from last_error() until the next call.
- */
-typedef struct GpuopsBackend
-{
-	const char *name;			/* "cuda" or "cpu" */
-	GpuopsStatus (*probe) (GpuopsDeviceInfo *info) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_begin) (const GpuopsSettings *settings,
-								const GpuopsSortSpec *spec,
-								GpuopsSort **sort) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_stage) (GpuopsSort *sort, GpuopsStageBuffer *buf) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_submit) (GpuopsSort *sort, uint32_t nrows) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_finish) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_poll) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_result) (GpuopsSort *sort, uint32_t *order,
-								 uint64_t nrows) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_ties) (GpuopsSort *sort, uint8_t *ties,
-							   uint64_t nrows) GPUOPS_NOEXCEPT;
-	void		(*sort_stats) (const GpuopsSort *sort, GpuopsStats *stats) GPUOPS_NOEXCEPT;
-	void		(*sort_end) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
-} GpuopsBackend;
-
-/*
- * Hash join (key-pointer, like the sort): build rows and probe rows are
- * numbered in the order their keys are added; only key words cross the bus
- * and only (probe row, build row) pairs come back.  A key column is given as
- * 64-bit words (integers sign-extended, so int2/int4/int8 compare across
- * types) plus a null bitmap; rows with a NULL key never match.  The pairs
- * are candidates with equal key hashes (64-bit): the caller re-checks the
- * join clauses, so a hash collision cannot produce a wrong row.
- *
- * Algorithm (both backends): the build side's (hash, row) pairs are radix
- * sorted, equal hashes form a directory of (hash, first, count); each probe
- * row binary-searches the directory, the counts are prefix-summed (count
- * then write: the output size is exact), and every output pair is found by
- * its own thread from the prefix sums, so one key matching half the build
- * side does not serialize on one thread (skew).
- */
-#define GPUOPS_MAX_JOIN_KEYS 8
-
-typedef struct GpuopsJoinKeys
-{
-	int			nkeys;
-	uint64_t	nrows;
-	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS];	/* per key, nrows words */
-	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS]; /* per key bitmap, or NULL */
-} GpuopsJoinKeys;
-
-/*
- * A probe's pairs, in probe row order, come in windows of at most the pairs
- * the budget holds: join_probe returns the first, join_next_pairs the next
- * ones while `more` is set.  A probe row's pairs may span two windows.
- */
-typedef struct GpuopsJoinPairs
-{
-	uint64_t	npairs;
-	const uint32_t *probe_rows; /* valid until the next call or join_end */
-	const uint32_t *build_rows;
-	int			more;			/* 1: join_next_pairs has more of this probe */
-} GpuopsJoinPairs;
-
-typedef struct GpuopsJoinStats
-{
-	uint64_t	build_rows;
-	uint64_t	probe_rows;
-	uint64_t	pairs;
-	uint32_t	probe_batches;
-	uint32_t	windows;		/* pair windows beyond each probe's first */
-	uint64_t	directory;		/* distinct build hashes */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak */
-} GpuopsJoinStats;
-
-typedef struct GpuopsJoin GpuopsJoin;
-
-/*
- * join_begin -> join_build (any number of times) -> join_build_finish ->
- * join_probe (any number of times, each followed by join_next_pairs while
- * pairs.more) -> join_end (always).  join_capacity: the most build rows
- * (with non-NULL keys) one build holds under the device budget, 0 when
- * unlimited; larger build sides are partitioned by the caller.
- * join_probe_rows: the most rows one probe takes (a multiple of 8).  Both
- * backends derive it, and the window size, from the same budget
- * (join_hash.hpp), so they partition alike and return the same pairs in
- * the same order.
- */
-typedef struct GpuopsJoinLookup GpuopsJoinLookup;
-
-typedef struct GpuopsJoinBackend
-{
-	const char *name;
-	GpuopsStatus (*join_begin) (const GpuopsSettings *settings, int nkeys,
-								GpuopsJoin **join) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_build) (GpuopsJoin *join, const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_build_finish) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_probe) (GpuopsJoin *join, const GpuopsJoinKeys *keys,
-								GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_next_pairs) (GpuopsJoin *join, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	uint64_t	(*join_capacity) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
-	uint32_t	(*join_probe_rows) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
-	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
-	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
-
-	/*
-	 * Shared build (parallel plans, join_service.h): after build_finish,
-	 * the directory's size and a checksum of its hashes; and lookups, which
-	 * give each probe row its directory entry (or -1) and its number of
-	 * build rows (0 without a match), and write no pairs.
-	 * A lookup object has its own stream and buffers, allocated by
-	 * lookup_begin, and only reads the directory: lookup may run on another
-	 * thread while the join's other calls run, until lookup_end (which
-	 * comes before join_end).  Lookups on one object are serialized.
-	 */
-	GpuopsStatus (*join_directory) (GpuopsJoin *join, uint64_t *ndir,
-									uint64_t *checksum) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*lookup_begin) (GpuopsJoin *join, uint32_t max_rows,
-								  GpuopsJoinLookup **lookup) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*lookup) (GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys,
-							int64_t *slots, uint32_t *counts) GPUOPS_NOEXCEPT;
-	void		(*lookup_end) (GpuopsJoinLookup *lookup) GPUOPS_NOEXCEPT;
-} GpuopsJoinBackend;
-
-/*
- * A probe whose rows' directory entries are known (a shared build's
- * lookup): the CPU backend's join_probe without the search.  For a join of
- * gpuops_cpu_join_backend() only; its windows continue with join_next_pairs.
- */
-extern GpuopsStatus gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots,
-												uint64_t nrows,
-												GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-
-/*
- * A probe whose rows' match counts are known (a shared build's lookup) and
- * whose build rows are never read (no inner column is needed and unmatched
- * inner rows are not returned): pairs with build row 0, as many per probe
- * row as it has matches.  The join (of gpuops_cpu_join_backend()) needs no
- * build; its windows continue with join_next_pairs.
- */
-extern GpuopsStatus gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts,
-												 uint64_t nrows,
-												 GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-
-extern const GpuopsJoinBackend *gpuops_cuda_join_backend(void) GPUOPS_NOEXCEPT;
-extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
-
-/*
  * Device expressions: a PostgreSQL expression compiled (src/device_expr.cpp)
  * into a short program that the CUDA kernels and the CPU twin interpret
  * alike (expr_eval.hpp), so no code is generated at run time.
@@ -476,6 +209,302 @@ typedef struct GpuopsExprColumns
 	const uint64_t *words[GPUOPS_EXPR_MAX_COLS];
 	const uint8_t *nulls[GPUOPS_EXPR_MAX_COLS];
 } GpuopsExprColumns;
+
+/*
+ * Sort key kinds.  Each key column is staged raw (its values at the width
+ * below, plus a null bitmap) and becomes, on the device, one null word and
+ * one or two value words: 64-bit unsigned integers whose order is
+ * PostgreSQL's order for the type (key_normalize.hpp).
+ */
+typedef enum GpuopsKeyKind
+{
+	GPUOPS_KEY_INT2 = 0,		/* int2 */
+	GPUOPS_KEY_INT4,			/* int4, date */
+	GPUOPS_KEY_INT8,			/* int8, time, timestamp, timestamptz */
+	GPUOPS_KEY_FLOAT4,			/* NaN above +Infinity, -0 == 0 */
+	GPUOPS_KEY_FLOAT8,
+	GPUOPS_KEY_BOOL,
+	GPUOPS_KEY_UUID,			/* 16 bytes, compared as unsigned bytes */
+	GPUOPS_KEY_INTERVAL,		/* PostgreSQL Interval, compared by total span */
+	GPUOPS_KEY_BYTES16,			/* a 16-byte prefix, zero padded (C-collation text) */
+	GPUOPS_KEY_NUMERIC_ABBREV,	/* PostgreSQL's 64-bit abbreviated numeric key: its
+								 * signed order is the reverse of the values' */
+	GPUOPS_KEY_ABBREV_UNSIGNED	/* a PostgreSQL abbreviated key compared as an
+								 * unsigned integer (text under ICU collations) */
+} GpuopsKeyKind;
+
+#define GPUOPS_MAX_SORT_KEYS 32
+
+/* Bytes one value of the kind takes in a staging buffer. */
+GPUOPS_INLINE uint32_t
+gpuops_key_raw_width(GpuopsKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUOPS_KEY_INT2:
+			return 2;
+		case GPUOPS_KEY_INT4:
+		case GPUOPS_KEY_FLOAT4:
+			return 4;
+		case GPUOPS_KEY_BOOL:
+			return 1;
+		case GPUOPS_KEY_UUID:
+		case GPUOPS_KEY_INTERVAL:
+		case GPUOPS_KEY_BYTES16:
+			return 16;
+		default:
+			return 8;
+	}
+}
+
+/* 64-bit value words of the kind (the null word comes on top). */
+GPUOPS_INLINE uint32_t
+gpuops_key_value_words(GpuopsKeyKind kind)
+{
+	return gpuops_key_raw_width(kind) > 8 ? 2 : 1;
+}
+
+typedef struct GpuopsSortKey
+{
+	GpuopsKeyKind kind;
+	int			descending;
+	int			nulls_first;
+} GpuopsSortKey;
+
+typedef struct GpuopsSortSpec
+{
+	int			nkeys;
+	GpuopsSortKey keys[GPUOPS_MAX_SORT_KEYS];
+	/*
+	 * > 0: report which sorted rows equal their predecessor in the first
+	 * tie_words key words (through the first key the device sees only a
+	 * prefix of; the caller re-sorts those runs)
+	 */
+	uint32_t	tie_words;
+
+	/*
+	 * Keys the device computes (expressions as sort keys): for a key with
+	 * programs[k] set (a value program over the staged program columns,
+	 * program_ncols of them), the caller stages nothing in values[k] and
+	 * nulls[k]; the program's value is the key, at its kind's width (INT2/4/8,
+	 * FLOAT4/8 only), and a NULL value a NULL key.  The programs may stop
+	 * (RECHECK) only where PostgreSQL raises an error: sort_recheck gives
+	 * the first such row, for the caller to evaluate with PostgreSQL (the
+	 * order is then meaningless).  sort_values returns the computed values,
+	 * which the caller's rows need too.
+	 */
+	const GpuopsExprProgram *programs[GPUOPS_MAX_SORT_KEYS];
+	int			program_ncols;
+} GpuopsSortSpec;
+
+#define GPUOPS_SORT_NO_RECHECK (~(uint64_t) 0)
+
+/*
+ * Timings and counters one operation reports for EXPLAIN ANALYZE.
+ * Milliseconds; copy time covers host<->device transfers, kernel time the
+ * device-side work (normalize, sort); both are 0 on the CPU backend except
+ * kernel_ms, which then is the time of the host implementation.
+ */
+typedef struct GpuopsStats
+{
+	uint64_t	rows;
+	uint32_t	batches;
+	uint32_t	key_words;		/* 64-bit words per normalized key */
+	uint32_t	runs;			/* sorted runs merged (over the memory budget: > 1) */
+	uint32_t	sort_passes;	/* radix sort passes (words whose values differ) */
+	uint32_t	sort_bits;		/* key bits the radix sorts actually examined */
+	double		copy_ms;
+	double		kernel_ms;
+	uint64_t	device_bytes;	/* peak device memory held by the operation */
+} GpuopsStats;
+
+/*
+ * A staging buffer handed out by a backend for the caller to fill: per key,
+ * capacity_rows values at the kind's raw width and a null bitmap (bit i of
+ * byte i/8 set = row i is NULL; a NULL row's value bytes are ignored).
+ * capacity_rows is a multiple of 8.
+ */
+typedef struct GpuopsStageBuffer
+{
+	void	   *values[GPUOPS_MAX_SORT_KEYS];
+	uint8_t    *nulls[GPUOPS_MAX_SORT_KEYS];
+	/* the program columns (spec.program_ncols): a word and a null byte per row */
+	uint64_t   *input_words[GPUOPS_EXPR_MAX_COLS];
+	uint8_t    *input_nulls[GPUOPS_EXPR_MAX_COLS];
+	uint32_t	capacity_rows;
+} GpuopsStageBuffer;
+
+typedef struct GpuopsSort GpuopsSort;	/* opaque, owned by the backend */
+
+/*
+ * A backend: the same operations on the GPU or on the host.
+ *
+ * Sort protocol (key-pointer sort; rows are numbered 0..n-1 in the order their
+ * keys were submitted, the tuples themselves never leave the host):
+ *   sort_begin
+ *   repeat: sort_stage (may return GPUOPS_PENDING while every staging buffer
+ *           is in flight; call again) -> fill values -> sort_submit(nrows)
+ *   sort_finish   (queues the sort; returns at once)
+ *   repeat sort_poll until it returns GPUOPS_OK (GPUOPS_PENDING meanwhile)
+ *   sort_result   (row numbers in sorted order; stable: ties keep input order)
+ *   sort_ties     (with spec.tie_words: bit i set = sorted row i has the
+ *                  same first tie_words key words as sorted row i-1)
+ *   sort_recheck, sort_values (with computed keys, any time after sort_poll)
+ *   sort_end      (always, also after any failure; frees everything)
+ * Every function except sort_end returns a status; after a failure the
+ * message is available from last_error() until the next call.
+ */
+typedef struct GpuopsBackend
+{
+	const char *name;			/* "cuda" or "cpu" */
+	GpuopsStatus (*probe) (GpuopsDeviceInfo *info) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_begin) (const GpuopsSettings *settings,
+								const GpuopsSortSpec *spec,
+								GpuopsSort **sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_stage) (GpuopsSort *sort, GpuopsStageBuffer *buf) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_submit) (GpuopsSort *sort, uint32_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_finish) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_poll) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_result) (GpuopsSort *sort, uint32_t *order,
+								 uint64_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_ties) (GpuopsSort *sort, uint8_t *ties,
+							   uint64_t nrows) GPUOPS_NOEXCEPT;
+	void		(*sort_stats) (const GpuopsSort *sort, GpuopsStats *stats) GPUOPS_NOEXCEPT;
+	void		(*sort_end) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	/* the first row (in submission order) a key program stopped at, or GPUOPS_SORT_NO_RECHECK */
+	GpuopsStatus (*sort_recheck) (GpuopsSort *sort, uint64_t *row) GPUOPS_NOEXCEPT;
+	/*
+	 * Computed key `key`'s values of rows [first, first + n) in submission
+	 * order (first a multiple of 8): at its kind's width into values, and
+	 * as bits 0..n-1 of the bitmap nulls (its other bits are kept).
+	 */
+	GpuopsStatus (*sort_values) (GpuopsSort *sort, int key, uint64_t first, uint32_t n,
+								 void *values, uint8_t *nulls) GPUOPS_NOEXCEPT;
+} GpuopsBackend;
+
+/*
+ * Hash join (key-pointer, like the sort): build rows and probe rows are
+ * numbered in the order their keys are added; only key words cross the bus
+ * and only (probe row, build row) pairs come back.  A key column is given as
+ * 64-bit words (integers sign-extended, so int2/int4/int8 compare across
+ * types) plus a null bitmap; rows with a NULL key never match.  The pairs
+ * are candidates with equal key hashes (64-bit): the caller re-checks the
+ * join clauses, so a hash collision cannot produce a wrong row.
+ *
+ * Algorithm (both backends): the build side's (hash, row) pairs are radix
+ * sorted, equal hashes form a directory of (hash, first, count); each probe
+ * row binary-searches the directory, the counts are prefix-summed (count
+ * then write: the output size is exact), and every output pair is found by
+ * its own thread from the prefix sums, so one key matching half the build
+ * side does not serialize on one thread (skew).
+ */
+#define GPUOPS_MAX_JOIN_KEYS 8
+
+typedef struct GpuopsJoinKeys
+{
+	int			nkeys;
+	uint64_t	nrows;
+	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS];	/* per key, nrows words */
+	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS]; /* per key bitmap, or NULL */
+} GpuopsJoinKeys;
+
+/*
+ * A probe's pairs, in probe row order, come in windows of at most the pairs
+ * the budget holds: join_probe returns the first, join_next_pairs the next
+ * ones while `more` is set.  A probe row's pairs may span two windows.
+ */
+typedef struct GpuopsJoinPairs
+{
+	uint64_t	npairs;
+	const uint32_t *probe_rows; /* valid until the next call or join_end */
+	const uint32_t *build_rows;
+	int			more;			/* 1: join_next_pairs has more of this probe */
+} GpuopsJoinPairs;
+
+typedef struct GpuopsJoinStats
+{
+	uint64_t	build_rows;
+	uint64_t	probe_rows;
+	uint64_t	pairs;
+	uint32_t	probe_batches;
+	uint32_t	windows;		/* pair windows beyond each probe's first */
+	uint64_t	directory;		/* distinct build hashes */
+	double		copy_ms;
+	double		kernel_ms;
+	uint64_t	device_bytes;	/* peak */
+} GpuopsJoinStats;
+
+typedef struct GpuopsJoin GpuopsJoin;
+
+/*
+ * join_begin -> join_build (any number of times) -> join_build_finish ->
+ * join_probe (any number of times, each followed by join_next_pairs while
+ * pairs.more) -> join_end (always).  join_capacity: the most build rows
+ * (with non-NULL keys) one build holds under the device budget, 0 when
+ * unlimited; larger build sides are partitioned by the caller.
+ * join_probe_rows: the most rows one probe takes (a multiple of 8).  Both
+ * backends derive it, and the window size, from the same budget
+ * (join_hash.hpp), so they partition alike and return the same pairs in
+ * the same order.
+ */
+typedef struct GpuopsJoinLookup GpuopsJoinLookup;
+
+typedef struct GpuopsJoinBackend
+{
+	const char *name;
+	GpuopsStatus (*join_begin) (const GpuopsSettings *settings, int nkeys,
+								GpuopsJoin **join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_build) (GpuopsJoin *join, const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_build_finish) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_probe) (GpuopsJoin *join, const GpuopsJoinKeys *keys,
+								GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_next_pairs) (GpuopsJoin *join, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	uint64_t	(*join_capacity) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	uint32_t	(*join_probe_rows) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
+	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
+
+	/*
+	 * Shared build (parallel plans, join_service.h): after build_finish,
+	 * the directory's size and a checksum of its hashes; and lookups, which
+	 * give each probe row its directory entry (or -1) and its number of
+	 * build rows (0 without a match), and write no pairs.
+	 * A lookup object has its own stream and buffers, allocated by
+	 * lookup_begin, and only reads the directory: lookup may run on another
+	 * thread while the join's other calls run, until lookup_end (which
+	 * comes before join_end).  Lookups on one object are serialized.
+	 */
+	GpuopsStatus (*join_directory) (GpuopsJoin *join, uint64_t *ndir,
+									uint64_t *checksum) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*lookup_begin) (GpuopsJoin *join, uint32_t max_rows,
+								  GpuopsJoinLookup **lookup) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*lookup) (GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys,
+							int64_t *slots, uint32_t *counts) GPUOPS_NOEXCEPT;
+	void		(*lookup_end) (GpuopsJoinLookup *lookup) GPUOPS_NOEXCEPT;
+} GpuopsJoinBackend;
+
+/*
+ * A probe whose rows' directory entries are known (a shared build's
+ * lookup): the CPU backend's join_probe without the search.  For a join of
+ * gpuops_cpu_join_backend() only; its windows continue with join_next_pairs.
+ */
+extern GpuopsStatus gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots,
+												uint64_t nrows,
+												GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+
+/*
+ * A probe whose rows' match counts are known (a shared build's lookup) and
+ * whose build rows are never read (no inner column is needed and unmatched
+ * inner rows are not returned): pairs with build row 0, as many per probe
+ * row as it has matches.  The join (of gpuops_cpu_join_backend()) needs no
+ * build; its windows continue with join_next_pairs.
+ */
+extern GpuopsStatus gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts,
+												 uint64_t nrows,
+												 GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+
+extern const GpuopsJoinBackend *gpuops_cuda_join_backend(void) GPUOPS_NOEXCEPT;
+extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
 
 /*
  * Grouped aggregation (key-pointer, like the sort and the join): rows are

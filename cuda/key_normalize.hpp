@@ -200,8 +200,9 @@ stage_layout(const GpuopsSortSpec &spec, uint32_t capacity, size_t *values_off,
 }
 
 /*
- * Rows per staging buffer of `bytes`: a multiple of 65536 (one host batch)
- * when that many fit, else of 8 (so null bitmaps stay byte-aligned).
+ * Rows per staging buffer of `bytes` (keys, then any program columns): a
+ * multiple of 65536 (one host batch) when that many fit, else of 8 (so null
+ * bitmaps stay byte-aligned).
  */
 inline uint32_t
 stage_capacity(const GpuopsSortSpec &spec, size_t bytes)
@@ -211,7 +212,9 @@ stage_capacity(const GpuopsSortSpec &spec, size_t bytes)
 	for (int k = 0; k < spec.nkeys; k++)
 		per_row += gpuops_key_raw_width(spec.keys[k].kind);
 	per_row += static_cast<size_t>(spec.nkeys);	/* null bits, rounded up generously */
-	size_t		slack = static_cast<size_t>(spec.nkeys) * 32;
+	/* the program columns after the keys (sort_computed.hpp): a word and a null byte each */
+	per_row += static_cast<size_t>(spec.program_ncols) * (sizeof(uint64_t) + 1);
+	size_t		slack = static_cast<size_t>(spec.nkeys) * 32 + 64;
 	size_t		rows = bytes > slack ? (bytes - slack) / per_row : 0;
 
 	if (rows > UINT32_MAX / 2)

@@ -8,9 +8,10 @@
  * row numbers one word at a time, least significant word first, stably, on
  * only the bits in which that word differs between rows.  Under a memory
  * budget (gpuops.device_memory_limit) it sorts in runs and merges them, as
- * the GPU does.  It serves
- * gpuops.device = cpu (so the whole executor path is tested where there is
- * no GPU) and the fallback when the device fails mid-query.
+ * the GPU does.  It serves gpuops.device = cpu (so the whole executor path
+ * is tested where there is no GPU) and the fallback when the device fails
+ * mid-query.  Computed keys are evaluated by the same interpreter the
+ * kernels run (agg_eval.hpp).
  */
 #include <algorithm>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "host_radix.hpp"
 #include "key_normalize.hpp"
 #include "run_merge.hpp"
+#include "sort_computed.hpp"
 
 namespace gpuops {
 namespace {
@@ -37,6 +39,8 @@ struct CpuSort
 	uint32_t	stage_rows = 0;
 	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
 	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
+	size_t		input_off = 0;	/* program columns in the staging buffer */
+	ComputedValues computed;	/* computed keys' values, per batch */
 	std::vector<std::vector<uint64_t>> words;	/* current run: [word][row] */
 	uint64_t	rows = 0;		/* all rows submitted */
 	uint64_t	run_base = 0;	/* first row of the current run */
@@ -57,6 +61,49 @@ used_bits(const std::vector<uint64_t> &w)
 	for (uint64_t v : w)
 		diff |= v ^ w[0];
 	return diff ? 64 - __builtin_clzll(diff) : 0;
+}
+
+/*
+ * Evaluates the computed keys of the staged batch of nrows rows (the next
+ * ones) into a new chunk, as the CUDA kernel does: a row a program stops at
+ * is NULL, and the first such row is kept.
+ */
+ComputedChunk &
+eval_computed(CpuSort *s, uint32_t nrows)
+{
+	size_t		voff[GPUOPS_MAX_SORT_KEYS],
+				noff[GPUOPS_MAX_SORT_KEYS];
+	ColumnsView in = input_view(s->spec, s->stage.data() + s->input_off, s->stage_rows);
+	ComputedChunk ch;
+
+	s->computed.check_next(s->rows);
+	ch.first = s->rows;
+	ch.rows = nrows;
+	ch.bytes.assign(computed_layout(s->spec, nrows, voff, noff), 0);
+	for (int k = 0; k < s->spec.nkeys; k++)
+	{
+		const GpuopsExprProgram *p = s->spec.programs[k];
+		GpuopsKeyKind kind = s->spec.keys[k].kind;
+		uint32_t	w = gpuops_key_raw_width(kind);
+
+		if (!p)
+			continue;
+		for (uint32_t i = 0; i < nrows; i++)
+		{
+			bool		isnull = true;
+
+			if (!agg_eval_row(p, in, i, kind, ch.bytes.data() + voff[k] + static_cast<size_t>(i) * w,
+							  &isnull))
+			{
+				s->computed.first_stop = std::min<uint64_t>(s->computed.first_stop, s->rows + i);
+				isnull = true;
+			}
+			if (isnull)
+				ch.bytes[noff[k] + i / 8] |= static_cast<uint8_t>(1 << (i & 7));
+		}
+	}
+	s->computed.chunks.push_back(std::move(ch));
+	return s->computed.chunks.back();
 }
 
 /*
@@ -134,6 +181,7 @@ cpu_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		s->spec = *spec;
 		s->nwords = spec_words(*spec);
 		s->words.resize(s->nwords);
+		check_programs(*spec);
 		s->stage_rows = stage_capacity(*spec, settings->batch_bytes);
 		if (s->stage_rows == 0)
 			fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
@@ -142,7 +190,8 @@ cpu_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 										  s->nwords);
 		if (s->run_rows && s->run_rows < s->stage_rows)
 			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
-		s->stage.resize(stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off));
+		s->input_off = stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
+		s->stage.resize(s->input_off + input_bytes(*spec, s->stage_rows));
 		s->stats.key_words = s->nwords;
 		*out = reinterpret_cast<GpuopsSort *>(s.release());
 		return GPUOPS_OK;
@@ -158,6 +207,13 @@ cpu_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
 	{
 		buf->values[k] = s->stage.data() + s->values_off[k];
 		buf->nulls[k] = s->stage.data() + s->nulls_off[k];
+	}
+	for (int c = 0; c < s->spec.program_ncols; c++)
+	{
+		buf->input_words[c] = reinterpret_cast<uint64_t *>(
+			s->stage.data() + s->input_off + input_words_off(s->stage_rows, c));
+		buf->input_nulls[c] = s->stage.data() + s->input_off +
+			input_nulls_off(s->spec, s->stage_rows, c);
 	}
 	buf->capacity_rows = s->stage_rows;
 	return GPUOPS_OK;
@@ -181,11 +237,19 @@ cpu_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 		/* a new run when this batch would take the current one over budget */
 		if (s->run_rows && s->rows > s->run_base && s->rows - s->run_base + nrows > s->run_rows)
 			cut_run(s);
+		const ComputedChunk *comp = sort_has_programs(s->spec) ? &eval_computed(s, nrows) : nullptr;
+		size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
+					coff_n[GPUOPS_MAX_SORT_KEYS];
+
+		if (comp)
+			computed_layout(s->spec, nrows, coff_v, coff_n);
 		for (int k = 0; k < s->spec.nkeys; k++)
 		{
 			const GpuopsSortKey &key = s->spec.keys[k];
-			const uint8_t *vals = s->stage.data() + s->values_off[k];
-			const uint8_t *nulls = s->stage.data() + s->nulls_off[k];
+			const uint8_t *vals = s->spec.programs[k] ? comp->bytes.data() + coff_v[k]
+				: s->stage.data() + s->values_off[k];
+			const uint8_t *nulls = s->spec.programs[k] ? comp->bytes.data() + coff_n[k]
+				: s->stage.data() + s->nulls_off[k];
 			uint32_t	width = gpuops_key_raw_width(key.kind);
 			uint32_t	nv = gpuops_key_value_words(key.kind);
 			std::vector<uint64_t> &nw = s->words[j];
@@ -304,6 +368,27 @@ cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 	return GPUOPS_OK;
 }
 
+GpuopsStatus
+cpu_sort_recheck(GpuopsSort *sort, uint64_t *row) noexcept
+{
+	auto	   *s = reinterpret_cast<CpuSort *>(sort);
+
+	*row = s->computed.first_stop;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+cpu_sort_values(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
+				uint8_t *nulls) noexcept
+{
+	auto	   *s = reinterpret_cast<CpuSort *>(sort);
+
+	return guarded([&]() {
+		s->computed.copy_out(s->spec, key, first, n, values, nulls);
+		return GPUOPS_OK;
+	});
+}
+
 void
 cpu_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
 {
@@ -328,6 +413,8 @@ const GpuopsBackend cpu_backend = {
 	cpu_sort_ties,
 	cpu_sort_stats,
 	cpu_sort_end,
+	cpu_sort_recheck,
+	cpu_sort_values,
 };
 
 }								/* namespace */

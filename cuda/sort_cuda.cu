@@ -17,6 +17,11 @@
  * Inputs whose words exceed the device memory budget are sorted in runs
  * that fit: each run's sorted row numbers and key words come back to the
  * host, and the runs are merged there (run_merge.hpp).
+ *
+ * Computed keys (expressions): the batch brings the program columns
+ * instead of the key, and a kernel ahead of the normalize evaluates the
+ * program into the batch's computed values (eval_kernel.cuh), which stay
+ * on the device until the caller asks for them (sort_values).
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -24,8 +29,10 @@
 #include <vector>
 
 #include "cuda_runtime.cuh"
+#include "eval_kernel.cuh"
 #include "key_normalize.hpp"
 #include "run_merge.hpp"
+#include "sort_computed.hpp"
 
 namespace gpuops {
 namespace cuda {
@@ -49,13 +56,15 @@ struct KernelSpec
 	uint8_t		kind[GPUOPS_MAX_SORT_KEYS];
 	uint8_t		desc[GPUOPS_MAX_SORT_KEYS];
 	uint8_t		nulls_first[GPUOPS_MAX_SORT_KEYS];
+	uint8_t		computed[GPUOPS_MAX_SORT_KEYS];	/* read from `comp`, not `raw` */
 	uint64_t	values_off[GPUOPS_MAX_SORT_KEYS];
 	uint64_t	nulls_off[GPUOPS_MAX_SORT_KEYS];
 };
 
-/* Raw staged columns of one batch -> key words [word][row]. */
+/* Raw staged (or computed) columns of one batch -> key words [word][row]. */
 __global__ void
-normalize_kernel(KernelSpec spec, const uint8_t *raw, uint32_t n, uint64_t *words)
+normalize_kernel(KernelSpec spec, const uint8_t *raw_in, const uint8_t *comp, uint32_t n,
+				 uint64_t *words)
 {
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
 	{
@@ -63,6 +72,7 @@ normalize_kernel(KernelSpec spec, const uint8_t *raw, uint32_t n, uint64_t *word
 
 		for (int k = 0; k < spec.nkeys; k++)
 		{
+			const uint8_t *raw = spec.computed[k] ? comp : raw_in;
 			GpuopsKeyKind kind = static_cast<GpuopsKeyKind>(spec.kind[k]);
 			bool		isnull = (raw[spec.nulls_off[k] + (i >> 3)] >> (i & 7)) & 1;
 			uint64_t	w[2] = {0, 0};
@@ -158,6 +168,8 @@ struct DevPtr
 struct Batch
 {
 	DevPtr		words;			/* [word][row] for this batch's rows */
+	DevPtr		computed;		/* computed keys' values (computed_layout), until fetched */
+	uint64_t	first = 0;		/* its first row */
 	uint32_t	rows = 0;
 	cudaEvent_t copy_start = nullptr;
 	cudaEvent_t copy_end = nullptr;
@@ -174,6 +186,11 @@ struct CudaSort
 	uint32_t	stage_rows = 0;
 	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
 	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
+	size_t		input_off = 0;	/* program columns in the staging buffer */
+	bool		has_programs = false;
+	DevPtr		programs[GPUOPS_MAX_SORT_KEYS];	/* computed keys' programs */
+	DevPtr		recheck;		/* the first row a program stopped at */
+	ComputedValues computed;	/* computed values fetched to the host */
 	int			held_buffer = -1;	/* pinned buffer handed to the caller */
 	std::vector<Batch> batches;
 	size_t		run_first_batch = 0;	/* batches of the current run start here */
@@ -284,6 +301,34 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 
 void		cut_run(CudaSort *s);
 
+/*
+ * Brings the computed values of every batch still holding them on the
+ * device to the host (in batch order, so chunks stay in row order) and
+ * frees them there.  Waits for the batches' kernels.
+ */
+void
+fetch_computed(CudaSort *s)
+{
+	size_t		voff[GPUOPS_MAX_SORT_KEYS],
+				noff[GPUOPS_MAX_SORT_KEYS];
+
+	for (Batch &b : s->batches)
+	{
+		if (!b.computed.p)
+			continue;
+		ComputedChunk ch;
+
+		ch.first = b.first;
+		ch.rows = b.rows;
+		ch.bytes.resize(computed_layout(s->spec, b.rows, voff, noff));
+		GPUOPS_CUDA_TRY(cudaStreamWaitEvent(s->rt->stream(0), b.kernel_end, 0));
+		s->result_copy_ms += copy_to_host(s, b.computed.p, ch.bytes.size(), ch.bytes.data());
+		give_back(s, b.computed, s->rt->stream(0));
+		b.computed = DevPtr();
+		s->computed.chunks.push_back(std::move(ch));
+	}
+}
+
 GpuopsStatus
 cuda_probe(GpuopsDeviceInfo *info) noexcept
 {
@@ -312,13 +357,35 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 		s->nwords = spec_words(*spec);
 		if (s->nwords * sizeof(uint64_t) > Runtime::kScalarBytes)
 			fail(GPUOPS_ERR_UNSUPPORTED, "sort key too wide: %u words", s->nwords);
+		check_programs(*spec);
+		s->has_programs = sort_has_programs(*spec);
 		s->stage_rows = stage_capacity(*spec, rt.buffer_bytes());
 		if (s->stage_rows == 0)
 			fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
-		s->run_rows = run_rows_for_budget(rt.limit(), s->nwords);
+		/* a computed key's values stay until fetched: about one more word a row */
+		s->run_rows = run_rows_for_budget(rt.limit(), s->nwords + (s->has_programs ? spec->nkeys : 0));
 		if (s->run_rows && s->run_rows < s->stage_rows)
 			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
-		stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
+		s->input_off = stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
+		if (s->input_off + input_bytes(*spec, s->stage_rows) > rt.buffer_bytes())
+			fail(GPUOPS_ERR_INTERNAL, "staging layout exceeds its buffer");
+		if (s->has_programs)
+		{
+			cudaStream_t st = rt.stream(0);
+
+			for (int k = 0; k < spec->nkeys; k++)
+				if (spec->programs[k])
+				{
+					s->programs[k] = take(s.get(), sizeof(GpuopsExprProgram), st);
+					GPUOPS_CUDA_TRY(cudaMemcpyAsync(s->programs[k].p, spec->programs[k],
+													sizeof(GpuopsExprProgram),
+													cudaMemcpyHostToDevice, st));
+				}
+			s->recheck = take(s.get(), sizeof(unsigned long long), st);
+			GPUOPS_CUDA_TRY(cudaMemsetAsync(s->recheck.p, 0xff, sizeof(unsigned long long), st));
+			/* the programs come from the caller's memory, which may go once this returns */
+			GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		}
 		memset(&s->kspec, 0, sizeof(s->kspec));
 		s->kspec.nkeys = spec->nkeys;
 		s->kspec.nwords = s->nwords;
@@ -327,6 +394,7 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 			s->kspec.kind[k] = static_cast<uint8_t>(spec->keys[k].kind);
 			s->kspec.desc[k] = spec->keys[k].descending != 0;
 			s->kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
+			s->kspec.computed[k] = spec->programs[k] != nullptr;
 		}
 		s->stats.key_words = s->nwords;
 		s->sort_start = new_event();
@@ -352,6 +420,13 @@ cuda_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
 		{
 			buf->values[k] = base + s->values_off[k];
 			buf->nulls[k] = reinterpret_cast<uint8_t *>(base + s->nulls_off[k]);
+		}
+		for (int c = 0; c < s->spec.program_ncols; c++)
+		{
+			buf->input_words[c] = reinterpret_cast<uint64_t *>(
+				base + s->input_off + input_words_off(s->stage_rows, c));
+			buf->input_nulls[c] = reinterpret_cast<uint8_t *>(
+				base + s->input_off + input_nulls_off(s->spec, s->stage_rows, c));
 		}
 		buf->capacity_rows = s->stage_rows;
 		return GPUOPS_OK;
@@ -379,10 +454,14 @@ cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 		const char *host = static_cast<const char *>(s->rt->buffer(s->held_buffer));
 		size_t		voff[GPUOPS_MAX_SORT_KEYS],
 					noff[GPUOPS_MAX_SORT_KEYS];
-		size_t		raw_bytes = stage_layout(s->spec, nrows, voff, noff);
+		size_t		in_off = stage_layout(s->spec, nrows, voff, noff);
+		size_t		raw_bytes = in_off + input_bytes(s->spec, nrows);
 		Batch		b;
 
+		if (s->has_programs && !s->batches.empty() && s->batches.back().rows % 8 != 0)
+			fail(GPUOPS_ERR_INTERNAL, "computed sort keys: a partial batch before the last");
 		b.rows = nrows;
+		b.first = s->rows;
 		b.copy_start = new_event();
 		b.copy_end = new_event();
 		b.kernel_end = new_event();
@@ -396,24 +475,61 @@ cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
 		{
 			size_t		w = gpuops_key_raw_width(s->spec.keys[k].kind);
 
+			if (s->spec.programs[k])
+				continue;		/* computed below */
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + voff[k], host + s->values_off[k],
 											static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice, st));
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + noff[k], host + s->nulls_off[k],
 											(nrows + 7) / 8, cudaMemcpyHostToDevice, st));
+		}
+		for (int c = 0; c < s->spec.program_ncols; c++)
+		{
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_words_off(nrows, c),
+											host + s->input_off + input_words_off(s->stage_rows, c),
+											static_cast<size_t>(nrows) * sizeof(uint64_t),
+											cudaMemcpyHostToDevice, st));
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_nulls_off(s->spec, nrows, c),
+											host + s->input_off + input_nulls_off(s->spec, s->stage_rows, c),
+											nrows, cudaMemcpyHostToDevice, st));
 		}
 		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_end, st));
 		s->rt->release_after(s->held_buffer, st);
 		s->held_buffer = -1;
 
 		KernelSpec	ks = s->kspec;
+		size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
+					coff_n[GPUOPS_MAX_SORT_KEYS];
 
 		for (int k = 0; k < s->spec.nkeys; k++)
 		{
 			ks.values_off[k] = voff[k];
 			ks.nulls_off[k] = noff[k];
 		}
+		if (s->has_programs)
+		{
+			size_t		cbytes = computed_layout(s->spec, nrows, coff_v, coff_n);
+			ColumnsView in = input_view(s->spec, static_cast<const uint8_t *>(raw.p) + in_off, nrows);
+
+			bb.computed = take(s, cbytes, st);
+			GPUOPS_CUDA_TRY(cudaMemsetAsync(bb.computed.p, 0, cbytes, st));	/* no row masked */
+			for (int k = 0; k < s->spec.nkeys; k++)
+			{
+				if (!s->spec.programs[k])
+					continue;
+				uint8_t    *comp = static_cast<uint8_t *>(bb.computed.p);
+
+				eval_input_kernel<<<grid_for((nrows + 7) / 8), kThreads, 0, st>>>(
+					static_cast<const GpuopsExprProgram *>(s->programs[k].p), in, 0, nrows,
+					s->spec.keys[k].kind, comp + coff_v[k], comp + coff_n[k], bb.first,
+					static_cast<unsigned long long *>(s->recheck.p));
+				GPUOPS_CUDA_CHECK_LAUNCH("eval keys");
+				ks.values_off[k] = coff_v[k];
+				ks.nulls_off[k] = coff_n[k];
+			}
+		}
 		normalize_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-			ks, static_cast<const uint8_t *>(raw.p), nrows, static_cast<uint64_t *>(bb.words.p));
+			ks, static_cast<const uint8_t *>(raw.p), static_cast<const uint8_t *>(bb.computed.p),
+			nrows, static_cast<uint64_t *>(bb.words.p));
 		GPUOPS_CUDA_CHECK_LAUNCH("normalize");
 		GPUOPS_CUDA_TRY(cudaEventRecord(bb.kernel_end, st));
 		give_back(s, raw, st);
@@ -565,6 +681,8 @@ cut_run(CudaSort *s)
 	s->runs_kernel_ms += elapsed_ms(s->sort_start, s->sort_end);
 	for (uint32_t i = 0; i < n; i++)
 		run.rows[i] += static_cast<uint32_t>(s->run_base);
+	/* the run's computed values leave the device with it, freeing room for the next */
+	fetch_computed(s);
 	s->runs.push_back(std::move(run));
 	s->stats.runs++;
 	s->run_base = s->rows;
@@ -687,6 +805,44 @@ cuda_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 	});
 }
 
+GpuopsStatus
+cuda_sort_recheck(GpuopsSort *sort, uint64_t *row) noexcept
+{
+	auto	   *s = reinterpret_cast<CudaSort *>(sort);
+
+	return guarded([&]() {
+		*row = GPUOPS_SORT_NO_RECHECK;
+		if (!s->finished)
+			fail(GPUOPS_ERR_INTERNAL, "sort recheck asked for before the sort finished");
+		if (!s->has_programs)
+			return GPUOPS_OK;
+		cudaStream_t st = s->rt->stream(0);
+		uint64_t   *scalar = s->rt->pinned_scalar();
+
+		/* stream 0 waited for every batch's kernels before the sort */
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, s->recheck.p, sizeof(uint64_t),
+										cudaMemcpyDeviceToHost, st));
+		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		*row = *scalar;
+		return GPUOPS_OK;
+	});
+}
+
+GpuopsStatus
+cuda_sort_values(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
+				 uint8_t *nulls) noexcept
+{
+	auto	   *s = reinterpret_cast<CudaSort *>(sort);
+
+	return guarded([&]() {
+		if (!s->finished)
+			fail(GPUOPS_ERR_INTERNAL, "sort values asked for before the sort finished");
+		fetch_computed(s);
+		s->computed.copy_out(s->spec, key, first, n, values, nulls);
+		return GPUOPS_OK;
+	});
+}
+
 void
 cuda_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
 {
@@ -746,6 +902,8 @@ const GpuopsBackend cuda_backend = {
 	cuda_sort_ties,
 	cuda_sort_stats,
 	cuda_sort_end,
+	cuda_sort_recheck,
+	cuda_sort_values,
 };
 
 }								/* namespace */

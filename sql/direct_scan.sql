@@ -102,6 +102,8 @@ RESET gpuops.enabled;
 
 -- not read directly: a scan with a qual, a computed column, the switch off
 SELECT direct_rows('SELECT id FROM ds WHERE g > 10 ORDER BY k');
+SELECT direct_rows('SELECT id, k + 1 AS k1 FROM ds ORDER BY id');
+-- unless the computed column is a sort key the device computes (sort_exprs)
 SELECT direct_rows('SELECT id, k + 1 AS k1 FROM ds ORDER BY k1');
 SET gpuops.enable_direct_scan = off;
 SELECT direct_rows('SELECT id FROM ds ORDER BY k');

@@ -26,6 +26,7 @@ GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent)
 	memset(store, 0, sizeof(*store));
 	store->cxt = AllocSetContextCreate(parent, "gpuops row store", ALLOCSET_DEFAULT_SIZES);
 	store->ncols = desc->natts;
+	store->ninput = desc->natts;
 	store->cols = (GpuopsColumnDesc *)
 		MemoryContextAllocZero(parent, sizeof(GpuopsColumnDesc) * Max(desc->natts, 1));
 	for (int c = 0; c < desc->natts; c++)
@@ -48,6 +49,13 @@ GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent)
 			col->by_pointer = true;
 		}
 	}
+}
+
+void
+GpuopsRowStoreSetInputColumns(GpuopsRowStore *store, int n)
+{
+	Assert(n >= 0 && n <= store->ncols && store->nrows == 0);
+	store->ninput = n;
 }
 
 void
@@ -177,6 +185,8 @@ GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls)
 		store->nbatches--;
 	if (store->nbatches > 0 && store->batches[store->nbatches - 1]->nrows < GPUOPS_BATCH_ROWS)
 		elog(ERROR, "gpuops: a full batch adopted after a partial one");
+	if (store->ninput != store->ncols)
+		elog(ERROR, "gpuops: a batch adopted into a store with computed columns");
 	batch = NewBatch(store);
 	for (int c = 0; c < store->ncols; c++)
 	{
@@ -200,7 +210,7 @@ GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *values, uint8 *c
 
 		if (at + take > batch->capacity)
 			BatchGrow(store, batch, GPUOPS_BATCH_ROWS);
-		for (int c = 0; c < store->ncols; c++)
+		for (int c = 0; c < store->ninput; c++)
 		{
 			Size		w = store->cols[c].width;
 
@@ -326,7 +336,7 @@ GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch, const Datum *
 	if (batch->nrows == batch->capacity)
 		BatchGrow(store, batch, Min(batch->capacity * 2, GPUOPS_BATCH_ROWS));
 	i = batch->nrows;
-	for (int c = 0; c < store->ncols; c++)
+	for (int c = 0; c < store->ninput; c++)
 	{
 		const GpuopsColumnDesc *col = &store->cols[c];
 		char	   *dst = batch->values[c] + (Size) i * col->width;

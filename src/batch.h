@@ -54,6 +54,12 @@ typedef struct GpuopsRowStore
 {
 	MemoryContext cxt;			/* owns every batch and the arena */
 	int			ncols;
+	/*
+	 * Columns rows are appended with: the first ninput.  The others
+	 * (GpuSort's computed keys) are allocated but filled by their owner,
+	 * after the fact, for every row (GpuopsRowStoreKeep does not copy them).
+	 */
+	int			ninput;
 	GpuopsColumnDesc *cols;
 	GpuopsBatch **batches;
 	int			nbatches;
@@ -83,6 +89,9 @@ typedef struct GpuopsRowStore
 extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc,
 							   MemoryContext parent);
 extern void GpuopsRowStoreReset(GpuopsRowStore *store);
+
+/* Rows are appended with the first n columns only (batch.h, ninput). */
+extern void GpuopsRowStoreSetInputColumns(GpuopsRowStore *store, int n);
 extern void GpuopsRowStoreFree(GpuopsRowStore *store);
 
 /*

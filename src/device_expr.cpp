@@ -959,6 +959,48 @@ DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
 	}
 }
 
+/* Rows [at, at + n) of one batch's column as device words. */
+static void
+ColumnWords(const GpuopsRowStore *store, const GpuopsBatch *batch, int col, Oid type, uint32 at,
+			uint32 n, uint64 *d)
+{
+	const char *v = batch->values[col] + (Size) at * store->cols[col].width;
+
+	switch (type)
+	{
+		case INT2OID:
+			for (uint32 i = 0; i < n; i++)
+				d[i] = (uint64) (int64) ((const int16 *) v)[i];
+			break;
+		case INT4OID:
+		case DATEOID:
+			for (uint32 i = 0; i < n; i++)
+				d[i] = (uint64) (int64) ((const int32 *) v)[i];
+			break;
+		case BOOLOID:
+			for (uint32 i = 0; i < n; i++)
+				d[i] = ((const bool *) v)[i] ? 1 : 0;
+			break;
+		case FLOAT4OID:
+			for (uint32 i = 0; i < n; i++)
+				d[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
+			break;
+		case NUMERICOID:
+			/* stored numerics (by pointer), decoded in place */
+			for (uint32 i = 0; i < n; i++)
+			{
+				const char *p;
+
+				memcpy(&p, v + (Size) i * sizeof(p), sizeof(p));
+				d[i] = GpuopsBatchIsNull(batch, col, at + i) ? 0 : NumericWord(p);
+			}
+			break;
+		default:				/* 8-byte values: the words themselves */
+			memcpy(d, v, (Size) n * sizeof(uint64));
+			break;
+	}
+}
+
 void
 DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const int *cols,
 					const Oid *types, int ncols, MemoryContext cxt, GpuopsExprColumns *out)
@@ -978,8 +1020,6 @@ DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const i
 			const GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
 			uint32		at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
 			uint32		take = (uint32) Min((uint64) (batch->nrows - at), n - done);
-			const char *v = batch->values[cols[c]] + (Size) at * store->cols[cols[c]].width;
-			uint64	   *d = w + done;
 
 			if (batch->nulls[cols[c]])
 			{
@@ -988,43 +1028,29 @@ DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const i
 				for (uint32 i = 0; i < take; i++)
 					nulls[done + i] = GpuopsBatchIsNull(batch, cols[c], at + i);
 			}
-			switch (types[c])
-			{
-				case INT2OID:
-					for (uint32 i = 0; i < take; i++)
-						d[i] = (uint64) (int64) ((const int16 *) v)[i];
-					break;
-				case INT4OID:
-				case DATEOID:
-					for (uint32 i = 0; i < take; i++)
-						d[i] = (uint64) (int64) ((const int32 *) v)[i];
-					break;
-				case BOOLOID:
-					for (uint32 i = 0; i < take; i++)
-						d[i] = ((const bool *) v)[i] ? 1 : 0;
-					break;
-				case FLOAT4OID:
-					for (uint32 i = 0; i < take; i++)
-						d[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
-					break;
-				case NUMERICOID:
-					/* stored numerics (by pointer), decoded in place */
-					for (uint32 i = 0; i < take; i++)
-					{
-						const char *p;
-
-						memcpy(&p, v + (Size) i * sizeof(p), sizeof(p));
-						d[i] = GpuopsBatchIsNull(batch, cols[c], at + i) ? 0 : NumericWord(p);
-					}
-					break;
-				default:		/* 8-byte values: the words themselves */
-					memcpy(d, v, (Size) take * sizeof(uint64));
-					break;
-			}
+			ColumnWords(store, batch, cols[c], types[c], at, take, w + done);
 			done += take;
 		}
 		out->words[c] = w;
 		out->nulls[c] = nulls;
+	}
+}
+
+void
+DeviceExprStageInto(const GpuopsRowStore *store, const GpuopsBatch *batch, uint32 from, uint32 n,
+					const int *cols, const Oid *types, int ncols, uint64 *const *words,
+					uint8 *const *nulls, uint32 at)
+{
+	for (int c = 0; c < ncols; c++)
+	{
+		uint8	   *nb = nulls[c] + at;
+
+		if (batch->nulls[cols[c]] == NULL)
+			memset(nb, 0, n);
+		else
+			for (uint32 i = 0; i < n; i++)
+				nb[i] = GpuopsBatchIsNull(batch, cols[c], from + i);
+		ColumnWords(store, batch, cols[c], types[c], from, n, words[c] + at);
 	}
 }
 

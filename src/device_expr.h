@@ -94,6 +94,15 @@ extern void DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint6
 								GpuopsExprColumns *out);
 
 /*
+ * Rows [from, from + n) of one batch, columns cols[0..ncols) of types
+ * types[], as device words and null bytes written at row `at` of the
+ * caller's per-column arrays (a sort's staging buffer).
+ */
+extern void DeviceExprStageInto(const GpuopsRowStore *store, const GpuopsBatch *batch, uint32 from,
+								uint32 n, const int *cols, const Oid *types, int ncols,
+								uint64 *const *words, uint8 *const *nulls, uint32 at);
+
+/*
  * Executor side: sets the constant slots of the program's Params from
  * their current values (param_states: ExprStates of the Param nodes).
  */

@@ -685,26 +685,6 @@ GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	GpuAggAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 
-/* A Var of the child's output: OUTER_VAR, for the executor to evaluate against the child's row. */
-static Node *
-ChildVarMutator(Node *node, List *child_exprs)
-{
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Var))
-	{
-		Var		   *v = (Var *) node;
-		int			col = GpuopsFindColumn(child_exprs, node);
-
-		if (col < 0)
-			elog(ERROR, "GpuAgg: a computed input's column is not the child's");
-		return (Node *) makeVar(OUTER_VAR, (AttrNumber) (col + 1), v->vartype, v->vartypmod,
-								v->varcollid, 0);
-	}
-	return expression_tree_mutator(node, (Node * (*) ()) (void (*)(void)) ChildVarMutator,
-								   (void *) child_exprs);
-}
-
 /*
  * The plan's computed inputs: as the path's, each argument's Vars turned
  * into references to the child's output, for PostgreSQL to evaluate a row
@@ -717,8 +697,8 @@ PlanPrograms(List *path_programs, List *child_exprs)
 	ListCell   *lc;
 
 	foreach(lc, (List *) lthird(path_programs))
-		exprs = lappend(exprs, lfirst(lc) ? ChildVarMutator((Node *) copyObject(lfirst(lc)),
-															  child_exprs) : NULL);
+		exprs = lappend(exprs, lfirst(lc) ? GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
+																 child_exprs) : NULL);
 	return list_make3(copyObject(linitial(path_programs)), copyObject(lsecond(path_programs)),
 					  exprs);
 }

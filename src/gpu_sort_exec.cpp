@@ -13,6 +13,13 @@
  * comparator (GPUTeraSort's tie resolution).  The columns are gathered into
  * that order and the rows emitted.
  *
+ * Computed keys (gpu_sort.h): the batch stages the columns a key's
+ * program reads instead of the key, the device computes the key, and its
+ * values come back into the store's computed column after the sort, so
+ * that tie resolution, spilling and the rows emitted see them as any other
+ * column.  A row the device stops at is one PostgreSQL raises an error
+ * for: its own evaluation of the key on that row raises it.
+ *
  * Device failures: the failing call is reported once (GpuopsDeviceFailed);
  * with gpuops.cpu_fallback the store, which still holds every row, is sorted
  * again by the CPU backend.  Device resources are released through a
@@ -42,6 +49,7 @@ extern "C" {
 
 #include "batch.h"
 #include "boundary.h"
+#include "device_expr.h"
 #include "guarded_scan.h"
 #include "device.h"
 #include "explain_device.h"
@@ -73,6 +81,8 @@ typedef struct GpuSortKeyInfo
 	bool		bpchar;			/* trailing spaces do not count */
 	Oid			sortop;
 	Oid			collation;
+	GpuopsExprProgram *program; /* a computed key's program, else NULL */
+	ExprState  *check;			/* PostgreSQL's evaluation of it, for a stopped row */
 } GpuSortKeyInfo;
 
 typedef struct GpuSortState
@@ -92,6 +102,11 @@ typedef struct GpuSortState
 	bool		random_access;	/* backward scans may come */
 	bool		has_prefix_keys;
 	bool		has_abbrev_keys;	/* lossy keys: every tie run is resolved */
+	int			ncomputed;		/* computed keys: the store's last columns */
+	int			prog_ncols;		/* the columns their programs read */
+	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
+	TupleTableSlot *check_slot; /* a child row, for the keys' check */
 	SortSupport ssup;			/* per key, prepared when ties need resolving */
 	SortSupport abbrev;			/* per key, abbreviation for NUMERIC_ABBREV keys */
 
@@ -162,7 +177,9 @@ DeviceBegin(GpuSortState *st, const GpuopsBackend *backend, bool primary)
 		spec.keys[k].kind = st->keys[k].kind;
 		spec.keys[k].descending = st->keys[k].descending;
 		spec.keys[k].nulls_first = st->keys[k].nulls_first;
+		spec.programs[k] = st->keys[k].program;
 	}
+	spec.program_ncols = st->prog_ncols;
 	/*
 	 * Runs to re-sort: rows equal in every word through the first key the
 	 * device sees only a prefix of.  Past that key the device's order means
@@ -299,6 +316,8 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 		const uint8 *nulls = batch->nulls[key->col];
 		uint8	   *dst_nulls = buf->nulls[k] + at / 8;
 
+		if (key->program)
+			continue;			/* the device computes it from the program columns */
 		if (nulls)
 			memcpy(dst_nulls, nulls + from / 8, (n + 7) / 8);
 		else
@@ -328,6 +347,9 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 				MarkTruncated(st, batch_first_row + from + i);
 		}
 	}
+	if (st->prog_ncols > 0)
+		DeviceExprStageInto(&st->store, batch, from, n, st->prog_cols, st->prog_types,
+							st->prog_ncols, buf->input_words, buf->input_nulls, at);
 	MemoryContextReset(st->tmp_cxt);
 }
 
@@ -382,8 +404,78 @@ AddStats(GpuopsStats *sum, const GpuopsStats *one)
 }
 
 /*
+ * A row whose computed key the device stopped at: PostgreSQL evaluates the
+ * keys there, in order, and raises the error the device saw.  The device
+ * stops only where PostgreSQL raises one (DeviceExprCompileInput), so
+ * returning is a bug, reported as such.
+ */
+static void
+RaiseKeyError(GpuSortState *st, uint64 row)
+{
+	TupleTableSlot *slot = st->check_slot;
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+
+	if (row >= st->store.nrows)
+		elog(ERROR, "GpuSort: the device stopped at row " UINT64_FORMAT " of " UINT64_FORMAT,
+			 row, st->store.nrows);
+	ExecClearTuple(slot);
+	for (int c = 0; c < slot->tts_tupleDescriptor->natts; c++)
+		slot->tts_values[c] = GpuopsRowStoreDatum(&st->store, row, c, &slot->tts_isnull[c]);
+	ExecStoreVirtualTuple(slot);
+	econtext->ecxt_outertuple = slot;
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		bool		isnull;
+
+		if (st->keys[k].check != NULL)
+			(void) ExecEvalExpr(st->keys[k].check, econtext, &isnull);
+	}
+	elog(ERROR, "GpuSort: the device could not compute a sort key that PostgreSQL computes");
+}
+
+/*
+ * The sorted rows' computed keys: raises the error of a row the device
+ * stopped at, else stores the device's values in the keys' columns.
+ */
+static GpuopsStatus
+FetchComputed(GpuSortState *st)
+{
+	GpuSortDevice *dev = st->dev;
+	GpuopsStatus rc;
+	uint64		stop;
+
+	if ((rc = dev->backend->sort_recheck(dev->sort, &stop)) != GPUOPS_OK)
+		return rc;
+	if (stop != GPUOPS_SORT_NO_RECHECK)
+		RaiseKeyError(st, stop);
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		int			col = st->keys[k].col;
+
+		if (st->keys[k].program == NULL)
+			continue;
+		for (int b = 0; b < st->store.nbatches; b++)
+		{
+			GpuopsBatch *batch = st->store.batches[b];
+
+			if (batch->nrows == 0)
+				continue;
+			if (batch->nulls[col] == NULL)
+				batch->nulls[col] = (uint8 *) MemoryContextAllocZero(st->store.cxt,
+																	 (batch->capacity + 7) / 8);
+			rc = dev->backend->sort_values(dev->sort, k, (uint64) b << GPUOPS_BATCH_SHIFT,
+										   batch->nrows, batch->values[col], batch->nulls[col]);
+			if (rc != GPUOPS_OK)
+				return rc;
+		}
+	}
+	return GPUOPS_OK;
+}
+
+/*
  * Submits the last partial buffer, sorts, and fetches the order and, when
- * text keys were truncated, which sorted rows tie with their predecessor.
+ * text keys were truncated, which sorted rows tie with their predecessor;
+ * and the computed keys' values.
  */
 static GpuopsStatus
 DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
@@ -404,6 +496,8 @@ DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 	while ((rc = dev->backend->sort_poll(dev->sort)) == GPUOPS_PENDING)
 		GpuopsWaitForDevice();
 	if (rc != GPUOPS_OK)
+		return rc;
+	if (st->ncomputed > 0 && (rc = FetchComputed(st)) != GPUOPS_OK)
 		return rc;
 	if ((rc = dev->backend->sort_result(dev->sort, order, st->store.nrows)) != GPUOPS_OK)
 		return rc;
@@ -632,7 +726,7 @@ SetCut(GpuSortState *st)
 	Datum		d;
 	bool		isnull;
 
-	if (st->store.nrows < st->bound)
+	if (st->store.nrows < st->bound || st->source->cut == NULL)
 		return;
 	EnsureComparators(st);
 	d = GpuopsRowStoreDatum(&st->store, st->bound - 1, st->keys[0].col, &isnull);
@@ -844,7 +938,8 @@ static Node *
 CreateGpuSortStateImpl(CustomScan *cscan)
 {
 	GpuSortState *st = NewCustomScanState<GpuSortState>(cscan, &gpu_sort_exec_methods);
-	List	   *priv = cscan->custom_private;
+	List	   *priv = (List *) linitial(cscan->custom_private);
+	List	   *computed = (List *) lsecond(cscan->custom_private);
 
 	st->nkeys = list_nth_int(priv, 0);
 	st->bound = (uint64) list_nth_int(priv, 1);
@@ -875,6 +970,30 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 		st->has_prefix_keys |= key->prefix_only;
 		st->has_abbrev_keys |= key->kind == GPUOPS_KEY_NUMERIC_ABBREV ||
 			key->kind == GPUOPS_KEY_ABBREV_UNSIGNED;
+	}
+	if (computed != NIL)
+	{
+		List	   *cols = (List *) linitial(computed);
+		List	   *programs = (List *) lsecond(computed);
+
+		st->prog_ncols = list_length(cols) / 2;
+		if (st->prog_ncols > GPUOPS_EXPR_MAX_COLS || list_length(programs) != st->nkeys)
+			elog(ERROR, "GpuSort: malformed computed keys in plan");
+		for (int c = 0; c < st->prog_ncols; c++)
+		{
+			st->prog_cols[c] = list_nth_int(cols, 2 * c);
+			st->prog_types[c] = (Oid) list_nth_int(cols, 2 * c + 1);
+		}
+		for (int k = 0; k < st->nkeys; k++)
+		{
+			List	   *prog = (List *) list_nth(programs, k);
+
+			if (prog == NIL)
+				continue;
+			st->keys[k].program = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
+			DeviceExprProgramFromList(prog, st->keys[k].program);
+			st->ncomputed++;
+		}
 	}
 	return (Node *) st;
 }
@@ -909,13 +1028,36 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 		gpuops_cpu_backend() : GpuopsPrimaryBackend();
 	if (st->primary != gpuops_cpu_backend())
 		GpuopsPrewarmDeviceFor(eflags, st->device_shared);
-	if (st->bound > 0)
+	/*
+	 * No cut with computed keys: a row dropped unread would never have its
+	 * keys computed, where PostgreSQL computes (and may fail on) every one.
+	 */
+	if (st->bound > 0 && st->ncomputed == 0)
 	{
 		st->cut.col = st->keys[0].col;
 		st->source->cut = &st->cut;
 	}
 	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 					   estate->es_query_cxt);
+	if (st->ncomputed > 0)
+	{
+		List	   *checks = (List *) lthird((List *) lsecond(cscan->custom_private));
+		int			j = 0;
+
+		/* the computed keys are the scan tuple's last columns, filled after the sort */
+		GpuopsRowStoreSetInputColumns(&st->store, st->store.ncols - st->ncomputed);
+		for (int k = 0; k < st->nkeys; k++)
+		{
+			Expr	   *e;
+
+			if (st->keys[k].program == NULL)
+				continue;
+			e = (Expr *) copyObject(list_nth(checks, j++));
+			fix_opfuncids((Node *) e);
+			st->keys[k].check = ExecInitExpr(e, &node->ss.ps);
+		}
+		st->check_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(child), &TTSOpsVirtual);
+	}
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
 										ALLOCSET_DEFAULT_SIZES);
 	st->sort_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort",
@@ -1019,6 +1161,7 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context;
 	List	   *keys = NIL;
+	List	   *computed = NIL;
 	int			words = 0;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
@@ -1032,6 +1175,8 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
 														list_length(es->rtable) > 1 || es->verbose,
 														false));
+		if (key->program != NULL)
+			computed = lappend(computed, pstrdup(buf.data));
 		/* as PostgreSQL's show_sortorder_options */
 		if (OidIsValid(key->collation) && key->collation != exprCollation((Node *) tle->expr))
 		{
@@ -1050,6 +1195,8 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		words += 1 + gpuops_key_value_words(key->kind);
 	}
 	ExplainPropertyList("Sort Key", keys, es);
+	if (computed != NIL)
+		ExplainPropertyList("Keys Computed on Device", computed, es);
 	ExplainPropertyText("Sort Method",
 						psprintf("radix on %d-byte keys%s%s", words * 8,
 								 st->has_prefix_keys ? ", ties by comparator" : "",

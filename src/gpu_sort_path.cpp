@@ -9,7 +9,12 @@
  * and GpuSort is cheaper; and one GpuSort over the rows parallel workers
  * staged into shared memory (GpuStage).  With a constant LIMIT the sort is
  * bounded (top-N).  Anything gpuops cannot sort exactly as
- * PostgreSQL would (types, orderings, several keys for now) is left alone.
+ * PostgreSQL would (types, orderings) is left alone.
+ *
+ * A key that is an expression of integers or floats the device evaluator
+ * compiles is computed by the device (gpu_sort.h, "computed keys"): the
+ * child outputs the columns it reads instead of its value, so a plain scan
+ * is read from its heap pages directly and not projected row by row.
  */
 extern "C" {
 #include "postgres.h"
@@ -29,6 +34,7 @@ extern "C" {
 
 #include "batch.h"
 #include "boundary.h"
+#include "device_expr.h"
 #include "gpu_sort.h"
 #include "gpu_stage.h"
 #include "guc.h"
@@ -88,6 +94,14 @@ static const CustomPathMethods gpu_sort_path_methods = {
  */
 #define GPUSORT_HOST_WORKER_MAX_BOUND (16 * GPUOPS_BATCH_ROWS)
 
+/* Keys the device computes, for the cost. */
+typedef struct SortComputed
+{
+	int			ncols;			/* program columns staged per row */
+	Cost		per_row;		/* what computing the keys cost the child per row */
+	Path	   *source;			/* what the child reads the columns from */
+} SortComputed;
+
 /* Where a sort with this bound runs, serial or in parallel workers. */
 static GpuSortPlacement
 SortPlacement(uint64 bound, bool partial)
@@ -122,7 +136,8 @@ BoundedRowsKept(double rows, uint64 bound)
  */
 static void
 CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bound,
-			double staging_share, bool staged, GpuSortPlacement placement)
+			double staging_share, bool staged, GpuSortPlacement placement,
+			const SortComputed *comp)
 {
 	double		rows = Max(input_rows, 1.0);
 	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
@@ -135,7 +150,8 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	double		row_bytes = input->pathtarget->width + GPUSORT_ROW_OVERHEAD;
 	double		limit_rows = GpuopsHostMemoryLimit() / row_bytes;
 	bool		spills = held > limit_rows;
-	double		kept = spills || staged ? rows : BoundedRowsKept(rows, bound);
+	/* no cut before computed keys are known: every row is kept until compacted */
+	double		kept = spills || staged || comp ? rows : BoundedRowsKept(rows, bound);
 	double		mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
 	double		spilled = spills ? rows - limit_rows : 0.0;
 	Cost		reading = kept * gpuops_tuple_cost * staging_share +
@@ -148,7 +164,17 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	 * through the executor.
 	 */
 	if (bound > 0 && !spills)
-		reading -= GpuopsDirectReadSaving(input, rows, 0.0);
+		reading -= GpuopsDirectReadSaving(comp ? comp->source : input, rows, 0.0);
+
+	/*
+	 * Computed keys: their columns are turned into words and copied (as
+	 * GpuAgg's computed inputs), and the child no longer computes the keys.
+	 */
+	if (comp)
+	{
+		reading += rows * comp->ncols * cpu_operator_cost * 0.5 - rows * comp->per_row;
+		mb += kept * comp->ncols * (sizeof(uint64) + 1) / (1024.0 * 1024.0);
+	}
 	path->rows = input_rows;
 	path->startup_cost = input->total_cost + reading +
 		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) +
@@ -217,12 +243,13 @@ SortBound(PlannerInfo *root)
 static Path *
 MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double input_rows,
 				List *priv, int key_words, uint64 bound, double staging_share, bool staged,
-				GpuSortPlacement placement)
+				GpuSortPlacement placement, const SortComputed *comp)
 {
 	CustomPath *cpath = makeNode(CustomPath);
+	List	   *ints = list_copy((List *) linitial(priv));
 
-	priv = list_copy(priv);
-	lfirst_int(list_nth_cell(priv, 2)) = (int) placement;
+	lfirst_int(list_nth_cell(ints, 2)) = (int) placement;
+	priv = list_make2(ints, lsecond(priv));
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = ordered_rel;
@@ -233,7 +260,7 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
 	cpath->path.parallel_workers = input->parallel_workers;
 	cpath->path.pathkeys = root->sort_pathkeys;
 	CostGpuSort(&cpath->path, input, input_rows, key_words * (int) sizeof(uint64), bound,
-				staging_share, staged, placement);
+				staging_share, staged, placement, comp);
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
 	cpath->custom_private = priv;
@@ -270,7 +297,7 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 		return;
 	/* on the device even when bounded: the leader sorts every staged row, uncut */
 	path = MakeGpuSortPath(root, ordered_rel, gather, input->rows, priv, key_words, bound,
-						   GPUSORT_STAGED_LEADER_SHARE, true, GPUSORT_ON_DEVICE);
+						   GPUSORT_STAGED_LEADER_SHARE, true, GPUSORT_ON_DEVICE, NULL);
 	/* it has a Gather below: it cannot run in a worker itself */
 	path->parallel_safe = false;
 	path->parallel_workers = 0;
@@ -280,15 +307,206 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 	add_path(ordered_rel, path);
 }
 
+/* A sort key as found in the input's target. */
+typedef struct SortKeyFound
+{
+	Expr	   *expr;			/* the input column's expression */
+	GpuopsKeyKind kind;
+	bool		prefix_only;
+	Oid			sortop;
+	bool		computed;		/* the device computes it */
+} SortKeyFound;
+
+/* The path the input's columns come from: below its projection, if any. */
+static Path *
+ProjectedPath(Path *input)
+{
+	return IsA(input, ProjectionPath) ? ((ProjectionPath *) input)->subpath : input;
+}
+
+/*
+ * Every Var of expr is a column of source's output (so the child can
+ * output it in place of expr), and nothing else is (no aggregates, window
+ * functions or placeholders).
+ */
+static bool
+ColumnsAvailable(Expr *expr, Path *source)
+{
+	ListCell   *lc;
+
+	foreach(lc, pull_var_clause((Node *) expr, PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
+								PVC_INCLUDE_PLACEHOLDERS))
+		if (!IsA(lfirst(lc), Var) || !list_member(source->pathtarget->exprs, lfirst(lc)))
+			return false;
+	return true;
+}
+
+static bool
+ComputableKind(GpuopsKeyKind kind)
+{
+	return kind == GPUOPS_KEY_INT2 || kind == GPUOPS_KEY_INT4 || kind == GPUOPS_KEY_INT8 ||
+		kind == GPUOPS_KEY_FLOAT4 || kind == GPUOPS_KEY_FLOAT8;
+}
+
+/*
+ * Computed keys (gpu_sort.h): each expression key of an integer or float
+ * kind whose value program compiles (DeviceExprCompileInput: it stops only
+ * where PostgreSQL raises an error) over the columns the input's source
+ * gives.  The child then outputs the input's columns less those keys, plus
+ * the columns they read (*child_exprs); the keys follow as computed columns
+ * (*computed, in key order).  Returns the path storage (gpu_sort.h), or NIL
+ * when no key is computed.
+ */
+static List *
+ComputedKeys(PlannerInfo *root, Path *input, SortKeyFound *keys, int nkeys, List **child_exprs,
+			 SortComputed *comp)
+{
+	Path	   *source = ProjectedPath(input);
+	List	   *child = list_copy(input->pathtarget->exprs);
+	List	   *computed = NIL;
+	List	   *programs = NIL;
+	List	   *cols = NIL;
+	DeviceExprInputs in;
+	int			ncand = 0;
+	QualCost	cost;
+
+	if (!gpuops_enable_device_exprs)
+		return NIL;
+	for (int k = 0; k < nkeys; k++)
+	{
+		SortKeyFound *key = &keys[k];
+
+		if (IsA(key->expr, Var) || !ComputableKind(key->kind) ||
+			!ColumnsAvailable(key->expr, source))
+			continue;
+		key->computed = true;
+		child = list_delete(child, key->expr);
+		ncand++;
+	}
+	if (ncand == 0)
+		return NIL;
+	/*
+	 * Each program reads the child's columns by position: a key that does
+	 * not compile goes back at the end, where it moves no column read so far.
+	 */
+	memset(&in, 0, sizeof(in));
+	in.outer_exprs = child;
+	for (int k = 0; k < nkeys; k++)
+	{
+		SortKeyFound *key = &keys[k];
+		GpuopsExprProgram prog;
+		List	   *cand;
+		ListCell   *lc;
+
+		if (!key->computed)
+		{
+			programs = lappend(programs, NIL);
+			continue;
+		}
+		cand = list_copy(child);
+		foreach(lc, pull_var_clause((Node *) key->expr, PVC_INCLUDE_PLACEHOLDERS))
+			cand = list_append_unique(cand, lfirst(lc));
+		in.outer_exprs = cand;
+		if (!DeviceExprCompileInput(key->expr, &in, &prog))
+		{
+			key->computed = false;
+			child = lappend(child, key->expr);
+			in.outer_exprs = child;
+			programs = lappend(programs, NIL);
+			continue;
+		}
+		child = cand;
+		computed = lappend(computed, key->expr);
+		programs = lappend(programs, DeviceExprProgramToList(&prog));
+	}
+	if (computed == NIL)
+		return NIL;
+	for (int c = 0; c < in.nouter; c++)
+	{
+		cols = lappend_int(cols, in.outer_cols[c]);
+		cols = lappend_int(cols, (int) in.outer_types[c]);
+	}
+	*child_exprs = child;
+	cost_qual_eval(&cost, computed, root);
+	comp->ncols = in.nouter;
+	comp->per_row = cost.per_tuple;
+	comp->source = source;
+	return list_make4(child, computed, cols, programs);
+}
+
+/*
+ * The path storage (gpu_sort.h) of a GpuSort over `input` for the query's
+ * ORDER BY: its keys as columns of the input's target, or computed by the
+ * device; NIL when a key is not an input column or of a type it cannot
+ * sort.  *key_words: the normalized key's words; *comp: with computed keys,
+ * their cost.
+ */
+static List *
+SortPriv(PlannerInfo *root, Path *input, uint64 bound, int *key_words, SortComputed *comp)
+{
+	SortKeyFound keys[GPUOPS_MAX_SORT_KEYS];
+	int			nkeys = list_length(root->sort_pathkeys);
+	int			ncomputed = 0;
+	List	   *child_exprs = NIL;
+	List	   *computed;
+	List	   *ints;
+
+	memset(keys, 0, sizeof(keys));
+	for (int k = 0; k < nkeys; k++)
+	{
+		PathKey    *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
+		Oid			type;
+		int			col = FindSortColumn(pk, input->pathtarget, &type);
+
+		if (col < 0)
+		{
+			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
+			return NIL;
+		}
+		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation,
+							   pk->pk_strategy, &keys[k].kind, &keys[k].prefix_only,
+							   &keys[k].sortop))
+		{
+			elog(DEBUG1, "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
+				 format_type_be(type), pk->pk_eclass->ec_collation);
+			return NIL;
+		}
+		keys[k].expr = (Expr *) list_nth(input->pathtarget->exprs, col);
+	}
+	computed = ComputedKeys(root, input, keys, nkeys, &child_exprs, comp);
+	if (computed == NIL)
+		child_exprs = input->pathtarget->exprs;
+
+	ints = list_make3_int(nkeys, (int) bound, 0);
+	*key_words = 0;
+	for (int k = 0; k < nkeys; k++)
+	{
+		PathKey    *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
+		/* a computed key's column follows the child's */
+		int			col = keys[k].computed ? list_length(child_exprs) + ncomputed++
+			: GpuopsFindColumn(child_exprs, (Node *) keys[k].expr);
+
+		ints = lappend_int(ints, col);
+		ints = lappend_int(ints, (int) keys[k].kind);
+		ints = lappend_int(ints, pk->pk_strategy == BTGreaterStrategyNumber);
+		ints = lappend_int(ints, pk->pk_nulls_first);
+		ints = lappend_int(ints, keys[k].prefix_only);
+		ints = lappend_int(ints, (int) keys[k].sortop);
+		ints = lappend_int(ints, (int) pk->pk_eclass->ec_collation);
+		*key_words += 1 + gpuops_key_value_words(keys[k].kind);
+	}
+	return list_make2(ints, computed);
+}
+
 void
 GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel)
 {
 	Query	   *parse = root->parse;
 	Path	   *input = input_rel->cheapest_total_path;
 	List	   *priv;
+	SortComputed comp = {0, 0.0, NULL};
 	int			key_words = 0;
 	uint64		bound = SortBound(root);
-	ListCell   *lc;
 	Path	   *path;
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
 
@@ -308,42 +526,13 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		elog(DEBUG1, "gpuops: GpuSort not used: more than %d sort keys", GPUOPS_MAX_SORT_KEYS);
 		return;
 	}
-
-	priv = list_make3_int(list_length(root->sort_pathkeys), (int) bound, 0);
-	foreach(lc, root->sort_pathkeys)
-	{
-		PathKey    *pk = (PathKey *) lfirst(lc);
-		GpuopsKeyKind kind;
-		bool		prefix_only;
-		Oid			type;
-		Oid			collation = pk->pk_eclass->ec_collation;
-		Oid			sortop;
-		int			col = FindSortColumn(pk, input->pathtarget, &type);
-
-		if (col < 0)
-		{
-			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
-			return;
-		}
-		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, collation, pk->pk_strategy,
-							   &kind, &prefix_only, &sortop))
-		{
-			elog(DEBUG1, "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
-				 format_type_be(type), collation);
-			return;
-		}
-		priv = lappend_int(priv, col);
-		priv = lappend_int(priv, (int) kind);
-		priv = lappend_int(priv, pk->pk_strategy == BTGreaterStrategyNumber);
-		priv = lappend_int(priv, pk->pk_nulls_first);
-		priv = lappend_int(priv, prefix_only);
-		priv = lappend_int(priv, (int) sortop);
-		priv = lappend_int(priv, (int) collation);
-		key_words += 1 + gpuops_key_value_words(kind);
-	}
+	priv = SortPriv(root, input, bound, &key_words, &comp);
+	if (priv == NIL)
+		return;
 
 	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0,
-						   false, SortPlacement(bound, false));
+						   false, SortPlacement(bound, false),
+						   lsecond(priv) != NIL ? &comp : NULL);
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -351,31 +540,29 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	if (final_target != NULL && path->pathtarget != final_target)
 		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
 	add_path(ordered_rel, path);
-	AddStagedGpuSortPath(root, input_rel, ordered_rel, input, priv, key_words, bound);
+	/* staged chunks hold the child's columns only: no room for computed keys */
+	if (lsecond(priv) == NIL)
+		AddStagedGpuSortPath(root, input_rel, ordered_rel, input, priv, key_words, bound);
 
 	/*
 	 * In parallel: every worker (and the leader) sorts its share of the
 	 * cheapest partial path on the device, and Gather Merge merges the
-	 * sorted streams, as PostgreSQL does with its own Sort.  The columns of
-	 * the partial path are the same as the serial one's, so the key columns
-	 * found above hold.
+	 * sorted streams, as PostgreSQL does with its own Sort.
 	 */
 	if (ordered_rel->consider_parallel && input_rel->partial_pathlist != NIL)
 	{
 		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
 		double		total_groups;
-		Oid			type;
-		bool		same_columns = true;
-
-		foreach(lc, root->sort_pathkeys)
-			same_columns &= FindSortColumn((PathKey *) lfirst(lc), partial->pathtarget, &type) ==
-				FindSortColumn((PathKey *) lfirst(lc), input->pathtarget, &type);
-		if (!same_columns || pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
-			return;
 		GpuSortPlacement placement = SortPlacement(bound, true);
 
+		if (pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
+			return;
+		priv = SortPriv(root, partial, bound, &key_words, &comp);
+		if (priv == NIL)
+			return;
 		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,
-							   bound, 1.0, false, placement);
+							   bound, 1.0, false, placement,
+							   lsecond(priv) != NIL ? &comp : NULL);
 		/* every worker opening a CUDA context, unless workers sort on the host */
 		if (placement == GPUSORT_ON_DEVICE)
 		{
@@ -402,9 +589,30 @@ PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	Plan	   *child = (Plan *) linitial(custom_plans);
+	Path	   *input = (Path *) linitial(best_path->custom_paths);
+	List	   *computed = (List *) lsecond(best_path->custom_private);
+	List	   *plan_computed = NIL;
 	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 
+	/*
+	 * Computed keys: the child outputs the columns they read instead (a
+	 * Result if it cannot project), and they follow the child's columns in
+	 * the scan tuple, where the executor stores the device's values.
+	 */
+	if (computed != NIL)
+	{
+		List	   *child_exprs = (List *) linitial(computed);
+		List	   *recheck = NIL;
+
+		child = change_plan_targetlist(child, GpuopsExprTlist(child_exprs), input->parallel_safe);
+		custom_plans = list_make1(child);
+		foreach(lc, (List *) lsecond(computed))
+			recheck = lappend(recheck, GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
+														  child_exprs));
+		plan_computed = list_make3(copyObject(lthird(computed)), copyObject(lfourth(computed)),
+								   recheck);
+	}
 	foreach(lc, child->targetlist)
 	{
 		TargetEntry *tle = (TargetEntry *) lfirst(lc);
@@ -414,13 +622,19 @@ PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 											 list_length(scan_tlist) + 1,
 											 tle->resname, false));
 	}
+	if (computed != NIL)
+		foreach(lc, (List *) lsecond(computed))
+			scan_tlist = lappend(scan_tlist,
+								 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+												 list_length(scan_tlist) + 1, NULL, false));
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = best_path->custom_private;
+	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
+									   plan_computed);
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = NULL;
 	cscan->methods = &gpu_sort_scan_methods;

@@ -143,3 +143,22 @@ GpuopsDirectReadSaving(Path *path, double rows, Cost per_row)
 		return 0.0;
 	return rows * (per_row + Max(cpu_tuple_cost - cpu_operator_cost, 0.0));
 }
+
+Node *
+GpuopsOuterVarRefs(Node *node, List *child_exprs)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+		int			col = GpuopsFindColumn(child_exprs, node);
+
+		if (col < 0)
+			elog(ERROR, "gpuops: a computed value's column is not the child's");
+		return (Node *) makeVar(OUTER_VAR, (AttrNumber) (col + 1), v->vartype, v->vartypmod,
+								v->varcollid, 0);
+	}
+	return expression_tree_mutator(node, (Node * (*) ()) (void (*)(void)) GpuopsOuterVarRefs,
+								   (void *) child_exprs);
+}

@@ -38,6 +38,13 @@ extern List *GpuopsIntList(const int *v, int n);
 extern int	GpuopsFindColumn(List *exprs, Node *expr);
 
 /*
+ * node with each Var turned into an OUTER_VAR reference to its column in
+ * child_exprs (every Var must be one), for the executor to evaluate
+ * against the child's row: a computed value PostgreSQL must check.
+ */
+extern Node *GpuopsOuterVarRefs(Node *node, List *child_exprs);
+
+/*
  * A join's CustomPath over outer and inner with the fields every gpuops
  * join sets alike: its target, parallel safety and workers (partial: outer
  * is a partial path), the children, projection support and methods.  The
