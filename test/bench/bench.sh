@@ -55,6 +55,14 @@ QUERIES=(
   "sort_all_unstaged|SELECT * FROM {T} ORDER BY k|SET gpuops.host_memory_limit = '48GB'; SET gpuops.enable_parallel_staging = off"
   "sort_text_inmem|SELECT * FROM {T} ORDER BY t COLLATE \"C\"|SET gpuops.host_memory_limit = '48GB'"
   "sort_g_kdesc_inmem|SELECT * FROM {T} ORDER BY g, k DESC|SET gpuops.host_memory_limit = '48GB'"
+  # an expression as the sort key: computed on the device from the plain columns (the
+  # scan read directly), or (_cols) by the scan's projection; _unstaged: no parallel
+  # staging (staged chunks carry no computed keys), so the cost model's choice is shown
+  # beside the computed keys
+  "sort_expr|SELECT * FROM {T} ORDER BY k / 7 + v|SET gpuops.host_memory_limit = '48GB'"
+  "sort_expr_unstaged|SELECT * FROM {T} ORDER BY k / 7 + v|SET gpuops.host_memory_limit = '48GB'; SET gpuops.enable_parallel_staging = off"
+  "sort_expr_cols_unstaged|SELECT * FROM {T} ORDER BY k / 7 + v|SET gpuops.host_memory_limit = '48GB'; SET gpuops.enable_parallel_staging = off; SET gpuops.enable_device_exprs = off"
+  "sort_expr_limit100|SELECT * FROM {T} ORDER BY k / 7 + v LIMIT 100"
   "join_count|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id"
   "join_count_gpu|SELECT count(*) FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
   "join_cols_gpu|SELECT b.id, b.k, d.name FROM {T} b JOIN bench_dim d ON b.g = d.id|SET gpuops.tuple_cost = 0.001; SET max_parallel_workers_per_gather = 0"
