@@ -540,6 +540,15 @@ GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot)
 }
 
 void
+GpuopsRowStoreFetchRow(const GpuopsRowStore *store, uint64 row, TupleTableSlot *slot)
+{
+	ExecClearTuple(slot);
+	for (int c = 0; c < slot->tts_tupleDescriptor->natts && c < store->ncols; c++)
+		slot->tts_values[c] = GpuopsRowStoreDatum(store, row, c, &slot->tts_isnull[c]);
+	ExecStoreVirtualTuple(slot);
+}
+
+void
 GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
 				   TupleTableSlot *scratch)
 {
@@ -560,10 +569,7 @@ GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
 	{
 		uint64		row = order[i];
 
-		ExecClearTuple(scratch);
-		for (int c = 0; c < store->ncols; c++)
-			scratch->tts_values[c] = GpuopsRowStoreDatum(store, row, c, &scratch->tts_isnull[c]);
-		ExecStoreVirtualTuple(scratch);
+		GpuopsRowStoreFetchRow(store, row, scratch);
 		GpuopsBatchAppendSlot(&kept, GpuopsRowStoreOpenBatch(&kept), scratch);
 	}
 	ExecClearTuple(scratch);

@@ -145,6 +145,13 @@ extern void GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, ui
 extern void GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
 							   TupleTableSlot *scratch);
 
+/*
+ * Stores row `row` (before GpuopsRowStorePermute) into the virtual slot:
+ * its first natts columns (a slot of the child's columns may have fewer
+ * than the store).
+ */
+extern void GpuopsRowStoreFetchRow(const GpuopsRowStore *store, uint64 row, TupleTableSlot *slot);
+
 /* Stores output row i (after GpuopsRowStorePermute) into the virtual slot. */
 extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i,
 									  TupleTableSlot *slot);

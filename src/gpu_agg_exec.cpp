@@ -150,10 +150,7 @@ RaiseInputError(GpuAggState *st, uint64 row)
 	TupleTableSlot *slot = st->recheck_slot;
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 
-	ExecClearTuple(slot);
-	for (int c = 0; c < slot->tts_tupleDescriptor->natts; c++)
-		slot->tts_values[c] = GpuopsRowStoreDatum(&st->store, row, c, &slot->tts_isnull[c]);
-	ExecStoreVirtualTuple(slot);
+	GpuopsRowStoreFetchRow(&st->store, row, slot);
 	econtext->ecxt_outertuple = slot;
 	for (int a = 0; a < st->naggs; a++)
 	{

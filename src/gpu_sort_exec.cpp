@@ -418,10 +418,7 @@ RaiseKeyError(GpuSortState *st, uint64 row)
 	if (row >= st->store.nrows)
 		elog(ERROR, "GpuSort: the device stopped at row " UINT64_FORMAT " of " UINT64_FORMAT,
 			 row, st->store.nrows);
-	ExecClearTuple(slot);
-	for (int c = 0; c < slot->tts_tupleDescriptor->natts; c++)
-		slot->tts_values[c] = GpuopsRowStoreDatum(&st->store, row, c, &slot->tts_isnull[c]);
-	ExecStoreVirtualTuple(slot);
+	GpuopsRowStoreFetchRow(&st->store, row, slot);
 	econtext->ecxt_outertuple = slot;
 	for (int k = 0; k < st->nkeys; k++)
 	{
