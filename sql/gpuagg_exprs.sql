@@ -34,12 +34,7 @@ SELECT g, sum(a * b), avg(f * 2 - a), count(*) FROM ae GROUP BY g;
 EXPLAIN (COSTS OFF)
 SELECT sum(a + 1), min(a + 1), sum(n * 2), sum(a) FROM ae;
 CREATE FUNCTION agg_direct_rows(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN jsonb_path_query_first(j, 'strict $.**."Heap Rows Read Directly"');
-END $$;
+LANGUAGE sql AS $$ SELECT node_analyze(q, 'GpuAgg', true)->'Heap Rows Read Directly' $$;
 SELECT agg_direct_rows('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
 
 SELECT q, check_agg(q) FROM (VALUES

@@ -68,16 +68,20 @@ END $$;
 CREATE FUNCTION uses_gpusort(q text) RETURNS bool
 LANGUAGE sql AS $$ SELECT uses_node(q, 'GpuSort') $$;
 
--- gpusort_analyze(q [, with_verbose]): the GpuSort node of EXPLAIN
--- (ANALYZE, FORMAT JSON) q, with VERBOSE if asked (Heap Rows Read Directly).
-CREATE FUNCTION gpusort_analyze(q text, with_verbose bool DEFAULT false) RETURNS jsonb
+-- node_analyze(q, node [, with_verbose]): the Custom Scan (node) of EXPLAIN
+-- (ANALYZE, FORMAT JSON) q, with VERBOSE if asked (Heap Rows Read Directly),
+-- for its counters.  gpusort_analyze(q [, with_verbose]): GpuSort's.
+CREATE FUNCTION node_analyze(q text, node text, with_verbose bool DEFAULT false) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE j jsonb;
 BEGIN
   EXECUTE 'EXPLAIN (ANALYZE, VERBOSE ' || with_verbose ||
           ', COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
+  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == $n)',
+                                jsonb_build_object('n', node));
 END $$;
+CREATE FUNCTION gpusort_analyze(q text, with_verbose bool DEFAULT false) RETURNS jsonb
+LANGUAGE sql AS $$ SELECT node_analyze(q, 'GpuSort', with_verbose) $$;
 
 -- plan_lines(q): the lines of EXPLAIN (COSTS OFF) q.
 CREATE FUNCTION plan_lines(q text) RETURNS SETOF text
@@ -222,12 +226,6 @@ END $$;
 CREATE FUNCTION check_error(q text) RETURNS text
 LANGUAGE sql AS $$ SELECT check_error_on(q, 'GpuNestLoop') $$;
 
--- nl_analyze(q): the GpuNestLoop node of EXPLAIN ANALYZE q (JSON), for its
--- counters.
+-- nl_analyze(q): the GpuNestLoop node of EXPLAIN ANALYZE q (JSON).
 CREATE FUNCTION nl_analyze(q text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE j jsonb;
-BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuNestLoop")');
-END $$;
+LANGUAGE sql AS $$ SELECT node_analyze(q, 'GpuNestLoop') $$;
