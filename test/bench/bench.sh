@@ -175,7 +175,7 @@ header=$(
   echo "- $(q -c 'select version()')"
   echo "- $(q -c 'select gpuops.version()')"
   echo "- settings: $(q -c "select string_agg(name || '=' || current_setting(name), ', ' order by name) from pg_settings
-       where name in ('shared_buffers', 'work_mem', 'max_parallel_workers', 'max_worker_processes', 'jit')
+       where name in ('shared_buffers', 'work_mem', 'max_parallel_workers', 'max_worker_processes', 'jit', 'min_dynamic_shared_memory')
           or (name like 'gpuops.%' and source <> 'default')")"
   echo "- runs per measurement: $RUNS (median of EXPLAIN ANALYZE Execution Time, TIMING OFF)"
   echo "- ratios are PostgreSQL time / gpuops time: above 1x gpuops is faster"
