@@ -34,6 +34,8 @@ constexpr unsigned kMaxThreads = 16;
  * How many elements ahead the random reads are prefetched: enough to keep
  * a core's line-fill buffers busy past the reorder window, which a loop
  * with a call in it (the value sizes and copies) otherwise does not.
+ * Measured at 5M rows on 2 cores: 835-1003 ms of reorder -> 445-727 ms; on
+ * the H100 machine's 16 threads no change showed (787-972 ms either way).
  */
 constexpr uint64_t kPrefetchAhead = 16;
 
