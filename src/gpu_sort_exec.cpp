@@ -1138,9 +1138,13 @@ EndGpuSortImpl(CustomScanState *node)
 	ForgetSpill(st);
 	ExecEndNode((PlanState *) linitial(node->custom_ps));
 	GpuopsRowStoreFree(&st->store);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	elog(DEBUG1, "GpuSort: ended in %.3f ms", INSTR_TIME_GET_MILLISEC(t1));
+	/* DEBUG1, beside ReportEmission's: only for a sort that ran */
+	if (st->runs > 0 && message_level_is_interesting(DEBUG1))
+	{
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		elog(DEBUG1, "GpuSort: ended in %.3f ms", INSTR_TIME_GET_MILLISEC(t1));
+	}
 }
 
 static void
