@@ -687,7 +687,8 @@ extern const GpuopsAggBackend *gpuops_cpu_agg_backend(void) GPUOPS_NOEXCEPT;
  * order, outer row by outer row, each one's inner rows ascending, counted
  * then written exactly, in windows like the hash join's; an inner row
  * number with GPUOPS_NL_RECHECK set is a pair the program could not decide
- * (the caller evaluates it).  With first_only (SEMI and ANTI joins) an outer
+ * (the caller evaluates it).  With first_only (SEMI and ANTI joins whose
+ * every clause is in the program, so that a TRUE pair is final) an outer
  * row's pairs stop at its first TRUE pair (within each chunk of
  * nl_chunk_rows inner rows; the caller stops at the first overall).  Both
  * backends return the same pairs in the same order.

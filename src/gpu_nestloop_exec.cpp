@@ -464,7 +464,14 @@ CreateGpuNestLoopStateImpl(CustomScan *cscan)
 	ReadIntArray((List *) lsecond(info), st->ocols);
 	ReadIntArray((List *) lthird(info), st->icols);
 	st->param_slots = (List *) lfourth(info);
-	st->spec.first_only = st->decides_once;
+	/*
+	 * SEMI and ANTI joins decide on an outer row's first matching pair, but
+	 * only a pair that passed every clause matches: the device may stop an
+	 * outer row at its first TRUE pair only when its TRUE is final (every
+	 * clause in the program).  With a clause left to PostgreSQL that pair
+	 * can still fail, and the pairs after it must be tried.
+	 */
+	st->spec.first_only = st->decides_once && !st->recheck_all;
 	DeviceExprProgramFromList((List *) lsecond(cscan->custom_private), &st->spec.program);
 	ReadIndex((List *) lthird(cscan->custom_private), &st->spec.index);
 	return (Node *) st;
