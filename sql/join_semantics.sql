@@ -118,7 +118,31 @@ SELECT t.jt, check_join_on(format(replace(replace(t.sql, 'js_b', 'js_big'), 'js_
                                   'a.c5 <= b.c3 AND a.c1 <> b.c1 AND (a.id + b.g) % 400 = 0'),
                            'GpuNestLoop') AS result
 FROM js_types t WHERE t.jt IN ('semi', 'anti', 'left') ORDER BY t.jt;
+-- GpuHashJoin with the build side partitioned (grace) and built in chunks
+-- (each key in 400 rows): a row's match may be in a later chunk
+SET gpuops.enable_hashjoin = on;
+SET gpuops.enable_nestloop = off;
+SELECT t.jt, m.mode,
+       check_join_on(format(replace(replace(t.sql, 'js_b', 'js_big'), 'js_a', '(SELECT * FROM js_a WHERE id <= 300)'),
+                            'a.k = b.k AND ' || m.q), 'GpuHashJoin') AS result
+FROM js_types t, js_quals m
+WHERE t.jt IN ('semi', 'anti', 'semi_b', 'anti_b') AND m.mode IN ('device', 'host', 'mixed')
+ORDER BY t.jt, m.mode;
 RESET gpuops.device_memory_limit;
+-- parallel plans: GpuHashJoin in each worker (shared build or not)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT t.jt, m.mode,
+       check_join_on(format(replace(t.sql, 'js_b', 'js_big'), 'a.k = b.k AND ' || m.q), 'GpuHashJoin') AS result
+FROM js_types t, js_quals m
+WHERE t.jt IN ('semi', 'anti') AND m.mode IN ('device', 'host', 'mixed')
+ORDER BY t.jt, m.mode;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET gpuops.enable_mergejoin;
