@@ -22,6 +22,7 @@
 
 #include "device_common.hpp"
 #include "key_normalize.hpp"
+#include "thread_signals.hpp"
 
 namespace gpuops {
 namespace {
@@ -118,6 +119,8 @@ run_threads(unsigned nthreads, const Fn &fn)
 
 	try
 	{
+		SignalsBlocked blocked;
+
 		for (unsigned t = 1; t < nthreads; t++)
 			threads.emplace_back(fn, t, nthreads);
 	}

@@ -46,6 +46,7 @@ extern "C" {
 #include "agg_common.hpp"
 #include "gpu_agg_exec.h"
 #include "numeric_decode.h"
+#include "thread_signals.hpp"
 
 /* Whether row i of batch is an input of aggregate d (argument not NULL, FILTER true). */
 static bool
@@ -135,6 +136,8 @@ DecodeBatchesThreaded(const GpuAggDesc *d, GpuopsRowStore *store, int64 **vals, 
 	{
 		try
 		{
+			gpuops::SignalsBlocked blocked;
+
 			pool.reserve(nthreads);
 			for (unsigned t = 1; t < nthreads; t++)
 				pool.emplace_back(work);
