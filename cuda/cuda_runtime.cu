@@ -311,6 +311,52 @@ Runtime::free(void *p, size_t bytes, cudaStream_t s) noexcept
 	used_ -= bytes;
 }
 
+bool
+Runtime::idle(bool release_context) noexcept
+{
+	if (!initialized_)
+		return true;
+	if (broken_ != cudaSuccess || used_ != 0)
+		return false;			/* a failed context stays; memory in use stays */
+	for (PinnedBuffer &b : buffers_)
+		if (b.busy && !b.in_flight)
+			return false;		/* handed out: some node still holds it */
+	if (!release_context)
+	{
+		cudaMemPool_t mempool;
+
+		/* the pool keeps up to 1 GB while queries run; idle, it keeps none */
+		if (cudaDeviceSynchronize() != cudaSuccess ||
+			cudaDeviceGetDefaultMemPool(&mempool, 0) != cudaSuccess ||
+			cudaMemPoolTrimTo(mempool, 0) != cudaSuccess)
+			(void) cudaGetLastError();
+		return false;
+	}
+
+	/*
+	 * Everything this runtime made lives in the primary context, and
+	 * nothing else in the process holds a device pointer between queries:
+	 * resetting the device frees it all, and init() makes it again.
+	 */
+	for (PinnedBuffer &b : buffers_)
+		if (b.done)
+			(void) cudaEventDestroy(b.done);
+	for (cudaStream_t s : streams_)
+		(void) cudaStreamDestroy(s);
+	if (pool_)
+		(void) cudaFreeHost(pool_);
+	if (scalar_)
+		(void) cudaFreeHost(scalar_);
+	buffers_.clear();
+	streams_.clear();
+	pool_ = nullptr;
+	scalar_ = nullptr;
+	initialized_ = false;
+	if (cudaDeviceReset() != cudaSuccess)
+		(void) cudaGetLastError();
+	return true;
+}
+
 void
 Runtime::mark_broken(cudaError_t err)
 {
@@ -376,4 +422,31 @@ gpuops_cuda_prewarm_wait(void) noexcept
 	}
 	delete prewarm_thread;
 	prewarm_thread = nullptr;
+}
+
+extern "C" int
+gpuops_cuda_idle(int release_context) noexcept
+{
+	using gpuops::cuda::the_runtime;
+
+	gpuops_cuda_prewarm_wait();
+	if (the_runtime == nullptr)
+		return 1;
+	return the_runtime->idle(release_context != 0) ? 1 : 0;
+}
+
+extern "C" uint64_t
+gpuops_cuda_total_memory(void) noexcept
+{
+	GpuopsDeviceInfo info;
+
+	try
+	{
+		gpuops::cuda::Runtime::probe(&info, false);
+	}
+	catch (...)
+	{
+		return 0;
+	}
+	return info.gpu_available ? info.total_memory : 0;
 }

@@ -72,6 +72,9 @@ class Runtime
 	/* the budget in force: the set limit, or 90% of the device's memory */
 	size_t		limit() const { return (limit_ ? limit_ : total_memory_ / 10 * 9) / share_; }
 
+	/* gpuops_cuda_idle: true when no context is left */
+	bool		idle(bool release_context) noexcept;
+
 	void		mark_broken(cudaError_t err);
 	bool		initialized() const { return initialized_; }
 	bool		broken() const { return broken_ != cudaSuccess; }

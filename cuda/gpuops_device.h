@@ -883,6 +883,20 @@ extern int	gpuops_cuda_present(void) GPUOPS_NOEXCEPT;
  */
 extern void gpuops_cuda_prewarm(const GpuopsSettings *settings) GPUOPS_NOEXCEPT;
 extern void gpuops_cuda_prewarm_wait(void) GPUOPS_NOEXCEPT;
+
+/*
+ * Between transactions, when no query of the process holds device memory:
+ * gives the stream-ordered pool's cached blocks back to the device and,
+ * with release_context, everything else as well (pinned pool, streams, the
+ * CUDA context itself), so that other backends can have the device; the
+ * next device call starts it again.  Returns 1 when no context is left
+ * (none was ever made, or it was released), 0 when one stays.  Nothing
+ * happens after a sticky device failure (the session keeps reporting it).
+ */
+extern int	gpuops_cuda_idle(int release_context) GPUOPS_NOEXCEPT;
+
+/* The GPU's memory in bytes (0 without a usable GPU); creates no context. */
+extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;
 extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
 
 /*

@@ -53,10 +53,19 @@ GpuopsPlanningAllowed(void)
 	}
 }
 
+bool
+GpuopsUseCuda(void)
+{
+	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+		return false;
+	/* without a GPU the CUDA backend reports why, as it always has */
+	return !GpuopsGpuPresent() || GpuopsDeviceSessionAcquire();
+}
+
 const GpuopsBackend *
 GpuopsPrimaryBackend(void)
 {
-	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+	if (!GpuopsUseCuda())
 		return gpuops_cpu_backend();
 	return gpuops_cuda_backend();
 }
@@ -65,7 +74,7 @@ GpuopsPrimaryBackend(void)
 const GpuopsJoinBackend *
 GpuopsPrimaryJoinBackend(void)
 {
-	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+	if (!GpuopsUseCuda())
 		return gpuops_cpu_join_backend();
 	return gpuops_cuda_join_backend();
 }
@@ -74,7 +83,7 @@ GpuopsPrimaryJoinBackend(void)
 const GpuopsNestLoopBackend *
 GpuopsPrimaryNestLoopBackend(void)
 {
-	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+	if (!GpuopsUseCuda())
 		return gpuops_cpu_nestloop_backend();
 	return gpuops_cuda_nestloop_backend();
 }
@@ -83,7 +92,7 @@ GpuopsPrimaryNestLoopBackend(void)
 const GpuopsMergeJoinBackend *
 GpuopsPrimaryMergeJoinBackend(void)
 {
-	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+	if (!GpuopsUseCuda())
 		return gpuops_cpu_mergejoin_backend();
 	return gpuops_cuda_mergejoin_backend();
 }
@@ -92,7 +101,7 @@ GpuopsPrimaryMergeJoinBackend(void)
 const GpuopsAggBackend *
 GpuopsPrimaryAggBackend(void)
 {
-	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
+	if (!GpuopsUseCuda())
 		return gpuops_cpu_agg_backend();
 	return gpuops_cuda_agg_backend();
 }
@@ -198,7 +207,7 @@ GpuopsPrewarmDeviceFor(int eflags, bool shared)
 	GpuopsSettings settings;
 
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gpuops_device_mode == GPUOPS_DEVICE_CPU ||
-		!GpuopsGpuPresent())
+		!GpuopsGpuPresent() || !GpuopsDeviceSessionAcquire())
 		return;
 	if (!exit_hook)
 	{

@@ -18,7 +18,23 @@ extern bool GpuopsPlanningAllowed(void);
 /* Is a usable GPU present?  Probed once per backend process, lazily. */
 extern bool GpuopsGpuPresent(void);
 
-/* The backend a query runs on first: CUDA, or the CPU twin for device = cpu. */
+/*
+ * Does this transaction run on CUDA: gpuops.device is not cpu, and (with a
+ * GPU) the process holds a device session (device_sessions.cpp), waiting
+ * for one if needed; without one it runs on the CPU twin.
+ */
+extern bool GpuopsUseCuda(void);
+
+/*
+ * Device sessions (device_sessions.cpp): the shared-memory count of the
+ * processes that hold a CUDA context.  Init from _PG_init; Acquire counts
+ * this process in, waiting up to gpuops.device_session_wait; false (after a
+ * NOTICE per gpuops.cpu_fallback, or an ERROR with it off) when none was free.
+ */
+extern void GpuopsDeviceSessionsInit(void);
+extern bool GpuopsDeviceSessionAcquire(void);
+
+/* The backend a query runs on first: CUDA (GpuopsUseCuda), else the CPU twin. */
 extern const GpuopsBackend *GpuopsPrimaryBackend(void);
 extern const GpuopsJoinBackend *GpuopsPrimaryJoinBackend(void);
 extern const GpuopsAggBackend *GpuopsPrimaryAggBackend(void);

@@ -54,7 +54,15 @@ DeviceInfoImpl(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("gpuops.device_info() must return a record")));
 	desc = BlessTupleDesc(desc);
-	if (gpuops_cuda_backend()->probe(&info) != GPUOPS_OK)
+	/* the probe makes a CUDA context: it needs a device session like a query */
+	if (GpuopsGpuPresent() && !GpuopsDeviceSessionAcquire())
+	{
+		memset(&info, 0, sizeof(info));
+		info.gpu_available = 1;
+		strlcpy(info.reason, "every device session is in use (gpuops.max_device_sessions)",
+				sizeof(info.reason));
+	}
+	else if (gpuops_cuda_backend()->probe(&info) != GPUOPS_OK)
 	{
 		memset(&info, 0, sizeof(info));
 		strlcpy(info.reason, gpuops_last_error(), sizeof(info.reason));

@@ -46,6 +46,8 @@ double		gpuops_parallel_startup_cost = 500000.0;
 double		gpuops_tuple_cost = 0.04;
 double		gpuops_transfer_cost = 2.0;
 int			gpuops_fault_injection = GPUOPS_FAULT_NONE;
+int			gpuops_max_device_sessions = -1;
+int			gpuops_device_session_wait = 1000;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GPUOPS_DEVICE_AUTO, false},
@@ -125,6 +127,17 @@ GpuopsDefineGucs(void)
 							 "backend; notice does the same and says so with a NOTICE.",
 							 &gpuops_cpu_fallback, GPUOPS_FALLBACK_NOTICE, fallback_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.max_device_sessions",
+							"How many processes may hold a CUDA context at once.",
+							"Each costs several hundred MB of device memory whether busy or idle; a "
+							"query that finds none free waits gpuops.device_session_wait, then runs on "
+							"the CPU. -1 means one per 2 GB of the GPU's memory.",
+							&gpuops_max_device_sessions, -1, -1, 10000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuops.device_session_wait",
+							"How long a query waits for a free device session before it runs on the CPU.",
+							NULL, &gpuops_device_session_wait, 1000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.",
 							NULL, &gpuops_min_rows, 100000, 0, INT_MAX,

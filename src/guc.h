@@ -47,6 +47,8 @@ extern double gpuops_parallel_startup_cost;
 extern double gpuops_tuple_cost;
 extern double gpuops_transfer_cost;
 extern int	gpuops_fault_injection;
+extern int	gpuops_max_device_sessions;
+extern int	gpuops_device_session_wait;
 
 extern void GpuopsDefineGucs(void);
 

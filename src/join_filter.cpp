@@ -135,8 +135,8 @@ Started(GpuopsJoinFilter *f)
 	DeviceExprBindParams(&f->spec.program, f->param_states, f->param_slots, f->param_types,
 						 f->econtext);
 	settings = GpuopsCurrentSettings();
-	f->backend = gpuops_device_mode == GPUOPS_DEVICE_CPU ? gpuops_cpu_pairfilter_backend()
-		: gpuops_cuda_pairfilter_backend();
+	f->backend = GpuopsUseCuda() ? gpuops_cuda_pairfilter_backend()
+		: gpuops_cpu_pairfilter_backend();
 	rc = f->backend->pf_begin(&settings, &f->spec, &f->pf);
 	if (rc != GPUOPS_OK)
 		FilterFailed(f, rc);
