@@ -9,6 +9,7 @@
 # GPUOPS_TEST_PORT (54329), GPUOPS_TEST_USER (gpuops_test, used when root),
 # GPUOPS_RESULTS (<repo>/test/results: build log, server log, pg_regress output),
 # GPUOPS_SKIP_SETUP=1 / GPUOPS_SKIP_BUILD=1 to skip those steps,
+# GPUOPS_SKIP_STRESS=1 to skip test/stress (its small CPU run),
 # GPUOPS_TEST_TIMEOUT (seconds per suite, default 1800), GPUOPS_TMPDIR (/tmp).
 set -uo pipefail
 
@@ -118,6 +119,21 @@ if [ "${#tapfiles[@]}" -gt 0 ]; then
   fi
 else
   warn "no test/pgtap/*.sql: pgTAP skipped"
+fi
+
+# 6. suites with clusters of their own, after this one is stopped
+stop_cluster
+run_suite() {  # run_suite NAME COMMAND...: one pass or fail, its last line in the summary
+  local name=$1 rc; shift
+  log "== $name"
+  timeout "$SUITE_TIMEOUT" "$@" 2>&1 | tee "$RESULTS/$name.log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
+  SUMMARY+=("$(tail -n 1 "$RESULTS/$name.log") (exit $rc)")
+}
+if [ "${GPUOPS_SKIP_STRESS:-0}" != 1 ]; then
+  GPUOPS_STRESS_OUT="$RESULTS/stress" GPUOPS_STRESS_PORT=$((PORT + 1)) \
+    run_suite stress bash "$REPO/test/stress/run.sh" --sessions 8 --seconds 20 --timeouts 200
 fi
 
 if [ "$FAILED" -gt 0 ] && [ -f "$TMP/server.log" ] && grep -qE 'terminated by signal|PANIC|server process .* was terminated' "$TMP/server.log"; then
