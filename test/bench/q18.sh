@@ -15,21 +15,24 @@ DB=gpuops_q18
 "${PSQL[@]}" -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" || exit 1
 export PGDATABASE=$DB
 "${PSQL[@]}" -c "CREATE EXTENSION IF NOT EXISTS gpuops" || exit 1
+NCUST=$(awk "BEGIN { print int($SCALE * 150000) }")
+NORD=$(awk "BEGIN { print int($SCALE * 1500000) }")
 t0=$(date +%s)
 "${PSQL[@]}" <<SQL || exit 1
 SET max_parallel_workers_per_gather = 8;
 CREATE UNLOGGED TABLE customer AS
 SELECT i AS c_custkey, 'Customer#' || lpad(i::text, 9, '0') AS c_name
-FROM generate_series(1, $SCALE * 150000) i;
+FROM generate_series(1, $NCUST) i;
 CREATE UNLOGGED TABLE orders AS
-SELECT i AS o_orderkey, 1 + (i * 7919) % ($SCALE * 150000) AS o_custkey,
-       date '1992-01-01' + (i * 31) % 2400 AS o_orderdate,
-       ((i * 104729) % 50000000) / 100.0 AS o_totalprice
-FROM generate_series(1, $SCALE * 1500000) i;
+SELECT i AS o_orderkey, 1 + (i::int8 * 7919) % $NCUST AS o_custkey,
+       date '1992-01-01' + (i::int8 * 31 % 2400)::int AS o_orderdate,
+       ((i::int8 * 104729) % 50000000) / 100.0 AS o_totalprice
+FROM generate_series(1, $NORD) i;
 -- 1 to 7 lines an order; an order's quantities sum above 300 for a few
 CREATE UNLOGGED TABLE lineitem AS
-SELECT o AS l_orderkey, (1 + (o * 13 + l * 7) % 50)::numeric(15,2) AS l_quantity
-FROM generate_series(1, $SCALE * 1500000) o, generate_series(1, 1 + (o * 2654435761 % 7)::int) l;
+SELECT o AS l_orderkey,
+       (CASE WHEN o % 5003 = 0 THEN 100 ELSE 1 + (o::int8 * 13 + l * 7) % 50 END)::numeric(15,2) AS l_quantity
+FROM generate_series(1, $NORD) o, generate_series(1, 1 + (o * 2654435761 % 7)::int) l;
 VACUUM ANALYZE customer;
 VACUUM ANALYZE orders;
 VACUUM ANALYZE lineitem;
