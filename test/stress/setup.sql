@@ -2,22 +2,22 @@
 -- check each stress statement runs.  :rows sets the size of st_a.
 CREATE TABLE st_a AS
 SELECT i AS id,
-       CASE WHEN i % 17 = 0 THEN NULL ELSE (i * 7919) % (:rows / 10 + 1) END::int4 AS k,
+       CASE WHEN i % 17 = 0 THEN NULL ELSE (i::int8 * 7919) % (:rows / 10 + 1) END::int4 AS k,
        (i % 1000)::int8 AS g,
-       CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 104729) % 1000003 END::int8 AS v,
+       CASE WHEN i % 13 = 0 THEN NULL ELSE (i::int8 * 104729) % 1000003 END::int8 AS v,
        CASE WHEN i % 19 = 0 THEN 'NaN'::float8 WHEN i % 23 = 0 THEN '-0'::float8
-            ELSE ((i * 37) % 10007) / 7.0 END AS f,
-       ((i * 31) % 100003)::numeric / 100 AS n,
+            ELSE ((i::int8 * 37) % 10007) / 7.0 END AS f,
+       ((i::int8 * 31) % 100003)::numeric / 100 AS n,
        md5(i::text) AS t
 FROM generate_series(1, :rows) i;
 CREATE TABLE st_b AS
 SELECT i AS id,
-       CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 13) % (:rows / 10 + 1) END::int8 AS k,
-       (i * 7) % 1000003 AS v,
-       (i * 997) % 1000003 AS lo
+       CASE WHEN i % 11 = 0 THEN NULL ELSE (i::int8 * 13) % (:rows / 10 + 1) END::int8 AS k,
+       (i::int8 * 7) % 1000003 AS v,
+       (i::int8 * 997) % 1000003 AS lo
 FROM generate_series(1, :rows / 20) i;
 CREATE TABLE st_r AS
-SELECT i AS id, (i * 9973) % 1000003 AS lo, (i * 9973) % 1000003 + 500 AS hi
+SELECT i AS id, (i::int8 * 9973) % 1000003 AS lo, (i::int8 * 9973) % 1000003 + 500 AS hi
 FROM generate_series(1, 200) i;
 ANALYZE st_a;
 ANALYZE st_b;
