@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <pthread.h>
+#include <atomic>
 #include <thread>
 
 #include "cuda_runtime.cuh"
@@ -36,6 +37,7 @@ is_sticky(cudaError_t err)
 
 static Runtime *the_runtime = nullptr;
 static std::thread *prewarm_thread = nullptr;	/* gpuops_cuda_prewarm's, until joined */
+static std::atomic<bool> prewarm_finished{false};	/* its work is done: the join will not wait */
 
 /*
  * The helper thread: the whole initialization, or nothing.  A failure
@@ -53,6 +55,7 @@ prewarm_main(GpuopsSettings settings) noexcept
 	{
 		(void) cudaGetLastError();
 	}
+	prewarm_finished = true;
 }
 
 void
@@ -392,6 +395,7 @@ gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		try
 		{
+			gpuops::cuda::prewarm_finished = false;
 			prewarm_thread = new std::thread(gpuops::cuda::prewarm_main, *settings);
 		}
 		catch (...)
@@ -422,6 +426,12 @@ gpuops_cuda_prewarm_wait(void) noexcept
 	}
 	delete prewarm_thread;
 	prewarm_thread = nullptr;
+}
+
+extern "C" int
+gpuops_cuda_prewarm_pending(void) noexcept
+{
+	return gpuops::cuda::prewarm_thread != nullptr && !gpuops::cuda::prewarm_finished;
 }
 
 extern "C" int

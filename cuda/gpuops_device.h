@@ -883,6 +883,12 @@ extern int	gpuops_cuda_present(void) GPUOPS_NOEXCEPT;
  */
 extern void gpuops_cuda_prewarm(const GpuopsSettings *settings) GPUOPS_NOEXCEPT;
 extern void gpuops_cuda_prewarm_wait(void) GPUOPS_NOEXCEPT;
+/*
+ * Is the prewarm thread still creating the context (1)?  Creating one takes
+ * seconds when many processes do at once: the caller waits for it where
+ * it can be cancelled, polling this, before its first device call.
+ */
+extern int	gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
 
 /*
  * Between transactions, when no query of the process holds device memory:

@@ -16,6 +16,8 @@ extern "C" {
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
 }
 
 #include "device.h"
@@ -59,7 +61,24 @@ GpuopsUseCuda(void)
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
 		return false;
 	/* without a GPU the CUDA backend reports why, as it always has */
-	return !GpuopsGpuPresent() || GpuopsDeviceSessionAcquire();
+	if (!GpuopsGpuPresent())
+		return true;
+	if (!GpuopsDeviceSessionAcquire())
+		return false;
+
+	/*
+	 * The first device call would join the prewarm thread, which may still
+	 * be creating the context (seconds, when many processes do at once):
+	 * wait for it here instead, where a cancel or a timeout ends the wait.
+	 */
+	while (gpuops_cuda_prewarm_pending())
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 5,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	return true;
 }
 
 const GpuopsBackend *

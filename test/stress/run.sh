@@ -147,7 +147,10 @@ grep -q 'aborted' "$OUTDIR/pgbench.log" && FAIL+=("pgbench clients aborted (see 
 [ "${txns:-0}" -gt 0 ] || FAIL+=("pgbench processed no transaction")
 [ "$mismatches" -eq 0 ] || FAIL+=("$mismatches results differ from PostgreSQL's (table stress_mismatch)")
 [ "$other_errors" -eq 0 ] || FAIL+=("$other_errors errors other than the statement timeout (see $OUTDIR/timeouts.err)")
-[ "$slow" -eq 0 ] || FAIL+=("$slow statements ended more than 1 s after their timeout (worst $slowest ms late)")
+if [ "$slow" -gt 0 ]; then
+  FAIL+=("$slow statements ended more than 1 s after their timeout (worst $slowest ms late)")
+  "${PSQL[@]}" -At -c "SELECT 'late: ' || s.qid || ' (' || q.node || ') timeout ' || s.timeout_ms || ' ms, took ' || round(s.took_ms) || ' ms' FROM stress_slow s JOIN stress_q q ON q.id = s.qid ORDER BY s.took_ms DESC LIMIT 10"
+fi
 
 if [ -n "$SMI" ]; then
   kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
