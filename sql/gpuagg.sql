@@ -1,6 +1,9 @@
 -- GpuAgg: GROUP BY and aggregates.  Every result is compared with
 -- PostgreSQL's (gpuops.enabled = off) row by row as text (check_agg), so a
 -- value must print exactly as PostgreSQL prints it.
+-- float sums, averages and variances too (off by default: their rounding
+-- is a parallel plan's); these tables' values give PostgreSQL's digits
+SET gpuops.enable_float_aggs = on;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET max_parallel_workers_per_gather = 0;

@@ -4,6 +4,9 @@
 -- outputs plain columns).  Every result is compared with PostgreSQL's as
 -- text (check_agg); run-time errors in an argument are PostgreSQL's own,
 -- and rows a FILTER rejects are never evaluated, as in PostgreSQL.
+-- float sums, averages and variances too (off by default: their rounding
+-- is a parallel plan's); these tables' values give PostgreSQL's digits
+SET gpuops.enable_float_aggs = on;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET max_parallel_workers_per_gather = 0;

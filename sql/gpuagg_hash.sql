@@ -4,6 +4,9 @@
 -- groups than the table was sized for and the aggregation is sorted
 -- instead.  Every query runs under the hash strategy and the sort strategy
 -- (gpuops.agg_hash_max_groups = 0), each compared with PostgreSQL.
+-- float sums, averages and variances too (off by default: their rounding
+-- is a parallel plan's); these tables' values give PostgreSQL's digits
+SET gpuops.enable_float_aggs = on;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET max_parallel_workers_per_gather = 0;

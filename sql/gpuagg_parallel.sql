@@ -2,6 +2,9 @@
 -- leader) emits partial aggregate states in PostgreSQL's own formats;
 -- PostgreSQL's Finalize Aggregate above Gather combines them.  Every
 -- result is compared with PostgreSQL's own (parallel) aggregation as text.
+-- float sums, averages and variances too (off by default: their rounding
+-- is a parallel plan's); these tables' values give PostgreSQL's digits
+SET gpuops.enable_float_aggs = on;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.parallel_startup_cost = 0;

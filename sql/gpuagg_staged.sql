@@ -3,6 +3,9 @@
 -- aggregate inputs, and copy them in batches into shared memory; Gather
 -- carries no tuple; the one GpuAgg above it aggregates all of them.  Every
 -- result is compared with PostgreSQL's own as text.
+-- float sums, averages and variances too (off by default: their rounding
+-- is a parallel plan's); these tables' values give PostgreSQL's digits
+SET gpuops.enable_float_aggs = on;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 -- no staging cost: the staged plan beats PostgreSQL's partial aggregation

@@ -24,9 +24,12 @@ GpuopsExplainDeviceRun(ExplainState *es, const char *backend, const char *fallba
 	ExplainPropertyInteger("Runs", NULL, stats->runs, es);
 	ExplainPropertyInteger("Sort Passes", NULL, stats->sort_passes, es);
 	ExplainPropertyInteger("Sort Bits", NULL, stats->sort_bits, es);
-	ExplainPropertyFloat("Staging Time", "ms", staging_ms, 3, es);
-	ExplainPropertyFloat("Copy Time", "ms", stats->copy_ms, 3, es);
-	ExplainPropertyFloat("Kernel Time", "ms", stats->kernel_ms, 3, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Staging Time", "ms", staging_ms, 3, es);
+		ExplainPropertyFloat("Copy Time", "ms", stats->copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", stats->kernel_ms, 3, es);
+	}
 	ExplainPropertyInteger("Device Memory", "kB", (int64) (stats->device_bytes / 1024), es);
 	ExplainPropertyInteger("Host Memory", "kB", (int64) (host_memory / 1024), es);
 }

@@ -668,9 +668,12 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 			if (host_sums > 0)
 				ExplainPropertyInteger("Numeric Sums on Host", NULL, host_sums, es);
 		}
-		ExplainPropertyFloat("Read Time", "ms", st->read_ms, 3, es);
-		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
-		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Read Time", "ms", st->read_ms, 3, es);
+			ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+			ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB", (int64) (st->host_memory / 1024), es);
 	}

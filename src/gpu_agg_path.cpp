@@ -74,6 +74,40 @@ CollectAggrefs(Node *node, List **aggs)
  * row.  in: the programs' shared columns; false leaves everything as it
  * was.
  */
+/*
+ * As pull_var_clause(node, PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS),
+ * appending to c->found, but without descending into a subtree equal to
+ * one of c->keys.
+ */
+typedef struct NonKeyVars
+{
+	List	   *keys;
+	List	   *found;
+} NonKeyVars;
+
+static bool
+NonKeyVarsWalker(Node *node, NonKeyVars *c)
+{
+	if (node == NULL || list_member(c->keys, node))
+		return false;
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, Aggref) ||
+		IsA(node, GroupingFunc))
+	{
+		c->found = lappend(c->found, node);
+		return false;
+	}
+	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) NonKeyVarsWalker, c);
+}
+
+static void
+CollectNonKeyVars(Node *node, List *keys, List **found)
+{
+	NonKeyVars	c = {keys, *found};
+
+	(void) NonKeyVarsWalker(node, &c);
+	*found = c.found;
+}
+
 static bool
 DeviceArgument(Expr *arg, GpuopsAggKind kind, List **child_exprs, DeviceExprInputs *in,
 			   GpuopsExprProgram *prog)
@@ -290,11 +324,15 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	if (list_length(aggrefs) > GPUOPS_MAX_AGGS)
 		return NULL;
 
-	/* columns outside aggregates that are not group keys: from a group's first row */
-	vars = pull_var_clause((Node *) target->exprs,
-						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
-	vars = list_concat(vars, pull_var_clause(having,
-											 PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS));
+	/*
+	 * columns outside aggregates that are not group keys: from a group's
+	 * first row.  Not the Vars inside a group key expression: the key is
+	 * its own column, and the input may not have those Vars at all (an
+	 * Append's children compute upper(a) and return no a).
+	 */
+	vars = NIL;
+	CollectNonKeyVars((Node *) target->exprs, child_exprs, &vars);
+	CollectNonKeyVars(having, child_exprs, &vars);
 	foreach(lc, vars)
 	{
 		Node	   *v = (Node *) lfirst(lc);
@@ -359,6 +397,12 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			argtype = exprType((Node *) arg);
 		if (!GpuAggClassify(aggref->aggfnoid, argtype, &kind, &final, &final_fn))
 			return NULL;
+		if (kind == GPUOPS_AGG_FLOAT && !gpuops_enable_float_aggs)
+		{
+			elog(DEBUG1, "gpuops: GpuAgg not used: float sums, averages and variances differ in "
+				 "rounding from a serial plan's (gpuops.enable_float_aggs is off)");
+			return NULL;
+		}
 		/* classified by function; the aggregate's own DISTINCT or kind decides the rest */
 		if (aggref->aggdistinct != NIL)
 			kind = GPUOPS_AGG_COUNT_DISTINCT;
@@ -648,6 +692,35 @@ StagedGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *serial)
 	return cpath;
 }
 
+static bool
+ContainsGroupingFunc(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, GroupingFunc))
+		return true;
+	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) ContainsGroupingFunc, context);
+}
+
+/*
+ * GROUPING() at this level, in the target, HAVING, or a subquery's
+ * reference to it (a Param the planner computes here): only an Agg node
+ * evaluates it.
+ */
+static bool
+UsesGroupingFunc(PlannerInfo *root, GroupPathExtraData *extra)
+{
+	ListCell   *lc;
+
+	if (ContainsGroupingFunc((Node *) extra->targetList, NULL) ||
+		ContainsGroupingFunc(extra->havingQual, NULL))
+		return true;
+	foreach(lc, root->plan_params)
+		if (ContainsGroupingFunc((Node *) lfirst_node(PlannerParamItem, lc)->item, NULL))
+			return true;
+	return false;
+}
+
 static void
 GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				   GroupPathExtraData *extra)
@@ -662,7 +735,7 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	 * in every plan's expressions, ours included; keep its plans then.
 	 */
 	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
-		input_rel->rows < gpuops_min_rows)
+		input_rel->rows < gpuops_min_rows || UsesGroupingFunc(root, extra))
 		return;
 	cpath = MakeGpuAggPath(root, input_rel->cheapest_total_path, output_rel,
 						   output_rel->reltarget, extra->havingQual, extra, false);

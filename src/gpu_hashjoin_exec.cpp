@@ -846,9 +846,12 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Candidate Pairs", NULL, (int64) t.pairs, es);
 		if (t.windows > 0)
 			ExplainPropertyInteger("Extra Pair Windows", NULL, t.windows, es);
-		ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
-		ExplainPropertyFloat("Copy Time", "ms", t.copy_ms, 3, es);
-		ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
+			ExplainPropertyFloat("Copy Time", "ms", t.copy_ms, 3, es);
+			ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
+		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
 							   (int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);

@@ -702,12 +702,15 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		if (st->stats.windows > 0)
 			ExplainPropertyInteger("Extra Pair Windows", NULL, st->stats.windows, es);
 		ExplainPropertyInteger("Sort Passes", NULL, st->stats.sort_passes, es);
-		ExplainPropertyFloat("Outer Read Time", "ms", st->read_ms[0], 3, es);
-		ExplainPropertyFloat("Inner Read Time", "ms", st->read_ms[1], 3, es);
-		ExplainPropertyFloat("Key Staging Time", "ms", st->keys_ms, 3, es);
-		ExplainPropertyFloat("Join Time", "ms", st->join_ms, 3, es);
-		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
-		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Outer Read Time", "ms", st->read_ms[0], 3, es);
+			ExplainPropertyFloat("Inner Read Time", "ms", st->read_ms[1], 3, es);
+			ExplainPropertyFloat("Key Staging Time", "ms", st->keys_ms, 3, es);
+			ExplainPropertyFloat("Join Time", "ms", st->join_ms, 3, es);
+			ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+			ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
 							   (int64) ((GpuopsRowStoreMemory(&st->outer_store) +

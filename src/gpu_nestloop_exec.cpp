@@ -608,8 +608,11 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Pairs Tested", NULL, (int64) t.pairs_tested, es);
 		ExplainPropertyInteger("Pairs Passed", NULL, (int64) t.pairs, es);
 		ExplainPropertyInteger("Pairs Rechecked", NULL, (int64) t.rechecks, es);
-		ExplainPropertyFloat("Copy Time", "ms", t.copy_ms, 3, es);
-		ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Copy Time", "ms", t.copy_ms, 3, es);
+			ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
+		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
 							   (int64) ((GpuopsRowStoreMemory(&st->inner_store) +

@@ -1243,7 +1243,8 @@ ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		GpuopsExplainDeviceRun(es, st->backend_name, st->fallback, &st->stats,
 							   st->staging_ms, st->host_memory);
-		ExplainPropertyFloat("Reorder Time", "ms", st->reorder_ms, 3, es);
+		if (es->timing)
+			ExplainPropertyFloat("Reorder Time", "ms", st->reorder_ms, 3, es);
 		if (st->has_prefix_keys)
 			ExplainPropertyInteger("Tie Runs", NULL, (int64) st->tie_runs, es);
 		if (st->bound)

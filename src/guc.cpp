@@ -28,6 +28,7 @@ bool		gpuops_enable_nestloop = true;
 bool		gpuops_enable_nestloop_index = true;
 bool		gpuops_enable_shared_build = true;
 bool		gpuops_enable_agg = true;
+bool		gpuops_enable_float_aggs = false;
 bool		gpuops_enable_parallel_staging = true;
 bool		gpuops_enable_direct_scan = true;
 bool		gpuops_enable_device_exprs = true;
@@ -103,6 +104,12 @@ GpuopsDefineGucs(void)
 						 "Enables GpuHashJoin's shared build in parallel plans: the leader builds on the GPU and looks up the workers' probe keys, so workers create no CUDA context.",
 						 &gpuops_enable_shared_build);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).", &gpuops_enable_agg);
+	DefineCustomBoolVariable("gpuops.enable_float_aggs",
+							 "Lets GpuAgg compute float sums, averages, variances and standard deviations.",
+							 "Their partial states combine as PostgreSQL's parallel aggregation combines them "
+							 "(float8_combine), in another grouping than a serial plan's rows, so the last "
+							 "digits can differ from PostgreSQL's serial answer. Off keeps PostgreSQL's plan for them.",
+							 &gpuops_enable_float_aggs, false, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineOperatorSwitch("gpuops.enable_parallel_staging",
 						 "Enables parallel workers reading a GPU operator's input into shared memory (GpuStage).",
 						 &gpuops_enable_parallel_staging);
