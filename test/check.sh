@@ -9,7 +9,8 @@
 # GPUOPS_TEST_PORT (54329), GPUOPS_TEST_USER (gpuops_test, used when root),
 # GPUOPS_RESULTS (<repo>/test/results: build log, server log, pg_regress output),
 # GPUOPS_SKIP_SETUP=1 / GPUOPS_SKIP_BUILD=1 to skip those steps,
-# GPUOPS_SKIP_STRESS=1 to skip test/stress (its small CPU run),
+# GPUOPS_SKIP_STRESS=1 / GPUOPS_SKIP_FUZZ=1 to skip test/stress (a small CPU run)
+# and test/fuzz (3 seeds x 1000 queries),
 # GPUOPS_TEST_TIMEOUT (seconds per suite, default 1800), GPUOPS_TMPDIR (/tmp).
 set -uo pipefail
 
@@ -134,6 +135,10 @@ run_suite() {  # run_suite NAME COMMAND...: one pass or fail, its last line in t
 if [ "${GPUOPS_SKIP_STRESS:-0}" != 1 ]; then
   GPUOPS_STRESS_OUT="$RESULTS/stress" GPUOPS_STRESS_PORT=$((PORT + 1)) \
     run_suite stress bash "$REPO/test/stress/run.sh" --sessions 8 --seconds 20 --timeouts 200
+fi
+if [ "${GPUOPS_SKIP_FUZZ:-0}" != 1 ]; then
+  GPUOPS_FUZZ_OUT="$RESULTS/fuzz" GPUOPS_FUZZ_PORT=$((PORT + 2)) \
+    run_suite fuzz bash "$REPO/test/fuzz/run.sh" --seeds "1 2 3" --queries 1000
 fi
 
 if [ "$FAILED" -gt 0 ] && [ -f "$TMP/server.log" ] && grep -qE 'terminated by signal|PANIC|server process .* was terminated' "$TMP/server.log"; then
