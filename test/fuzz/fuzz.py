@@ -325,6 +325,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queries", type=int, default=3000)
     ap.add_argument("--out", default=os.path.join(HERE, "..", "results", "fuzz"))
+    ap.add_argument("--seconds", type=float, default=0,
+                    help="stop starting batches after this long (0: none); the summary counts what ran")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
@@ -348,12 +350,17 @@ def main():
     crashes = []
     batch = 200
     for start in range(0, len(items), batch):
+        if args.seconds and time.time() - t0 > args.seconds:
+            print("fuzz: time budget spent after %d queries" % start, flush=True)
+            items = items[:start]
+            break
         chunk = items[start:start + batch]
         sql = "".join("INSERT INTO fuzz_q VALUES (%d, %s, %s, %s, %s, %s);\n" %
                       (start + j + 1, q(fam), q(node), q(settings), q(keys), q(query))
                       for j, (fam, node, settings, keys, query) in enumerate(chunk))
         sql += "".join("SELECT fuzz_check(%d);\n" % (start + j + 1) for j in range(len(chunk)))
         rc, out, err = psql(sql)
+        print("fuzz: %d queries run, %.0f s" % (start + len(chunk), time.time() - t0), flush=True)
         if rc != 0:
             # a crash (or a lost connection): find the statement, keep going
             crashes.append((start, err.strip()[-500:]))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/fuzz/run.sh [--seeds "1 2 3"] [--queries N] [--device cpu|gpu]
+# test/fuzz/run.sh [--seeds "1 2 3"] [--queries N] [--seconds S] [--device cpu|gpu]
 # Runs fuzz.py once per seed (N queries each) against a throwaway cluster
 # like make check's (test/lib.sh), or, with GPUOPS_FUZZ_EXISTING=1, against
 # the server in PGHOST/PGPORT.  The last line sums the seeds' "fuzz:" lines;
@@ -8,12 +8,13 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$REPO/test/lib.sh"
-SEEDS="1 2 3" QUERIES=1000 DEVICE=cpu
+SEEDS="1 2 3" QUERIES=1000 DEVICE=cpu SECS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds) SEEDS=$2; shift 2 ;;
     --queries) QUERIES=$2; shift 2 ;;
     --device) DEVICE=$2; shift 2 ;;
+    --seconds) SECS=$2; shift 2 ;;
     *) echo "usage: $0 [--seeds \"1 2 3\"] [--queries N] [--device cpu|gpu]" >&2; exit 2 ;;
   esac
 done
@@ -32,7 +33,7 @@ fi
 export PGOPTIONS="-c gpuops.device=$DEVICE"
 rc=0 total=0 mism=0 errs=0 crashes=0
 for s in $SEEDS; do
-  "$PY" "$REPO/test/fuzz/fuzz.py" --seed "$s" --queries "$QUERIES" --out "$OUTDIR/seed$s" 2>&1 | tee "$OUTDIR/seed$s.log" | tail -n 25
+  "$PY" -u "$REPO/test/fuzz/fuzz.py" --seed "$s" --queries "$QUERIES" --seconds "$SECS" --out "$OUTDIR/seed$s" 2>&1 | tee "$OUTDIR/seed$s.log" | tail -n 25
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
   line=$(grep '^fuzz: seed' "$OUTDIR/seed$s.log" | tail -1)
   [ -n "$line" ] || { rc=1; continue; }
