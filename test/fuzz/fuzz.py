@@ -226,6 +226,8 @@ class Gen:
                 " WHERE " + self.pred("y") if r.random() < 0.5 else "")
         elif kind < 0.8:
             c = self.table(big=False)
+            if not equi:
+                a, b, c = "fc", "fd", "fd"   # inequalities: every pair may match, keep it small
             q = ("SELECT x.id AS xid, y.id AS yid, z.id AS zid FROM %s x JOIN %s y ON %s "
                  "%s %s z ON %s%s" % (a, b, clause, self.pick(["JOIN", "LEFT JOIN"]), c,
                                       self.join_clause("y", "z", equi), where))
