@@ -125,6 +125,7 @@ sort_current_run(CpuSort *s, std::vector<uint32_t> &order)
 
 		if (bits == 0)
 			continue;			/* the same in every row: decides nothing */
+		check_interrupt();
 		for (size_t i = 0; i < n; i++)
 			keys[i] = s->words[j][order[i]];
 		radix_sort_pairs(keys, order, bits);
@@ -146,6 +147,7 @@ cut_run(CpuSort *s)
 	run.words.resize(n * s->nwords);
 	for (size_t i = 0; i < n; i++)
 	{
+		check_interrupt_every(i);
 		run.rows[i] = static_cast<uint32_t>(s->run_base + local[i]);
 		for (uint32_t j = 0; j < s->nwords; j++)
 			run.words[i * s->nwords + j] = s->words[j][local[i]];
@@ -360,6 +362,7 @@ cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 	{
 		bool		same = true;
 
+		check_interrupt_every(i);
 		for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
 			same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
 		if (same)

@@ -23,6 +23,50 @@ extern "C" {
 
 static int	gpu_present = -1;	/* -1 unknown, 0 no, 1 yes */
 
+/*
+ * The device layer's interrupt check (gpuops_set_interrupt_check): nonzero
+ * when CHECK_FOR_INTERRUPTS would raise an error now (a cancel, timeout or
+ * termination, outside any holdoff), so the device call stops and its
+ * caller raises it once the call has returned.  Reads flags only: the
+ * device layer calls it from inside C++ frames.
+ */
+static int
+InterruptDue(void)
+{
+	return InterruptPending && InterruptHoldoffCount == 0 && CritSectionCount == 0 &&
+		(ProcDiePending || (QueryCancelPending && QueryCancelHoldoffCount == 0));
+}
+
+/*
+ * Registers the check for this process (its main thread): at load, and
+ * again in a process that did not run _PG_init itself.
+ */
+void
+GpuopsRegisterInterruptCheck(void)
+{
+	static int	registered_pid = 0;
+
+	if (registered_pid == MyProcPid)
+		return;
+	gpuops_set_interrupt_check(InterruptDue);
+	registered_pid = MyProcPid;
+}
+
+/*
+ * A device call stopped for an interrupt: raises it (the call's C++ frames
+ * are gone).  If processing it raised nothing, the statement still stops.
+ */
+static void
+RaiseIfCanceled(GpuopsStatus status)
+{
+	if (status != GPUOPS_ERR_CANCELED)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	ereport(ERROR,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("gpuops: device work stopped by an interrupt")));
+}
+
 bool
 GpuopsGpuPresent(void)
 {
@@ -56,6 +100,7 @@ GpuopsPlanningAllowed(void)
 const GpuopsBackend *
 GpuopsPrimaryBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
 		return gpuops_cpu_backend();
 	return gpuops_cuda_backend();
@@ -65,6 +110,7 @@ GpuopsPrimaryBackend(void)
 const GpuopsJoinBackend *
 GpuopsPrimaryJoinBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
 		return gpuops_cpu_join_backend();
 	return gpuops_cuda_join_backend();
@@ -74,6 +120,7 @@ GpuopsPrimaryJoinBackend(void)
 const GpuopsNestLoopBackend *
 GpuopsPrimaryNestLoopBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
 		return gpuops_cpu_nestloop_backend();
 	return gpuops_cuda_nestloop_backend();
@@ -83,6 +130,7 @@ GpuopsPrimaryNestLoopBackend(void)
 const GpuopsMergeJoinBackend *
 GpuopsPrimaryMergeJoinBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
 		return gpuops_cpu_mergejoin_backend();
 	return gpuops_cuda_mergejoin_backend();
@@ -92,6 +140,7 @@ GpuopsPrimaryMergeJoinBackend(void)
 const GpuopsAggBackend *
 GpuopsPrimaryAggBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)
 		return gpuops_cpu_agg_backend();
 	return gpuops_cuda_agg_backend();
@@ -110,6 +159,8 @@ StatusSqlstate(GpuopsStatus status)
 			return ERRCODE_SYSTEM_ERROR;
 		case GPUOPS_ERR_UNSUPPORTED:
 			return ERRCODE_FEATURE_NOT_SUPPORTED;
+		case GPUOPS_ERR_CANCELED:
+			return ERRCODE_QUERY_CANCELED;
 		default:
 			return ERRCODE_INTERNAL_ERROR;
 	}
@@ -128,6 +179,8 @@ StatusText(GpuopsStatus status)
 			return "device error";
 		case GPUOPS_ERR_UNSUPPORTED:
 			return "not supported by the device";
+		case GPUOPS_ERR_CANCELED:
+			return "canceled";
 		default:
 			return "internal error";
 	}
@@ -138,6 +191,7 @@ GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible
 {
 	const char *detail = gpuops_last_error();
 
+	RaiseIfCanceled(status);	/* an interrupt is not a device failure */
 	if (fallback_possible && gpuops_cpu_fallback != GPUOPS_FALLBACK_OFF)
 	{
 		ereport(gpuops_cpu_fallback == GPUOPS_FALLBACK_NOTICE ? NOTICE : DEBUG1,
@@ -158,6 +212,7 @@ GpuopsRaiseStatus(const char *what, GpuopsStatus status)
 	bool		hint = status == GPUOPS_ERR_NO_DEVICE ||
 		status == GPUOPS_ERR_OUT_OF_MEMORY || status == GPUOPS_ERR_DEVICE;
 
+	RaiseIfCanceled(status);
 	ereport(ERROR,
 			(errcode(StatusSqlstate(status)),
 			 errmsg("gpuops: %s failed: %s", what, StatusText(status)),

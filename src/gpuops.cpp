@@ -21,6 +21,7 @@ extern PGDLLEXPORT void _PG_init(void);
 }
 
 #include "boundary.h"
+#include "device.h"
 #include "gpu_agg.h"
 #include "gpu_hashjoin.h"
 #include "gpu_mergejoin.h"
@@ -40,6 +41,7 @@ InitImpl(void)
 				 errhint("Add gpuops to shared_preload_libraries in postgresql.conf "
 						 "and restart the server.")));
 	GpuopsDefineGucs();
+	GpuopsRegisterInterruptCheck();
 	GpuSortRegister();
 	GpuHashJoinRegister();
 	GpuNestLoopRegister();
