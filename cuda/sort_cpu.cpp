@@ -357,18 +357,20 @@ cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 		memcpy(ties, s->merged_ties.data(), (nrows + 7) / 8);
 		return GPUOPS_OK;
 	}
-	memset(ties, 0, (nrows + 7) / 8);
-	for (uint64_t i = 1; i < nrows; i++)
-	{
-		bool		same = true;
+	return guarded([&]() {
+		memset(ties, 0, (nrows + 7) / 8);
+		for (uint64_t i = 1; i < nrows; i++)
+		{
+			bool		same = true;
 
-		check_interrupt_every(i);
-		for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
-			same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
-		if (same)
-			ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
-	}
-	return GPUOPS_OK;
+			check_interrupt_every(i);
+			for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
+				same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
+			if (same)
+				ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
+		}
+		return GPUOPS_OK;
+	});
 }
 
 GpuopsStatus
