@@ -3,8 +3,12 @@
 -- is its own top-level statement with its own statement_timeout) under
 -- timeouts from 1 ms up to one it completes within.  Each statement must
 -- either return PostgreSQL's answer or fail with 57014, and end within 1 s
--- of its timeout; the session must then answer correctly, and the server
--- must not have crashed (this session would be gone).  What is printed does
+-- of its timeout (3 s for parallel plans: on abort the leader waits for
+-- every launched worker to exit, and a worker that PostgreSQL starts after
+-- the cancel takes over a second to start and exit on a machine with four
+-- times more runnable processes than cores; measured, not gpuops' waits);
+-- the session must then answer correctly, and the server must not have
+-- crashed (this session would be gone).  What is printed does
 -- not depend on which timeouts fired.
 CREATE EXTENSION dblink;
 SELECT dblink_connect('cs', format('host=%s port=%s dbname=%s user=%s',
@@ -91,7 +95,7 @@ BEGIN
       all_right := all_right AND st = '57014';
     END;
     over := clock_timestamp() - t0 - make_interval(secs => t / 1000.0);
-    all_quick := all_quick AND over < interval '1 s';
+    all_quick := all_quick AND over < CASE WHEN plan LIKE '%Gather%' THEN interval '3 s' ELSE interval '1 s' END;
     PERFORM cs_untimeout();
     EXIT WHEN done;
   END LOOP;
@@ -138,9 +142,9 @@ SELECT * FROM cs_case('Q18 shape',
            ORDER BY o_totalprice DESC, o_orderdate LIMIT 100) q$q$, 'Parallel Custom Scan (GpuHashJoin)');
 
 -- a long device-layer call (a nested loop testing 4 billion pairs in few
--- calls, and a shared-build join whose inner side aggregates): a 200 ms
--- timeout ends each within 1 s of it
-CREATE FUNCTION cs_long(settings text, q text) RETURNS TABLE (sqlstate text, quick bool)
+-- calls, serial, and such a nested loop under a parallel join): a 200 ms
+-- timeout ends each within 1 s of it (3 s with parallel workers, as above)
+CREATE FUNCTION cs_long(settings text, q text, slack interval) RETURNS TABLE (sqlstate text, quick bool)
 LANGUAGE plpgsql AS $$
 DECLARE st text := 'none'; t0 timestamptz;
 BEGIN
@@ -153,18 +157,18 @@ BEGIN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
   END;
   PERFORM cs_untimeout();
-  RETURN QUERY SELECT st, clock_timestamp() - t0 < interval '1200 ms';
+  RETURN QUERY SELECT st, clock_timestamp() - t0 < interval '200 ms' + slack;
 END $$;
 SELECT * FROM cs_long('SET enable_hashjoin = off; SET enable_mergejoin = off',
-  $q$SELECT count(*)::text FROM cs_a a JOIN cs_b b ON a.k + b.k = -1$q$);
+  $q$SELECT count(*)::text FROM cs_a a JOIN cs_b b ON a.k + b.k = -1$q$, '1 s');
 SELECT * FROM cs_long('SET enable_hashjoin = off; SET enable_mergejoin = off; SET gpuops.enable_mergejoin = off; '
   'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; '
   'SET max_parallel_workers_per_gather = 2; SET gpuops.parallel_startup_cost = 0',
-  $q$SELECT count(*)::text FROM cs_a a JOIN (SELECT x.k FROM cs_a x JOIN cs_b y ON x.k + y.k = -1) b ON a.k = b.k$q$);
+  $q$SELECT count(*)::text FROM cs_a a JOIN (SELECT x.k FROM cs_a x JOIN cs_b y ON x.k + y.k = -1) b ON a.k = b.k$q$, '3 s');
 
 -- the second session, and this one, still answer; no backend crashed
 SELECT r AS remote_answer FROM dblink('cs', 'SELECT count(*)::text FROM cs_b') AS x(r text);
 SELECT dblink_disconnect('cs') AS disconnected;
-DROP FUNCTION cs_case(text, text, text, text), cs_long(text, text), cs_reset(), cs_untimeout();
+DROP FUNCTION cs_case(text, text, text, text), cs_long(text, text, interval), cs_reset(), cs_untimeout();
 DROP TABLE cs_a, cs_b, cs_customer, cs_orders, cs_lineitem;
 DROP EXTENSION dblink;
