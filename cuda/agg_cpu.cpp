@@ -291,8 +291,12 @@ cpu_agg_finish(GpuopsAgg *agg, uint64_t *ngroups) noexcept
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
 		std::iota(order.begin(), order.end(), 0u);
 		/* ties by row: the same order as the device's stable radix sort */
+		uint64_t	compared = 0;
+
+		/* a throwing comparison leaves order a permutation (std::sort is exception-neutral) */
 		if (nw > 0)
 			std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+				check_interrupt_every(++compared);
 				for (int w = 0; w < nw; w++)
 				{
 					uint64_t	a1 = words[(uint64_t) x * nw + w];
@@ -309,6 +313,7 @@ cpu_agg_finish(GpuopsAgg *agg, uint64_t *ngroups) noexcept
 		{
 			uint64_t	to = from + 1;
 
+			check_interrupt_every(a->group_rows.size());
 			while (to < n && memcmp(&words[(uint64_t) order[to] * nw],
 									&words[(uint64_t) order[from] * nw], a->gwords * 8) == 0)
 				to++;

@@ -272,7 +272,7 @@ reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, 
 	reduce_states<State>(a, gid, n, ngroups, leaf, op, states);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(h.data(), states.as<State>(), ngroups * sizeof(State),
 									cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	for (uint64_t k = 0; k < ngroups; k++)
 		to_result(h[k], &a->results[k * a->spec.naggs + g]);
 }
@@ -345,7 +345,7 @@ cuda_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64
 		a->stats.recheck_row = kAggNoRecheck;
 		a->recheck.get(&rt, sizeof(uint64_t), s);
 		GPUOPS_CUDA_TRY(cudaMemsetAsync(a->recheck.as<void>(), 0xff, sizeof(uint64_t), s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		*out = reinterpret_cast<GpuopsAgg *>(a.release());
 		return GPUOPS_OK;
 	});
@@ -401,7 +401,7 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 			GPUOPS_CUDA_TRY(cudaGetLastError());
 		}
 		/* the caller's buffers may change once this returns */
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		a->added = at + b->nrows;
 		a->stats.copy_ms += ms_since(t0);
 		return GPUOPS_OK;
@@ -518,7 +518,7 @@ percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngrou
 									ngroups * sizeof(CountState), cudaMemcpyDeviceToHost, s));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(hr.data(), rows.as<uint64_t>(), ngroups * 16,
 									cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	for (uint64_t k = 0; k < ngroups; k++)
 	{
 		GpuopsAggResult *r = &a->results[k * a->spec.naggs + g];
@@ -547,7 +547,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 		/* the first row a computed input stopped at, over every batch added */
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(&a->stats.recheck_row, a->recheck.as<void>(), sizeof(uint64_t),
 										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
 		a->stats.rows = n;
 		a->stats.hash_capacity = agg_hash_capacity(spec, n);
@@ -582,7 +582,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 			temp.reset();
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), gid.as<uint32_t>() + n - 1, 4,
 											cudaMemcpyDeviceToHost, s));
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+			::gpuops::cuda::sync_stream(s);
 			ngroups = reinterpret_cast<uint32_t *>(rt->pinned_scalar())[0];
 			grows.get(rt, ngroups * 8 + 8, s);
 			gstart.get(rt, ngroups * 4 + 4, s);
@@ -641,7 +641,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 						break;
 				}
 			}
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+			::gpuops::cuda::sync_stream(s);
 		}
 		a->stats.groups = ngroups;
 		a->stats.kernel_ms += ms_since(t0);

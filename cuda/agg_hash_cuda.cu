@@ -432,7 +432,7 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	GPUOPS_CUDA_CHECK_LAUNCH("hash insert");
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), counter.as<void>(), 8,
 									cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	ngroups = rt->pinned_scalar()[0];
 	if (ngroups > in.capacity)
 		return false;
@@ -496,7 +496,7 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(h.data(), states.as<ull>(), ngroups * p.stride * 8,
 									cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	group_rows.resize(ngroups);
 	results.resize(ngroups * spec.naggs);
 	for (uint64_t g = 0; g < ngroups; g++)

@@ -2,6 +2,8 @@
  * cuda_runtime.cu
  *    Per-process CUDA state; see cuda_runtime.cuh.
  */
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <pthread.h>
@@ -37,7 +39,54 @@ is_sticky(cudaError_t err)
 
 static Runtime *the_runtime = nullptr;
 static std::thread *prewarm_thread = nullptr;	/* gpuops_cuda_prewarm's, until joined */
-static std::atomic<bool> prewarm_finished{false};	/* its work is done: the join will not wait */
+static std::atomic<bool> prewarm_finished{false};	/* its work is over (join it) */
+
+/*
+ * Polls query() (cudaStreamQuery or cudaEventQuery) until the work is done:
+ * a short spin for the usual short waits, then sleeps of 50 us, checking
+ * the caller's interrupt between them.
+ */
+template <class Query>
+static void
+poll_until_done(Query query, const char *what)
+{
+	for (int spins = 0;; spins++)
+	{
+		cudaError_t err = query();
+
+		if (err == cudaSuccess)
+			return;
+		if (err != cudaErrorNotReady)
+			throw_cuda(err, what);
+		check_interrupt();
+		if (spins >= 64)
+			std::this_thread::sleep_for(std::chrono::microseconds(50));
+	}
+}
+
+void
+sync_stream(cudaStream_t s)
+{
+	poll_until_done([s]() { return cudaStreamQuery(s); }, "cudaStreamSynchronize");
+}
+
+void
+sync_event(cudaEvent_t e)
+{
+	poll_until_done([e]() { return cudaEventQuery(e); }, "cudaEventSynchronize");
+}
+
+/* Waits for the prewarm thread's work, interruptibly, then joins it. */
+static void
+wait_for_prewarm()
+{
+	while (prewarm_thread != nullptr && !prewarm_finished.load(std::memory_order_acquire))
+	{
+		check_interrupt();
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	gpuops_cuda_prewarm_wait();
+}
 
 /*
  * The helper thread: the whole initialization, or nothing.  A failure
@@ -55,7 +104,7 @@ prewarm_main(GpuopsSettings settings) noexcept
 	{
 		(void) cudaGetLastError();
 	}
-	prewarm_finished = true;
+	prewarm_finished.store(true, std::memory_order_release);
 }
 
 void
@@ -159,7 +208,7 @@ Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 Runtime &
 Runtime::get(const GpuopsSettings &settings)
 {
-	gpuops_cuda_prewarm_wait();
+	wait_for_prewarm();
 	if (!the_runtime)
 		the_runtime = new Runtime();
 	Runtime    &rt = *the_runtime;
@@ -261,7 +310,7 @@ Runtime::acquire_buffer_blocking()
 		for (PinnedBuffer &b : buffers_)
 			if (b.busy && b.in_flight)
 			{
-				GPUOPS_CUDA_TRY(cudaEventSynchronize(b.done));
+				sync_event(b.done);
 				break;
 			}
 		bool		any_in_flight = false;
@@ -395,7 +444,7 @@ gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		try
 		{
-			gpuops::cuda::prewarm_finished = false;
+			gpuops::cuda::prewarm_finished.store(false);
 			prewarm_thread = new std::thread(gpuops::cuda::prewarm_main, *settings);
 		}
 		catch (...)

@@ -32,6 +32,16 @@ namespace cuda {
 /* Checks the launch of the kernel just queued. */
 #define GPUOPS_CUDA_CHECK_LAUNCH(what) GPUOPS_CUDA_TRY(cudaGetLastError())
 
+/*
+ * Waits for the stream (or event) like cudaStreamSynchronize, but polls,
+ * so that the caller's interrupt check can stop the wait (it throws
+ * GPUOPS_ERR_CANCELED; the work in flight finishes on its own and whoever
+ * frees its buffers synchronizes first).  Errors are thrown as
+ * GPUOPS_CUDA_TRY does.
+ */
+void		sync_stream(cudaStream_t s);
+void		sync_event(cudaEvent_t e);
+
 class Runtime
 {
   public:

@@ -15,6 +15,7 @@
 #endif
 
 #include <chrono>
+#include <cstdint>
 #include <cstdarg>
 #include <cstdio>
 #include <exception>
@@ -51,6 +52,20 @@ void set_last_error(const char *fmt, ...) noexcept
 
 [[noreturn]] void fail(GpuopsStatus status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Throws DeviceError(GPUOPS_ERR_CANCELED) when the caller's interrupt check
+ * (gpuops_set_interrupt_check) says stop; on other threads it does nothing.
+ */
+void check_interrupt();
+
+/* check_interrupt() on every 64K-th step i of a loop (i = 0 included). */
+inline void
+check_interrupt_every(uint64_t i)
+{
+	if ((i & 0xffff) == 0)
+		check_interrupt();
+}
 
 /* The injected failures, raised where a real one of that kind would occur. */
 inline void

@@ -42,8 +42,23 @@ typedef enum GpuopsStatus
 	GPUOPS_ERR_OUT_OF_MEMORY,	/* device or pinned memory exhausted / over budget */
 	GPUOPS_ERR_DEVICE,			/* kernel launch/execution or copy failed */
 	GPUOPS_ERR_UNSUPPORTED,		/* the request is outside what the backend can do */
-	GPUOPS_ERR_INTERNAL			/* a bug: bad arguments, broken invariant */
+	GPUOPS_ERR_INTERNAL,		/* a bug: bad arguments, broken invariant */
+	GPUOPS_ERR_CANCELED			/* the caller's interrupt check asked to stop */
 } GpuopsStatus;
+
+/*
+ * Interrupts.  The device layer never sees PostgreSQL; instead its long
+ * work (host loops of the CPU backend and of the host-side helpers, waits
+ * for the device, for a staging buffer or for the CUDA context) calls
+ * `check` now and then, on the thread that registered it only, and when
+ * it returns nonzero stops, frees what it holds and returns
+ * GPUOPS_ERR_CANCELED.  The caller then raises the pending interrupt (the
+ * statement's cancel, timeout or the process's termination) once the
+ * call has returned.  A kernel already launched runs to its end (work is
+ * issued in batches, so that is short).  NULL: never stop.
+ */
+typedef int (*GpuopsInterruptCheck) (void);
+extern void gpuops_set_interrupt_check(GpuopsInterruptCheck check) GPUOPS_NOEXCEPT;
 
 /* Failures a superuser can force (gpuops.fault_injection). */
 typedef enum GpuopsFault

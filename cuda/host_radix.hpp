@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "device_common.hpp"
+
 namespace gpuops {
 
 /* Stable LSD radix sort of (key, row) pairs on bits [0, end_bit). */
@@ -29,7 +31,10 @@ radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
 		size_t		pos = 0;
 
 		for (size_t i = 0; i < n; i++)
+		{
+			check_interrupt_every(i);
 			count[(keys[i] >> shift) & 0xff]++;
+		}
 		for (size_t c : count)
 			trivial |= (c == n);	/* every key has the same digit here */
 		if (trivial)
@@ -45,6 +50,7 @@ radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
 		{
 			size_t		dst = count[(keys[i] >> shift) & 0xff]++;
 
+			check_interrupt_every(i);
 			keys_alt[dst] = keys[i];
 			rows_alt[dst] = rows[i];
 		}

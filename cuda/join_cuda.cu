@@ -210,7 +210,7 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 		if (n > 0)
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows_in.as<uint32_t>(), j->h_rows.data(), n * 4,
 											cudaMemcpyHostToDevice, s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		j->stats.copy_ms += ms_since(t0);
 		t0 = std::chrono::steady_clock::now();
 		for (int k = 0; k < nkeys; k++)
@@ -247,7 +247,7 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 				head.as<uint8_t>(), j->first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
 											cudaMemcpyDeviceToHost, s));
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+			::gpuops::cuda::sync_stream(s);
 			j->ndir = rt->pinned_scalar()[0];
 		}
 		j->dir.get(rt, j->ndir * 8 + 8, s);
@@ -260,7 +260,7 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 															j->count.as<uint64_t>());
 			GPUOPS_CUDA_CHECK_LAUNCH("directory");
 		}
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		j->stats.directory = j->ndir;
 		j->build_bytes = n * 4 + j->ndir * 24 + n * 8;
 		j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
@@ -301,7 +301,7 @@ write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->build_out.data(), bout.as<uint32_t>(), m * 4,
 										cudaMemcpyDeviceToHost, s));
 	}
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
 	j->written = from + m;
 	pairs->npairs = m;
@@ -354,7 +354,7 @@ cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *p
 		exclusive_sum(rt, s, counts, j->offsets, n);
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), j->offsets.as<uint64_t>() + n, 8,
 										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		j->probe_n = n;
 		j->total = rt->pinned_scalar()[0];
 		j->written = 0;
@@ -437,7 +437,7 @@ cuda_join_directory(GpuopsJoin *join, uint64_t *ndir, uint64_t *checksum) noexce
 		{
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(dir.data(), j->dir.as<uint64_t>(), j->ndir * 8,
 											cudaMemcpyDeviceToHost, j->stream));
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(j->stream));
+			::gpuops::cuda::sync_stream(j->stream);
 		}
 		*ndir = j->ndir;
 		*checksum = join_directory_checksum(dir.data(), dir.size());
@@ -489,7 +489,7 @@ cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) n
 		l->nulls.get(j->rt, nbytes * j->nkeys + 8, l->stream);
 		l->slot.get(j->rt, (size_t) max_rows * 8 + 8, l->stream);
 		l->counts.get(j->rt, ((size_t) max_rows + 1) * 4, l->stream);	/* the kernel's [n] too */
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(l->stream));
+		::gpuops::cuda::sync_stream(l->stream);
 		*out = reinterpret_cast<GpuopsJoinLookup *>(l.release());
 		return GPUOPS_OK;
 	});
@@ -535,7 +535,7 @@ cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots
 										cudaMemcpyDeviceToHost, s));
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(counts, l->counts.as<uint32_t>(), n * 4,
 										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		return GPUOPS_OK;
 	});
 }

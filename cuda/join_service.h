@@ -53,6 +53,8 @@ typedef struct GpuopsJoinService GpuopsJoinService;
 typedef struct GpuopsJoinWorkerStats
 {
 	uint64_t	reported;		/* 1 once the worker has written it */
+	uint64_t	attached;		/* 1 when it took the leader's build (else its own) */
+	uint64_t	left;			/* 1 when the service failed or closed under it */
 	uint64_t	shared;			/* 1 when it probed through the service */
 	uint64_t	counts_only;	/* 1 when it used only match counts (no inner rows read) */
 	uint64_t	probe_rows;

@@ -100,7 +100,10 @@ cpu_mj_side(GpuopsMergeJoin *h, int which, const GpuopsJoinKeys *keys) noexcept
 		raw.nkeys = nk;
 		s.order.resize(n);
 		std::iota(s.order.begin(), s.order.end(), 0u);
+		uint64_t	compared = 0;
+
 		std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
+			check_interrupt_every(++compared);
 			return mj_cmp(raw, a, raw, b) < 0;
 		});
 		for (int k = 0; k < nk; k++)

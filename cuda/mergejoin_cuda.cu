@@ -217,7 +217,7 @@ cuda_mj_side(GpuopsMergeJoin *h, int which, const GpuopsJoinKeys *keys) noexcept
 				GPUOPS_CUDA_CHECK_LAUNCH("merge null mask");
 			}
 		}
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		mj->stats.copy_ms += ms_since(t0);
 		t0 = std::chrono::steady_clock::now();
 		sd.order.get(rt, n * 4 + 4, s);
@@ -265,7 +265,7 @@ cuda_mj_side(GpuopsMergeJoin *h, int which, const GpuopsJoinKeys *keys) noexcept
 															   sd.mask.as<uint8_t>());
 			GPUOPS_CUDA_CHECK_LAUNCH("merge gather masks");
 		}
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		sd.n = n;
 		sd.loaded = true;
 		(which ? mj->stats.inner_rows : mj->stats.outer_rows) = n;
@@ -303,7 +303,7 @@ write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->build_out.data(), bout.as<uint32_t>(), m * 4,
 										cudaMemcpyDeviceToHost, s));
 	}
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
 	mj->written = from + m;
 	pairs->npairs = m;
@@ -355,7 +355,7 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		if (pairs && m > 0)
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->outer_order.data(), o.order.as<uint32_t>(), m * 4,
 											cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		mj->total = rt->pinned_scalar()[0];
 		mj->written = 0;
 		mj->stats.pairs = mj->total;

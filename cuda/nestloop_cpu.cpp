@@ -80,6 +80,7 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
 	ColumnsView outer = nl->outer.view(),
 				inner = nl->inner.view();
+	uint64_t	steps = 0;
 
 	nl->probe_out.clear();
 	nl->build_out.clear();
@@ -87,6 +88,8 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 	{
 		uint64_t	chunk_end;
 
+		/* a window may test every pair of the batch: stop on an interrupt */
+		check_interrupt_every(++steps);
 		if (!nl->have_range)
 		{
 			nl->range_start = 0;
@@ -152,8 +155,12 @@ sort_inner(CpuNestLoop *nl, const GpuopsExprColumns *cols)
 			nl->perm.push_back(static_cast<uint32_t>(i));
 		}
 	}
-	std::stable_sort(nl->perm.begin(), nl->perm.end(),
-					 [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });
+	uint64_t	compared = 0;
+
+	std::stable_sort(nl->perm.begin(), nl->perm.end(), [&](uint32_t a, uint32_t b) {
+		check_interrupt_every(++compared);
+		return key[a] < key[b];
+	});
 	nl->keys.resize(nl->perm.size());
 	for (size_t i = 0; i < nl->perm.size(); i++)
 		nl->keys[i] = key[nl->perm[i]];

@@ -207,7 +207,7 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->build_out.data(), bout.as<uint32_t>(), m * 4,
 										cudaMemcpyDeviceToHost, s));
 	}
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	for (uint64_t i = 0; i < m; i++)
 		nl->stats.rechecks += (nl->build_out[i] & GPUOPS_NL_RECHECK) != 0;
 	nl->stats.device_bytes = std::max<uint64_t>(nl->stats.device_bytes, rt->used());
@@ -255,7 +255,7 @@ index_count(CudaNestLoop *nl)
 									cudaMemcpyDeviceToHost, s));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar() + 1, cands.as<uint64_t>(), 8,
 									cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	pr.nitems = rt->pinned_scalar()[0];
 	nl->stats.pairs_tested += rt->pinned_scalar()[1];
 	pr.range_start = nl->ranges.as<uint64_t>();
@@ -275,7 +275,7 @@ index_count(CudaNestLoop *nl)
 	exclusive_sum(rt, s, counts, nl->offsets, pr.nitems);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems,
 									8, cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	nl->total = rt->pinned_scalar()[0];
 	nl->written = 0;
 	nl->stats.pairs += nl->total;
@@ -312,7 +312,7 @@ cuda_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
 											sizeof(GpuopsNestLoopIndex), cudaMemcpyHostToDevice,
 											nl->stream));
 		}
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
+		::gpuops::cuda::sync_stream(nl->stream);
 		*out = reinterpret_cast<GpuopsNestLoop *>(nl.release());
 		return GPUOPS_OK;
 	});
@@ -332,7 +332,7 @@ cuda_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
 		if (nl->spec.index.column >= 0)
 			nl_index_build(nl->rt, nl->stream, nl->spec.index, nl->spec.inner_ncols, nl->inner,
 						   nl->keys, nl->perm, &nl->nkeys);
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(nl->stream));
+		::gpuops::cuda::sync_stream(nl->stream);
 		nl->stats.inner_rows += cols->nrows;
 		nl->stats.blocks++;
 		nl->stats.copy_ms += ms_since(t0);
@@ -384,7 +384,7 @@ cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs
 		exclusive_sum(rt, s, counts, nl->offsets, ncounts);
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + ncounts,
 										8, cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+		::gpuops::cuda::sync_stream(s);
 		nl->total = rt->pinned_scalar()[0];
 		nl->written = 0;
 		counts.reset();

@@ -225,7 +225,7 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 											   nsel.as<uint64_t>(), n, s));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
 									cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	m = rt->pinned_scalar()[0];
 
 	/* the NULL rows, in row order, after the sorted ones */
@@ -248,7 +248,7 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 														m, 0, 64, s));
 	}
 	/* the sort's buffers go before the sorted copy of the columns comes */
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	all_keys.reset();
 	valid.reset();
 	invalid.reset();
@@ -263,7 +263,7 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 																   words.as<uint64_t>(),
 																   nulls.as<uint8_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("nested loop index column gather");
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(s));
+	::gpuops::cuda::sync_stream(s);
 	inner.words.swap(words);
 	inner.nulls.swap(nulls);
 	*nkeys = m;

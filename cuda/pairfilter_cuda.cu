@@ -70,7 +70,7 @@ cuda_pf_begin(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec,
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->prog.as<void>(), &pf->spec.program,
 										sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
 										pf->stream));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(pf->stream));
+		::gpuops::cuda::sync_stream(pf->stream);
 		*out = reinterpret_cast<GpuopsPairFilter *>(pf.release());
 		return GPUOPS_OK;
 	});
@@ -87,7 +87,7 @@ cuda_pf_side(GpuopsPairFilter *h, int which, const GpuopsExprColumns *cols) noex
 
 		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, pf->settings.fault);
 		pf->side[s].upload(pf->rt, st, cols, s ? pf->spec.inner_ncols : pf->spec.outer_ncols);
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		::gpuops::cuda::sync_stream(st);
 		pf->ms += ms_since(t0);
 		return GPUOPS_OK;
 	});
@@ -118,7 +118,7 @@ cuda_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *i
 			rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(results, res.as<uint8_t>(), npairs, cudaMemcpyDeviceToHost, st));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		::gpuops::cuda::sync_stream(st);
 		pf->pairs += npairs;
 		pf->ms += ms_since(t0);
 		return GPUOPS_OK;

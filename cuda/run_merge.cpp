@@ -4,6 +4,8 @@
  */
 #include "run_merge.hpp"
 
+#include "device_common.hpp"
+
 #include <cstring>
 
 namespace gpuops {
@@ -91,6 +93,7 @@ merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords, uint32_t tie_wor
 		Cursor		c = heap[0];
 		const uint64_t *w = head(c);
 
+		check_interrupt_every(out);
 		order[out] = runs[c.run].rows[c.pos];
 		if (ties && out > 0 && compare_words(w, prev, tie_words) == 0)
 			ties[out >> 3] |= static_cast<uint8_t>(1 << (out & 7));

@@ -125,6 +125,7 @@ sort_current_run(CpuSort *s, std::vector<uint32_t> &order)
 
 		if (bits == 0)
 			continue;			/* the same in every row: decides nothing */
+		check_interrupt();
 		for (size_t i = 0; i < n; i++)
 			keys[i] = s->words[j][order[i]];
 		radix_sort_pairs(keys, order, bits);
@@ -146,6 +147,7 @@ cut_run(CpuSort *s)
 	run.words.resize(n * s->nwords);
 	for (size_t i = 0; i < n; i++)
 	{
+		check_interrupt_every(i);
 		run.rows[i] = static_cast<uint32_t>(s->run_base + local[i]);
 		for (uint32_t j = 0; j < s->nwords; j++)
 			run.words[i * s->nwords + j] = s->words[j][local[i]];
@@ -355,17 +357,20 @@ cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
 		memcpy(ties, s->merged_ties.data(), (nrows + 7) / 8);
 		return GPUOPS_OK;
 	}
-	memset(ties, 0, (nrows + 7) / 8);
-	for (uint64_t i = 1; i < nrows; i++)
-	{
-		bool		same = true;
+	return guarded([&]() {
+		memset(ties, 0, (nrows + 7) / 8);
+		for (uint64_t i = 1; i < nrows; i++)
+		{
+			bool		same = true;
 
-		for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
-			same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
-		if (same)
-			ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
-	}
-	return GPUOPS_OK;
+			check_interrupt_every(i);
+			for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
+				same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
+			if (same)
+				ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
+		}
+		return GPUOPS_OK;
+	});
 }
 
 GpuopsStatus

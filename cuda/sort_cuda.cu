@@ -263,35 +263,55 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 				pending_len = 0;
 	cudaEvent_t t0 = new_event(),
 				t1 = new_event();
+	int			buf = -1;
 
-	GPUOPS_CUDA_TRY(cudaEventRecord(t0, st));
-	GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
-	for (size_t off = 0; off < bytes || pending_buf >= 0; off += chunk)
+	/*
+	 * A failure or a cancel mid-way gives the staging buffers back once the
+	 * copies into them are over, so the pool never loses one.
+	 */
+	try
 	{
-		int			buf = -1;
-		size_t		len = 0;
+		GPUOPS_CUDA_TRY(cudaEventRecord(t0, st));
+		GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
+		for (size_t off = 0; off < bytes || pending_buf >= 0; off += chunk)
+		{
+			size_t		len = 0;
 
-		if (off < bytes)
-		{
-			len = bytes - off < chunk ? bytes - off : chunk;
-			buf = rt.acquire_buffer_blocking();
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt.buffer(buf), static_cast<const char *>(dev) + off,
-											len, cudaMemcpyDeviceToHost, st));
-			/* stays held (not "in flight") until its bytes are moved out below */
+			buf = -1;
+			if (off < bytes)
+			{
+				len = bytes - off < chunk ? bytes - off : chunk;
+				buf = rt.acquire_buffer_blocking();
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt.buffer(buf), static_cast<const char *>(dev) + off,
+												len, cudaMemcpyDeviceToHost, st));
+				/* stays held (not "in flight") until its bytes are moved out below */
+			}
+			if (pending_buf >= 0)
+			{
+				::gpuops::cuda::sync_event(t1);
+				memcpy(static_cast<char *>(host) + pending_off, rt.buffer(pending_buf), pending_len);
+				rt.release_now(pending_buf);
+				pending_buf = -1;
+			}
+			if (buf >= 0)
+				GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
+			pending_buf = buf;
+			pending_off = off;
+			pending_len = len;
 		}
-		if (pending_buf >= 0)
-		{
-			GPUOPS_CUDA_TRY(cudaEventSynchronize(t1));
-			memcpy(static_cast<char *>(host) + pending_off, rt.buffer(pending_buf), pending_len);
-			rt.release_now(pending_buf);
-		}
-		if (buf >= 0)
-			GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
-		pending_buf = buf;
-		pending_off = off;
-		pending_len = len;
+		::gpuops::cuda::sync_event(t1);
 	}
-	GPUOPS_CUDA_TRY(cudaEventSynchronize(t1));
+	catch (...)
+	{
+		(void) cudaStreamSynchronize(st);
+		if (pending_buf >= 0)
+			rt.release_now(pending_buf);
+		if (buf >= 0 && buf != pending_buf)
+			rt.release_now(buf);	/* acquired, its copy not yet recorded */
+		cudaEventDestroy(t0);
+		cudaEventDestroy(t1);
+		throw;
+	}
 	double		ms = elapsed_ms(t0, t1);
 
 	cudaEventDestroy(t0);
@@ -384,7 +404,7 @@ cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
 			s->recheck = take(s.get(), sizeof(unsigned long long), st);
 			GPUOPS_CUDA_TRY(cudaMemsetAsync(s->recheck.p, 0xff, sizeof(unsigned long long), st));
 			/* the programs come from the caller's memory, which may go once this returns */
-			GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+			::gpuops::cuda::sync_stream(st);
 		}
 		memset(&s->kspec, 0, sizeof(s->kspec));
 		s->kspec.nkeys = spec->nkeys;
@@ -603,7 +623,7 @@ sort_run(CudaSort *s)
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t),
 									cudaMemcpyDeviceToHost, st));
 	/* the passes' bit ranges are host-side launch parameters: wait for them */
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+	::gpuops::cuda::sync_stream(st);
 	give_back(s, d_diff, st);
 	std::vector<unsigned> bits(s->nwords);
 
@@ -677,7 +697,7 @@ cut_run(CudaSort *s)
 	give_back(s, s->sorted_rows, st);
 	s->words = DevPtr();
 	s->sorted_rows = DevPtr();
-	GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+	::gpuops::cuda::sync_stream(st);
 	s->runs_kernel_ms += elapsed_ms(s->sort_start, s->sort_end);
 	for (uint32_t i = 0; i < n; i++)
 		run.rows[i] += static_cast<uint32_t>(s->run_base);
@@ -822,7 +842,7 @@ cuda_sort_recheck(GpuopsSort *sort, uint64_t *row) noexcept
 		/* stream 0 waited for every batch's kernels before the sort */
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, s->recheck.p, sizeof(uint64_t),
 										cudaMemcpyDeviceToHost, st));
-		GPUOPS_CUDA_TRY(cudaStreamSynchronize(st));
+		::gpuops::cuda::sync_stream(st);
 		*row = *scalar;
 		return GPUOPS_OK;
 	});

@@ -1,6 +1,7 @@
 -- GpuHashJoin's shared build in parallel plans: the leader builds the
--- directory and looks up the workers' probe keys; workers expand the
--- entries into pairs with their own copy of the directory.  Every result is
+-- directory and looks up the workers' probe keys; workers that find it
+-- building or built expand the entries into pairs with their own copy of
+-- the directory, the others build their own.  Every result is
 -- compared with PostgreSQL's (check_join, from test_setup); the workers'
 -- use of the service is read from EXPLAIN ANALYZE.  Uses sql_error from
 -- hashjoin.
@@ -35,48 +36,68 @@ FROM generate_series(1, 20000) i;
 ANALYZE sb_outer;
 ANALYZE sb_inner;
 
--- What the shared build guarantees, and so all these helpers assert: a
--- worker that probes rows does so through the leader's service once the
--- leader has built (it waits up to 10 s for that); a worker may also get
--- no rows at all, when the leader and the other workers have read the
--- whole probe side before it started (on a busy machine, often): such a
--- worker has nothing to show and is not counted.  Which worker reads
--- which rows is timing, never part of an expected result.
+-- Which workers take the leader's build depends on when they start (one
+-- that finds the leader has not begun builds its own), so the tests assert
+-- only what the protocol guarantees: results equal PostgreSQL's, a worker
+-- that attached probed only through the service, and the leader's count of
+-- lookups served is the attached workers' sum.
 --
--- process_accounts(q): the per-process accounts of the GpuHashJoin
--- (EXPLAIN ANALYZE VERBOSE), one JSON object per worker that reported
-CREATE FUNCTION process_accounts(q text) RETURNS SETOF jsonb
+-- shared_use(q): whether the plan is a parallel-aware GpuHashJoin, and
+-- whether the accounts agree (EXPLAIN ANALYZE VERBOSE): no worker left the
+-- service, an attached worker with probe rows sent lookups, a worker that
+-- built its own sent none, and the leader served exactly the lookups sent
+CREATE FUNCTION shared_use(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE e jsonb; j jsonb; ok bool;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO e;
+  j := jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")');
+  IF NOT j ? 'Shared Lookups' THEN
+    RETURN format('parallel_aware=%s served=none', COALESCE((j->>'Parallel Aware')::bool, false));
+  END IF;
+  SELECT COALESCE(bool_and(NOT (p->>'Left Service')::bool
+                           AND CASE WHEN (p->>'Attached')::bool
+                                    THEN (p->>'Probe Rows')::bigint = 0 OR (p->>'Lookups')::bigint > 0
+                                    ELSE (p->>'Lookups')::bigint = 0 END), true)
+         AND COALESCE(sum((p->>'Lookups')::bigint), 0) = (j->>'Shared Lookups')::bigint
+    INTO ok
+    FROM jsonb_path_query(j, 'strict $.Processes[*] ? (exists(@."Worker Number"))') p;
+  RETURN format('parallel_aware=%s served=%s', (j->>'Parallel Aware')::bool,
+                CASE WHEN ok THEN 'consistent' ELSE 'inconsistent' END);
+END $$;
+
+-- worker_accounts(q, counts): the attached workers' accounts: did each
+-- probe only through the service, and use match counts only exactly when
+-- the join reads no inner column?  (t when none attached)
+CREATE FUNCTION worker_accounts(q text, counts bool) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE j jsonb;
 BEGIN
   EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
-  RETURN QUERY SELECT p FROM jsonb_path_query(j, 'strict $.**.Processes[*] ? (exists(@."Worker Number"))') p;
+  RETURN (SELECT format('shared=%s counts_only_as_expected=%s',
+                        coalesce(bool_and(NOT (p->>'Left Service')::bool
+                                          AND ((p->>'Probe Rows')::bigint = 0 OR (p->>'Shared')::bool)), true),
+                        coalesce(bool_and((p->>'Counts Only')::bool = counts), true))
+          FROM jsonb_path_query(j, 'strict $.**.Processes[*] ? (exists(@."Worker Number"))') p
+          WHERE (p->>'Attached')::bool);
 END $$;
 
--- shared_use(q): whether the plan is a parallel-aware GpuHashJoin, and
--- whether every worker that probed rows did so through the service
-CREATE FUNCTION shared_use(q text) RETURNS text
-LANGUAGE sql AS $$
-  SELECT format('parallel_aware=%s served=%s',
-                COALESCE((j->>'Parallel Aware')::bool, false),
-                CASE WHEN NOT j ? 'Shared Lookups' THEN 'none'
-                     WHEN (SELECT coalesce(bool_and((p->>'Shared')::bool), true)
-                           FROM process_accounts(q) p WHERE (p->>'Probe Rows')::bigint > 0)
-                     THEN 'yes' ELSE 'no' END)
-  FROM explain_json(q) e,
-       jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') j
-$$;
-
--- worker_accounts(q): did every worker that probed rows probe through the
--- service, and did every worker take match counts only (decided before it
--- reads anything, once the leader has built)?
-CREATE FUNCTION worker_accounts(q text) RETURNS text
-LANGUAGE sql AS $$
-  SELECT format('shared=%s counts_only=%s',
-                coalesce(bool_and((p->>'Shared')::bool) FILTER (WHERE (p->>'Probe Rows')::bigint > 0), true),
-                coalesce(bool_and((p->>'Counts Only')::bool), true))
-  FROM process_accounts(q) p
-$$;
+-- some_attached(q): whether a worker took the leader's build in one of up
+-- to five runs (the leader claims the build as it starts running the node,
+-- workers take milliseconds to start: five misses in a row mean sharing is
+-- broken, not unlucky timing)
+CREATE FUNCTION some_attached(q text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE j jsonb;
+BEGIN
+  FOR i IN 1..5 LOOP
+    EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    IF jsonb_path_exists(j, 'strict $.**.Processes[*] ? (@."Attached" == true)') THEN
+      RETURN true;
+    END IF;
+  END LOOP;
+  RETURN false;
+END $$;
 
 -- inner, left, semi and anti joins; NULL keys; duplicates; skew
 SELECT check_join('SELECT o.id AS oid, i.id AS iid, o.t, i.label FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
@@ -104,11 +125,13 @@ SELECT check_join('SELECT count(*) AS n, sum(o.id) AS so, sum(i.id) AS si FROM s
 SELECT check_join('SELECT count(*) AS n FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
 SELECT check_join('SELECT o.id AS oid, o.t FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
 SELECT check_join('SELECT o.id AS oid, o.k FROM sb_outer o LEFT JOIN sb_inner i ON o.k = i.k');
-SELECT worker_accounts('SELECT count(*) FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
-SELECT worker_accounts('SELECT o.id FROM sb_outer o WHERE EXISTS (SELECT 1 FROM sb_inner i WHERE i.k = o.k)');
-SELECT worker_accounts('SELECT o.id FROM sb_outer o WHERE NOT EXISTS (SELECT 1 FROM sb_inner i WHERE i.k = o.k)');
-SELECT worker_accounts('SELECT o.id, i.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k');
-SELECT worker_accounts('SELECT o.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k AND (o.id + i.id) % 3 <> 0');
+SELECT worker_accounts('SELECT count(*) FROM sb_outer o JOIN sb_inner i ON o.k = i.k', true);
+SELECT worker_accounts('SELECT o.id FROM sb_outer o WHERE EXISTS (SELECT 1 FROM sb_inner i WHERE i.k = o.k)', true);
+SELECT worker_accounts('SELECT o.id FROM sb_outer o WHERE NOT EXISTS (SELECT 1 FROM sb_inner i WHERE i.k = o.k)', true);
+SELECT worker_accounts('SELECT o.id, i.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k', false);
+SELECT worker_accounts('SELECT o.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k AND (o.id + i.id) % 3 <> 0', false);
+SELECT some_attached('SELECT count(*) FROM sb_outer o JOIN sb_inner i ON o.k = i.k') AS counts_attached;
+SELECT some_attached('SELECT o.id, i.id FROM sb_outer o JOIN sb_inner i ON o.k = i.k') AS rows_attached;
 
 -- a LIMIT that stops before the workers are done: the service closes and
 -- a worker still waiting builds its own directory (no error, no wrong row)
@@ -166,5 +189,5 @@ SET gpuops.device_memory_limit = '1MB';
 SELECT check_join('SELECT count(*) AS n, count(i.id) AS ni, sum(o.id) AS so FROM sb_outer o LEFT JOIN sb_inner i ON o.k = i.k');
 RESET gpuops.device_memory_limit;
 
-DROP FUNCTION shared_use(text), worker_accounts(text), process_accounts(text);
+DROP FUNCTION shared_use(text), worker_accounts(text, bool), some_attached(text);
 DROP TABLE sb_outer, sb_inner;

@@ -25,6 +25,50 @@ extern "C" {
 
 static int	gpu_present = -1;	/* -1 unknown, 0 no, 1 yes */
 
+/*
+ * The device layer's interrupt check (gpuops_set_interrupt_check): nonzero
+ * when CHECK_FOR_INTERRUPTS would raise an error now (a cancel, timeout or
+ * termination, outside any holdoff), so the device call stops and its
+ * caller raises it once the call has returned.  Reads flags only: the
+ * device layer calls it from inside C++ frames.
+ */
+static int
+InterruptDue(void)
+{
+	return InterruptPending && InterruptHoldoffCount == 0 && CritSectionCount == 0 &&
+		(ProcDiePending || (QueryCancelPending && QueryCancelHoldoffCount == 0));
+}
+
+/*
+ * Registers the check for this process (its main thread): at load, and
+ * again in a process that did not run _PG_init itself.
+ */
+void
+GpuopsRegisterInterruptCheck(void)
+{
+	static int	registered_pid = 0;
+
+	if (registered_pid == MyProcPid)
+		return;
+	gpuops_set_interrupt_check(InterruptDue);
+	registered_pid = MyProcPid;
+}
+
+/*
+ * A device call stopped for an interrupt: raises it (the call's C++ frames
+ * are gone).  If processing it raised nothing, the statement still stops.
+ */
+static void
+RaiseIfCanceled(GpuopsStatus status)
+{
+	if (status != GPUOPS_ERR_CANCELED)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	ereport(ERROR,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("gpuops: device work stopped by an interrupt")));
+}
+
 bool
 GpuopsGpuPresent(void)
 {
@@ -84,6 +128,7 @@ GpuopsUseCuda(void)
 const GpuopsBackend *
 GpuopsPrimaryBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (!GpuopsUseCuda())
 		return gpuops_cpu_backend();
 	return gpuops_cuda_backend();
@@ -93,6 +138,7 @@ GpuopsPrimaryBackend(void)
 const GpuopsJoinBackend *
 GpuopsPrimaryJoinBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (!GpuopsUseCuda())
 		return gpuops_cpu_join_backend();
 	return gpuops_cuda_join_backend();
@@ -102,6 +148,7 @@ GpuopsPrimaryJoinBackend(void)
 const GpuopsNestLoopBackend *
 GpuopsPrimaryNestLoopBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (!GpuopsUseCuda())
 		return gpuops_cpu_nestloop_backend();
 	return gpuops_cuda_nestloop_backend();
@@ -111,6 +158,7 @@ GpuopsPrimaryNestLoopBackend(void)
 const GpuopsMergeJoinBackend *
 GpuopsPrimaryMergeJoinBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (!GpuopsUseCuda())
 		return gpuops_cpu_mergejoin_backend();
 	return gpuops_cuda_mergejoin_backend();
@@ -120,6 +168,7 @@ GpuopsPrimaryMergeJoinBackend(void)
 const GpuopsAggBackend *
 GpuopsPrimaryAggBackend(void)
 {
+	GpuopsRegisterInterruptCheck();
 	if (!GpuopsUseCuda())
 		return gpuops_cpu_agg_backend();
 	return gpuops_cuda_agg_backend();
@@ -138,6 +187,8 @@ StatusSqlstate(GpuopsStatus status)
 			return ERRCODE_SYSTEM_ERROR;
 		case GPUOPS_ERR_UNSUPPORTED:
 			return ERRCODE_FEATURE_NOT_SUPPORTED;
+		case GPUOPS_ERR_CANCELED:
+			return ERRCODE_QUERY_CANCELED;
 		default:
 			return ERRCODE_INTERNAL_ERROR;
 	}
@@ -156,6 +207,8 @@ StatusText(GpuopsStatus status)
 			return "device error";
 		case GPUOPS_ERR_UNSUPPORTED:
 			return "not supported by the device";
+		case GPUOPS_ERR_CANCELED:
+			return "canceled";
 		default:
 			return "internal error";
 	}
@@ -166,6 +219,7 @@ GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible
 {
 	const char *detail = gpuops_last_error();
 
+	RaiseIfCanceled(status);	/* an interrupt is not a device failure */
 	if (fallback_possible && gpuops_cpu_fallback != GPUOPS_FALLBACK_OFF)
 	{
 		ereport(gpuops_cpu_fallback == GPUOPS_FALLBACK_NOTICE ? NOTICE : DEBUG1,
@@ -186,6 +240,7 @@ GpuopsRaiseStatus(const char *what, GpuopsStatus status)
 	bool		hint = status == GPUOPS_ERR_NO_DEVICE ||
 		status == GPUOPS_ERR_OUT_OF_MEMORY || status == GPUOPS_ERR_DEVICE;
 
+	RaiseIfCanceled(status);
 	ereport(ERROR,
 			(errcode(StatusSqlstate(status)),
 			 errmsg("gpuops: %s failed: %s", what, StatusText(status)),

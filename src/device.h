@@ -57,6 +57,9 @@ extern void GpuopsRaiseStatus(const char *what, GpuopsStatus status) pg_attribut
 /* Waits a moment for asynchronous device work, staying cancellable. */
 extern void GpuopsWaitForDevice(void);
 
+/* Lets long device-layer calls stop for a pending interrupt (this process). */
+extern void GpuopsRegisterInterruptCheck(void);
+
 /* At a node's executor start: begin starting the GPU while the input is read. */
 extern void GpuopsPrewarmDevice(int eflags);
 

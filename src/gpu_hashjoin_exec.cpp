@@ -280,6 +280,7 @@ Build(GpuHashJoinState *st)
 	INSTR_TIME_SET_CURRENT(t0);
 	if (INSTR_TIME_IS_ZERO(st->started))
 		st->started = t0;
+	GpuHashJoinClaimBuild(st);	/* leader: workers may wait for this build */
 	if (GpuHashJoinJoinSharedCounts(st))
 	{
 		/* a worker that needs only the leader's match counts: no inner rows */
@@ -374,6 +375,7 @@ LeaveShared(GpuHashJoinState *st)
 
 	st->shared_probe = false;
 	st->counts_only = false;
+	st->mine.left = 1;
 	ReadInner(st);				/* a counts-only worker has not read it yet */
 	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
 	if (rc == GPUOPS_OK)

@@ -37,6 +37,7 @@ typedef struct GpuHashJoinDevice
 	MemoryContextCallback cb;
 	/* parallel plans (gpu_hashjoin_shared.cpp): the shared build's slots */
 	void	   *shared;			/* in the parallel query's DSM, or NULL */
+	struct GpuHashJoinSharedControl *control;	/* ... and who is building, or NULL */
 	bool		leader_of_shared;	/* the leader of a parallel plan (EXPLAIN) */
 	GpuopsJoinService *svc;		/* leader: the running service, or NULL */
 	uint64		shared_requests;	/* leader: lookups served, rows looked up */
@@ -79,6 +80,7 @@ typedef struct GpuHashJoinState
 	bool		counts_only;	/* worker: ... and needs only match counts (inner side unread) */
 	bool		inner_read;		/* the inner side is in inner_store */
 	bool		no_service;		/* worker: the leader's service will not serve it */
+	bool		build_claimed;	/* leader: inside Build, workers may wait for it */
 	bool		built;
 	bool		outer_done;
 
@@ -144,6 +146,7 @@ extern void GpuHashJoinInitializeDSM(GpuHashJoinState *st, struct ParallelContex
 									 void *coordinate);
 extern void GpuHashJoinReInitializeDSM(GpuHashJoinState *st, void *coordinate);
 extern void GpuHashJoinInitializeWorker(GpuHashJoinState *st, void *coordinate);
+extern void GpuHashJoinClaimBuild(GpuHashJoinState *st);
 extern void GpuHashJoinShareBuild(GpuHashJoinState *st);
 extern void GpuHashJoinStopSharing(GpuHashJoinDevice *dev);
 extern void GpuHashJoinReportShared(GpuHashJoinState *st);

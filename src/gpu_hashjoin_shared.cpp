@@ -6,24 +6,43 @@
  *    build only a host copy of the directory (to turn entries into pairs),
  *    and create no CUDA context.
  *
- * Who does what:
- *  - InitializeDSM (leader): the request slots, one per planned worker; the
- *    service starts PENDING, or UNAVAILABLE where the leader will not run
- *    the node (parallel_leader_participation = off) or the GUC is off.
- *  - The leader, after a streaming build on its primary backend, starts
- *    the service (READY); a partitioned (grace) build, a fallback or any
- *    failure makes it UNAVAILABLE, and workers build their own, as without
- *    the service.
- *  - A worker, once its inner rows are read, waits for the leader's
- *    verdict; on READY it builds the CPU backend's directory from its rows
- *    and checks it against the leader's (size and checksum).  Each probe
- *    batch's keys then go to its slot, and the entries that come back are
- *    expanded into pairs on the host.  If the service fails or closes, the
- *    worker builds its own directory on its primary backend and probes the
- *    batch again, so a result never depends on the service.
+ * The shared build is an optimisation that no participant depends on: no
+ * process ever waits for another that is not known to be making progress
+ * inside this node (PostgreSQL's Parallel Hash keeps the same rule).  The
+ * leader may reach the node late or never (it may be busy above the Gather,
+ * in another branch of a Parallel Append, or not participate), so:
+ *  - InitializeDSM (leader): the request slots, one per planned worker, and
+ *    a control block: phase OPEN, or DONE with the service UNAVAILABLE where
+ *    the leader will not run the node (parallel_leader_participation = off)
+ *    or the GUC is off.
+ *  - The leader, on entering Build, claims the build (OPEN -> BUILDING).
+ *    From then until it publishes, its main thread is inside this node
+ *    reading its (non-partial, purely local) inner side and building: it
+ *    waits for nobody, so it is making progress or raising an error (which
+ *    ends the parallel query and terminates the workers).  It then starts
+ *    the service (READY), or, for a partitioned (grace) build, a fallback or
+ *    any failure, makes it UNAVAILABLE; the phase becomes DONE and waiting
+ *    workers are woken (a condition variable).
+ *  - A worker decides when it needs the directory: phase OPEN (the leader
+ *    has not begun) -> it builds its own at once; BUILDING -> it waits on
+ *    the condition variable (interruptibly) for the verdict; DONE -> it
+ *    takes the service if READY, else builds its own.  On READY it builds
+ *    the CPU backend's directory from its rows and checks it against the
+ *    leader's (size and checksum), or, when it reads no inner column, uses
+ *    the leader's match counts alone.  Each probe batch's keys then go to
+ *    its slot; the service thread answers them whatever the leader's main
+ *    thread is doing.  If the service fails or closes, the worker builds its
+ *    own directory on its primary backend and probes the batch again, so a
+ *    result never depends on the service.
  *  - The service is stopped before the shared memory is unmapped (an
  *    on_dsm_detach callback, which also runs on abort, before the query's
  *    memory goes) and before the leader's join ends (JoinRelease).
+ *
+ * What is therefore guaranteed: every result equals the join's without
+ * sharing; a worker that took the service (its account says "attached")
+ * probes only through it unless the service closes under it ("left");
+ * workers that find the leader building wait only for that build.  Which
+ * workers attach depends on when they start, and is not guaranteed.
  */
 extern "C" {
 #include "postgres.h"
@@ -33,9 +52,10 @@ extern "C" {
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
 #include "storage/pmsignal.h"
 #include "utils/wait_event.h"
 }
@@ -49,8 +69,20 @@ extern "C" {
 /* The most rows one lookup carries: the executor's batch (join_hash.hpp). */
 #define SHARED_SLOT_ROWS 65536
 
-/* How long a worker waits for the leader's build before building its own. */
-#define LEADER_WAIT_MS 10000
+/* The control block's phase: who, if anyone, a worker may wait for. */
+#define BUILD_OPEN 0			/* the leader has not begun: nobody waits */
+#define BUILD_BUILDING 1		/* the leader is inside Build: workers may wait */
+#define BUILD_DONE 2			/* the service's state is the verdict */
+
+/* In the DSM before the service's area (whose layout cuda/ owns). */
+typedef struct GpuHashJoinSharedControl
+{
+	ConditionVariable cv;		/* the leader broadcasts when the phase becomes DONE */
+	pg_atomic_uint32 phase;
+} GpuHashJoinSharedControl;
+
+/* The control block's size: the service's area keeps its alignment. */
+#define CONTROL_BYTES TYPEALIGN(64, sizeof(GpuHashJoinSharedControl))
 
 static void
 ServiceDetach(dsm_segment *seg, Datum arg)
@@ -62,6 +94,7 @@ ServiceDetach(dsm_segment *seg, Datum arg)
 	for (uint32 i = 0; dev->shared != NULL && i < dev->nworkers; i++)
 		gpuops_join_service_worker_stats(dev->shared, i, &dev->workers[i]);
 	dev->shared = NULL;			/* unmapped next */
+	dev->control = NULL;
 }
 
 void
@@ -78,18 +111,37 @@ GpuHashJoinStopSharing(GpuHashJoinDevice *dev)
 Size
 GpuHashJoinEstimateDSM(GpuHashJoinState *st, ParallelContext *pcxt)
 {
-	return gpuops_join_service_size(Max(pcxt->nworkers, 1), st->nkeys, SHARED_SLOT_ROWS);
+	return CONTROL_BYTES +
+		gpuops_join_service_size(Max(pcxt->nworkers, 1), st->nkeys, SHARED_SLOT_ROWS);
+}
+
+/* Whether the leader may serve a build in this parallel query. */
+static bool
+SharingPossible(void)
+{
+	return gpuops_enable_shared_build && parallel_leader_participation;
+}
+
+/* Sets the phase (a full barrier: the service's state is visible first). */
+static void
+SetPhase(GpuHashJoinSharedControl *ctl, uint32 phase)
+{
+	(void) pg_atomic_exchange_u32(&ctl->phase, phase);
 }
 
 void
 GpuHashJoinInitializeDSM(GpuHashJoinState *st, ParallelContext *pcxt, void *coordinate)
 {
-	int			state = gpuops_enable_shared_build && parallel_leader_participation
-		? GPUOPS_SERVICE_PENDING : GPUOPS_SERVICE_UNAVAILABLE;
+	GpuHashJoinSharedControl *ctl = (GpuHashJoinSharedControl *) coordinate;
+	void	   *shm = (char *) coordinate + CONTROL_BYTES;
+	bool		can = SharingPossible();
 
-	gpuops_join_service_init(coordinate, Max(pcxt->nworkers, 1), st->nkeys, SHARED_SLOT_ROWS,
-							 state);
-	st->dev->shared = coordinate;
+	ConditionVariableInit(&ctl->cv);
+	pg_atomic_init_u32(&ctl->phase, can ? BUILD_OPEN : BUILD_DONE);
+	gpuops_join_service_init(shm, Max(pcxt->nworkers, 1), st->nkeys, SHARED_SLOT_ROWS,
+							 can ? GPUOPS_SERVICE_PENDING : GPUOPS_SERVICE_UNAVAILABLE);
+	st->dev->shared = shm;
+	st->dev->control = ctl;
 	st->dev->leader_of_shared = true;
 	st->dev->nworkers = Max(pcxt->nworkers, 1);
 	st->dev->workers = (GpuopsJoinWorkerStats *)
@@ -98,61 +150,126 @@ GpuHashJoinInitializeDSM(GpuHashJoinState *st, ParallelContext *pcxt, void *coor
 }
 
 /*
- * Before workers are launched again: free slots, and the state they will
- * find (the leader builds again only if its build was dropped).
+ * Before workers are launched again (the previous ones have ended): free
+ * slots, and the state they will find.  A service still running (the build
+ * was kept) serves them at once; else the leader builds again only if its
+ * build was dropped.
  */
 void
 GpuHashJoinReInitializeDSM(GpuHashJoinState *st, void *coordinate)
 {
-	gpuops_join_service_reset_slots(coordinate);
+	GpuHashJoinSharedControl *ctl = (GpuHashJoinSharedControl *) coordinate;
+	void	   *shm = (char *) coordinate + CONTROL_BYTES;
+	bool		again = st->dev->svc == NULL && !st->built && SharingPossible();
+
+	gpuops_join_service_reset_slots(shm);
+	st->build_claimed = false;
 	if (st->dev->svc == NULL)
-		gpuops_join_service_set_state(coordinate, st->built || !gpuops_enable_shared_build ||
-									  !parallel_leader_participation
-									  ? GPUOPS_SERVICE_UNAVAILABLE : GPUOPS_SERVICE_PENDING);
+		gpuops_join_service_set_state(shm, again ? GPUOPS_SERVICE_PENDING
+									  : GPUOPS_SERVICE_UNAVAILABLE);
+	SetPhase(ctl, again ? BUILD_OPEN : BUILD_DONE);
 }
 
 void
 GpuHashJoinInitializeWorker(GpuHashJoinState *st, void *coordinate)
 {
-	st->dev->shared = coordinate;
+	st->dev->control = (GpuHashJoinSharedControl *) coordinate;
+	st->dev->shared = (char *) coordinate + CONTROL_BYTES;
 }
 
-/* Leader, after its build: serve it, or tell the workers to build their own. */
+/*
+ * Leader, entering Build: claims the build when no one has, so that workers
+ * arriving from now on wait for its verdict instead of building their own.
+ */
+void
+GpuHashJoinClaimBuild(GpuHashJoinState *st)
+{
+	GpuHashJoinSharedControl *ctl = st->dev->control;
+	uint32		expected = BUILD_OPEN;
+
+	if (ctl == NULL || IsParallelWorker() || st->dev->svc != NULL)
+		return;
+	st->build_claimed = pg_atomic_compare_exchange_u32(&ctl->phase, &expected, BUILD_BUILDING);
+}
+
+/*
+ * Leader, at the end of Build: serves its build, or tells the workers to
+ * build their own; either way the phase becomes DONE and waiters wake.
+ */
 void
 GpuHashJoinShareBuild(GpuHashJoinState *st)
 {
 	void	   *shm = st->dev->shared;
 	GpuopsStatus rc = GPUOPS_ERR_UNSUPPORTED;
 
-	if (shm == NULL || IsParallelWorker() ||
-		gpuops_join_service_state(shm) != GPUOPS_SERVICE_PENDING)
+	if (!st->build_claimed)
 		return;
+	st->build_claimed = false;
 	if (st->grace == NULL && st->fallback == NULL && st->dev->join != NULL &&
 		st->dev->backend == GpuopsPrimaryJoinBackend())
 		rc = gpuops_join_service_start(shm, st->dev->backend, st->dev->join, &st->dev->svc);
 	if (rc != GPUOPS_OK)
 		gpuops_join_service_set_state(shm, GPUOPS_SERVICE_UNAVAILABLE);
+	SetPhase(st->dev->control, BUILD_DONE);
+	ConditionVariableBroadcast(&st->dev->control->cv);
 }
 
-/* Worker: waits until the leader has built (or will not); READY or not. */
+/*
+ * Worker: whether the leader serves a build.  Waits only while the leader
+ * is inside its Build (BUILDING); never for a leader that has not begun.
+ */
 static bool
-WaitForLeader(void *shm)
+WaitForLeader(GpuHashJoinState *st)
 {
-	TimestampTz start = GetCurrentTimestamp();
+	GpuHashJoinSharedControl *ctl = st->dev->control;
+	bool		ready = false;
+	bool		slept = false;
 
 	for (;;)
 	{
-		int			state = gpuops_join_service_state(shm);
+		uint32		phase = pg_atomic_read_u32(&ctl->phase);
 
-		if (state != GPUOPS_SERVICE_PENDING)
-			return state == GPUOPS_SERVICE_READY;
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), LEADER_WAIT_MS))
-			return false;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		pg_read_barrier();
+		if (phase == BUILD_DONE)
+		{
+			ready = gpuops_join_service_state(st->dev->shared) == GPUOPS_SERVICE_READY;
+			break;
+		}
+		if (phase != BUILD_BUILDING)
+			break;
+		/* a timeout only re-reads the phase: the broadcast is the wake-up */
+		slept = true;
+		(void) ConditionVariableTimedSleep(&ctl->cv, 100, PG_WAIT_EXTENSION);
 	}
+	if (slept)
+		ConditionVariableCancelSleep();
+	return ready;
+}
+
+/* Worker: whether it may take part in a shared build at all. */
+static bool
+MayShare(GpuHashJoinState *st)
+{
+	return st->dev->shared != NULL && st->dev->control != NULL && IsParallelWorker() &&
+		ParallelWorkerNumber >= 0 &&
+		(uint32) ParallelWorkerNumber < gpuops_join_service_nslots(st->dev->shared) &&
+		!st->no_service;
+}
+
+/*
+ * Worker: whether the leader is building or serves (a worker then prepares
+ * to use the service); false when it has not begun or will not serve.
+ */
+static bool
+LeaderServes(GpuHashJoinState *st)
+{
+	uint32		phase = pg_atomic_read_u32(&st->dev->control->phase);
+
+	pg_read_barrier();
+	if (phase == BUILD_BUILDING)
+		return true;
+	return phase == BUILD_DONE &&
+		gpuops_join_service_state(st->dev->shared) == GPUOPS_SERVICE_READY;
 }
 
 /*
@@ -170,14 +287,14 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	GpuopsStatus rc;
 	instr_time	t0;
 	bool		ready;
-	int			state;
 
-	if (shm == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
-		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || st->no_service)
+	if (!MayShare(st))
 		return false;
-	state = gpuops_join_service_state(shm);
-	if (state != GPUOPS_SERVICE_PENDING && state != GPUOPS_SERVICE_READY)
+	if (!LeaderServes(st))
+	{
+		st->no_service = true;	/* the leader has not begun, or will not serve */
 		return false;
+	}
 
 	/*
 	 * The host copy first, while the leader may still be building: it needs
@@ -192,7 +309,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 		rc = st->dev->backend->join_directory(st->dev->join, &my_ndir, &my_sum);
 	st->mine.directory_ms += GpuHashJoinMsSince(&t0);
 	INSTR_TIME_SET_CURRENT(t0);
-	ready = WaitForLeader(shm);
+	ready = WaitForLeader(st);
 	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
 	if (!ready)
 	{
@@ -209,6 +326,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 		GpuHashJoinBegin(st, NULL);
 		return false;
 	}
+	st->mine.attached = 1;
 	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->join));
 	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
 	st->filter = NULL;
@@ -228,24 +346,21 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 bool
 GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 {
-	void	   *shm = st->dev->shared;
 	instr_time	t0;
 	bool		ready;
 	GpuopsStatus rc;
 
-	if (shm == NULL || !IsParallelWorker() || ParallelWorkerNumber < 0 ||
-		(uint32) ParallelWorkerNumber >= gpuops_join_service_nslots(shm) || st->fill_inner ||
-		st->no_service)
+	if (!MayShare(st) || st->fill_inner)
 		return false;
 	for (int c = st->outer_ncols; c < st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts; c++)
 		if (st->needed[c])
 			return false;
 	INSTR_TIME_SET_CURRENT(t0);
-	ready = WaitForLeader(shm);
+	ready = WaitForLeader(st);
 	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
 	if (!ready)
 	{
-		st->no_service = true;	/* UNAVAILABLE, or no build within the wait */
+		st->no_service = true;	/* the leader has not begun, or will not serve */
 		return false;
 	}
 	st->shared_probe = true;	/* no injected faults in the host join */
@@ -258,6 +373,7 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 	}
 	st->counts_only = true;
 	st->mine.counts_only = 1;
+	st->mine.attached = 1;
 	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->join));
 	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
 	st->filter = NULL;
@@ -325,8 +441,9 @@ ExplainAccount(const char *who, int n, const GpuopsJoinWorkerStats *m, ExplainSt
 		StringInfoData b;
 
 		initStringInfo(&b);
-		appendStringInfo(&b, "%s probe rows=%llu lookups=%llu",
-						 m->counts_only ? "shared, counts only" : m->shared ? "shared" : "own build",
+		appendStringInfo(&b, "%s%s probe rows=%llu lookups=%llu",
+						 m->counts_only ? "shared, counts only" : m->attached ? "shared" : "own build",
+						 m->left ? ", left the service" : "",
 						 (unsigned long long) m->probe_rows, (unsigned long long) m->lookups);
 		if (es->timing)
 			appendStringInfo(&b, " inner=%.3f wait leader=%.3f directory=%.3f outer=%.3f"
@@ -339,6 +456,8 @@ ExplainAccount(const char *who, int n, const GpuopsJoinWorkerStats *m, ExplainSt
 	ExplainOpenGroup(who, NULL, true, es);
 	if (n >= 0)
 		ExplainPropertyInteger("Worker Number", NULL, n, es);
+	ExplainPropertyBool("Attached", m->attached != 0, es);
+	ExplainPropertyBool("Left Service", m->left != 0, es);
 	ExplainPropertyBool("Shared", m->shared != 0, es);
 	ExplainPropertyBool("Counts Only", m->counts_only != 0, es);
 	ExplainPropertyInteger("Probe Rows", NULL, (int64) m->probe_rows, es);

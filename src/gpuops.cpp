@@ -42,6 +42,7 @@ InitImpl(void)
 						 "and restart the server.")));
 	GpuopsDefineGucs();
 	GpuopsDeviceSessionsInit();
+	GpuopsRegisterInterruptCheck();
 	GpuSortRegister();
 	GpuHashJoinRegister();
 	GpuNestLoopRegister();
