@@ -54,4 +54,40 @@ SELECT check_sort_cols('SELECT * FROM psc_t UNION SELECT * FROM psc_t ORDER BY 1
 SELECT check_sort_cols('SELECT a, c FROM psc_t UNION ALL SELECT b, c FROM psc_t ORDER BY 1, 2', ARRAY['a', 'c']);
 RESET enable_hashagg;
 
-DROP TABLE psc_lp, psc_tk, psc_t;
+-- the row identity of an inherited UPDATE, DELETE or MERGE target
+-- (ROWID_VAR) names no relation either ("bogus varno: -4" in EXPLAIN)
+CREATE TABLE psc_mt (tid integer PRIMARY KEY) PARTITION BY LIST (tid);
+CREATE TABLE psc_mtp PARTITION OF psc_mt DEFAULT PARTITION BY LIST (tid);
+CREATE TABLE psc_ms (sid integer);
+INSERT INTO psc_ms VALUES (1), (2);
+CREATE FUNCTION verbose_plan_ok(q text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+  END LOOP;
+  RETURN true;
+END $$;
+SELECT verbose_plan_ok('MERGE INTO psc_mt t USING psc_ms s ON t.tid = s.sid
+  WHEN NOT MATCHED THEN INSERT VALUES (s.sid)');
+CREATE TABLE psc_ps (a int, b int) PARTITION BY RANGE (a);
+CREATE TABLE psc_ps1 PARTITION OF psc_ps FOR VALUES FROM (0) TO (100);
+CREATE TABLE psc_ps2 PARTITION OF psc_ps FOR VALUES FROM (100) TO (1000);
+INSERT INTO psc_ps SELECT i, i FROM generate_series(1, 999) i;
+CREATE TABLE psc_pss AS SELECT i * 2 AS a FROM generate_series(1, 500) i;
+ANALYZE psc_ps, psc_pss;
+SET gpuops.enabled = off;
+UPDATE psc_ps SET b = b + 1 FROM psc_pss WHERE psc_ps.a = psc_pss.a;
+CREATE TEMP TABLE psc_ps_off AS SELECT * FROM psc_ps;
+UPDATE psc_ps SET b = a;
+RESET gpuops.enabled;
+SELECT verbose_plan_ok('UPDATE psc_ps SET b = b + 1 FROM psc_pss WHERE psc_ps.a = psc_pss.a');
+UPDATE psc_ps SET b = b + 1 FROM psc_pss WHERE psc_ps.a = psc_pss.a;
+SELECT (SELECT count(*) FROM (TABLE psc_ps EXCEPT ALL TABLE psc_ps_off) d) AS extra,
+       (SELECT count(*) FROM (TABLE psc_ps_off EXCEPT ALL TABLE psc_ps) d) AS missing,
+       (SELECT count(*) FROM psc_ps WHERE b <> a) AS updated;
+DELETE FROM psc_ps USING psc_pss WHERE psc_ps.a = psc_pss.a + 1;
+SELECT count(*) AS left_after_delete FROM psc_ps;
+
+DROP TABLE psc_lp, psc_tk, psc_t, psc_mt, psc_ms, psc_ps, psc_pss, psc_ps_off;
+DROP FUNCTION verbose_plan_ok(text);

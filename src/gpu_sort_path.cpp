@@ -498,25 +498,6 @@ SortPriv(PlannerInfo *root, Path *input, uint64 bound, int *key_words, SortCompu
 	return list_make2(ints, computed);
 }
 
-/*
- * Does the target hold a Var of no range table entry (varno 0)?  A set
- * operation's result columns are such Vars: PostgreSQL's own nodes above
- * refer to them through their child, but a custom scan's scan tuple names
- * them itself, and setrefs and EXPLAIN cannot (UNION ... ORDER BY failed
- * with "bogus varno: 0").  Such a sort keeps PostgreSQL's plan.
- */
-static bool
-NamesNoRelation(PathTarget *target)
-{
-	ListCell   *lc;
-
-	foreach(lc, pull_var_clause((Node *) target->exprs, PVC_RECURSE_AGGREGATES |
-								PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS))
-		if (IsA(lfirst(lc), Var) && lfirst_node(Var, lc)->varno == 0)
-			return true;
-	return false;
-}
-
 void
 GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel)
 {
@@ -539,8 +520,6 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	if (pathkeys_contained_in(root->sort_pathkeys, input->pathkeys))
 		return;					/* already sorted: PostgreSQL needs no sort */
 	if (input->rows < gpuops_min_rows)
-		return;
-	if (NamesNoRelation(input->pathtarget))
 		return;
 	if (list_length(root->sort_pathkeys) > GPUOPS_MAX_SORT_KEYS)
 	{

@@ -6,6 +6,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "optimizer/planner.h"
 }
@@ -22,11 +23,48 @@ extern "C" {
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
+/*
+ * Whether a target holds a Var of no range table entry: varno 0 (the result
+ * columns of a set operation, prepunion.c) or ROWID_VAR (the row identity of
+ * an inherited UPDATE, DELETE or MERGE target, appendinfo.c).  PostgreSQL's
+ * own nodes refer to such Vars only by position (setrefs turns them into
+ * OUTER_VAR and INNER_VAR references), but a custom scan's custom_scan_tlist
+ * keeps them as they are, and setrefs and EXPLAIN then cannot resolve them
+ * ("bogus varno: 0" after UNION ... ORDER BY, "bogus varno: -4" in a MERGE
+ * over a partitioned target).  gpuops keeps PostgreSQL's plan for such rels.
+ */
+static bool
+NamesNoRelation(List *exprs)
+{
+	ListCell   *lc;
+
+	foreach(lc, pull_var_clause((Node *) exprs, PVC_RECURSE_AGGREGATES |
+								PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS))
+	{
+		Var		   *v = (Var *) lfirst(lc);
+
+		if (IsA(v, Var) && (v->varno == 0 || IS_SPECIAL_VARNO(v->varno)))
+			return true;
+	}
+	return false;
+}
+
+static bool
+RelNamesNoRelation(RelOptInfo *rel)
+{
+	if (rel == NULL)
+		return false;
+	if (rel->reltarget != NULL && NamesNoRelation(rel->reltarget->exprs))
+		return true;
+	return rel->cheapest_total_path != NULL &&
+		NamesNoRelation(rel->cheapest_total_path->pathtarget->exprs);
+}
+
 static void
 UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 			   RelOptInfo *output_rel, void *extra)
 {
-	if (!gpuops_enabled)
+	if (!gpuops_enabled || RelNamesNoRelation(input_rel))
 		return;
 	switch (stage)
 	{
@@ -56,7 +94,8 @@ static void
 JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			  RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
 {
-	if (!gpuops_enabled)
+	if (!gpuops_enabled || RelNamesNoRelation(joinrel) ||
+		RelNamesNoRelation(outerrel) || RelNamesNoRelation(innerrel))
 		return;
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 	GpuNestLoopAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
