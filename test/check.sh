@@ -9,8 +9,8 @@
 # GPUOPS_TEST_PORT (54329), GPUOPS_TEST_USER (gpuops_test, used when root),
 # GPUOPS_RESULTS (<repo>/test/results: build log, server log, pg_regress output),
 # GPUOPS_SKIP_SETUP=1 / GPUOPS_SKIP_BUILD=1 to skip those steps,
-# GPUOPS_SKIP_STRESS=1 / GPUOPS_SKIP_FUZZ=1 to skip test/stress (a small CPU run)
-# and test/fuzz (3 seeds x 1000 queries),
+# GPUOPS_SKIP_STRESS=1 / GPUOPS_SKIP_FUZZ=1 / GPUOPS_SKIP_PGSUITE=1 to skip test/stress (a small CPU run),
+# test/fuzz (3 seeds x 1000 queries) and test/pgsuite (PostgreSQL's own suite),
 # GPUOPS_TEST_TIMEOUT (seconds per suite, default 1800), GPUOPS_TMPDIR (/tmp).
 set -uo pipefail
 
@@ -139,6 +139,10 @@ fi
 if [ "${GPUOPS_SKIP_FUZZ:-0}" != 1 ]; then
   GPUOPS_FUZZ_OUT="$RESULTS/fuzz" GPUOPS_FUZZ_PORT=$((PORT + 2)) \
     run_suite fuzz bash "$REPO/test/fuzz/run.sh" --seeds "1 2 3" --queries 1000
+fi
+if [ "${GPUOPS_SKIP_PGSUITE:-0}" != 1 ]; then
+  PGSUITE_RESULTS="$RESULTS/pgsuite" PGSUITE_PORT=$((PORT + 3)) \
+    run_suite pgsuite bash "$REPO/test/pgsuite/run.sh"
 fi
 
 if [ "$FAILED" -gt 0 ] && [ -f "$TMP/server.log" ] && grep -qE 'terminated by signal|PANIC|server process .* was terminated' "$TMP/server.log"; then
