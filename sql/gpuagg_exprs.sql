@@ -98,3 +98,8 @@ SELECT g, sum(a * b) FROM ae GROUP BY g;
 SELECT agg_direct_rows('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
 SELECT check_agg('SELECT g, sum(a * b), avg(f * 2 - a) FROM ae GROUP BY g');
 RESET gpuops.enable_device_exprs;
+
+-- HAVING runs in PostgreSQL's order (createplan.c orders quals by cost):
+-- the cheaper max(a) < -20000 rejects every group first, so the product
+-- that overflows int4 is never computed and neither plan raises an error
+SELECT check_agg('SELECT g, count(*) FROM ae GROUP BY g HAVING min(a) * 1000000 > 0 AND max(a) < -20000');

@@ -9,7 +9,8 @@
 -- device's clauses, and a host clause then failing on that pair lost the
 -- row's later matches.  Every result is compared with PostgreSQL's
 -- (gpuops.enabled = off) as a multiset; each line also says whether the
--- node was planned.
+-- node was planned.  Quals run in PostgreSQL's order, so a qual that can
+-- fail raises an error exactly where PostgreSQL's plan would.
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;
@@ -53,7 +54,12 @@ INSERT INTO js_quals VALUES
   ('host', 'a.c5 <= b.c3'),
   ('host2', 'md5(a.t) < md5(b.t)'),
   ('mixed', 'a.c5 <= b.c3 AND a.c1 <> b.c1'),
-  ('mixed2', 'a.c1 <> b.c1 AND md5(a.t || b.t) > ''4''');
+  ('mixed2', 'a.c1 <> b.c1 AND md5(a.t || b.t) > ''4'''),
+  -- a clause that overflows int4 on most pairs, written before a cheaper
+  -- one that rejects those pairs: PostgreSQL evaluates the cheaper first
+  -- (createplan.c orders quals by cost) and raises no error; a node that
+  -- kept the written order raised "integer out of range"
+  ('fails', 'a.id * 100000000 + b.id > 0 AND b.id > a.id + 98');
 CREATE TEMP TABLE js_types (jt text, sql text);
 INSERT INTO js_types VALUES
   ('inner', 'SELECT a.id AS aid, b.id AS bid FROM js_a a JOIN js_b b ON %s'),

@@ -39,6 +39,7 @@ extern "C" {
 #include "gpu_agg.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "qual_order.h"
 #include "join_plan.h"
 #include "types.h"
 
@@ -788,8 +789,11 @@ PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Li
 	/* the child computes exactly the columns the node reads (a Result if it cannot project) */
 	child = change_plan_targetlist(child, GpuopsExprTlist((List *) lthird(priv)), input->parallel_safe);
 	cscan->scan.plan.targetlist = tlist;
-	/* HAVING: setrefs points its aggregates at the scan tuple's columns */
-	cscan->scan.plan.qual = (List *) copyObject(list_nth(priv, 4));
+	/*
+	 * HAVING, in the order PostgreSQL's Agg evaluates it: setrefs points
+	 * its aggregates at the scan tuple's columns
+	 */
+	cscan->scan.plan.qual = (List *) copyObject(GpuopsOrderQuals(root, (List *) list_nth(priv, 4)));
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = list_make1(child);

@@ -37,6 +37,7 @@ extern "C" {
 #include "guc.h"
 #include "join_filter.h"
 #include "join_plan.h"
+#include "qual_order.h"
 
 static Plan *PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 								 List *tlist, List *clauses, List *custom_plans);
@@ -95,7 +96,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				rows,
 				mb;
 
-	foreach(lc, extra->restrictlist)
+	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		OpExpr	   *op;

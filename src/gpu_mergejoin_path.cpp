@@ -52,6 +52,7 @@ extern "C" {
 #include "guc.h"
 #include "join_filter.h"
 #include "join_plan.h"
+#include "qual_order.h"
 
 static Plan *PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 								  List *tlist, List *clauses, List *custom_plans);
@@ -325,7 +326,7 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	}
 
 	/* the other clauses: as createplan.c, outer joins' pushed-down ones filter */
-	foreach(lc, extra->restrictlist)
+	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
@@ -445,7 +446,7 @@ GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *
 		root->minmax_aggs != NIL || parse->hasTargetSRFs ||
 		extra->patype != PARTITIONWISE_AGGREGATE_NONE)
 		return;
-	having = (List *) extra->havingQual;
+	having = GpuopsOrderQuals(root, (List *) extra->havingQual);
 	aggs = CountStarAggrefs(output_rel->reltarget->exprs, having);
 	if (aggs == NIL)
 		return;

@@ -37,6 +37,7 @@ extern "C" {
 #include "gpu_nestloop.h"
 #include "guc.h"
 #include "join_plan.h"
+#include "qual_order.h"
 
 /*
  * A device program step per pair costs about a thousandth of what
@@ -353,7 +354,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	memset(&in, 0, sizeof(in));
 	in.outer_exprs = outer->pathtarget->exprs;
 	in.inner_exprs = inner->pathtarget->exprs;
-	foreach(lc, extra->restrictlist)
+	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 

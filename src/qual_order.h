@@ -1,0 +1,24 @@
+/*
+ * qual_order.h
+ *    The order in which PostgreSQL's plans evaluate a list of quals.
+ */
+#ifndef GPUOPS_QUAL_ORDER_H
+#define GPUOPS_QUAL_ORDER_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/pathnodes.h"
+}
+
+/*
+ * quals (RestrictInfos or bare clauses) in the order createplan.c's
+ * order_qual_clauses gives a plan node: by security level, then by cost,
+ * equal ones as written.  Evaluation stops at the first false qual, so the
+ * order decides which quals a row reaches, and with it whether a qual that
+ * can fail (integer overflow, division by zero) raises its error: a gpuops
+ * node must stop where PostgreSQL's would.  A new list; the input is kept.
+ */
+extern List *GpuopsOrderQuals(PlannerInfo *root, List *quals);
+
+#endif
