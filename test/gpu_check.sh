@@ -16,7 +16,8 @@ if [ -z "${PGXS_REGRESS:-}" ] || [ ! -x "$PGXS_REGRESS" ]; then
   echo "0 passed, 1 failed"; exit 1
 fi
 PSQL=$(command -v psql) || { echo "gpu_check.sh: psql not in PATH"; echo "0 passed, 1 failed"; exit 1; }
-OUTDIR=${OUT:-/tmp}/regress
+SCHEDULE=${GPU_CHECK_SCHEDULE:-test/schedule}   # a part of the suite: a schedule file
+OUTDIR=${GPU_CHECK_OUT:-${OUT:-/tmp}/regress}
 mkdir -p "$OUTDIR" || { echo "gpu_check.sh: cannot create $OUTDIR"; echo "0 passed, 1 failed"; exit 1; }
 rm -rf "$OUTDIR/results" "$OUTDIR/regression.diffs" "$OUTDIR/regression.out"
 
@@ -28,11 +29,11 @@ echo "== gpuops regression suite on $(uname -n) (server ${PGHOST:-?}:${PGPORT:-?
 # server named by PGHOST/PGPORT and creates the extension there. --bindir points
 # it at the psql in PATH (its compiled-in bindir is the staging prefix).
 "$PGXS_REGRESS" --inputdir=. --outputdir="$OUTDIR" --bindir="$(dirname "$PSQL")" \
-  --load-extension=gpuops --schedule=test/schedule --dbname=gpuops_regress 2>&1 | tee "$OUTDIR/pg_regress.log"
+  --load-extension=gpuops --schedule="$SCHEDULE" --dbname=gpuops_regress 2>&1 | tee "$OUTDIR/pg_regress.log"
 rc=${PIPESTATUS[0]}
 
 count_regress "$OUTDIR/pg_regress.log"
-reconcile_regress test/schedule "$rc"
+reconcile_regress "$SCHEDULE" "$rc"
 [ "$REG_FAILED" -gt 0 ] && print_diffs "$OUTDIR"
 
 echo "== gpuops.device_info()"
