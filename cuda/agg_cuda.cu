@@ -388,10 +388,16 @@ cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
 				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->value_nulls[g].as<uint8_t>() + at / 8,
 												b->value_nulls[g], nb, cudaMemcpyHostToDevice, s));
 		}
-		if (spec.program_ncols > 0 && b->nrows > 0)
+		if (b->nrows > 0 && std::any_of(spec.programs, spec.programs + spec.naggs,
+										[](const GpuopsExprProgram *p) { return p != nullptr; }))
 		{
-			/* computed inputs, after their FILTER masks (queued above) */
-			a->inputs.upload(a->rt, s, &b->inputs, spec.program_ncols);
+			/*
+			 * computed inputs, after their FILTER masks (queued above); also
+			 * a program that reads no column (sum(NULL::int8)): skipping it
+			 * left its rows 0 and not NULL, and the sum 0
+			 */
+			if (spec.program_ncols > 0)
+				a->inputs.upload(a->rt, s, &b->inputs, spec.program_ncols);
 			for (int g = 0; g < spec.naggs; g++)
 				if (spec.programs[g])
 					eval_input_kernel<<<blocks(nb), kThreads, 0, s>>>(

@@ -103,3 +103,8 @@ RESET gpuops.enable_device_exprs;
 -- the cheaper max(a) < -20000 rejects every group first, so the product
 -- that overflows int4 is never computed and neither plan raises an error
 SELECT check_agg('SELECT g, count(*) FROM ae GROUP BY g HAVING min(a) * 1000000 > 0 AND max(a) < -20000');
+
+-- an input that reads no column (PostgreSQL's aggregates.sql: sum(null::int8)):
+-- every row NULL, so the sums and averages are NULL, and count 0
+SELECT check_agg('SELECT sum(NULL::int8), avg(NULL::int4), count(NULL::int4), sum(1::int8), count(*) FROM ae');
+SELECT check_agg('SELECT g, sum(NULL::int8), avg(NULL::int8), sum(2::int4) FROM ae GROUP BY g');
