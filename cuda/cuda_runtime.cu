@@ -364,7 +364,7 @@ Runtime::free(void *p, size_t bytes, cudaStream_t s) noexcept
 }
 
 bool
-Runtime::idle(bool release_context) noexcept
+Runtime::idle(bool release_context, bool may_wait) noexcept
 {
 	if (!initialized_)
 		return true;
@@ -377,8 +377,13 @@ Runtime::idle(bool release_context) noexcept
 	{
 		cudaMemPool_t mempool;
 
-		/* the pool keeps up to 1 GB while queries run; idle, it keeps none */
-		if (cudaDeviceSynchronize() != cudaSuccess ||
+		/*
+		 * The pool keeps up to 1 GB while queries run; idle, it keeps none.
+		 * The wait lets the trim see the last frees on their streams; after
+		 * a cancel (!may_wait) a kernel may still run, and the trim keeps
+		 * what is not yet given back, for the next transaction's end.
+		 */
+		if ((may_wait && cudaDeviceSynchronize() != cudaSuccess) ||
 			cudaDeviceGetDefaultMemPool(&mempool, 0) != cudaSuccess ||
 			cudaMemPoolTrimTo(mempool, 0) != cudaSuccess)
 			(void) cudaGetLastError();
@@ -484,14 +489,23 @@ gpuops_cuda_prewarm_pending(void) noexcept
 }
 
 extern "C" int
-gpuops_cuda_idle(int release_context) noexcept
+gpuops_cuda_idle(int release_context, int may_wait) noexcept
 {
 	using gpuops::cuda::the_runtime;
 
+	/*
+	 * A context still being made (a statement cancelled while its prewarm
+	 * ran) is left to finish: joining it here, at the end of the aborted
+	 * transaction, held the cancel up for as long as the driver took
+	 * (seconds, while many processes made or dropped contexts).  The next
+	 * transaction's end gives it back.
+	 */
+	if (gpuops_cuda_prewarm_pending())
+		return 0;
 	gpuops_cuda_prewarm_wait();
 	if (the_runtime == nullptr)
 		return 1;
-	return the_runtime->idle(release_context != 0) ? 1 : 0;
+	return the_runtime->idle(release_context != 0, may_wait != 0) ? 1 : 0;
 }
 
 extern "C" uint64_t

@@ -83,7 +83,7 @@ class Runtime
 	size_t		limit() const { return (limit_ ? limit_ : total_memory_ / 10 * 9) / share_; }
 
 	/* gpuops_cuda_idle: true when no context is left */
-	bool		idle(bool release_context) noexcept;
+	bool		idle(bool release_context, bool may_wait) noexcept;
 
 	void		mark_broken(cudaError_t err);
 	bool		initialized() const { return initialized_; }

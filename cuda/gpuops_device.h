@@ -912,9 +912,13 @@ extern int	gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
  * CUDA context itself), so that other backends can have the device; the
  * next device call starts it again.  Returns 1 when no context is left
  * (none was ever made, or it was released), 0 when one stays.  Nothing
- * happens after a sticky device failure (the session keeps reporting it).
+ * happens after a sticky device failure (the session keeps reporting it),
+ * or while the prewarm thread still makes the context.  may_wait = 0 (at
+ * an abort, where a cancelled query's kernels may still run) never waits
+ * for the device: blocks freed but not yet reached on their stream stay
+ * cached until a later call.
  */
-extern int	gpuops_cuda_idle(int release_context) GPUOPS_NOEXCEPT;
+extern int	gpuops_cuda_idle(int release_context, int may_wait) GPUOPS_NOEXCEPT;
 
 /* The GPU's memory in bytes (0 without a usable GPU); creates no context. */
 extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;

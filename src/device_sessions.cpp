@@ -127,7 +127,8 @@ GiveBack(void)
 static void
 XactEnd(XactEvent event, void *arg)
 {
-	bool		release;
+	bool		committed,
+				release;
 
 	switch (event)
 	{
@@ -145,12 +146,14 @@ XactEnd(XactEvent event, void *arg)
 		return;
 	/*
 	 * At an abort the failed query's nodes are cleaned up later (with the
-	 * portal), and may still hold device objects: only the pool's unused
-	 * blocks go back now, the rest at the end of a later transaction.
+	 * portal), and may still hold device objects, and its kernels may still
+	 * run: only the pool's unused blocks go back now, without waiting for
+	 * the device (a cancel must end the statement promptly), the rest at
+	 * the end of a later transaction.
 	 */
-	release = (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) &&
-		sessions->waiters > 0;
-	if (gpuops_cuda_idle(release) && release)
+	committed = event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT;
+	release = committed && sessions->waiters > 0;
+	if (gpuops_cuda_idle(release, committed) && release)
 		GiveBack();
 }
 
