@@ -7,10 +7,11 @@
 #include <csignal>
 #include <cstring>
 #include <pthread.h>
-#include <atomic>
 #include <thread>
+#include <vector>
 
 #include "cuda_runtime.cuh"
+#include "thread_signals.hpp"
 
 namespace gpuops {
 namespace cuda {
@@ -38,8 +39,18 @@ is_sticky(cudaError_t err)
 }
 
 static Runtime *the_runtime = nullptr;
-static std::thread *prewarm_thread = nullptr;	/* gpuops_cuda_prewarm's, until joined */
-static std::atomic<bool> prewarm_finished{false};	/* its work is over (join it) */
+/*
+ * The helper thread: makes the context before a query needs it
+ * (gpuops_cuda_prewarm) or tears it down after a transaction
+ * (gpuops_cuda_idle), both of which take the driver seconds when many
+ * processes do so at once, off the backend's own thread.  One at a time: a
+ * new helper first joins the one before it.  The backend joins it before
+ * any device call of its own (wait_for_prewarm).
+ */
+static std::thread *prewarm_thread = nullptr;	/* the newest helper, until joined */
+static uint64_t helper_started = 0;	/* helpers started */
+static std::atomic<uint64_t> helper_finished{0};	/* the newest one whose work is over */
+static bool helper_releases = false;	/* the newest one tears the context down */
 
 /*
  * Polls query() (cudaStreamQuery or cudaEventQuery) until the work is done:
@@ -80,7 +91,7 @@ sync_event(cudaEvent_t e)
 static void
 wait_for_prewarm()
 {
-	while (prewarm_thread != nullptr && !prewarm_finished.load(std::memory_order_acquire))
+	while (gpuops_cuda_prewarm_pending())
 	{
 		check_interrupt();
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -89,9 +100,44 @@ wait_for_prewarm()
 }
 
 /*
- * The helper thread: the whole initialization, or nothing.  A failure
- * leaves initialized_ false, and the first device call initializes again
- * and reports it (what the failed attempt created stays allocated).
+ * Starts work on a new helper thread, after the previous helper (if any)
+ * ends; false if no thread could be started (the caller does the work, or
+ * leaves it to the first device call).  The helper blocks every signal.
+ */
+template <class Work>
+static bool
+start_helper(Work work) noexcept
+{
+	std::thread *before = prewarm_thread;
+	uint64_t	gen = helper_started + 1;
+
+	try
+	{
+		SignalsBlocked blocked;
+
+		prewarm_thread = new std::thread([before, gen, work]() noexcept {
+			if (before != nullptr)
+			{
+				before->join();
+				delete before;
+			}
+			work();
+			helper_finished.store(gen, std::memory_order_release);
+		});
+	}
+	catch (...)
+	{
+		prewarm_thread = before;
+		return false;
+	}
+	helper_started = gen;
+	return true;
+}
+
+/*
+ * The prewarm: the whole initialization, or nothing.  A failure leaves
+ * initialized_ false, and the first device call initializes again and
+ * reports it (what the failed attempt created stays allocated).
  */
 void
 prewarm_main(GpuopsSettings settings) noexcept
@@ -104,7 +150,6 @@ prewarm_main(GpuopsSettings settings) noexcept
 	{
 		(void) cudaGetLastError();
 	}
-	prewarm_finished.store(true, std::memory_order_release);
 }
 
 void
@@ -393,24 +438,60 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	/*
 	 * Everything this runtime made lives in the primary context, and
 	 * nothing else in the process holds a device pointer between queries:
-	 * resetting the device frees it all, and init() makes it again.
+	 * resetting the device frees it all, and init() makes it again.  On the
+	 * helper thread: the teardown takes the driver seconds when many
+	 * processes make or drop contexts, and the backend is committing (its
+	 * client waits).  The backend's next device call joins the helper first.
 	 */
-	for (PinnedBuffer &b : buffers_)
-		if (b.done)
-			(void) cudaEventDestroy(b.done);
-	for (cudaStream_t s : streams_)
-		(void) cudaStreamDestroy(s);
-	if (pool_)
-		(void) cudaFreeHost(pool_);
-	if (scalar_)
-		(void) cudaFreeHost(scalar_);
+	std::vector<cudaEvent_t> events;
+	std::vector<cudaStream_t> streams;
+	void	   *pool = pool_;
+	void	   *scalar = scalar_;
+
+	try
+	{
+		for (PinnedBuffer &b : buffers_)
+			if (b.done)
+				events.push_back(b.done);
+		streams = streams_;
+	}
+	catch (...)
+	{
+		return false;			/* no memory for the lists: keep the context */
+	}
 	buffers_.clear();
 	streams_.clear();
 	pool_ = nullptr;
 	scalar_ = nullptr;
 	initialized_ = false;
-	if (cudaDeviceReset() != cudaSuccess)
-		(void) cudaGetLastError();
+
+	auto		teardown = [](const std::vector<cudaEvent_t> &es, const std::vector<cudaStream_t> &ss,
+							  void *p, void *sc) noexcept {
+		for (cudaEvent_t e : es)
+			(void) cudaEventDestroy(e);
+		for (cudaStream_t st : ss)
+			(void) cudaStreamDestroy(st);
+		if (p)
+			(void) cudaFreeHost(p);
+		if (sc)
+			(void) cudaFreeHost(sc);
+		if (cudaDeviceReset() != cudaSuccess)
+			(void) cudaGetLastError();
+	};
+
+	try
+	{
+		if (start_helper([=]() noexcept { teardown(events, streams, pool, scalar); }))
+		{
+			helper_releases = true;
+			return true;
+		}
+	}
+	catch (...)
+	{
+		/* the copies for the helper failed: tear down here */
+	}
+	teardown(events, streams, pool, scalar);
 	return true;
 }
 
@@ -431,32 +512,16 @@ gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
 
 	try
 	{
-		if (prewarm_thread != nullptr ||
-			(the_runtime != nullptr &&
-			 (the_runtime->initialized() || the_runtime->broken())))
+		/* a prewarm under way or done (a release under way: make it again after) */
+		if (prewarm_thread != nullptr && !gpuops::cuda::helper_releases)
+			return;
+		/* made, or failed */
+		if (the_runtime != nullptr && (the_runtime->initialized() || the_runtime->broken()))
 			return;
 		if (the_runtime == nullptr)
 			the_runtime = new gpuops::cuda::Runtime();
-
-		/*
-		 * PostgreSQL's signal handlers expect the backend's own thread: the
-		 * helper (and the driver threads it starts) block every signal.
-		 */
-		sigset_t	all,
-					old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		try
-		{
-			gpuops::cuda::prewarm_finished.store(false);
-			prewarm_thread = new std::thread(gpuops::cuda::prewarm_main, *settings);
-		}
-		catch (...)
-		{
-			prewarm_thread = nullptr;
-		}
-		pthread_sigmask(SIG_SETMASK, &old, nullptr);
+		if (gpuops::cuda::start_helper([settings = *settings]() { gpuops::cuda::prewarm_main(settings); }))
+			gpuops::cuda::helper_releases = false;
 	}
 	catch (...)
 	{
@@ -485,7 +550,8 @@ gpuops_cuda_prewarm_wait(void) noexcept
 extern "C" int
 gpuops_cuda_prewarm_pending(void) noexcept
 {
-	return gpuops::cuda::prewarm_thread != nullptr && !gpuops::cuda::prewarm_finished;
+	return gpuops::cuda::prewarm_thread != nullptr &&
+		gpuops::cuda::helper_finished.load(std::memory_order_acquire) != gpuops::cuda::helper_started;
 }
 
 extern "C" int

@@ -913,7 +913,10 @@ extern int	gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
  * next device call starts it again.  Returns 1 when no context is left
  * (none was ever made, or it was released), 0 when one stays.  Nothing
  * happens after a sticky device failure (the session keeps reporting it),
- * or while the prewarm thread still makes the context.  may_wait = 0 (at
+ * or while the helper thread still makes or drops the context.  The
+ * release itself runs on the helper thread (the driver takes seconds when
+ * many processes make or drop contexts at once); the next device call, or
+ * gpuops_cuda_prewarm_wait, waits for it.  may_wait = 0 (at
  * an abort, where a cancelled query's kernels may still run) never waits
  * for the device: blocks freed but not yet reached on their stream stay
  * cached until a later call.

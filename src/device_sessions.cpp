@@ -152,6 +152,12 @@ XactEnd(XactEvent event, void *arg)
 	 * the end of a later transaction.
 	 */
 	committed = event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT;
+	/*
+	 * A released context is torn down on a helper thread while this
+	 * process goes on (its client is waiting for the commit): the session
+	 * is given back at once, so for that moment one more context may exist
+	 * than the limit counts.
+	 */
 	release = committed && sessions->waiters > 0;
 	if (gpuops_cuda_idle(release, committed) && release)
 		GiveBack();
