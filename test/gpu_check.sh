@@ -17,6 +17,7 @@ if [ -z "${PGXS_REGRESS:-}" ] || [ ! -x "$PGXS_REGRESS" ]; then
 fi
 PSQL=$(command -v psql) || { echo "gpu_check.sh: psql not in PATH"; echo "0 passed, 1 failed"; exit 1; }
 SCHEDULE=${GPU_CHECK_SCHEDULE:-test/schedule}   # a part of the suite: a schedule file
+# GPU_CHECK_DB: the database (two parts of the suite may run side by side)
 OUTDIR=${GPU_CHECK_OUT:-${OUT:-/tmp}/regress}
 mkdir -p "$OUTDIR" || { echo "gpu_check.sh: cannot create $OUTDIR"; echo "0 passed, 1 failed"; exit 1; }
 rm -rf "$OUTDIR/results" "$OUTDIR/regression.diffs" "$OUTDIR/regression.out"
@@ -29,7 +30,7 @@ echo "== gpuops regression suite on $(uname -n) (server ${PGHOST:-?}:${PGPORT:-?
 # server named by PGHOST/PGPORT and creates the extension there. --bindir points
 # it at the psql in PATH (its compiled-in bindir is the staging prefix).
 "$PGXS_REGRESS" --inputdir=. --outputdir="$OUTDIR" --bindir="$(dirname "$PSQL")" \
-  --load-extension=gpuops --schedule="$SCHEDULE" --dbname=gpuops_regress 2>&1 | tee "$OUTDIR/pg_regress.log"
+  --load-extension=gpuops --schedule="$SCHEDULE" --dbname="${GPU_CHECK_DB:-gpuops_regress}" 2>&1 | tee "$OUTDIR/pg_regress.log"
 rc=${PIPESTATUS[0]}
 
 count_regress "$OUTDIR/pg_regress.log"
@@ -37,8 +38,8 @@ reconcile_regress "$SCHEDULE" "$rc"
 [ "$REG_FAILED" -gt 0 ] && print_diffs "$OUTDIR"
 
 echo "== gpuops.device_info()"
-"$PSQL" -X -x -d gpuops_regress -c "select * from gpuops.device_info()" 2>&1
-"$PSQL" -X -At -d gpuops_regress -c "select gpuops.version()" 2>&1
+"$PSQL" -X -x -d "${GPU_CHECK_DB:-gpuops_regress}" -c "select * from gpuops.device_info()" 2>&1
+"$PSQL" -X -At -d "${GPU_CHECK_DB:-gpuops_regress}" -c "select gpuops.version()" 2>&1
 
 echo "$REG_PASSED passed, $REG_FAILED failed"
 [ "$REG_FAILED" -eq 0 ]
