@@ -29,6 +29,7 @@ extern "C" {
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -128,7 +129,10 @@ static void
 XactEnd(XactEvent event, void *arg)
 {
 	bool		committed,
-				release;
+				release,
+				idle;
+	instr_time	start,
+				took;
 
 	switch (event)
 	{
@@ -159,7 +163,15 @@ XactEnd(XactEvent event, void *arg)
 	 * than the limit counts.
 	 */
 	release = committed && sessions->waiters > 0;
-	if (gpuops_cuda_idle(release, committed) && release)
+	INSTR_TIME_SET_CURRENT(start);
+	idle = gpuops_cuda_idle(release, committed);
+	INSTR_TIME_SET_CURRENT(took);
+	INSTR_TIME_SUBTRACT(took, start);
+	/* where nothing can cancel it: in the server log when it took long */
+	if (INSTR_TIME_GET_MILLISEC(took) > 200.0)
+		elog(LOG, "gpuops: giving device memory back at the end of a transaction took %.0f ms",
+			 INSTR_TIME_GET_MILLISEC(took));
+	if (idle && release)
 		GiveBack();
 }
 

@@ -554,7 +554,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	st->merge_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg merge",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = NewQueryDevice<GpuAggDevice>(estate, AggRelease);
+	st->dev = NewQueryDevice<GpuAggDevice, AggRelease>(estate);
 }
 
 static TupleTableSlot *

@@ -708,7 +708,7 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
 									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuHashJoinDevice>(estate, JoinRelease);
+	st->dev = NewQueryDevice<GpuHashJoinDevice, JoinRelease>(estate);
 }
 
 static TupleTableSlot *

@@ -590,7 +590,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
 									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuMergeJoinDevice>(estate, MergeJoinRelease);
+	st->dev = NewQueryDevice<GpuMergeJoinDevice, MergeJoinRelease>(estate);
 }
 
 static TupleTableSlot *

@@ -508,7 +508,7 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 										  ALLOCSET_DEFAULT_SIZES);
 	st->probe_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop outer columns",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = NewQueryDevice<GpuNestLoopDevice>(estate, NestLoopRelease);
+	st->dev = NewQueryDevice<GpuNestLoopDevice, NestLoopRelease>(estate);
 }
 
 static TupleTableSlot *

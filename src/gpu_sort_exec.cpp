@@ -1091,7 +1091,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 										 &TTSOpsMinimalTuple);
 	st->mem_limit = GpuopsHostMemoryLimit();
 	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
-	st->dev = NewQueryDevice<GpuSortDevice>(estate, DeviceRelease);
+	st->dev = NewQueryDevice<GpuSortDevice, DeviceRelease>(estate);
 }
 
 static TupleTableSlot *
