@@ -1,7 +1,14 @@
 # gpuops: PGXS build.
-#   src/*.cpp   C++17 that talks to PostgreSQL, compiled by g++ through PGXS
-#   cuda/*.cu   device code, compiled by nvcc for sm_90 (+ PTX)
-#   cuda/*.cpp  host-only device-layer code (the CPU twin), compiled by g++
+#   src/         C++17 that talks to PostgreSQL, compiled by g++ through PGXS:
+#                gpuops.cpp and planner.cpp on top, then sort/ join/ agg/
+#                (the nodes), expr/ input/ plan/, and core/ at the bottom
+#   cuda/        the device engine, CUDA (.cu, nvcc, sm_90 + PTX) beside its
+#                CPU twin (.cpp, g++), by subsystem: runtime/ expr/ sort/
+#                join/ agg/ host/
+#   cuda/include/gpuops/
+#                the engine's interface (its C ABI and the header-only
+#                formats both sides compute alike): the only device headers
+#                src/ may include
 # The device layer is linked into the one gpuops.so as a static archive,
 # with a static CUDA runtime, so the library loads on a host without a GPU
 # driver (CUDA calls then fail and gpuops keeps PostgreSQL's plans).
@@ -19,25 +26,32 @@ PG_CONFIG ?= pg_config
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 
-OBJS = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
+SRC_DIRS  = src src/core src/plan src/input src/expr src/sort src/join src/agg
+CUDA_DIRS = cuda/runtime cuda/expr cuda/sort cuda/join cuda/agg cuda/host
+API_DIR   = cuda/include/gpuops
+
+OBJS = $(patsubst %.cpp,%.o,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.cpp)))
 
 DEVICE_LIB  = cuda/libgpuops_device.a
-DEVICE_OBJS = $(patsubst %.cu,%.cu.o,$(wildcard cuda/*.cu)) \
-              $(patsubst %.cpp,%.host.o,$(wildcard cuda/*.cpp))
-DEVICE_HDRS = $(wildcard cuda/*.h cuda/*.hpp cuda/*.cuh)
+DEVICE_OBJS = $(patsubst %.cu,%.cu.o,$(foreach d,$(CUDA_DIRS),$(wildcard $(d)/*.cu))) \
+              $(patsubst %.cpp,%.host.o,$(foreach d,$(CUDA_DIRS),$(wildcard $(d)/*.cpp)))
+API_HDRS    = $(wildcard $(API_DIR)/*.h $(API_DIR)/*.hpp)
+DEVICE_HDRS = $(API_HDRS) $(foreach d,$(CUDA_DIRS),$(wildcard $(d)/*.h $(d)/*.hpp $(d)/*.cuh))
+DEVICE_INC  = -I$(API_DIR) $(addprefix -I,$(CUDA_DIRS))
 
 NVCC_FLAGS = -std=c++17 -O3 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
              -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
 # cuda/ never sees PostgreSQL's include path, so it cannot include its headers
-DEVICE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall -Icuda
+DEVICE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall $(DEVICE_INC)
 
-PG_CPPFLAGS = -Icuda -Isrc
+# src/ sees the engine only through its interface folder
+PG_CPPFLAGS = -I$(API_DIR) $(addprefix -I,$(SRC_DIRS))
 # gnu++17: PostgreSQL's headers use typeof
 PG_CXXFLAGS = -std=gnu++17 -Wno-register
 SHLIB_LINK += $(DEVICE_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 
-EXTRA_CLEAN = $(DEVICE_LIB) cuda/*.o results regression.diffs regression.out
+EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out
 
 # PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
 override with_llvm = no
@@ -52,7 +66,7 @@ endif
 include $(PGXS)
 
 $(shlib): $(DEVICE_LIB)
-$(OBJS): $(wildcard src/*.h) $(DEVICE_HDRS)
+$(OBJS): $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) $(API_HDRS)
 else
 .PHONY: check demo
 check:
@@ -67,7 +81,7 @@ $(DEVICE_LIB): $(DEVICE_OBJS)
 	ar rcs $@ $^
 
 cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
-	$(NVCC) $(NVCC_FLAGS) -Icuda -c $< -o $@
+	$(NVCC) $(NVCC_FLAGS) $(DEVICE_INC) -c $< -o $@
 
 cuda/%.host.o: cuda/%.cpp $(DEVICE_HDRS)
 	$(CXX) $(DEVICE_CXXFLAGS) -c $< -o $@

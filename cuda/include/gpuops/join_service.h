@@ -19,7 +19,7 @@
  *
  * No PostgreSQL here: waits are POSIX semaphores in the shared memory, and
  * the service thread calls only the join backend's lookup.  The caller
- * (src/gpu_hashjoin_shared.cpp) owns the shared memory and must stop the
+ * (src/join/gpu_hashjoin_shared.cpp) owns the shared memory and must stop the
  * service before that memory is unmapped or the join ended.
  */
 #ifndef GPUOPS_JOIN_SERVICE_H

@@ -1,6 +1,6 @@
 /*
  * gpu_hashjoin_shared.cpp
- *    GpuHashJoin's shared build in parallel plans (cuda/join_service.h):
+ *    GpuHashJoin's shared build in parallel plans (cuda/include/gpuops/join_service.h):
  *    the leader builds the directory on the device and serves the workers'
  *    lookups from a thread; the workers read the inner side as before but
  *    build only a host copy of the directory (to turn entries into pairs),

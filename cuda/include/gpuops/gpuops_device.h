@@ -7,7 +7,7 @@
  * layer never includes a PostgreSQL header and never raises a PostgreSQL
  * error, and the PostgreSQL side never sees a C++ exception or a CUDA type.
  * Turning a status into an ereport happens in exactly one place on the
- * PostgreSQL side (src/device_error.cpp).
+ * PostgreSQL side (src/core/device.cpp).
  *
  * Two backends implement the same operations: CUDA, and a CPU twin that runs
  * the same batch algorithms on the host (used for gpuops.device = cpu and as
@@ -96,7 +96,7 @@ typedef struct GpuopsDeviceInfo
 } GpuopsDeviceInfo;
 
 /*
- * Device expressions: a PostgreSQL expression compiled (src/device_expr.cpp)
+ * Device expressions: a PostgreSQL expression compiled (src/expr/device_expr.cpp)
  * into a short program that the CUDA kernels and the CPU twin interpret
  * alike (expr_eval.hpp), so no code is generated at run time.
  *
