@@ -2,7 +2,7 @@
 # Where parallel and serial GpuAgg spend their time: EXPLAIN (ANALYZE, VERBOSE)
 # with per-worker figures, PostgreSQL's plan, GpuAgg partial in 8 workers on
 # CUDA and on the CPU backend, and serial GpuAgg, over a fresh table p of N rows
-# (default 50M).  The README's per-worker figures come from it.  GPU machine:
+# (default 50M).  doc/benchmarks.md's per-worker figures come from it.  GPU machine:
 #   .devkit/pgrun.sh -c gpuops.device=gpu -- bash test/bench/agg_probe.sh [N]
 set -u
 N=${1:-50000000}

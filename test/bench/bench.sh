@@ -28,7 +28,7 @@
 #   PostgreSQL parallel(8) gpuops.enabled = off, max_parallel_workers_per_gather = 8
 #   gpuops                 gpuops.enabled = on, everything else as configured
 # Prints a markdown table and writes it to ${OUT:-.}/bench.md.
-# Server settings (shown in the header) are the server's: the README's sort runs
+# Server settings (shown in the header) are the server's: doc/benchmarks.md's sort runs
 # with min_dynamic_shared_memory start the server with it, e.g.
 #   .devkit/pgrun.sh -c gpuops.device=gpu -c min_dynamic_shared_memory=8GB -- bash test/bench/bench.sh 50000000
 # Environment: BENCH_RUNS, BENCH_DB (default $PGDATABASE or postgres),
