@@ -143,8 +143,8 @@ SELECT * FROM cs_case('Q18 shape',
 
 -- a long device-layer call (a nested loop testing 40 billion pairs in few
 -- calls, serial, and such a nested loop under a parallel join; an H100
--- tests 4 billion in under 200 ms): a 200 ms
--- timeout ends each within 1 s of it (3 s with parallel workers, as above)
+-- tests 4 billion in under 200 ms): a 200 ms timeout ends each within
+-- 1 s of it (3 s with parallel workers, as above)
 CREATE FUNCTION cs_long(settings text, q text, slack interval) RETURNS TABLE (sqlstate text, quick bool)
 LANGUAGE plpgsql AS $$
 DECLARE st text := 'none'; t0 timestamptz;
