@@ -22,8 +22,11 @@ namespace cuda {
 
 [[noreturn]] void throw_cuda(cudaError_t err, const char *what);
 
+#define GPUOPS_CUDA_STR2_(x) #x
+#define GPUOPS_CUDA_STR_(x) GPUOPS_CUDA_STR2_(x)
 #define GPUOPS_CUDA_TRY(call) \
 	do { \
+		::gpuops::last_cuda_call = __FILE__ ":" GPUOPS_CUDA_STR_(__LINE__) ": " #call; \
 		cudaError_t gpuops_err_ = (call); \
 		if (gpuops_err_ != cudaSuccess) \
 			::gpuops::cuda::throw_cuda(gpuops_err_, #call); \

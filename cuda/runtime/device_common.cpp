@@ -3,8 +3,10 @@
  *    The device layer's error message slot and its interrupt check.
  */
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #include "device_common.hpp"
 
@@ -44,6 +46,36 @@ check_interrupt()
 
 	if (check != nullptr && pthread_equal(pthread_self(), interrupt_thread) && check() != 0)
 		throw DeviceError(GPUOPS_ERR_CANCELED, "canceled by an interrupt");
+}
+
+thread_local const char *last_cuda_call = "none";
+
+int
+slow_call_ms()
+{
+	static const int ms = []() {
+		const char *v = getenv("GPUOPS_LOG_SLOW_MS");
+
+		return v ? atoi(v) : 0;
+	}();
+
+	return ms;
+}
+
+bool
+interrupt_due() noexcept
+{
+	GpuopsInterruptCheck check = interrupt_check.load(std::memory_order_acquire);
+
+	return check != nullptr && pthread_equal(pthread_self(), interrupt_thread) && check() != 0;
+}
+
+void
+report_slow_call(const char *what, double ms) noexcept
+{
+	fprintf(stderr, "gpuops device layer [%d]: %s took %.0f ms and returned with an interrupt due; last CUDA call: %s\n",
+			static_cast<int>(getpid()), what, ms, last_cuda_call);
+	fflush(stderr);
 }
 
 }								/* namespace gpuops */

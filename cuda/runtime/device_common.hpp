@@ -87,12 +87,22 @@ maybe_inject(GpuopsFault want, GpuopsFault have)
 }
 
 /*
- * Runs the body of a noexcept entry point.  The body returns a status
- * (GPUOPS_OK or GPUOPS_PENDING) or throws; any exception becomes a status.
+ * A diagnostic for waits that nothing cancels.  With GPUOPS_LOG_SLOW_MS=N in
+ * the server's environment, an entry point that ran N ms or more and returns
+ * with an interrupt due that it did not act on writes one line to stderr
+ * (the server log): its name, its time and the last CUDA call it made.  The
+ * statement's cancel then came late by about that much.
  */
+extern thread_local const char *last_cuda_call;
+
+int			slow_call_ms();		/* the threshold; 0 when unset */
+bool		interrupt_due() noexcept;	/* check_interrupt() would throw */
+void		report_slow_call(const char *what, double ms) noexcept;
+
+/* The body of guarded(): any exception becomes a status. */
 template <class F>
 GpuopsStatus
-guarded(F &&body) noexcept
+guarded_body(F &body) noexcept
 {
 	try
 	{
@@ -118,6 +128,27 @@ guarded(F &&body) noexcept
 		set_last_error("unknown internal error in the device layer");
 		return GPUOPS_ERR_INTERNAL;
 	}
+}
+
+/*
+ * Runs the body of a noexcept entry point.  The body returns a status
+ * (GPUOPS_OK or GPUOPS_PENDING) or throws; any exception becomes a status.
+ * what names the entry point for the slow-call diagnostic.
+ */
+template <class F>
+GpuopsStatus
+guarded(F &&body, const char *what = __builtin_FUNCTION()) noexcept
+{
+	if (slow_call_ms() <= 0)
+		return guarded_body(body);
+
+	auto		t0 = std::chrono::steady_clock::now();
+	GpuopsStatus status = guarded_body(body);
+	double		ms = ms_since(t0);
+
+	if (ms >= slow_call_ms() && status != GPUOPS_ERR_CANCELED && interrupt_due())
+		report_slow_call(what, ms);
+	return status;
 }
 
 }								/* namespace gpuops */
