@@ -19,13 +19,7 @@
 #include "gpuops_device.h"
 
 /* (key_normalize.hpp may have defined it already, as forced inlining) */
-#ifndef GPUOPS_HD
-#ifdef __CUDACC__
-#define GPUOPS_HD __host__ __device__ inline
-#else
-#define GPUOPS_HD inline
-#endif
-#endif
+#include "hd.hpp"
 
 namespace gpuops {
 

@@ -8,11 +8,7 @@
 
 #include "gpuops_device.h"
 
-#ifdef __CUDACC__
-#define GPUOPS_HD __host__ __device__ inline
-#else
-#define GPUOPS_HD inline
-#endif
+#include "hd.hpp"
 
 namespace gpuops {
 

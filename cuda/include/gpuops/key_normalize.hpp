@@ -33,15 +33,11 @@
 
 #include "gpuops_device.h"
 
-#ifdef __CUDACC__
-#define GPUOPS_HD __host__ __device__ __forceinline__
-#else
-#define GPUOPS_HD inline
-#endif
+#include "hd.hpp"
 
 namespace gpuops {
 
-GPUOPS_HD uint64_t
+GPUOPS_HD_FORCE uint64_t
 load_be64(const uint8_t *p)
 {
 	uint64_t	v = 0;
@@ -51,7 +47,7 @@ load_be64(const uint8_t *p)
 	return v;
 }
 
-GPUOPS_HD uint64_t
+GPUOPS_HD_FORCE uint64_t
 float8_key(uint64_t bits)
 {
 	const uint64_t sign = 0x8000000000000000ull;
@@ -64,7 +60,7 @@ float8_key(uint64_t bits)
 	return (bits & sign) ? ~bits : (bits | sign);
 }
 
-GPUOPS_HD uint32_t
+GPUOPS_HD_FORCE uint32_t
 float4_key(uint32_t bits)
 {
 	const uint32_t sign = 0x80000000u;
@@ -80,7 +76,7 @@ float4_key(uint32_t bits)
  * The value words of one non-NULL value at `raw` (unaligned bytes, host
  * byte order as PostgreSQL stores it).  Returns the number of words.
  */
-GPUOPS_HD int
+GPUOPS_HD_FORCE int
 value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 {
 	switch (kind)
