@@ -248,7 +248,7 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	st->hashed_chunks = 0;
 	st->overflow_chunks = 0;
 	st->merge = NULL;
-	if (backend != GpuopsPrimaryAggBackend() || st->fallback != NULL)
+	if (backend != GpuopsPrimaryDevice()->agg || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	memset(&spec, 0, sizeof(spec));
 	spec.nkeys = st->nkeys;
@@ -285,9 +285,9 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 		if (st->fallback == NULL)
 			st->fallback = pstrdup("distinct or ordered aggregates over the device budget, "
 								   "aggregated whole on the CPU");
-		if (backend != gpuops_cpu_agg_backend())
+		if (backend != gpuops_cpu_device()->agg)
 		{
-			backend = gpuops_cpu_agg_backend();
+			backend = gpuops_cpu_device()->agg;
 			st->backend_name = backend->name;
 			settings.fault = GPUOPS_FAULT_NONE;
 		}
@@ -347,13 +347,13 @@ ReadAndAggregate(GpuAggState *st)
 	GpuAggEncode(st);
 	GpuAggNumericPrepare(st);
 
-	rc = Aggregate(st, GpuopsPrimaryAggBackend());
+	rc = Aggregate(st, GpuopsPrimaryDevice()->agg);
 	if (rc != GPUOPS_OK)
 	{
 		GpuopsDeviceFailed(GPUAGG_NAME, rc, true);	/* raises unless falling back */
 		if (st->fallback == NULL)
 			st->fallback = pstrdup(gpuops_last_error());
-		rc = Aggregate(st, gpuops_cpu_agg_backend());
+		rc = Aggregate(st, gpuops_cpu_device()->agg);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUAGG_NAME, rc, false);
 	}

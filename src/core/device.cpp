@@ -125,53 +125,15 @@ GpuopsUseCuda(void)
 	return true;
 }
 
-const GpuopsBackend *
-GpuopsPrimaryBackend(void)
+/*
+ * The engine a query runs on first: CUDA when GpuopsUseCuda() says so, else
+ * the CPU twin.  Every node takes its operator from this one choice.
+ */
+const GpuopsDevice *
+GpuopsPrimaryDevice(void)
 {
 	GpuopsRegisterInterruptCheck();
-	if (!GpuopsUseCuda())
-		return gpuops_cpu_backend();
-	return gpuops_cuda_backend();
-}
-
-/* The join backend of the same choice (gpuops.device). */
-const GpuopsJoinBackend *
-GpuopsPrimaryJoinBackend(void)
-{
-	GpuopsRegisterInterruptCheck();
-	if (!GpuopsUseCuda())
-		return gpuops_cpu_join_backend();
-	return gpuops_cuda_join_backend();
-}
-
-/* The nested-loop backend of the same choice. */
-const GpuopsNestLoopBackend *
-GpuopsPrimaryNestLoopBackend(void)
-{
-	GpuopsRegisterInterruptCheck();
-	if (!GpuopsUseCuda())
-		return gpuops_cpu_nestloop_backend();
-	return gpuops_cuda_nestloop_backend();
-}
-
-/* The merge join backend of the same choice. */
-const GpuopsMergeJoinBackend *
-GpuopsPrimaryMergeJoinBackend(void)
-{
-	GpuopsRegisterInterruptCheck();
-	if (!GpuopsUseCuda())
-		return gpuops_cpu_mergejoin_backend();
-	return gpuops_cuda_mergejoin_backend();
-}
-
-/* The aggregation backend of the same choice. */
-const GpuopsAggBackend *
-GpuopsPrimaryAggBackend(void)
-{
-	GpuopsRegisterInterruptCheck();
-	if (!GpuopsUseCuda())
-		return gpuops_cpu_agg_backend();
-	return gpuops_cuda_agg_backend();
+	return GpuopsUseCuda() ? gpuops_cuda_device() : gpuops_cpu_device();
 }
 
 static int

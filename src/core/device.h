@@ -34,12 +34,11 @@ extern bool GpuopsUseCuda(void);
 extern void GpuopsDeviceSessionsInit(void);
 extern bool GpuopsDeviceSessionAcquire(void);
 
-/* The backend a query runs on first: CUDA (GpuopsUseCuda), else the CPU twin. */
-extern const GpuopsBackend *GpuopsPrimaryBackend(void);
-extern const GpuopsJoinBackend *GpuopsPrimaryJoinBackend(void);
-extern const GpuopsAggBackend *GpuopsPrimaryAggBackend(void);
-extern const GpuopsNestLoopBackend *GpuopsPrimaryNestLoopBackend(void);
-extern const GpuopsMergeJoinBackend *GpuopsPrimaryMergeJoinBackend(void);
+/*
+ * The engine a query runs on first: CUDA (GpuopsUseCuda), else the CPU twin
+ * (gpuops_cpu_device(), also every node's fallback).
+ */
+extern const GpuopsDevice *GpuopsPrimaryDevice(void);
 
 /*
  * Handles a failed device call of operator `node`.  Returns when the caller

@@ -62,7 +62,7 @@ DeviceInfoImpl(FunctionCallInfo fcinfo)
 		strlcpy(info.reason, "every device session is in use (gpuops.max_device_sessions)",
 				sizeof(info.reason));
 	}
-	else if (gpuops_cuda_backend()->probe(&info) != GPUOPS_OK)
+	else if (gpuops_cuda_device()->sort->probe(&info) != GPUOPS_OK)
 	{
 		memset(&info, 0, sizeof(info));
 		strlcpy(info.reason, gpuops_last_error(), sizeof(info.reason));

@@ -135,8 +135,7 @@ Started(GpuopsJoinFilter *f)
 	DeviceExprBindParams(&f->spec.program, f->param_states, f->param_slots, f->param_types,
 						 f->econtext);
 	settings = GpuopsCurrentSettings();
-	f->backend = GpuopsUseCuda() ? gpuops_cuda_pairfilter_backend()
-		: gpuops_cpu_pairfilter_backend();
+	f->backend = GpuopsPrimaryDevice()->pairfilter;
 	rc = f->backend->pf_begin(&settings, &f->spec, &f->pf);
 	if (rc != GPUOPS_OK)
 		FilterFailed(f, rc);

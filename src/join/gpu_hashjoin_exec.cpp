@@ -166,7 +166,7 @@ GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
 	memset(&st->stats, 0, sizeof(st->stats));
 	if (backend == NULL)
 		return GPUOPS_OK;
-	if (backend != GpuopsPrimaryJoinBackend() || st->fallback != NULL || st->shared_probe)
+	if (backend != GpuopsPrimaryDevice()->hashjoin || st->fallback != NULL || st->shared_probe)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	return backend->join_begin(&settings, st->nkeys, &st->dev->join);
@@ -204,7 +204,7 @@ GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc)
 	if (st->fallback == NULL)
 		st->fallback = pstrdup(gpuops_last_error());
 	st->shared_probe = false;
-	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
 	if (rc == GPUOPS_OK)
 		rc = st->grace ? GpuHashJoinGraceBuild(st) : GpuHashJoinBuildAll(st);
 	if (rc != GPUOPS_OK)
@@ -296,13 +296,13 @@ Build(GpuHashJoinState *st)
 		FinishBuild(st, t0);
 		return;
 	}
-	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
+	rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
 	if (rc != GPUOPS_OK)
 	{
 		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);
 		if (st->fallback == NULL)
 			st->fallback = pstrdup(gpuops_last_error());
-		rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+		rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 	}
@@ -377,7 +377,7 @@ LeaveShared(GpuHashJoinState *st)
 	st->counts_only = false;
 	st->mine.left = 1;
 	ReadInner(st);				/* a counts-only worker has not read it yet */
-	rc = GpuHashJoinBegin(st, GpuopsPrimaryJoinBackend());
+	rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
 	if (rc != GPUOPS_OK)

@@ -206,7 +206,7 @@ GpuHashJoinShareBuild(GpuHashJoinState *st)
 		return;
 	st->build_claimed = false;
 	if (st->grace == NULL && st->fallback == NULL && st->dev->join != NULL &&
-		st->dev->backend == GpuopsPrimaryJoinBackend())
+		st->dev->backend == GpuopsPrimaryDevice()->hashjoin)
 		rc = gpuops_join_service_start(shm, st->dev->backend, st->dev->join, &st->dev->svc);
 	if (rc != GPUOPS_OK)
 		gpuops_join_service_set_state(shm, GPUOPS_SERVICE_UNAVAILABLE);
@@ -302,7 +302,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	 */
 	INSTR_TIME_SET_CURRENT(t0);
 	st->shared_probe = true;	/* no injected faults in the host copy */
-	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
 	if (rc == GPUOPS_OK)
@@ -364,7 +364,7 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 		return false;
 	}
 	st->shared_probe = true;	/* no injected faults in the host join */
-	rc = GpuHashJoinBegin(st, gpuops_cpu_join_backend());
+	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
 	if (rc != GPUOPS_OK)
 	{
 		st->shared_probe = false;

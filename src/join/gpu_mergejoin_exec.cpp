@@ -249,11 +249,11 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	GpuopsStatus rc;
 
 	MergeJoinRelease(st->dev);
-	if (backend != GpuopsPrimaryMergeJoinBackend() || st->fallback != NULL)
+	if (backend != GpuopsPrimaryDevice()->mergejoin || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->mj);
-	if (rc == GPUOPS_OK && backend != gpuops_cpu_mergejoin_backend())
+	if (rc == GPUOPS_OK && backend != gpuops_cpu_device()->mergejoin)
 	{
 		uint64		capacity = backend->mj_capacity(st->dev->mj);
 
@@ -263,7 +263,7 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 			MergeJoinRelease(st->dev);
 			if (st->fallback == NULL)
 				st->fallback = pstrdup("both sides exceed the device budget");
-			return RunJoin(st, gpuops_cpu_mergejoin_backend(), skip);
+			return RunJoin(st, gpuops_cpu_device()->mergejoin, skip);
 		}
 	}
 	if (rc == GPUOPS_OK)
@@ -307,7 +307,7 @@ FallBack(GpuMergeJoinState *st, GpuopsStatus rc, uint64 skip)
 	GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, true);	/* raises unless falling back */
 	if (st->fallback == NULL)
 		st->fallback = pstrdup(gpuops_last_error());
-	rc = RunJoin(st, gpuops_cpu_mergejoin_backend(), skip);
+	rc = RunJoin(st, gpuops_cpu_device()->mergejoin, skip);
 	if (rc != GPUOPS_OK)
 		GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, false);
 }
@@ -329,7 +329,7 @@ Lap(instr_time *t)
 static void
 Build(GpuMergeJoinState *st)
 {
-	const GpuopsMergeJoinBackend *backend = GpuopsPrimaryMergeJoinBackend();
+	const GpuopsMergeJoinBackend *backend = GpuopsPrimaryDevice()->mergejoin;
 	GpuopsStatus rc;
 	bool		more;
 	instr_time	t;
@@ -642,8 +642,8 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 		return;
 	}
 	/* the same input: join the stored keys again for a fresh walk */
-	rc = RunJoin(st, st->fallback ? gpuops_cpu_mergejoin_backend()
-				 : GpuopsPrimaryMergeJoinBackend(), 0);
+	rc = RunJoin(st, st->fallback ? gpuops_cpu_device()->mergejoin
+				 : GpuopsPrimaryDevice()->mergejoin, 0);
 	if (rc != GPUOPS_OK)
 		FallBack(st, rc, 0);
 	if (st->inner_matched)

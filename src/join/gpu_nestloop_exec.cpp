@@ -138,7 +138,7 @@ BeginOn(GpuNestLoopState *st, const GpuopsNestLoopBackend *backend)
 	NestLoopRelease(st->dev);
 	DeviceExprBindParams(&st->spec.program, st->param_states, st->param_slots, st->param_types,
 						 st->css.ss.ps.ps_ExprContext);
-	if (backend != GpuopsPrimaryNestLoopBackend() || st->fallback != NULL)
+	if (backend != GpuopsPrimaryDevice()->nestloop || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	st->loaded = UINT32_MAX;
@@ -174,7 +174,7 @@ FallBack(GpuNestLoopState *st, GpuopsStatus rc)
 		st->fallback = pstrdup(gpuops_last_error());
 	SaveStats(st);
 	st->done_stats = st->stats;
-	rc = BeginOn(st, gpuops_cpu_nestloop_backend());
+	rc = BeginOn(st, gpuops_cpu_device()->nestloop);
 	if (rc == GPUOPS_OK)
 		rc = LoadBlock(st, st->block);
 	if (rc != GPUOPS_OK)
@@ -196,13 +196,13 @@ ReadInner(GpuNestLoopState *st)
 		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
 		CHECK_FOR_INTERRUPTS();
 	}
-	rc = BeginOn(st, GpuopsPrimaryNestLoopBackend());
+	rc = BeginOn(st, GpuopsPrimaryDevice()->nestloop);
 	if (rc != GPUOPS_OK)
 	{
 		GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, true);
 		if (st->fallback == NULL)
 			st->fallback = pstrdup(gpuops_last_error());
-		rc = BeginOn(st, gpuops_cpu_nestloop_backend());
+		rc = BeginOn(st, gpuops_cpu_device()->nestloop);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
 	}
@@ -552,8 +552,8 @@ ReScanGpuNestLoopImpl(CustomScanState *node)
 		else
 		{
 			/* the stored inner rows stay; the program (its Params) is begun again */
-			GpuopsStatus rc = BeginOn(st, st->fallback ? gpuops_cpu_nestloop_backend()
-									  : GpuopsPrimaryNestLoopBackend());
+			GpuopsStatus rc = BeginOn(st, st->fallback ? gpuops_cpu_device()->nestloop
+									  : GpuopsPrimaryDevice()->nestloop);
 
 			if (rc != GPUOPS_OK)
 				FallBack(st, rc);

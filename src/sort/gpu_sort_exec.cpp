@@ -519,7 +519,7 @@ DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 static void
 SortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
 {
-	GpuopsStatus rc = DeviceBegin(st, gpuops_cpu_backend(), false);
+	GpuopsStatus rc = DeviceBegin(st, gpuops_cpu_device()->sort, false);
 
 	for (int b = 0; rc == GPUOPS_OK && b < st->store.nbatches; b++)
 		rc = DeviceStageBatch(st, st->store.batches[b], (uint64) b << GPUOPS_BATCH_SHIFT);
@@ -1045,8 +1045,8 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	 */
 	st->primary = st->placement == GPUSORT_ON_HOST ||
 		(st->placement == GPUSORT_WORKERS_ON_HOST && IsParallelWorker()) ?
-		gpuops_cpu_backend() : GpuopsPrimaryBackend();
-	if (st->primary != gpuops_cpu_backend())
+		gpuops_cpu_device()->sort : GpuopsPrimaryDevice()->sort;
+	if (st->primary != gpuops_cpu_device()->sort)
 		GpuopsPrewarmDeviceFor(eflags, st->device_shared);
 	/*
 	 * No cut with computed keys: a row dropped unread would never have its

@@ -928,6 +928,26 @@ extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;
 extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
 
 /*
+ * One engine, CUDA or its CPU twin: every operator's backend of that
+ * implementation in one table, so that the PostgreSQL side chooses an
+ * engine once (gpuops.device, a device session) and every node takes its
+ * operator from the same choice.
+ */
+typedef struct GpuopsDevice
+{
+	const char *name;			/* "cuda" or "cpu" */
+	const GpuopsBackend *sort;
+	const GpuopsJoinBackend *hashjoin;
+	const GpuopsNestLoopBackend *nestloop;
+	const GpuopsMergeJoinBackend *mergejoin;
+	const GpuopsAggBackend *agg;
+	const GpuopsPairFilterBackend *pairfilter;
+} GpuopsDevice;
+
+extern const GpuopsDevice *gpuops_cuda_device(void) GPUOPS_NOEXCEPT;
+extern const GpuopsDevice *gpuops_cpu_device(void) GPUOPS_NOEXCEPT;
+
+/*
  * Host-side gather: out[i] = value of row order[i], for several columns at
  * once, on a few threads.  Rows live in batches of 2^batch_shift rows;
  * batch_values[b] points at batch b's packed values.  Used to lay result
