@@ -270,11 +270,12 @@ reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, 
 	std::vector<State> h(ngroups);
 
 	reduce_states<State>(a, gid, n, ngroups, leaf, op, states);
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(h.data(), states.as<State>(), ngroups * sizeof(State),
-									cudaMemcpyDeviceToHost, s));
-	::gpuops::cuda::sync_stream(s);
+	::gpuops::cuda::copy_to_host(h.data(), states.as<State>(), ngroups * sizeof(State), s);
 	for (uint64_t k = 0; k < ngroups; k++)
+	{
+		::gpuops::check_interrupt_every(k);
 		to_result(h[k], &a->results[k * a->spec.naggs + g]);
+	}
 }
 
 GpuopsStatus
@@ -520,15 +521,13 @@ percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngrou
 														   a->spec.fractions[g],
 														   rows.as<uint64_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("percentile");
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(hc.data(), counts.as<CountState>(),
-									ngroups * sizeof(CountState), cudaMemcpyDeviceToHost, s));
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(hr.data(), rows.as<uint64_t>(), ngroups * 16,
-									cudaMemcpyDeviceToHost, s));
-	::gpuops::cuda::sync_stream(s);
+	::gpuops::cuda::copy_to_host(hc.data(), counts.as<CountState>(), ngroups * sizeof(CountState), s);
+	::gpuops::cuda::copy_to_host(hr.data(), rows.as<uint64_t>(), ngroups * 16, s);
 	for (uint64_t k = 0; k < ngroups; k++)
 	{
 		GpuopsAggResult *r = &a->results[k * a->spec.naggs + g];
 
+		::gpuops::check_interrupt_every(k);
 		memset(r, 0, sizeof(*r));
 		r->count = hc[k].n;
 		r->row = hr[2 * k];
@@ -599,8 +598,7 @@ cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
 			GPUOPS_CUDA_CHECK_LAUNCH("group rows");
 			head.reset();
 			a->group_rows.resize(ngroups);
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->group_rows.data(), grows.as<uint64_t>(), ngroups * 8,
-											cudaMemcpyDeviceToHost, s));
+			::gpuops::cuda::copy_to_host(a->group_rows.data(), grows.as<uint64_t>(), ngroups * 8, s);
 			a->results.resize(ngroups * spec.naggs);
 			for (int g = 0; g < spec.naggs; g++)
 			{

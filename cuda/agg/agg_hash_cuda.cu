@@ -505,15 +505,14 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 
 	std::vector<ull> h(ngroups * p.stride);
 
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(h.data(), states.as<ull>(), ngroups * p.stride * 8,
-									cudaMemcpyDeviceToHost, s));
-	::gpuops::cuda::sync_stream(s);
+	::gpuops::cuda::copy_to_host(h.data(), states.as<ull>(), ngroups * p.stride * 8, s);
 	group_rows.resize(ngroups);
 	results.resize(ngroups * spec.naggs);
 	for (uint64_t g = 0; g < ngroups; g++)
 	{
 		const ull  *gs = &h[g * p.stride];
 
+		::gpuops::check_interrupt_every(g);
 		group_rows[g] = gs[0];
 		for (int a = 0; a < spec.naggs; a++)
 			hash_result(spec.kinds[a], gs + p.offs[a], &results[g * spec.naggs + a]);

@@ -296,10 +296,8 @@ write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
 	j->build_out.resize(m);
 	if (m > 0)
 	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->probe_out.data(), pout.as<uint32_t>(), m * 4,
-										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(j->build_out.data(), bout.as<uint32_t>(), m * 4,
-										cudaMemcpyDeviceToHost, s));
+		::gpuops::cuda::copy_to_host(j->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
+		::gpuops::cuda::copy_to_host(j->build_out.data(), bout.as<uint32_t>(), m * 4, s);
 	}
 	::gpuops::cuda::sync_stream(s);
 	j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
@@ -435,8 +433,7 @@ cuda_join_directory(GpuopsJoin *join, uint64_t *ndir, uint64_t *checksum) noexce
 
 		if (j->ndir > 0)
 		{
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(dir.data(), j->dir.as<uint64_t>(), j->ndir * 8,
-											cudaMemcpyDeviceToHost, j->stream));
+			::gpuops::cuda::copy_to_host(dir.data(), j->dir.as<uint64_t>(), j->ndir * 8, j->stream);
 			::gpuops::cuda::sync_stream(j->stream);
 		}
 		*ndir = j->ndir;
@@ -531,10 +528,8 @@ cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots
 															   l->slot.as<int64_t>(),
 															   l->counts.as<uint32_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("lookup");
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(slots, l->slot.as<int64_t>(), n * 8,
-										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(counts, l->counts.as<uint32_t>(), n * 4,
-										cudaMemcpyDeviceToHost, s));
+		::gpuops::cuda::copy_to_host(slots, l->slot.as<int64_t>(), n * 8, s);
+		::gpuops::cuda::copy_to_host(counts, l->counts.as<uint32_t>(), n * 4, s);
 		::gpuops::cuda::sync_stream(s);
 		return GPUOPS_OK;
 	});

@@ -298,10 +298,8 @@ write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
 	mj->build_out.resize(m);
 	if (m > 0)
 	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->probe_out.data(), pout.as<uint32_t>(), m * 4,
-										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->build_out.data(), bout.as<uint32_t>(), m * 4,
-										cudaMemcpyDeviceToHost, s));
+		::gpuops::cuda::copy_to_host(mj->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
+		::gpuops::cuda::copy_to_host(mj->build_out.data(), bout.as<uint32_t>(), m * 4, s);
 	}
 	::gpuops::cuda::sync_stream(s);
 	mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
@@ -353,8 +351,7 @@ cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
 		/* counting only: neither the outer order nor a pair comes back */
 		mj->outer_order.resize(pairs ? m : 0);
 		if (pairs && m > 0)
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(mj->outer_order.data(), o.order.as<uint32_t>(), m * 4,
-											cudaMemcpyDeviceToHost, s));
+			::gpuops::cuda::copy_to_host(mj->outer_order.data(), o.order.as<uint32_t>(), m * 4, s);
 		::gpuops::cuda::sync_stream(s);
 		mj->total = rt->pinned_scalar()[0];
 		mj->written = 0;

@@ -202,10 +202,8 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 	nl->build_out.resize(m);
 	if (m > 0)
 	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->probe_out.data(), pout.as<uint32_t>(), m * 4,
-										cudaMemcpyDeviceToHost, s));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->build_out.data(), bout.as<uint32_t>(), m * 4,
-										cudaMemcpyDeviceToHost, s));
+		::gpuops::cuda::copy_to_host(nl->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
+		::gpuops::cuda::copy_to_host(nl->build_out.data(), bout.as<uint32_t>(), m * 4, s);
 	}
 	::gpuops::cuda::sync_stream(s);
 	for (uint64_t i = 0; i < m; i++)

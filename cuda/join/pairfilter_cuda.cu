@@ -117,7 +117,7 @@ cuda_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *i
 			pf->side[0].view(), pf->side[1].view(),
 			rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(results, res.as<uint8_t>(), npairs, cudaMemcpyDeviceToHost, st));
+		::gpuops::cuda::copy_to_host(results, res.as<uint8_t>(), npairs, st);
 		::gpuops::cuda::sync_stream(st);
 		pf->pairs += npairs;
 		pf->ms += ms_since(t0);

@@ -87,6 +87,14 @@ sync_event(cudaEvent_t e)
 	poll_until_done([e]() { return cudaEventQuery(e); }, "cudaEventSynchronize");
 }
 
+void
+copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s)
+{
+	sync_stream(s);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+	sync_stream(s);
+}
+
 /* Waits for the prewarm thread's work, interruptibly, then joins it. */
 static void
 wait_for_prewarm()
@@ -552,6 +560,67 @@ gpuops_cuda_prewarm_pending(void) noexcept
 {
 	return gpuops::cuda::prewarm_thread != nullptr &&
 		gpuops::cuda::helper_finished.load(std::memory_order_acquire) != gpuops::cuda::helper_started;
+}
+
+namespace gpuops {
+namespace cuda {
+
+/* gpuops_cuda_present_poll's probe: its answer (-1: none yet) and why not */
+static std::atomic<int> probe_answer{-1};
+static bool probe_started = false;
+static bool probe_joined = false;
+static char probe_reason[sizeof(((GpuopsDeviceInfo *) nullptr)->reason)];
+
+static void
+probe_main() noexcept
+{
+	GpuopsDeviceInfo info;
+	int			answer = 0;
+
+	memset(&info, 0, sizeof(info));
+	try
+	{
+		Runtime::probe(&info, false);
+		answer = info.gpu_available ? 1 : 0;
+	}
+	catch (...)
+	{
+		snprintf(info.reason, sizeof(info.reason), "the GPU probe failed");
+	}
+	memcpy(probe_reason, info.reason, sizeof(probe_reason));
+	probe_answer.store(answer, std::memory_order_release);
+}
+
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+extern "C" int
+gpuops_cuda_present_poll(void) noexcept
+{
+	using namespace gpuops::cuda;
+	int			answer = probe_answer.load(std::memory_order_acquire);
+
+	if (answer < 0 && !probe_started)
+	{
+		probe_started = true;
+		if (start_helper([]() noexcept { probe_main(); }))
+			helper_releases = false;
+		else
+			probe_main();		/* no thread: here, as before */
+		answer = probe_answer.load(std::memory_order_acquire);
+	}
+	if (answer < 0)
+		return -1;
+	if (!probe_joined)
+	{
+		/* the probe's helper has done its work: join it, so a prewarm can start */
+		probe_joined = true;
+		if (prewarm_thread != nullptr)
+			gpuops_cuda_prewarm_wait();
+	}
+	if (answer == 0)
+		gpuops::set_last_error("%s", probe_reason);
+	return answer;
 }
 
 extern "C" int

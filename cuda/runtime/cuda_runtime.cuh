@@ -45,6 +45,16 @@ namespace cuda {
 void		sync_stream(cudaStream_t s);
 void		sync_event(cudaEvent_t e);
 
+/*
+ * Copies device memory into pageable host memory (a std::vector, a
+ * caller's buffer) after the stream's earlier work.  Such a copy blocks the
+ * calling thread inside the driver until everything queued before it on
+ * the stream has run, where no interrupt check can stop it (seen on the
+ * H100: a cancelled aggregate's finish call went on 700 ms), so it first
+ * waits with sync_stream.  Returns with the copy done.
+ */
+void		copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s);
+
 class Runtime
 {
   public:

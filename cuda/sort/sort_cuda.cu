@@ -930,21 +930,6 @@ const GpuopsBackend cuda_backend = {
 }								/* namespace cuda */
 }								/* namespace gpuops */
 
-extern "C" int
-gpuops_cuda_present(void) noexcept
-{
-	GpuopsDeviceInfo info;
-
-	if (gpuops::guarded([&]() {
-			gpuops::cuda::Runtime::probe(&info, false);
-			return GPUOPS_OK;
-		}) != GPUOPS_OK)
-		return 0;
-	if (!info.gpu_available)
-		gpuops::set_last_error("%s", info.reason);
-	return info.gpu_available;
-}
-
 extern "C" const GpuopsBackend *
 gpuops_cuda_backend(void) noexcept
 {

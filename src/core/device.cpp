@@ -69,15 +69,50 @@ RaiseIfCanceled(GpuopsStatus status)
 			 errmsg("gpuops: device work stopped by an interrupt")));
 }
 
+/*
+ * At process exit, while the probe's helper thread may still be inside the
+ * driver (a parallel worker told to stop during its probe): join it, since
+ * exit() tears the CUDA runtime down under it otherwise (seen on the H100:
+ * a segmentation fault of the exiting worker).
+ */
+static void
+JoinHelperAtExit(int code, Datum arg)
+{
+	gpuops_cuda_prewarm_wait();
+}
+
 bool
 GpuopsGpuPresent(void)
 {
+	static bool exit_hook = false;
+
 	if (gpu_present < 0)
 	{
+		int			answer;
+
 		if (!IsUnderPostmaster && IsPostmasterEnvironment)
 			return false;		/* never initialize CUDA in the postmaster */
-		/* no CUDA context yet: a backend pays for one only when a node runs */
-		gpu_present = gpuops_cuda_present() ? 1 : 0;
+		if (!exit_hook)
+		{
+			on_proc_exit(JoinHelperAtExit, (Datum) 0);
+			exit_hook = true;
+		}
+
+		/*
+		 * No CUDA context yet: a backend pays for one only when a node
+		 * runs.  The probe starts the driver (seconds when many processes
+		 * do so at once, where no interrupt check runs) on a helper
+		 * thread; this waits for it where a cancel or a timeout ends the
+		 * wait, and a later call takes the answer.
+		 */
+		while ((answer = gpuops_cuda_present_poll()) < 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+		gpu_present = answer;
 		if (!gpu_present)
 			elog(DEBUG1, "gpuops: no usable GPU: %s", gpuops_last_error());
 	}

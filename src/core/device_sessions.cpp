@@ -169,8 +169,9 @@ XactEnd(XactEvent event, void *arg)
 	INSTR_TIME_SUBTRACT(took, start);
 	/* where nothing can cancel it: in the server log when it took long */
 	if (INSTR_TIME_GET_MILLISEC(took) > 200.0)
-		elog(LOG, "gpuops: giving device memory back at the end of a transaction took %.0f ms",
-			 INSTR_TIME_GET_MILLISEC(took));
+		elog(LOG, "gpuops: giving device memory back at the end of a transaction took %.0f ms (%s%s)",
+			 INSTR_TIME_GET_MILLISEC(took), committed ? "commit" : "abort",
+			 release ? ", context released" : "");
 	if (idle && release)
 		GiveBack();
 }

@@ -881,10 +881,14 @@ extern const GpuopsMergeJoinBackend *gpuops_cpu_mergejoin_backend(void) GPUOPS_N
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
 
 /*
- * Is a usable GPU present?  Creates no CUDA context (for the planner);
- * when not, gpuops_last_error() says why.
+ * Is a usable GPU present?  Creates no CUDA context (for the planner); when
+ * not, gpuops_last_error() says why.  The probe's first CUDA call starts the
+ * driver, which takes over a second when many processes do so at once and
+ * cannot be interrupted, so it runs on a helper thread: -1 while it runs
+ * (the caller waits where a cancel can end the wait, and asks again), then
+ * 1 (yes) or 0 (no).
  */
-extern int	gpuops_cuda_present(void) GPUOPS_NOEXCEPT;
+extern int	gpuops_cuda_present_poll(void) GPUOPS_NOEXCEPT;
 
 /*
  * Starts creating the process's CUDA context, streams and pinned pool on a
