@@ -36,6 +36,7 @@ extern "C" {
 #include "boundary.h"
 #include "guarded_scan.h"
 #include "device.h"
+#include "device_session.h"
 #include "device_expr.h"
 #include "gpu_agg.h"
 #include "gpu_agg_exec.h"
@@ -43,16 +44,6 @@ extern "C" {
 #include "guc.h"
 
 extern const CustomExecMethods gpu_agg_exec_methods;
-
-static void
-AggRelease(void *arg)
-{
-	GpuAggDevice *dev = (GpuAggDevice *) arg;
-
-	if (dev->agg)
-		dev->backend->agg_end(dev->agg);
-	dev->agg = NULL;
-}
 
 int
 GpuAggKeyWords(GpuAggState *st)
@@ -178,9 +169,9 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 	GpuopsStatus rc;
 	GpuopsAggStats s;
 
-	AggRelease(st->dev);
+	st->dev->end();
 	st->dev->backend = backend;
-	rc = backend->agg_begin(settings, spec, to - from, &st->dev->agg);
+	rc = backend->agg_begin(settings, spec, to - from, &st->dev->handle);
 	for (uint64 row = from; rc == GPUOPS_OK && row < to;)
 	{
 		int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
@@ -210,16 +201,16 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 			DeviceExprStageRows(&st->store, row, n, st->prog_cols, st->prog_types, st->prog_ncols,
 								st->scratch_cxt, &ab.inputs);
 		MemoryContextSwitchTo(old);
-		rc = backend->agg_add(st->dev->agg, &ab);
+		rc = backend->agg_add(st->dev->handle, &ab);
 		MemoryContextReset(st->scratch_cxt);
 		row += n;
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (rc == GPUOPS_OK)
-		rc = backend->agg_finish(st->dev->agg, ngroups);
+		rc = backend->agg_finish(st->dev->handle, ngroups);
 	if (rc == GPUOPS_OK)
 	{
-		backend->agg_stats(st->dev->agg, &s);
+		backend->agg_stats(st->dev->handle, &s);
 		if (s.recheck_row != GPUOPS_AGG_NO_RECHECK)
 			RaiseInputError(st, from + s.recheck_row);
 		AddStats(st, &s);
@@ -242,7 +233,7 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	uint64		capacity;
 	uint64		ngroups;
 
-	AggRelease(st->dev);
+	st->dev->end();
 	memset(&st->stats, 0, sizeof(st->stats));
 	st->chunks = 0;
 	st->hashed_chunks = 0;
@@ -298,7 +289,7 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	{
 		rc = AggregateRange(st, backend, &settings, &spec, 0, n, &st->ngroups);
 		if (rc == GPUOPS_OK)
-			rc = backend->agg_groups(st->dev->agg, &st->group_rows, &st->results);
+			rc = backend->agg_groups(st->dev->handle, &st->group_rows, &st->results);
 		return rc;
 	}
 	MemoryContextReset(st->merge_cxt);
@@ -310,11 +301,11 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 
 		rc = AggregateRange(st, backend, &settings, &spec, from, Min(from + capacity, n), &ngroups);
 		if (rc == GPUOPS_OK)
-			rc = backend->agg_groups(st->dev->agg, &rows, &results);
+			rc = backend->agg_groups(st->dev->handle, &rows, &results);
 		if (rc != GPUOPS_OK)
 			return rc;
 		GpuAggMergeChunk(st, from, ngroups, rows, results);
-		AggRelease(st->dev);
+		st->dev->end();
 	}
 	st->ngroups = GpuAggMergeGroups(st, &st->group_rows, &st->results);
 	return GPUOPS_OK;
@@ -554,7 +545,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	st->merge_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg merge",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = NewQueryDevice<GpuAggDevice, AggRelease>(estate);
+	st->dev = NewQueryDevice<GpuAggDevice>(estate);
 }
 
 static TupleTableSlot *
@@ -568,7 +559,7 @@ EndGpuAggImpl(CustomScanState *node)
 {
 	GpuAggState *st = (GpuAggState *) node;
 
-	AggRelease(st->dev);
+	st->dev->end();
 	ExecEndNode((PlanState *) linitial(node->custom_ps));
 	GpuopsRowStoreFree(&st->store);
 }
@@ -592,7 +583,7 @@ ReScanGpuAggImpl(CustomScanState *node)
 		st->empty_row_done = false;
 		return;
 	}
-	AggRelease(st->dev);
+	st->dev->end();
 	st->aggregated = false;
 	st->ngroups = 0;
 	st->group_rows = NULL;

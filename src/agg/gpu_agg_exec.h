@@ -20,18 +20,14 @@ extern "C" {
 }
 
 #include "batch.h"
+#include "device_session.h"
 #include "gpu_agg.h"
 #include "gpu_stage.h"
 #include "gpuops_device.h"
 
 typedef struct GpuAggMerge GpuAggMerge;
 
-typedef struct GpuAggDevice
-{
-	const GpuopsAggBackend *backend;
-	GpuopsAgg  *agg;
-	MemoryContextCallback cb;
-} GpuAggDevice;
+typedef DeviceSession<GpuopsAggBackend, GpuopsAgg, &GpuopsAggBackend::agg_end> GpuAggDevice;
 
 /* a text group key's dictionary: distinct byte strings -> numbers */
 typedef struct DictKey

@@ -13,7 +13,6 @@ extern "C" {
 
 #include "commands/explain.h"
 #include "executor/tuptable.h"
-#include "portability/instr_time.h"
 #include "nodes/extensible.h"
 #include "utils/memutils.h"
 }
@@ -44,46 +43,6 @@ static inline bool
 GpuopsScanRecheck(ScanState *ss, TupleTableSlot *slot)
 {
 	return true;
-}
-
-/*
- * Runs a node's device release, and says in the server log when it took
- * long (over 200 ms): a release runs where nothing can cancel it (at the
- * end of the query, and on error and cancel, where it waits for the
- * node's last device work), so its time is part of how long a cancel
- * takes.
- */
-template <MemoryContextCallbackFunction Release>
-static void
-TimedRelease(void *arg)
-{
-	instr_time	start,
-				took;
-
-	INSTR_TIME_SET_CURRENT(start);
-	Release(arg);
-	INSTR_TIME_SET_CURRENT(took);
-	INSTR_TIME_SUBTRACT(took, start);
-	if (INSTR_TIME_GET_MILLISEC(took) > 200.0)
-		elog(LOG, "gpuops: releasing device state took %.0f ms (%s)",
-			 INSTR_TIME_GET_MILLISEC(took), __PRETTY_FUNCTION__);
-}
-
-/*
- * A node's device handle (Dev has a MemoryContextCallback cb) in the query
- * context, released by Release when that context goes: at the end of the
- * query, and on error and cancel.
- */
-template <typename Dev, MemoryContextCallbackFunction Release>
-static Dev *
-NewQueryDevice(EState *estate)
-{
-	Dev		   *dev = (Dev *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(Dev));
-
-	dev->cb.func = TimedRelease<Release>;
-	dev->cb.arg = dev;
-	MemoryContextRegisterResetCallback(estate->es_query_cxt, &dev->cb);
-	return dev;
 }
 
 template <Node *(*Impl) (CustomScan *)>

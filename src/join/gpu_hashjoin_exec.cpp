@@ -37,6 +37,7 @@ extern "C" {
 #include "boundary.h"
 #include "guarded_scan.h"
 #include "device.h"
+#include "device_session.h"
 #include "gpu_hashjoin.h"
 #include "gpu_hashjoin_exec.h"
 #include "guc.h"
@@ -66,9 +67,9 @@ KeepStats(GpuHashJoinState *st)
 {
 	GpuopsJoinStats s;
 
-	if (st->dev->join == NULL)
+	if (st->dev->handle == NULL)
 		return;
-	st->dev->backend->join_stats(st->dev->join, &s);
+	st->dev->backend->join_stats(st->dev->handle, &s);
 	AddStats(&st->done_stats, &s);
 }
 
@@ -78,9 +79,7 @@ JoinRelease(void *arg)
 	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) arg;
 
 	GpuHashJoinStopSharing(dev);	/* its thread reads the directory */
-	if (dev->join)
-		dev->backend->join_end(dev->join);
-	dev->join = NULL;
+	dev->end();
 }
 
 /*
@@ -144,9 +143,9 @@ GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *b
 static void
 SaveStats(GpuHashJoinState *st)
 {
-	if (st->dev->join)
+	if (st->dev->handle)
 	{
-		st->dev->backend->join_stats(st->dev->join, &st->stats);
+		st->dev->backend->join_stats(st->dev->handle, &st->stats);
 		st->backend_name = st->dev->backend->name;
 	}
 }
@@ -169,7 +168,7 @@ GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
 	if (backend != GpuopsPrimaryDevice()->hashjoin || st->fallback != NULL || st->shared_probe)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
-	return backend->join_begin(&settings, st->nkeys, &st->dev->join);
+	return backend->join_begin(&settings, st->nkeys, &st->dev->handle);
 }
 
 /* Streaming mode: every stored inner row into the begun join. */
@@ -184,12 +183,12 @@ GpuHashJoinBuildAll(GpuHashJoinState *st)
 
 		GpuHashJoinBatchKeys(st, &st->inner_store, st->inner_store.batches[b], false, st->key_cxt,
 							 &keys);
-		rc = st->dev->backend->join_build(st->dev->join, &keys);
+		rc = st->dev->backend->join_build(st->dev->handle, &keys);
 		MemoryContextReset(st->key_cxt);
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (rc == GPUOPS_OK)
-		rc = st->dev->backend->join_build_finish(st->dev->join);
+		rc = st->dev->backend->join_build_finish(st->dev->handle);
 	return rc;
 }
 
@@ -306,8 +305,8 @@ Build(GpuHashJoinState *st)
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 	}
-	capacity = st->dev->backend->join_capacity(st->dev->join);
-	st->probe_limit = st->dev->backend->join_probe_rows(st->dev->join);
+	capacity = st->dev->backend->join_capacity(st->dev->handle);
+	st->probe_limit = st->dev->backend->join_probe_rows(st->dev->handle);
 	rows = capacity > 0 ? BuildableRows(st) : 0;
 	if (capacity > 0 && rows > capacity)
 	{
@@ -399,11 +398,11 @@ ProbeSkipping(GpuHashJoinState *st, uint64 skip)
 	if (st->shared_probe && GpuHashJoinSharedProbe(st, &keys, &st->pairs) != GPUOPS_OK)
 		LeaveShared(st);
 	rc = st->shared_probe ? GPUOPS_OK
-		: st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+		: st->dev->backend->join_probe(st->dev->handle, &keys, &st->pairs);
 	if (rc != GPUOPS_OK)
 	{
 		GpuHashJoinFallBack(st, rc);
-		rc = st->dev->backend->join_probe(st->dev->join, &keys, &st->pairs);
+		rc = st->dev->backend->join_probe(st->dev->handle, &keys, &st->pairs);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 	}
@@ -412,7 +411,7 @@ ProbeSkipping(GpuHashJoinState *st, uint64 skip)
 	{
 		skip -= st->pairs.npairs;
 		st->pairs_before += st->pairs.npairs;
-		rc = st->dev->backend->join_next_pairs(st->dev->join, &st->pairs);
+		rc = st->dev->backend->join_next_pairs(st->dev->handle, &st->pairs);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
 	}
@@ -434,7 +433,7 @@ NextWindow(GpuHashJoinState *st)
 	uint64		walked = st->pairs_before + st->pairs.npairs;
 	GpuopsStatus rc;
 
-	rc = st->dev->backend->join_next_pairs(st->dev->join, &st->pairs);
+	rc = st->dev->backend->join_next_pairs(st->dev->handle, &st->pairs);
 	if (rc != GPUOPS_OK)
 	{
 		GpuHashJoinFallBack(st, rc);
@@ -762,7 +761,7 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	}
 	else if (st->grace)
 		GpuHashJoinGraceRescan(st);	/* chunks are built again as they come */
-	else if (st->built && st->dev->join == NULL)
+	else if (st->built && st->dev->handle == NULL)
 		st->built = false;
 }
 

@@ -27,14 +27,13 @@ extern "C" {
 }
 
 #include "batch.h"
+#include "device_session.h"
 #include "gpuops_device.h"
 #include "join_service.h"
 
-typedef struct GpuHashJoinDevice
+/* the join's device session, and its part in a shared build */
+struct GpuHashJoinDevice : DeviceSession<GpuopsJoinBackend, GpuopsJoin, &GpuopsJoinBackend::join_end>
 {
-	const GpuopsJoinBackend *backend;
-	GpuopsJoin *join;
-	MemoryContextCallback cb;
 	/* parallel plans (gpu_hashjoin_shared.cpp): the shared build's slots */
 	void	   *shared;			/* in the parallel query's DSM, or NULL */
 	struct GpuHashJoinSharedControl *control;	/* ... and who is building, or NULL */
@@ -44,7 +43,7 @@ typedef struct GpuHashJoinDevice
 	uint64		shared_rows;
 	GpuopsJoinWorkerStats *workers; /* leader: each worker's account, at the end */
 	uint32		nworkers;
-} GpuHashJoinDevice;
+};
 
 typedef struct GpuHashJoinGrace GpuHashJoinGrace;
 

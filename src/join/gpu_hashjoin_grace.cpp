@@ -139,7 +139,7 @@ GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows)
 											  "GpuHashJoin partitions",
 											  ALLOCSET_DEFAULT_SIZES);
 	GpuHashJoinGrace *gr = (GpuHashJoinGrace *) MemoryContextAllocZero(cxt, sizeof(GpuHashJoinGrace));
-	uint64		capacity = st->dev->backend->join_capacity(st->dev->join);
+	uint64		capacity = st->dev->backend->join_capacity(st->dev->handle);
 	uint64		per_part = Max(capacity / 4 * 3, (uint64) 1);
 
 	gr->cxt = cxt;
@@ -208,9 +208,9 @@ GpuHashJoinGraceBuild(GpuHashJoinState *st)
 		keys.words[k] = ip->words[k] + gr->chunk;
 		keys.nulls[k] = NULL;
 	}
-	rc = st->dev->backend->join_build(st->dev->join, &keys);
+	rc = st->dev->backend->join_build(st->dev->handle, &keys);
 	if (rc == GPUOPS_OK)
-		rc = st->dev->backend->join_build_finish(st->dev->join);
+		rc = st->dev->backend->join_build_finish(st->dev->handle);
 	return rc;
 }
 

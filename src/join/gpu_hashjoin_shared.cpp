@@ -205,9 +205,9 @@ GpuHashJoinShareBuild(GpuHashJoinState *st)
 	if (!st->build_claimed)
 		return;
 	st->build_claimed = false;
-	if (st->grace == NULL && st->fallback == NULL && st->dev->join != NULL &&
+	if (st->grace == NULL && st->fallback == NULL && st->dev->handle != NULL &&
 		st->dev->backend == GpuopsPrimaryDevice()->hashjoin)
-		rc = gpuops_join_service_start(shm, st->dev->backend, st->dev->join, &st->dev->svc);
+		rc = gpuops_join_service_start(shm, st->dev->backend, st->dev->handle, &st->dev->svc);
 	if (rc != GPUOPS_OK)
 		gpuops_join_service_set_state(shm, GPUOPS_SERVICE_UNAVAILABLE);
 	SetPhase(st->dev->control, BUILD_DONE);
@@ -306,7 +306,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
 	if (rc == GPUOPS_OK)
-		rc = st->dev->backend->join_directory(st->dev->join, &my_ndir, &my_sum);
+		rc = st->dev->backend->join_directory(st->dev->handle, &my_ndir, &my_sum);
 	st->mine.directory_ms += GpuHashJoinMsSince(&t0);
 	INSTR_TIME_SET_CURRENT(t0);
 	ready = WaitForLeader(st);
@@ -327,7 +327,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 		return false;
 	}
 	st->mine.attached = 1;
-	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->join));
+	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->handle));
 	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
 	st->filter = NULL;
 	return true;
@@ -374,7 +374,7 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 	st->counts_only = true;
 	st->mine.counts_only = 1;
 	st->mine.attached = 1;
-	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->join));
+	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->handle));
 	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
 	st->filter = NULL;
 	return true;
@@ -409,8 +409,8 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 	st->mine.lookups++;
 	st->mine.shared = 1;
 	if (st->counts_only)
-		return gpuops_cpu_join_probe_counts(st->dev->join, counts, keys->nrows, pairs);
-	return gpuops_cpu_join_probe_slots(st->dev->join, slots, keys->nrows, pairs);
+		return gpuops_cpu_join_probe_counts(st->dev->handle, counts, keys->nrows, pairs);
+	return gpuops_cpu_join_probe_slots(st->dev->handle, slots, keys->nrows, pairs);
 }
 
 /*

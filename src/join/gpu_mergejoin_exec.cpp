@@ -40,6 +40,7 @@ extern "C" {
 #include "batch.h"
 #include "boundary.h"
 #include "device.h"
+#include "device_session.h"
 #include "device_expr.h"
 #include "gpu_mergejoin.h"
 #include "gpu_stage.h"
@@ -50,12 +51,8 @@ extern "C" {
 
 extern const CustomExecMethods gpu_mergejoin_exec_methods;
 
-typedef struct GpuMergeJoinDevice
-{
-	const GpuopsMergeJoinBackend *backend;
-	GpuopsMergeJoin *mj;
-	MemoryContextCallback cb;
-} GpuMergeJoinDevice;
+typedef DeviceSession<GpuopsMergeJoinBackend, GpuopsMergeJoin, &GpuopsMergeJoinBackend::mj_end>
+			GpuMergeJoinDevice;
 
 typedef struct GpuMergeJoinState
 {
@@ -107,16 +104,6 @@ typedef struct GpuMergeJoinState
 	double		join_ms;		/* the device join, waiting for the device included */
 	GpuopsMergeJoinStats stats;
 } GpuMergeJoinState;
-
-static void
-MergeJoinRelease(void *arg)
-{
-	GpuMergeJoinDevice *dev = (GpuMergeJoinDevice *) arg;
-
-	if (dev->mj)
-		dev->backend->mj_end(dev->mj);
-	dev->mj = NULL;
-}
 
 static GpuopsMergeWordKind
 MergeWordKind(Oid type)
@@ -231,9 +218,9 @@ GatherFrom(GpuMergeJoinState *st, uint64 pair)
 static void
 SaveStats(GpuMergeJoinState *st)
 {
-	if (st->dev->mj)
+	if (st->dev->handle)
 	{
-		st->dev->backend->mj_stats(st->dev->mj, &st->stats);
+		st->dev->backend->mj_stats(st->dev->handle, &st->stats);
 		st->backend_name = st->dev->backend->name;
 	}
 }
@@ -248,47 +235,47 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
 	GpuopsStatus rc;
 
-	MergeJoinRelease(st->dev);
+	st->dev->end();
 	if (backend != GpuopsPrimaryDevice()->mergejoin || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
-	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->mj);
+	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->handle);
 	if (rc == GPUOPS_OK && backend != gpuops_cpu_device()->mergejoin)
 	{
-		uint64		capacity = backend->mj_capacity(st->dev->mj);
+		uint64		capacity = backend->mj_capacity(st->dev->handle);
 
 		/* over the device budget: the CPU backend, which has none */
 		if (capacity > 0 && st->keys[0].nrows + st->keys[1].nrows > capacity)
 		{
-			MergeJoinRelease(st->dev);
+			st->dev->end();
 			if (st->fallback == NULL)
 				st->fallback = pstrdup("both sides exceed the device budget");
 			return RunJoin(st, gpuops_cpu_device()->mergejoin, skip);
 		}
 	}
 	if (rc == GPUOPS_OK)
-		rc = backend->mj_side(st->dev->mj, 0, &st->keys[0]);
+		rc = backend->mj_side(st->dev->handle, 0, &st->keys[0]);
 	if (rc == GPUOPS_OK)
-		rc = backend->mj_side(st->dev->mj, 1, &st->keys[1]);
+		rc = backend->mj_side(st->dev->handle, 1, &st->keys[1]);
 	if (st->count_cols > 0)
 	{
 		/* counting: the merge and the count, no pair (the count is in the stats) */
 		if (rc == GPUOPS_OK)
-			rc = backend->mj_join(st->dev->mj, NULL);
+			rc = backend->mj_join(st->dev->handle, NULL);
 		if (rc == GPUOPS_OK)
 			SaveStats(st);
 		return rc;
 	}
 	if (rc == GPUOPS_OK)
-		rc = backend->mj_join(st->dev->mj, &st->pairs);
+		rc = backend->mj_join(st->dev->handle, &st->pairs);
 	if (rc == GPUOPS_OK)
-		rc = backend->mj_outer_order(st->dev->mj, &st->order);
+		rc = backend->mj_outer_order(st->dev->handle, &st->order);
 	st->pairs_before = 0;
 	while (rc == GPUOPS_OK && skip >= st->pairs.npairs && st->pairs.more && skip > 0)
 	{
 		skip -= st->pairs.npairs;
 		st->pairs_before += st->pairs.npairs;
-		rc = backend->mj_next_pairs(st->dev->mj, &st->pairs);
+		rc = backend->mj_next_pairs(st->dev->handle, &st->pairs);
 	}
 	st->cursor = skip;
 	if (rc == GPUOPS_OK)
@@ -378,7 +365,7 @@ static void
 NextWindow(GpuMergeJoinState *st)
 {
 	uint64		walked = st->pairs_before + st->pairs.npairs;
-	GpuopsStatus rc = st->dev->backend->mj_next_pairs(st->dev->mj, &st->pairs);
+	GpuopsStatus rc = st->dev->backend->mj_next_pairs(st->dev->handle, &st->pairs);
 
 	if (rc != GPUOPS_OK)
 	{
@@ -590,7 +577,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
 									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuMergeJoinDevice, MergeJoinRelease>(estate);
+	st->dev = NewQueryDevice<GpuMergeJoinDevice>(estate);
 }
 
 static TupleTableSlot *
@@ -604,7 +591,7 @@ EndGpuMergeJoinImpl(CustomScanState *node)
 {
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 
-	MergeJoinRelease(st->dev);
+	st->dev->end();
 	GpuopsJoinFilterEnd(st->filter);
 	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
@@ -622,7 +609,7 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 	st->counted = false;
 	if (!st->built)
 		return;
-	MergeJoinRelease(st->dev);
+	st->dev->end();
 	/*
 	 * New input, or staged rows, which live in the parallel query's shared
 	 * memory that a Limit above may have released (ExecShutdownNode): read

@@ -36,6 +36,7 @@ extern "C" {
 #include "batch.h"
 #include "boundary.h"
 #include "device.h"
+#include "device_session.h"
 #include "device_expr.h"
 #include "gpu_nestloop.h"
 #include "guarded_scan.h"
@@ -44,12 +45,8 @@ extern "C" {
 
 extern const CustomExecMethods gpu_nestloop_exec_methods;
 
-typedef struct GpuNestLoopDevice
-{
-	const GpuopsNestLoopBackend *backend;
-	GpuopsNestLoop *nl;
-	MemoryContextCallback cb;
-} GpuNestLoopDevice;
+typedef DeviceSession<GpuopsNestLoopBackend, GpuopsNestLoop, &GpuopsNestLoopBackend::nl_end>
+			GpuNestLoopDevice;
 
 typedef struct GpuNestLoopState
 {
@@ -106,21 +103,11 @@ typedef struct GpuNestLoopState
 } GpuNestLoopState;
 
 static void
-NestLoopRelease(void *arg)
-{
-	GpuNestLoopDevice *dev = (GpuNestLoopDevice *) arg;
-
-	if (dev->nl)
-		dev->backend->nl_end(dev->nl);
-	dev->nl = NULL;
-}
-
-static void
 SaveStats(GpuNestLoopState *st)
 {
-	if (st->dev->nl)
+	if (st->dev->handle)
 	{
-		st->dev->backend->nl_stats(st->dev->nl, &st->stats);
+		st->dev->backend->nl_stats(st->dev->handle, &st->stats);
 		st->backend_name = st->dev->backend->name;
 	}
 }
@@ -135,14 +122,14 @@ BeginOn(GpuNestLoopState *st, const GpuopsNestLoopBackend *backend)
 {
 	GpuopsSettings settings = GpuopsCurrentSettings();
 
-	NestLoopRelease(st->dev);
+	st->dev->end();
 	DeviceExprBindParams(&st->spec.program, st->param_states, st->param_slots, st->param_types,
 						 st->css.ss.ps.ps_ExprContext);
 	if (backend != GpuopsPrimaryDevice()->nestloop || st->fallback != NULL)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	st->loaded = UINT32_MAX;
-	return backend->nl_begin(&settings, &st->spec, &st->dev->nl);
+	return backend->nl_begin(&settings, &st->spec, &st->dev->handle);
 }
 
 /* Loads inner block b on the device, unless it is there. */
@@ -159,7 +146,7 @@ LoadBlock(GpuNestLoopState *st, uint32 b)
 	MemoryContextReset(st->inner_cxt);
 	DeviceExprStageRows(&st->inner_store, first, n, st->icols, st->itypes,
 						st->spec.inner_ncols, st->inner_cxt, &cols);
-	rc = st->dev->backend->nl_inner(st->dev->nl, &cols);
+	rc = st->dev->backend->nl_inner(st->dev->handle, &cols);
 	if (rc == GPUOPS_OK)
 		st->loaded = b;
 	return rc;
@@ -206,8 +193,8 @@ ReadInner(GpuNestLoopState *st)
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
 	}
-	capacity = st->dev->backend->nl_capacity(st->dev->nl);
-	st->probe_limit = st->dev->backend->nl_probe_rows(st->dev->nl);
+	capacity = st->dev->backend->nl_capacity(st->dev->handle);
+	st->probe_limit = st->dev->backend->nl_probe_rows(st->dev->handle);
 	st->block_rows = Max(capacity, 1);
 	st->nblocks = (uint32) Max((st->inner_store.nrows + st->block_rows - 1) / st->block_rows, 1);
 	st->outer_flags = (bool *) MemoryContextAlloc(st->inner_store.cxt, st->probe_limit);
@@ -227,11 +214,11 @@ ProbeSkipping(GpuNestLoopState *st, uint64 skip)
 						st->otypes, st->spec.outer_ncols, st->probe_cxt, &cols);
 	rc = LoadBlock(st, st->block);
 	if (rc == GPUOPS_OK)
-		rc = st->dev->backend->nl_probe(st->dev->nl, &cols, &st->pairs);
+		rc = st->dev->backend->nl_probe(st->dev->handle, &cols, &st->pairs);
 	if (rc != GPUOPS_OK)
 	{
 		FallBack(st, rc);
-		rc = st->dev->backend->nl_probe(st->dev->nl, &cols, &st->pairs);
+		rc = st->dev->backend->nl_probe(st->dev->handle, &cols, &st->pairs);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
 	}
@@ -240,7 +227,7 @@ ProbeSkipping(GpuNestLoopState *st, uint64 skip)
 	{
 		skip -= st->pairs.npairs;
 		st->pairs_before += st->pairs.npairs;
-		rc = st->dev->backend->nl_next_pairs(st->dev->nl, &st->pairs);
+		rc = st->dev->backend->nl_next_pairs(st->dev->handle, &st->pairs);
 		if (rc != GPUOPS_OK)
 			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
 	}
@@ -252,7 +239,7 @@ static void
 NextWindow(GpuNestLoopState *st)
 {
 	uint64		walked = st->pairs_before + st->pairs.npairs;
-	GpuopsStatus rc = st->dev->backend->nl_next_pairs(st->dev->nl, &st->pairs);
+	GpuopsStatus rc = st->dev->backend->nl_next_pairs(st->dev->handle, &st->pairs);
 
 	if (rc != GPUOPS_OK)
 	{
@@ -508,7 +495,7 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 										  ALLOCSET_DEFAULT_SIZES);
 	st->probe_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop outer columns",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = NewQueryDevice<GpuNestLoopDevice, NestLoopRelease>(estate);
+	st->dev = NewQueryDevice<GpuNestLoopDevice>(estate);
 }
 
 static TupleTableSlot *
@@ -522,7 +509,7 @@ EndGpuNestLoopImpl(CustomScanState *node)
 {
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
 
-	NestLoopRelease(st->dev);
+	st->dev->end();
 	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
 
@@ -543,7 +530,7 @@ ReScanGpuNestLoopImpl(CustomScanState *node)
 	st->matched = false;
 	if (st->read_inner)
 	{
-		NestLoopRelease(st->dev);
+		st->dev->end();
 		if (inner->chgParam != NULL)
 		{
 			GpuopsRowStoreReset(&st->inner_store);

@@ -52,6 +52,7 @@ extern "C" {
 #include "device_expr.h"
 #include "guarded_scan.h"
 #include "device.h"
+#include "device_session.h"
 #include "explain_device.h"
 #include "gpu_sort.h"
 #include "gpu_stage.h"
@@ -61,15 +62,13 @@ extern "C" {
 extern const CustomExecMethods gpu_sort_exec_methods;
 
 /* The device sort in flight, freed by the callback if the query aborts. */
-typedef struct GpuSortDevice
+/* the sort's device session, and the staging buffer being filled */
+struct GpuSortDevice : DeviceSession<GpuopsBackend, GpuopsSort, &GpuopsBackend::sort_end>
 {
-	const GpuopsBackend *backend;
-	GpuopsSort *sort;
 	GpuopsStageBuffer buf;
 	uint32		buf_rows;		/* rows written into buf so far */
 	bool		have_buf;
-	MemoryContextCallback cb;
-} GpuSortDevice;
+};
 
 typedef struct GpuSortKeyInfo
 {
@@ -154,9 +153,7 @@ DeviceRelease(void *arg)
 {
 	GpuSortDevice *dev = (GpuSortDevice *) arg;
 
-	if (dev->sort)
-		dev->backend->sort_end(dev->sort);
-	dev->sort = NULL;
+	dev->end();
 	dev->have_buf = false;
 }
 
@@ -194,7 +191,7 @@ DeviceBegin(GpuSortState *st, const GpuopsBackend *backend, bool primary)
 		if (st->keys[k].prefix_only)
 			spec.tie_words = words;
 	}
-	return backend->sort_begin(&settings, &spec, &st->dev->sort);
+	return backend->sort_begin(&settings, &spec, &st->dev->handle);
 }
 
 static void
@@ -368,7 +365,7 @@ DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
 
 		if (!dev->have_buf)
 		{
-			while ((rc = dev->backend->sort_stage(dev->sort, &dev->buf)) == GPUOPS_PENDING)
+			while ((rc = dev->backend->sort_stage(dev->handle, &dev->buf)) == GPUOPS_PENDING)
 				GpuopsWaitForDevice();
 			if (rc != GPUOPS_OK)
 				return rc;
@@ -382,7 +379,7 @@ DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
 		if (dev->buf_rows == dev->buf.capacity_rows)
 		{
 			dev->have_buf = false;
-			if ((rc = dev->backend->sort_submit(dev->sort, dev->buf_rows)) != GPUOPS_OK)
+			if ((rc = dev->backend->sort_submit(dev->handle, dev->buf_rows)) != GPUOPS_OK)
 				return rc;
 		}
 	}
@@ -442,7 +439,7 @@ FetchComputed(GpuSortState *st)
 	GpuopsStatus rc;
 	uint64		stop;
 
-	if ((rc = dev->backend->sort_recheck(dev->sort, &stop)) != GPUOPS_OK)
+	if ((rc = dev->backend->sort_recheck(dev->handle, &stop)) != GPUOPS_OK)
 		return rc;
 	if (stop != GPUOPS_SORT_NO_RECHECK)
 		RaiseKeyError(st, stop);
@@ -461,7 +458,7 @@ FetchComputed(GpuSortState *st)
 			if (batch->nulls[col] == NULL)
 				batch->nulls[col] = (uint8 *) MemoryContextAllocZero(st->store.cxt,
 																	 (batch->capacity + 7) / 8);
-			rc = dev->backend->sort_values(dev->sort, k, (uint64) b << GPUOPS_BATCH_SHIFT,
+			rc = dev->backend->sort_values(dev->handle, k, (uint64) b << GPUOPS_BATCH_SHIFT,
 										   batch->nrows, batch->values[col], batch->nulls[col]);
 			if (rc != GPUOPS_OK)
 				return rc;
@@ -486,30 +483,30 @@ DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 	{
 		dev->have_buf = false;
 		if (dev->buf_rows > 0 &&
-			(rc = dev->backend->sort_submit(dev->sort, dev->buf_rows)) != GPUOPS_OK)
+			(rc = dev->backend->sort_submit(dev->handle, dev->buf_rows)) != GPUOPS_OK)
 			return rc;
 	}
-	if ((rc = dev->backend->sort_finish(dev->sort)) != GPUOPS_OK)
+	if ((rc = dev->backend->sort_finish(dev->handle)) != GPUOPS_OK)
 		return rc;
-	while ((rc = dev->backend->sort_poll(dev->sort)) == GPUOPS_PENDING)
+	while ((rc = dev->backend->sort_poll(dev->handle)) == GPUOPS_PENDING)
 		GpuopsWaitForDevice();
 	if (rc != GPUOPS_OK)
 		return rc;
 	if (st->ncomputed > 0 && (rc = FetchComputed(st)) != GPUOPS_OK)
 		return rc;
-	if ((rc = dev->backend->sort_result(dev->sort, order, st->store.nrows)) != GPUOPS_OK)
+	if ((rc = dev->backend->sort_result(dev->handle, order, st->store.nrows)) != GPUOPS_OK)
 		return rc;
 	if ((st->any_truncated || st->has_abbrev_keys) && st->store.nrows > 1)
 	{
 		*ties = (uint8 *) MemoryContextAllocHuge(st->store.cxt, (st->store.nrows + 7) / 8);
-		if ((rc = dev->backend->sort_ties(dev->sort, *ties, st->store.nrows)) != GPUOPS_OK)
+		if ((rc = dev->backend->sort_ties(dev->handle, *ties, st->store.nrows)) != GPUOPS_OK)
 			return rc;
 	}
 	{
 		GpuopsStats one;
 
 		memset(&one, 0, sizeof(one));
-		dev->backend->sort_stats(dev->sort, &one);
+		dev->backend->sort_stats(dev->handle, &one);
 		AddStats(&st->stats, &one);
 	}
 	return GPUOPS_OK;
