@@ -37,6 +37,7 @@ extern "C" {
 #include "expr_eval.hpp"
 #include "join_plan.h"
 #include "numeric_decode.h"
+#include "plan_fields.h"
 
 /* How a pg_catalog function maps onto an interpreter operation. */
 typedef struct FuncMap
@@ -1071,4 +1072,14 @@ DeviceExprBindParams(GpuopsExprProgram *prog, List *param_states, List *param_sl
 		prog->consts[k] = isnull ? 0 : DeviceExprWord(d, (Oid) lfirst_oid(lt));
 		prog->const_null[k] = isnull;
 	}
+}
+
+void
+DeviceExprProgramField(PlanFields &f, GpuopsExprProgram *prog)
+{
+	List	   *l = f.reading() ? NIL : DeviceExprProgramToList(prog);
+
+	f.field(&l);
+	if (f.reading())
+		DeviceExprProgramFromList(l, prog);
 }

@@ -84,6 +84,10 @@ extern uint64 DeviceExprWord(Datum value, Oid type);
 extern List *DeviceExprProgramToList(const GpuopsExprProgram *prog);
 extern void DeviceExprProgramFromList(List *list, GpuopsExprProgram *prog);
 
+/* A program as one field of a node's plan struct (plan_fields.h). */
+class PlanFields;
+extern void DeviceExprProgramField(PlanFields &f, GpuopsExprProgram *prog);
+
 /*
  * Rows [first, first + n) of a row store (across its batches), columns
  * cols[0..ncols) of types types[], as device words and null bytes (none

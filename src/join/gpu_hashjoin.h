@@ -3,19 +3,18 @@
  *    GpuHashJoin: what its planner and executor halves share.
  *
  * The CustomScan reads the outer child's output columns followed by the
- * inner child's as its scan tuple (custom_scan_tlist).  custom_private is an
- * integer list: the join type, the number of hash keys, then per key its
- * outer column and its inner column (indexes into the children's outputs)
- * the two columns' types, and for keys other than integers the two sides'
- * hash functions and the collation: such a key's word is the value's hash
- * from its type's hash opclass (equal values hash equal, across the types
- * of one operator family), so its clause is always re-checked.  custom_exprs
- * is a list of four lists: the
+ * inner child's as its scan tuple (custom_scan_tlist).  custom_private: a
+ * GpuopsEquiJoinPlan (join_plan.h): the join type, per hash key its outer
+ * and inner column (indexes into the children's outputs), the two
+ * columns' types, and for keys other than integers the two sides' hash
+ * functions and the collation: such a key's word is the value's hash from
+ * its type's hash opclass (equal values hash equal, across the types of
+ * one operator family), so its clause is always re-checked; and the device
+ * pair filter's plan storage.  custom_exprs is a list of four lists: the
  * join clauses, which decide whether a pair matches, (outer joins only)
  * the filters applied to the joined rows, the Params of the device pair
  * filter (join_filter.h: the clauses that compile are tested on the device
- * first; its plan storage is custom_private's second element) and the
- * clauses it holds, for EXPLAIN.  The join clauses are re-checked
+ * first) and the clauses it holds, for EXPLAIN.  The join clauses are re-checked
  * on each candidate pair: all of them, the hash clauses included, when
  * there are several keys (equal hashes are candidates; the clauses decide,
  * so a collision cannot change a result); with one integer key the hash is
@@ -32,18 +31,6 @@ extern "C" {
 }
 
 #define GPUHASHJOIN_NAME "GpuHashJoin"
-
-enum GpuHashJoinKeyField
-{
-	GPUHJ_KEY_OUTER_COL = 0,
-	GPUHJ_KEY_INNER_COL,
-	GPUHJ_KEY_OUTER_TYPE,
-	GPUHJ_KEY_INNER_TYPE,
-	GPUHJ_KEY_OUTER_HASH,		/* hashed keys: each side's hash function, else 0 */
-	GPUHJ_KEY_INNER_HASH,
-	GPUHJ_KEY_COLLATION,		/* the operator's input collation */
-	GPUHJ_KEY_FIELDS
-};
 
 /* planner (gpu_hashjoin_path.cpp) */
 extern void GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,

@@ -42,6 +42,7 @@ extern "C" {
 #include "gpu_hashjoin_exec.h"
 #include "guc.h"
 #include "join_exec.h"
+#include "join_plan.h"
 #include "join_filter.h"
 
 extern const CustomExecMethods gpu_hashjoin_exec_methods;
@@ -658,29 +659,31 @@ static Node *
 CreateGpuHashJoinStateImpl(CustomScan *cscan)
 {
 	GpuHashJoinState *st = NewCustomScanState<GpuHashJoinState>(cscan, &gpu_hashjoin_exec_methods);
-	List	   *keys = (List *) linitial(cscan->custom_private);
+	GpuopsEquiJoinPlan *plan = GpuopsReadEquiJoinPlan(cscan->custom_private, GPUHASHJOIN_NAME);
 
-	st->jointype = (JoinType) linitial_int(keys);
+	st->jointype = plan->jointype;
 	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_FULL ||
 		st->jointype == JOIN_ANTI;
 	st->fill_inner = st->jointype == JOIN_RIGHT || st->jointype == JOIN_FULL;
-	st->nkeys = lsecond_int(keys);
+	st->nkeys = plan->nkeys;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		int			base = 2 + k * GPUHJ_KEY_FIELDS;
+		const GpuopsJoinKeyPlan *key = &plan->keys[k];
 
-		st->outer_col[k] = list_nth_int(keys, base + GPUHJ_KEY_OUTER_COL);
-		st->inner_col[k] = list_nth_int(keys, base + GPUHJ_KEY_INNER_COL);
-		st->outer_type[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_TYPE);
-		st->inner_type[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_INNER_TYPE);
-		st->collation[k] = (Oid) list_nth_int(keys, base + GPUHJ_KEY_COLLATION);
-		st->hashed[k] = OidIsValid((Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_HASH));
+		st->outer_col[k] = key->outer_col;
+		st->inner_col[k] = key->inner_col;
+		st->outer_type[k] = key->outer_type;
+		st->inner_type[k] = key->inner_type;
+		st->collation[k] = key->collation;
+		st->hashed[k] = OidIsValid(key->outer_hash);
 		if (st->hashed[k])
 		{
-			fmgr_info((Oid) list_nth_int(keys, base + GPUHJ_KEY_OUTER_HASH), &st->outer_hash[k]);
-			fmgr_info((Oid) list_nth_int(keys, base + GPUHJ_KEY_INNER_HASH), &st->inner_hash[k]);
+			fmgr_info(key->outer_hash, &st->outer_hash[k]);
+			fmgr_info(key->inner_hash, &st->inner_hash[k]);
 		}
 	}
+	st->filter_plan = plan->filter;
+	pfree(plan);
 	return (Node *) st;
 }
 
@@ -703,7 +706,7 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
 											  ALLOCSET_DEFAULT_SIZES);
-	st->filter = GpuopsJoinFilterBegin(node, estate, (List *) lsecond(cscan->custom_private),
+	st->filter = GpuopsJoinFilterBegin(node, estate, st->filter_plan,
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
 									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));

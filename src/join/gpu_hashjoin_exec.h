@@ -101,6 +101,7 @@ typedef struct GpuHashJoinState
 	bool	   *inner_matched;	/* fill_inner: per inner row, has it matched? */
 	uint64		inner_pos;		/* fill_inner: next inner row to check at the end */
 	ExprState  *join_qual;		/* join clauses, on the scan tuple */
+	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
 	struct GpuopsJoinFilter *filter;	/* streaming: clauses tested on the device, or NULL */
 	ExprState  *filter_qual;	/* outer joins: filters on the joined row */
 	uint64		filtered;		/* candidate pairs the join clauses rejected */

@@ -79,7 +79,8 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
 			 JoinPathExtraData *extra, bool partial)
 {
-	List	   *keys = NIL;
+	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
+	PlanFields	fields;
 	int			nkeys = 0;
 	List	   *clauses = NIL;	/* decide whether a pair matches */
 	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
@@ -149,13 +150,13 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
 		if (ocol < 0 || icol < 0)
 			continue;			/* a key computed by an expression: not yet */
-		keys = lappend_int(keys, ocol);
-		keys = lappend_int(keys, icol);
-		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
-		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
-		keys = lappend_int(keys, (int) lhash);	/* the outer side's, after any swap */
-		keys = lappend_int(keys, (int) rhash);
-		keys = lappend_int(keys, (int) op->inputcollid);
+		plan->keys[nkeys].outer_col = ocol;
+		plan->keys[nkeys].inner_col = icol;
+		plan->keys[nkeys].outer_type = exprType((Node *) oexpr);
+		plan->keys[nkeys].inner_type = exprType((Node *) iexpr);
+		plan->keys[nkeys].outer_hash = lhash;	/* the outer side's, after any swap */
+		plan->keys[nkeys].inner_hash = rhash;
+		plan->keys[nkeys].collation = op->inputcollid;
 		key_clause = rinfo->clause;
 		all_integer &= !OidIsValid(lhash);
 		nkeys++;
@@ -173,6 +174,11 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		clauses = list_delete_ptr(clauses, key_clause);
 	/* the clauses the device can test on each candidate pair */
 	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
+	plan->jointype = jointype;
+	plan->nkeys = nkeys;
+	plan->filter = filter;
+	GpuopsEquiJoinPlanFields(fields, plan, GPUHASHJOIN_NAME);
+	pfree(plan);
 
 	/*
 	 * Cost: the inner side is staged and the directory built before the
@@ -231,8 +237,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 		cpath->path.total_cost += gpuops_parallel_startup_cost;
 	}
-	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
-									   clauses, filters, filter, list_make2(params, device));
+	cpath->custom_private = list_make4(fields.list(), clauses, filters, list_make2(params, device));
 	return cpath;
 }
 

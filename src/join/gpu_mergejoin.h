@@ -4,18 +4,17 @@
  *
  * The CustomScan reads the outer child's output columns followed by the
  * inner child's as its scan tuple (custom_scan_tlist), as the other joins
- * do.  custom_private is an integer list: the join type, the number of
- * merge keys, then per key its outer and inner column (indexes into the
- * children's outputs) and the two columns' types; then the device pair
- * filter's plan storage (join_filter.h).  custom_exprs: the join clauses
+ * do.  custom_private: a GpuopsEquiJoinPlan (join_plan.h: the join type,
+ * the merge keys' columns and types, the device pair filter's plan
+ * storage).  custom_exprs: the join clauses
  * other than the merge keys (checked on each pair of equal keys: on the
  * device where they compile), the filters of outer joins, the Params of
  * the device filter, and the clauses it holds (for EXPLAIN).
  *
  * A counting GpuMergeJoin (at the grouping step, for count(*) over the
  * join) appends its count(*) aggregates to custom_scan_tlist, after the
- * children's columns, and a third custom_private item: a one-integer list,
- * how many.  Its plan qual is the query's HAVING; it returns one row.
+ * children's columns, and says how many in its plan data (count_cols).
+ * Its plan qual is the query's HAVING; it returns one row.
  */
 #ifndef GPUOPS_GPU_MERGEJOIN_H
 #define GPUOPS_GPU_MERGEJOIN_H
@@ -28,18 +27,6 @@ extern "C" {
 }
 
 #define GPUMERGEJOIN_NAME "GpuMergeJoin"
-
-enum GpuMergeJoinKeyField
-{
-	GPUMJ_KEY_OUTER_COL = 0,
-	GPUMJ_KEY_INNER_COL,
-	GPUMJ_KEY_OUTER_TYPE,
-	GPUMJ_KEY_INNER_TYPE,
-	GPUMJ_KEY_FIELDS
-};
-
-/* a join path's custom_private fields (join_plan.h); a counting path adds one */
-#define GPUMJ_PATH_PRIV_FIELDS 5
 
 /* planner (gpu_mergejoin_path.cpp) */
 extern void GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,

@@ -47,6 +47,7 @@ extern "C" {
 #include "guarded_scan.h"
 #include "guc.h"
 #include "join_exec.h"
+#include "join_plan.h"
 #include "join_filter.h"
 
 extern const CustomExecMethods gpu_mergejoin_exec_methods;
@@ -93,6 +94,7 @@ typedef struct GpuMergeJoinState
 	uint64		inner_pos;
 	ExprState  *join_qual;
 	ExprState  *filter_qual;
+	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
 	GpuopsJoinFilter *filter;	/* the clauses tested on the device, or NULL */
 	uint64		filtered;
 
@@ -521,28 +523,24 @@ static Node *
 CreateGpuMergeJoinStateImpl(CustomScan *cscan)
 {
 	GpuMergeJoinState *st = NewCustomScanState<GpuMergeJoinState>(cscan, &gpu_mergejoin_exec_methods);
-	List	   *keys = (List *) linitial(cscan->custom_private);
+	GpuopsEquiJoinPlan *plan = GpuopsReadEquiJoinPlan(cscan->custom_private, GPUMERGEJOIN_NAME);
 
-	st->jointype = (JoinType) linitial_int(keys);
+	st->jointype = plan->jointype;
 	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_FULL ||
 		st->jointype == JOIN_ANTI;
 	st->fill_inner = st->jointype == JOIN_RIGHT || st->jointype == JOIN_FULL;
 	st->decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
-	st->nkeys = lsecond_int(keys);
-	if (list_length(cscan->custom_private) > 2)
-		st->count_cols = linitial_int((List *) lthird(cscan->custom_private));
-	if (st->nkeys < 1 || st->nkeys > GPUOPS_MAX_JOIN_KEYS ||
-		list_length(keys) != 2 + st->nkeys * GPUMJ_KEY_FIELDS)
-		elog(ERROR, "gpuops: malformed GpuMergeJoin plan");
+	st->nkeys = plan->nkeys;
+	st->count_cols = plan->count_cols;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		int			base = 2 + k * GPUMJ_KEY_FIELDS;
-
-		st->outer_col[k] = list_nth_int(keys, base + GPUMJ_KEY_OUTER_COL);
-		st->inner_col[k] = list_nth_int(keys, base + GPUMJ_KEY_INNER_COL);
-		st->outer_type[k] = (Oid) list_nth_int(keys, base + GPUMJ_KEY_OUTER_TYPE);
-		st->inner_type[k] = (Oid) list_nth_int(keys, base + GPUMJ_KEY_INNER_TYPE);
+		st->outer_col[k] = plan->keys[k].outer_col;
+		st->inner_col[k] = plan->keys[k].inner_col;
+		st->outer_type[k] = plan->keys[k].outer_type;
+		st->inner_type[k] = plan->keys[k].inner_type;
 	}
+	st->filter_plan = plan->filter;
+	pfree(plan);
 	return (Node *) st;
 }
 
@@ -573,7 +571,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
 	InitGathered(st);
-	st->filter = GpuopsJoinFilterBegin(node, estate, (List *) lsecond(cscan->custom_private),
+	st->filter = GpuopsJoinFilterBegin(node, estate, st->filter_plan,
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
 									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));

@@ -120,7 +120,8 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 			  JoinType jointype, List *mergeclauses, List *clauses, List *filters,
 			  List *pathkeys, bool partial, double ostaged, double istaged)
 {
-	List	   *keys = NIL;
+	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
+	PlanFields	fields;
 	List	   *params = NIL;
 	List	   *device = NIL;
 	List	   *filter;
@@ -144,15 +145,22 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 
 		if (ocol < 0 || icol < 0)
 			return NULL;
-		keys = lappend_int(keys, ocol);
-		keys = lappend_int(keys, icol);
-		keys = lappend_int(keys, (int) exprType((Node *) oexpr));
-		keys = lappend_int(keys, (int) exprType((Node *) iexpr));
+		if (nkeys == GPUOPS_MAX_JOIN_KEYS)
+			return NULL;
+		plan->keys[nkeys].outer_col = ocol;
+		plan->keys[nkeys].inner_col = icol;
+		plan->keys[nkeys].outer_type = exprType((Node *) oexpr);
+		plan->keys[nkeys].inner_type = exprType((Node *) iexpr);
 		nkeys++;
 	}
 
 	/* the clauses the device can test on each pair of equal keys */
 	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
+	plan->jointype = jointype;
+	plan->nkeys = nkeys;
+	plan->filter = filter;
+	GpuopsEquiJoinPlanFields(fields, plan, GPUMERGEJOIN_NAME);
+	pfree(plan);
 
 	/*
 	 * Cost: both sides are read, staged and sorted before the first row;
@@ -174,8 +182,7 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 	cpath->path.total_cost = cpath->path.startup_cost +
 		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
-	cpath->custom_private = list_make5(lcons_int((int) jointype, lcons_int(nkeys, keys)),
-									   clauses, filters, filter, list_make2(params, device));
+	cpath->custom_private = list_make4(fields.list(), clauses, filters, list_make2(params, device));
 	return cpath;
 }
 
@@ -487,7 +494,7 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pa
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_mergejoin_scan_methods);
 
-	if (list_length(best_path->custom_private) > GPUMJ_PATH_PRIV_FIELDS)
+	if (list_length(best_path->custom_private) > GPUOPS_EQUIJOIN_PATH_FIELDS)
 	{
 		/*
 		 * Counting: the counts follow the children's columns in the scan
@@ -503,9 +510,13 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pa
 				lappend(cscan->custom_scan_tlist,
 						makeTargetEntry((Expr *) copyObject(lfirst(lc)),
 										list_length(cscan->custom_scan_tlist) + 1, NULL, false));
+		GpuopsEquiJoinPlan *plan = GpuopsReadEquiJoinPlan(cscan->custom_private, GPUMERGEJOIN_NAME);
+		PlanFields	fields;
+
 		cscan->scan.plan.qual = (List *) copyObject(lsecond(count));
-		cscan->custom_private = lappend(cscan->custom_private,
-										list_make1_int(list_length(aggs)));
+		plan->count_cols = list_length(aggs);
+		GpuopsEquiJoinPlanFields(fields, plan, GPUMERGEJOIN_NAME);
+		cscan->custom_private = fields.list();
 	}
 	return &cscan->scan.plan;
 }

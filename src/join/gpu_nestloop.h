@@ -4,16 +4,10 @@
  *
  * The CustomScan reads the outer child's output columns followed by the
  * inner child's as its scan tuple (custom_scan_tlist), as GpuHashJoin does.
- * custom_private: an integer list (the join type, whether every candidate
- * pair is re-checked by PostgreSQL, the program's outer columns and inner
- * columns as indexes into the children's outputs) and the device program
- * (device_expr.h's list form), then the indexed form (NIL: none; an
- * integer list of GpuopsNestLoopIndex's fields from column to
- * upper_strict, and the lower and upper bound programs, NIL where there is
- * none).  custom_exprs: the join clauses (all of them, for re-checks and
- * EXPLAIN), the filters of outer joins, the Params the program reads, the
- * clauses the program holds and the indexed form's bound clauses (both
- * for EXPLAIN).
+ * custom_private: a GpuNestLoopPlan (GpuNestLoopPlanFields).  custom_exprs:
+ * the join clauses (all of them, for re-checks and EXPLAIN), the filters of
+ * outer joins, the Params the program reads, the clauses the program holds
+ * and the indexed form's bound clauses (both for EXPLAIN).
  */
 #ifndef GPUOPS_GPU_NESTLOOP_H
 #define GPUOPS_GPU_NESTLOOP_H
@@ -24,6 +18,9 @@ extern "C" {
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 }
+
+#include "gpuops_device.h"
+#include "plan_fields.h"
 
 #define GPUNESTLOOP_NAME "GpuNestLoop"
 
@@ -37,6 +34,23 @@ enum GpuNestLoopExprs
 	GPUNL_EXPR_RANGE,			/* the indexed form's bound clauses (EXPLAIN) */
 	GPUNL_EXPRS
 };
+
+/* The plan's data (custom_private), formed by the planner. */
+typedef struct GpuNestLoopPlan
+{
+	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
+	bool		recheck_all;	/* some clause is not in the program */
+	int			nouter;			/* the program's columns, as indexes into */
+	int			ninner;			/* ... the outer and inner children's outputs */
+	int			outer_cols[GPUOPS_EXPR_MAX_COLS];
+	int			inner_cols[GPUOPS_EXPR_MAX_COLS];
+	List	   *param_slots;	/* constant slots of the Params (int) */
+	GpuopsExprProgram program;	/* the clauses the device tests */
+	GpuopsNestLoopIndex index;	/* the indexed form; column -1: none */
+} GpuNestLoopPlan;
+
+/* The plan's fields, in their order in custom_private (both directions). */
+extern void GpuNestLoopPlanFields(PlanFields &f, GpuNestLoopPlan *plan);
 
 /* planner (gpu_nestloop_path.cpp) */
 extern void GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel,

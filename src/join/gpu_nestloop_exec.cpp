@@ -398,59 +398,23 @@ GpuNestLoopNext(ScanState *ss)
 	}
 }
 
-static void
-ReadIntArray(List *l, int *out)
-{
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, l)
-		out[i++] = lfirst_int(lc);
-}
-
-/* The indexed form from the plan (gpu_nestloop.h), or none (column -1). */
-static void
-ReadIndex(List *l, GpuopsNestLoopIndex *ix)
-{
-	List	   *head;
-
-	memset(ix, 0, sizeof(*ix));
-	ix->column = -1;
-	if (l == NIL)
-		return;
-	head = (List *) linitial(l);
-	if (list_length(head) != 6)
-		elog(ERROR, "gpuops: malformed GpuNestLoop index in plan");
-	ix->column = list_nth_int(head, 0);
-	ix->is_float = list_nth_int(head, 1);
-	ix->has_lower = list_nth_int(head, 2);
-	ix->lower_strict = list_nth_int(head, 3);
-	ix->has_upper = list_nth_int(head, 4);
-	ix->upper_strict = list_nth_int(head, 5);
-	if (ix->has_lower)
-		DeviceExprProgramFromList((List *) lsecond(l), &ix->lower);
-	if (ix->has_upper)
-		DeviceExprProgramFromList((List *) lthird(l), &ix->upper);
-}
-
 static Node *
 CreateGpuNestLoopStateImpl(CustomScan *cscan)
 {
 	GpuNestLoopState *st = NewCustomScanState<GpuNestLoopState>(cscan, &gpu_nestloop_exec_methods);
-	List	   *info = (List *) linitial(cscan->custom_private);
-	List	   *head = (List *) linitial(info);
+	GpuNestLoopPlan *plan = (GpuNestLoopPlan *) palloc0(sizeof(GpuNestLoopPlan));
+	PlanFields	fields(cscan->custom_private, GPUNESTLOOP_NAME);
 
-	st->jointype = (JoinType) linitial_int(head);
-	st->recheck_all = lsecond_int(head) != 0;
+	GpuNestLoopPlanFields(fields, plan);
+	st->jointype = plan->jointype;
+	st->recheck_all = plan->recheck_all;
 	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI;
 	st->decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
-	st->spec.outer_ncols = list_length((List *) lsecond(info));
-	st->spec.inner_ncols = list_length((List *) lthird(info));
-	if (st->spec.outer_ncols > GPUOPS_EXPR_MAX_COLS || st->spec.inner_ncols > GPUOPS_EXPR_MAX_COLS)
-		elog(ERROR, "gpuops: malformed GpuNestLoop plan");
-	ReadIntArray((List *) lsecond(info), st->ocols);
-	ReadIntArray((List *) lthird(info), st->icols);
-	st->param_slots = (List *) lfourth(info);
+	st->spec.outer_ncols = plan->nouter;
+	st->spec.inner_ncols = plan->ninner;
+	memcpy(st->ocols, plan->outer_cols, sizeof(int) * plan->nouter);
+	memcpy(st->icols, plan->inner_cols, sizeof(int) * plan->ninner);
+	st->param_slots = plan->param_slots;
 	/*
 	 * SEMI and ANTI joins decide on an outer row's first matching pair, but
 	 * only a pair that passed every clause matches: the device may stop an
@@ -459,8 +423,9 @@ CreateGpuNestLoopStateImpl(CustomScan *cscan)
 	 * can still fail, and the pairs after it must be tried.
 	 */
 	st->spec.first_only = st->decides_once && !st->recheck_all;
-	DeviceExprProgramFromList((List *) lsecond(cscan->custom_private), &st->spec.program);
-	ReadIndex((List *) lthird(cscan->custom_private), &st->spec.index);
+	st->spec.program = plan->program;
+	st->spec.index = plan->index;
+	pfree(plan);
 	return (Node *) st;
 }
 

@@ -311,17 +311,47 @@ FindRangeIndex(PlannerInfo *root, JoinPathExtraData *extra, RelOptInfo *outerrel
 	return found;
 }
 
-/* The indexed form in the plan: an integer list, then the bound programs (NIL: none). */
-static List *
-RangeIndexToList(const RangeIndex *ix)
+void
+GpuNestLoopPlanFields(PlanFields &f, GpuNestLoopPlan *plan)
 {
-	List	   *head = list_make5_int(ix->column, (int) ix->is_float, ix->lower != NULL,
-									  (int) ix->lower_strict, ix->upper != NULL);
+	GpuopsNestLoopIndex *ix = &plan->index;
 
-	head = lappend_int(head, (int) ix->upper_strict);
-	return list_make3(head,
-					  ix->lower ? DeviceExprProgramToList(&ix->lower_prog) : NIL,
-					  ix->upper ? DeviceExprProgramToList(&ix->upper_prog) : NIL);
+	f.enum_field(&plan->jointype);
+	f.field(&plan->recheck_all);
+	f.ints(plan->outer_cols, &plan->nouter, GPUOPS_EXPR_MAX_COLS);
+	f.ints(plan->inner_cols, &plan->ninner, GPUOPS_EXPR_MAX_COLS);
+	f.field(&plan->param_slots);
+	DeviceExprProgramField(f, &plan->program);
+	f.field(&ix->column);
+	if (ix->column >= 0)
+	{
+		f.field(&ix->is_float);
+		f.field(&ix->has_lower);
+		f.field(&ix->lower_strict);
+		f.field(&ix->has_upper);
+		f.field(&ix->upper_strict);
+		if (ix->has_lower)
+			DeviceExprProgramField(f, &ix->lower);
+		if (ix->has_upper)
+			DeviceExprProgramField(f, &ix->upper);
+	}
+	f.done();
+}
+
+/* The indexed form in the plan (none: column -1). */
+static void
+RangeIndexToPlan(const RangeIndex *ix, GpuopsNestLoopIndex *out)
+{
+	out->column = ix->column;
+	out->is_float = ix->is_float;
+	out->has_lower = ix->lower != NULL;
+	out->lower_strict = ix->lower_strict;
+	out->has_upper = ix->upper != NULL;
+	out->upper_strict = ix->upper_strict;
+	if (ix->lower)
+		out->lower = ix->lower_prog;
+	if (ix->upper)
+		out->upper = ix->upper_prog;
 }
 
 static CustomPath *
@@ -334,8 +364,9 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	List	   *device = NIL;	/* clauses the program holds */
 	List	   *device_rinfos = NIL;
 	List	   *ranges = NIL;	/* the indexed form's bound clauses */
-	List	   *index = NIL;
-	RangeIndex	ix;
+	GpuNestLoopPlan *plan = (GpuNestLoopPlan *) palloc0(sizeof(GpuNestLoopPlan));
+	PlanFields	fields;
+	RangeIndex	ix = {};
 	double		step_cost = cpu_operator_cost * GPUNL_STEP_COST_RATIO;
 	double		loop_cost;
 	bool		recheck_all = false;
@@ -351,6 +382,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				mb;
 
 	*band = false;
+	plan->index.column = -1;	/* no indexed form unless one is chosen below */
 	memset(&in, 0, sizeof(in));
 	in.outer_exprs = outer->pathtarget->exprs;
 	in.inner_exprs = inner->pathtarget->exprs;
@@ -412,7 +444,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (index_cost < loop_cost)
 		{
 			loop_cost = index_cost;
-			index = RangeIndexToList(&ix);
+			RangeIndexToPlan(&ix, &plan->index);
 			*band = ix.lower != NULL && ix.upper != NULL;
 			if (ix.lower)
 				ranges = lappend(ranges, ix.lower->clause);
@@ -434,14 +466,19 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		cpath->path.startup_cost += gpuops_parallel_startup_cost;
 		cpath->path.total_cost += gpuops_parallel_startup_cost;
 	}
-	cpath->custom_private =
-		list_make4(list_make4(list_make2_int((int) jointype, (int) recheck_all),
-							  GpuopsIntList(in.outer_cols, in.nouter),
-							  GpuopsIntList(in.inner_cols, in.ninner),
-							  in.param_slots),
-				   DeviceExprProgramToList(prog),
-				   list_make5(clauses, filters, in.params, device, ranges),
-				   index);
+	plan->jointype = jointype;
+	plan->recheck_all = recheck_all;
+	plan->nouter = in.nouter;
+	plan->ninner = in.ninner;
+	memcpy(plan->outer_cols, in.outer_cols, sizeof(plan->outer_cols));
+	memcpy(plan->inner_cols, in.inner_cols, sizeof(plan->inner_cols));
+	plan->param_slots = in.param_slots;
+	plan->program = *prog;
+	GpuNestLoopPlanFields(fields, plan);
+	pfree(plan);
+	/* the plan's data, then custom_exprs to be */
+	cpath->custom_private = list_make2(fields.list(),
+									   list_make5(clauses, filters, in.params, device, ranges));
 	return cpath;
 }
 
@@ -508,10 +545,8 @@ PlanGpuNestLoopPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_pat
 	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans,
 										  &gpu_nestloop_scan_methods);
 
-	cscan->custom_exprs = (List *) copyObject(lthird(best_path->custom_private));
-	cscan->custom_private = list_make3(copyObject(linitial(best_path->custom_private)),
-									   copyObject(lsecond(best_path->custom_private)),
-									   copyObject(lfourth(best_path->custom_private)));
+	cscan->custom_private = (List *) copyObject(linitial(best_path->custom_private));
+	cscan->custom_exprs = (List *) copyObject(lsecond(best_path->custom_private));
 	return &cscan->scan.plan;
 }
 

@@ -108,12 +108,46 @@ GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist, List 
 {
 	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans, methods);
 	List	   *priv = best_path->custom_private;
-	List	   *extra = (List *) list_nth(priv, 4);
+	List	   *extra = (List *) lfourth(priv);
 
 	cscan->custom_exprs = list_make4(copyObject(lsecond(priv)), copyObject(lthird(priv)),
 									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
-	cscan->custom_private = list_make2(copyObject(linitial(priv)), copyObject(lfourth(priv)));
+	cscan->custom_private = (List *) copyObject(linitial(priv));
 	return cscan;
+}
+
+void
+GpuopsEquiJoinPlanFields(PlanFields &f, GpuopsEquiJoinPlan *plan, const char *node)
+{
+	f.enum_field(&plan->jointype);
+	f.field(&plan->nkeys);
+	if (plan->nkeys < 1 || plan->nkeys > GPUOPS_MAX_JOIN_KEYS)
+		elog(ERROR, "gpuops: malformed %s plan: %d keys", node, plan->nkeys);
+	for (int k = 0; k < plan->nkeys; k++)
+	{
+		GpuopsJoinKeyPlan *key = &plan->keys[k];
+
+		f.field(&key->outer_col);
+		f.field(&key->inner_col);
+		f.oid_field(&key->outer_type);
+		f.oid_field(&key->inner_type);
+		f.oid_field(&key->outer_hash);
+		f.oid_field(&key->inner_hash);
+		f.oid_field(&key->collation);
+	}
+	f.field(&plan->filter);
+	f.field(&plan->count_cols);
+	f.done();
+}
+
+GpuopsEquiJoinPlan *
+GpuopsReadEquiJoinPlan(List *custom_private, const char *node)
+{
+	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
+	PlanFields	f(custom_private, node);
+
+	GpuopsEquiJoinPlanFields(f, plan, node);
+	return plan;
 }
 
 List *

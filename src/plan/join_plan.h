@@ -13,6 +13,45 @@ extern "C" {
 #include "nodes/plannodes.h"
 }
 
+#include "gpuops_device.h"
+#include "plan_fields.h"
+
+/*
+ * An equi-join key in the plan: its columns (indexes into the outer and
+ * inner children's outputs) and their types; for GpuHashJoin also each
+ * side's hash function (0: the keys go to the device as integer values)
+ * and the operator's input collation.
+ */
+typedef struct GpuopsJoinKeyPlan
+{
+	int			outer_col;
+	int			inner_col;
+	Oid			outer_type;
+	Oid			inner_type;
+	Oid			outer_hash;
+	Oid			inner_hash;
+	Oid			collation;
+} GpuopsJoinKeyPlan;
+
+/*
+ * The plan data (custom_private) of an equi-join, GpuHashJoin or
+ * GpuMergeJoin.
+ */
+typedef struct GpuopsEquiJoinPlan
+{
+	JoinType	jointype;
+	int			nkeys;
+	GpuopsJoinKeyPlan keys[GPUOPS_MAX_JOIN_KEYS];
+	List	   *filter;			/* the pair filter's plan storage (join_filter.h) */
+	int			count_cols;		/* a counting GpuMergeJoin's count(*) columns, else 0 */
+} GpuopsEquiJoinPlan;
+
+/* Its fields, in their order in custom_private (both directions). */
+extern void GpuopsEquiJoinPlanFields(PlanFields &f, GpuopsEquiJoinPlan *plan, const char *node);
+
+/* An equi-join plan read from custom_private, in palloc'd memory. */
+extern GpuopsEquiJoinPlan *GpuopsReadEquiJoinPlan(List *custom_private, const char *node);
+
 /* As costsize.c's get_parallel_divisor: the leader helps less with more workers. */
 extern double GpuopsParallelDivisor(Path *path);
 
@@ -64,13 +103,15 @@ extern CustomScan *GpuopsNewJoinScan(RelOptInfo *rel, CustomPath *best_path, Lis
 
 /*
  * The CustomScan of an equi-join path (GpuHashJoin, GpuMergeJoin), whose
- * paths' custom_private both lay out alike (list_make5): the integer header
- * (join type, keys), the join clauses, the other quals, the pair filter,
- * and its parameters and device form.  The header and pair filter stay in
- * custom_private; the expressions go in custom_exprs, where setrefs points
- * their Vars at the scan tuple and the node evaluates them itself, so
- * EXPLAIN shows them with table names.
+ * paths' custom_private both lay out alike (GPUOPS_EQUIJOIN_PATH_FIELDS):
+ * the plan data (GpuopsEquiJoinPlanFields' list), the join clauses, the
+ * other quals, and the pair filter's parameters and device form.  The plan
+ * data become custom_private; the expressions go in custom_exprs (clauses,
+ * quals, parameters, device form), where setrefs points their Vars at the
+ * scan tuple and the node evaluates them itself, so EXPLAIN shows them
+ * with table names.
  */
+#define GPUOPS_EQUIJOIN_PATH_FIELDS 4
 extern CustomScan *GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist,
 										 List *custom_plans, const CustomScanMethods *methods);
 
