@@ -11,9 +11,7 @@
  * expressions, the other columns, then one column per Aggref, which setrefs
  * matches to the Aggrefs in the target list and HAVING.
  *
- * custom_private: a list of two integer lists.  The first: the
- * GpuAggHeader fields, then per group key its GpuAggKeyField fields.  The
- * second: per aggregate its GpuAggField fields.
+ * custom_private: a GpuAggPlan (GpuAggPlanFields).
  *
  * Partial mode (parallel plans): GpuAgg runs in each parallel worker (and
  * the leader) below Gather and emits, per group, each aggregate's partial
@@ -33,18 +31,9 @@ extern "C" {
 }
 
 #include "gpuops_device.h"
+#include "plan_fields.h"
 
 #define GPUAGG_NAME "GpuAgg"
-
-enum GpuAggHeader
-{
-	GPUAGG_HDR_NKEYS = 0,
-	GPUAGG_HDR_NEXTRA,
-	GPUAGG_HDR_NAGGS,
-	GPUAGG_HDR_PARTIAL,			/* 1: partial mode */
-	GPUAGG_HDR_HASH_CAPACITY,	/* hash strategy: its group capacity; 0: sort */
-	GPUAGG_HDR_FIELDS
-};
 
 /* How a group key reaches the device. */
 enum GpuAggKeyEncoding
@@ -55,15 +44,6 @@ enum GpuAggKeyEncoding
 								 * a collation, numeric): equal values, equal ranks */
 	GPUAGG_KEY_SCALED			/* sum/avg/variance of numeric: an int64 scaled by 10^dscale
 								 * (gpu_agg_numeric.cpp), or summed on the host */
-};
-
-enum GpuAggKeyField
-{
-	GPUAGG_KEY_KIND = 0,		/* GpuopsKeyKind */
-	GPUAGG_KEY_ENCODING,		/* GpuAggKeyEncoding */
-	GPUAGG_KEY_TYPE,			/* its type (RANKED: numeric, bpchar) */
-	GPUAGG_KEY_COLLATION,		/* RANKED bpchar: its collation */
-	GPUAGG_KEY_FIELDS
 };
 
 /* How an aggregate's result is made from its device state. */
@@ -89,25 +69,59 @@ enum GpuAggFinal
 								 * the scaled sums (or from the host) */
 };
 
-enum GpuAggField
+/* A group key in the plan. */
+typedef struct GpuAggKeyPlan
 {
-	GPUAGG_AGG_KIND = 0,		/* GpuopsAggKind */
-	GPUAGG_AGG_FINAL,			/* GpuAggFinal */
-	GPUAGG_AGG_VALUE_KIND,		/* GpuopsKeyKind of the argument */
-	GPUAGG_AGG_ARG_COL,			/* child column of the argument, -1 for none */
-	GPUAGG_AGG_FILTER_COL,		/* child column of the FILTER condition, or -1 */
-	GPUAGG_AGG_NOTNULL_COL,		/* count(x): child column of "x IS NOT NULL", or -1 */
-	GPUAGG_AGG_FINAL_FN,		/* GPUAGG_FINAL_FLOAT_FN: the final function */
-	GPUAGG_AGG_FRACTION_HI,		/* percentiles: the fraction's float8 bits, high */
-	GPUAGG_AGG_FRACTION_LO,		/* and low 32 */
-	GPUAGG_AGG_DESC,			/* percentiles: WITHIN GROUP (ORDER BY x DESC) */
-	GPUAGG_AGG_ENCODING,		/* GpuAggKeyEncoding of the argument: RANKED for
-								 * min/max(text) and percentile_disc(text),
-								 * DICTIONARY for count(DISTINCT text) */
-	GPUAGG_AGG_COLLATION,		/* that collation */
-	GPUAGG_AGG_ARG_TYPE,		/* the argument's type */
-	GPUAGG_AGG_FIELDS
-};
+	GpuopsKeyKind kind;
+	GpuAggKeyEncoding enc;
+	Oid			type;			/* its type (RANKED: numeric, bpchar) */
+	Oid			collation;		/* RANKED bpchar: its collation */
+} GpuAggKeyPlan;
+
+/* An aggregate in the plan. */
+typedef struct GpuAggPlanAgg
+{
+	GpuopsAggKind kind;
+	GpuAggFinal final;
+	GpuopsKeyKind value_kind;	/* of the argument */
+	int			arg_col;		/* child column of the argument, -1 for none */
+	int			filter_col;		/* child column of the FILTER condition, or -1 */
+	int			notnull_col;	/* count(x): child column of "x IS NOT NULL", or -1 */
+	Oid			final_fn;		/* GPUAGG_FINAL_FLOAT_FN: the final function */
+	double		fraction;		/* percentiles: the fraction */
+	bool		desc;			/* percentiles: WITHIN GROUP (ORDER BY x DESC) */
+	GpuAggKeyEncoding arg_enc;	/* of the argument: RANKED for min/max(text) and
+								 * percentile_disc(text), DICTIONARY for
+								 * count(DISTINCT text) */
+	Oid			collation;		/* that collation */
+	Oid			arg_type;		/* the argument's type */
+} GpuAggPlanAgg;
+
+/*
+ * The plan's data (custom_private).  Computed inputs: an aggregate whose
+ * argument the device computes has a program over prog_ncols child
+ * columns, and its argument for the rows the program stops at (in the
+ * path as written, in the plan with OUTER_VAR references to the child's
+ * columns).
+ */
+typedef struct GpuAggPlan
+{
+	int			nkeys;
+	int			nextra;			/* the other columns taken from a group's first row */
+	int			naggs;
+	bool		partial;		/* partial mode */
+	int			hash_capacity;	/* hash strategy: its group capacity; 0: sort */
+	GpuAggKeyPlan keys[GPUOPS_MAX_SORT_KEYS];
+	GpuAggPlanAgg aggs[GPUOPS_MAX_AGGS];
+	int			prog_ncols;
+	int			prog_cols[GPUOPS_EXPR_MAX_COLS];	/* child columns */
+	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
+	List	   *programs;		/* per aggregate its program's list form, or NIL */
+	List	   *prog_exprs;		/* and its argument, or NULL */
+} GpuAggPlan;
+
+/* The plan's fields, in their order in custom_private (both directions). */
+extern void GpuAggPlanFields(PlanFields &f, GpuAggPlan *plan);
 
 /* One aggregate as the executor sees it. */
 typedef struct GpuAggDesc

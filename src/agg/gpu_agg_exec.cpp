@@ -425,75 +425,61 @@ static Node *
 CreateGpuAggStateImpl(CustomScan *cscan)
 {
 	GpuAggState *st = NewCustomScanState<GpuAggState>(cscan, &gpu_agg_exec_methods);
-	List	   *keys = (List *) linitial(cscan->custom_private);
-	List	   *aggs = (List *) lsecond(cscan->custom_private);
+	GpuAggPlan *plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
+	PlanFields	fields(cscan->custom_private, GPUAGG_NAME);
+	int			a = 0;
+	ListCell   *lc;
 
-	st->nkeys = list_nth_int(keys, GPUAGG_HDR_NKEYS);
-	st->nextra = list_nth_int(keys, GPUAGG_HDR_NEXTRA);
-	st->naggs = list_nth_int(keys, GPUAGG_HDR_NAGGS);
-	st->partial = list_nth_int(keys, GPUAGG_HDR_PARTIAL) != 0;
-	st->hash_capacity = (uint64) list_nth_int(keys, GPUAGG_HDR_HASH_CAPACITY);
+	GpuAggPlanFields(fields, plan);
+	st->nkeys = plan->nkeys;
+	st->nextra = plan->nextra;
+	st->naggs = plan->naggs;
+	st->partial = plan->partial;
+	st->hash_capacity = (uint64) plan->hash_capacity;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		int			base = GPUAGG_HDR_FIELDS + k * GPUAGG_KEY_FIELDS;
-
-		st->key_kind[k] = (GpuopsKeyKind) list_nth_int(keys, base + GPUAGG_KEY_KIND);
-		st->key_enc[k] = (GpuAggKeyEncoding) list_nth_int(keys, base + GPUAGG_KEY_ENCODING);
-		st->key_type[k] = (Oid) list_nth_int(keys, base + GPUAGG_KEY_TYPE);
-		st->key_collation[k] = (Oid) list_nth_int(keys, base + GPUAGG_KEY_COLLATION);
+		st->key_kind[k] = plan->keys[k].kind;
+		st->key_enc[k] = plan->keys[k].enc;
+		st->key_type[k] = plan->keys[k].type;
+		st->key_collation[k] = plan->keys[k].collation;
 	}
 	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(st->naggs, 1));
-	for (int a = 0; a < st->naggs; a++)
+	for (a = 0; a < st->naggs; a++)
 	{
 		GpuAggDesc *d = &st->aggs[a];
-		int			base = a * GPUAGG_AGG_FIELDS;
+		const GpuAggPlanAgg *p = &plan->aggs[a];
 
-		d->kind = (GpuopsAggKind) list_nth_int(aggs, base + GPUAGG_AGG_KIND);
-		d->final = (GpuAggFinal) list_nth_int(aggs, base + GPUAGG_AGG_FINAL);
-		d->value_kind = (GpuopsKeyKind) list_nth_int(aggs, base + GPUAGG_AGG_VALUE_KIND);
-		d->arg_col = list_nth_int(aggs, base + GPUAGG_AGG_ARG_COL);
-		d->filter_col = list_nth_int(aggs, base + GPUAGG_AGG_FILTER_COL);
-		d->notnull_col = list_nth_int(aggs, base + GPUAGG_AGG_NOTNULL_COL);
-		d->final_fn = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_FINAL_FN);
-		{
-			uint64		fbits = ((uint64) (uint32) list_nth_int(aggs, base + GPUAGG_AGG_FRACTION_HI) << 32) |
-				(uint64) (uint32) list_nth_int(aggs, base + GPUAGG_AGG_FRACTION_LO);
-
-			memcpy(&d->fraction, &fbits, sizeof(d->fraction));
-		}
-		d->desc = list_nth_int(aggs, base + GPUAGG_AGG_DESC) != 0;
+		d->kind = p->kind;
+		d->final = p->final;
+		d->value_kind = p->value_kind;
+		d->arg_col = p->arg_col;
+		d->filter_col = p->filter_col;
+		d->notnull_col = p->notnull_col;
+		d->final_fn = p->final_fn;
+		d->fraction = p->fraction;
+		d->desc = p->desc;
 		d->partial = st->partial;
-		d->arg_enc = (GpuAggKeyEncoding) list_nth_int(aggs, base + GPUAGG_AGG_ENCODING);
-		d->collation = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_COLLATION);
-		d->arg_type = (Oid) list_nth_int(aggs, base + GPUAGG_AGG_ARG_TYPE);
+		d->arg_enc = p->arg_enc;
+		d->collation = p->collation;
+		d->arg_type = p->arg_type;
 		if (OidIsValid(d->final_fn))
 			fmgr_info(d->final_fn, &d->final_flinfo);
 	}
-	if (list_length(cscan->custom_private) >= 3)
+	st->prog_ncols = plan->prog_ncols;
+	memcpy(st->prog_cols, plan->prog_cols, sizeof(int) * plan->prog_ncols);
+	memcpy(st->prog_types, plan->prog_types, sizeof(Oid) * plan->prog_ncols);
+	a = 0;
+	foreach(lc, plan->programs)
 	{
-		List	   *progs = (List *) lthird(cscan->custom_private);
-		List	   *cols = (List *) linitial(progs);
-		int			a = 0;
-		ListCell   *lc;
-
-		st->prog_ncols = list_length(cols) / 2;
-		if (st->prog_ncols > GPUOPS_EXPR_MAX_COLS || list_length((List *) lsecond(progs)) != st->naggs)
-			elog(ERROR, "GpuAgg: malformed computed inputs in plan");
-		for (int c = 0; c < st->prog_ncols; c++)
+		if (lfirst(lc) != NIL)
 		{
-			st->prog_cols[c] = list_nth_int(cols, 2 * c);
-			st->prog_types[c] = (Oid) list_nth_int(cols, 2 * c + 1);
+			st->programs[a] = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
+			DeviceExprProgramFromList((List *) lfirst(lc), st->programs[a]);
 		}
-		foreach(lc, (List *) lsecond(progs))
-		{
-			if (lfirst(lc) != NIL)
-			{
-				st->programs[a] = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
-				DeviceExprProgramFromList((List *) lfirst(lc), st->programs[a]);
-			}
-			a++;
-		}
+		a++;
 	}
+	st->prog_exprs = plan->prog_exprs;
+	pfree(plan);
 	return (Node *) st;
 }
 
@@ -523,13 +509,10 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuopsRowStoreInit(&st->store, desc, estate->es_query_cxt);
 	st->source = GpuopsChildPlanSource(child);
 	/* PostgreSQL's own evaluation of computed inputs, for a row the device stops at */
-	if (list_length(cscan->custom_private) >= 3)
 	{
-		List	   *exprs = (List *) lthird((List *) lthird(cscan->custom_private));
-
-		for (int a = 0; a < st->naggs && a < list_length(exprs); a++)
+		for (int a = 0; a < st->naggs && a < list_length(st->prog_exprs); a++)
 		{
-			Expr	   *e = (Expr *) list_nth(exprs, a);
+			Expr	   *e = (Expr *) list_nth(st->prog_exprs, a);
 
 			if (e == NULL)
 				continue;

@@ -61,6 +61,7 @@ typedef struct GpuAggState
 
 	/* computed inputs (gpu_agg.h): per aggregate its program, or NULL */
 	GpuopsExprProgram *programs[GPUOPS_MAX_AGGS];
+	List	   *prog_exprs;		/* the plan's arguments of computed inputs */
 	ExprState  *program_exprs[GPUOPS_MAX_AGGS];	/* its argument, PostgreSQL's */
 	int			prog_ncols;		/* the programs' columns: child columns, types */
 	int			prog_cols[GPUOPS_EXPR_MAX_COLS];

@@ -136,21 +136,52 @@ DeviceArgument(Expr *arg, GpuopsAggKind kind, List **child_exprs, DeviceExprInpu
 	return true;
 }
 
-/*
- * The path's computed inputs (gpu_agg.h): the program columns' child
- * columns and types, and per aggregate its program and argument.
- */
-static List *
-ProgramColumns(const DeviceExprInputs *in, List *programs, List *exprs)
+void
+GpuAggPlanFields(PlanFields &f, GpuAggPlan *plan)
 {
-	List	   *cols = NIL;
-
-	for (int c = 0; c < in->nouter; c++)
+	f.field(&plan->nkeys);
+	f.field(&plan->nextra);
+	f.field(&plan->naggs);
+	f.field(&plan->partial);
+	f.field(&plan->hash_capacity);
+	if (plan->nkeys < 0 || plan->nkeys > GPUOPS_MAX_SORT_KEYS ||
+		plan->naggs < 0 || plan->naggs > GPUOPS_MAX_AGGS)
+		elog(ERROR, "gpuops: malformed %s plan", GPUAGG_NAME);
+	for (int k = 0; k < plan->nkeys; k++)
 	{
-		cols = lappend_int(cols, in->outer_cols[c]);
-		cols = lappend_int(cols, (int) in->outer_types[c]);
+		GpuAggKeyPlan *key = &plan->keys[k];
+
+		f.enum_field(&key->kind);
+		f.enum_field(&key->enc);
+		f.oid_field(&key->type);
+		f.oid_field(&key->collation);
 	}
-	return list_make3(cols, programs, exprs);
+	for (int a = 0; a < plan->naggs; a++)
+	{
+		GpuAggPlanAgg *agg = &plan->aggs[a];
+
+		f.enum_field(&agg->kind);
+		f.enum_field(&agg->final);
+		f.enum_field(&agg->value_kind);
+		f.field(&agg->arg_col);
+		f.field(&agg->filter_col);
+		f.field(&agg->notnull_col);
+		f.oid_field(&agg->final_fn);
+		f.field(&agg->fraction);
+		f.field(&agg->desc);
+		f.enum_field(&agg->arg_enc);
+		f.oid_field(&agg->collation);
+		f.oid_field(&agg->arg_type);
+	}
+	f.ints(plan->prog_cols, &plan->prog_ncols, GPUOPS_EXPR_MAX_COLS);
+	for (int c = 0; c < plan->prog_ncols; c++)
+		f.oid_field(&plan->prog_types[c]);
+	f.field(&plan->programs);
+	f.field(&plan->prog_exprs);
+	if (f.reading() && (list_length(plan->programs) != plan->naggs ||
+						list_length(plan->prog_exprs) != plan->naggs))
+		elog(ERROR, "gpuops: malformed %s plan: computed inputs", GPUAGG_NAME);
+	f.done();
 }
 
 /* The child column computing expr: an existing one, or a new one. */
@@ -276,8 +307,8 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 {
 	Query	   *parse = root->parse;
 	List	   *child_exprs = NIL;	/* the child's output (gpu_agg.h) */
-	List	   *keys = NIL;
-	List	   *aggs_priv = NIL;
+	GpuAggPlan *plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
+	PlanFields	fields;
 	List	   *aggrefs = NIL;
 	List	   *extras = NIL;
 	List	   *vars;
@@ -313,10 +344,10 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 		if (nkeys == GPUOPS_MAX_SORT_KEYS || !GroupKeyKind(sgc, expr, &kind, &enc, &key_collation))
 			return NULL;
 		child_exprs = lappend(child_exprs, expr);
-		keys = lappend_int(keys, (int) kind);
-		keys = lappend_int(keys, (int) enc);
-		keys = lappend_int(keys, (int) exprType((Node *) expr));
-		keys = lappend_int(keys, (int) key_collation);
+		plan->keys[nkeys].kind = kind;
+		plan->keys[nkeys].enc = enc;
+		plan->keys[nkeys].type = exprType((Node *) expr);
+		plan->keys[nkeys].collation = key_collation;
 		nkeys++;
 	}
 
@@ -366,7 +397,6 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 					notnull_col = -1;
 		double		fraction = 0.0;
 		bool		desc = false;
-		uint64		fbits;
 		GpuAggKeyEncoding arg_enc = GPUAGG_KEY_VALUE;
 		Oid			collation = InvalidOid;
 		GpuopsExprProgram prog;
@@ -500,20 +530,22 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			}
 		}
 		hashable &= gpuops::agg_hash_kind(kind, vkind);
-		memcpy(&fbits, &fraction, sizeof(fbits));
-		aggs_priv = lappend_int(aggs_priv, (int) kind);
-		aggs_priv = lappend_int(aggs_priv, (int) final);
-		aggs_priv = lappend_int(aggs_priv, (int) vkind);
-		aggs_priv = lappend_int(aggs_priv, arg_col);
-		aggs_priv = lappend_int(aggs_priv, filter_col);
-		aggs_priv = lappend_int(aggs_priv, notnull_col);
-		aggs_priv = lappend_int(aggs_priv, (int) final_fn);
-		aggs_priv = lappend_int(aggs_priv, (int) (uint32) (fbits >> 32));
-		aggs_priv = lappend_int(aggs_priv, (int) (uint32) fbits);
-		aggs_priv = lappend_int(aggs_priv, (int) desc);
-		aggs_priv = lappend_int(aggs_priv, (int) arg_enc);
-		aggs_priv = lappend_int(aggs_priv, (int) collation);
-		aggs_priv = lappend_int(aggs_priv, (int) argtype);
+		{
+			GpuAggPlanAgg *d = &plan->aggs[plan->naggs++];
+
+			d->kind = kind;
+			d->final = final;
+			d->value_kind = vkind;
+			d->arg_col = arg_col;
+			d->filter_col = filter_col;
+			d->notnull_col = notnull_col;
+			d->final_fn = final_fn;
+			d->fraction = fraction;
+			d->desc = desc;
+			d->arg_enc = arg_enc;
+			d->collation = collation;
+			d->arg_type = argtype;
+		}
 		programs = lappend(programs, computed ? DeviceExprProgramToList(&prog) : NIL);
 		prog_exprs = lappend(prog_exprs, computed ? arg : NULL);
 	}
@@ -581,13 +613,18 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	}
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(input);
-	cpath->custom_private = list_make5(list_concat(list_make5_int(nkeys, list_length(extras),
-																  list_length(aggrefs),
-																  partial ? 1 : 0, hash_capacity),
-												   keys),
-									   aggs_priv, child_exprs, scan_exprs, copyObject(having));
-	cpath->custom_private = lappend(cpath->custom_private,
-									ProgramColumns(&prog_in, programs, prog_exprs));
+	plan->nkeys = nkeys;
+	plan->nextra = list_length(extras);
+	plan->partial = partial;
+	plan->hash_capacity = hash_capacity;
+	plan->prog_ncols = prog_in.nouter;
+	memcpy(plan->prog_cols, prog_in.outer_cols, sizeof(plan->prog_cols));
+	memcpy(plan->prog_types, prog_in.outer_types, sizeof(plan->prog_types));
+	plan->programs = programs;
+	plan->prog_exprs = prog_exprs;
+	GpuAggPlanFields(fields, plan);
+	pfree(plan);
+	cpath->custom_private = list_make4(fields.list(), child_exprs, scan_exprs, copyObject(having));
 	cpath->methods = &gpu_agg_path_methods;
 	return cpath;
 }
@@ -670,7 +707,7 @@ static CustomPath *
 StagedGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *serial)
 {
 	Path	   *serial_input = (Path *) linitial(serial->custom_paths);
-	List	   *child_exprs = (List *) lthird(serial->custom_private);
+	List	   *child_exprs = (List *) lsecond(serial->custom_private);
 	Path	   *gather;
 	CustomPath *cpath;
 	double		serial_read;
@@ -760,21 +797,27 @@ GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 }
 
 /*
- * The plan's computed inputs: as the path's, each argument's Vars turned
- * into references to the child's output, for PostgreSQL to evaluate a row
+ * The plan's data: as the path's, each computed input's argument's Vars
+ * turned into references to the child's output, for PostgreSQL to evaluate a row
  * the device stopped at (gpu_agg_exec.cpp).
  */
 static List *
-PlanPrograms(List *path_programs, List *child_exprs)
+PlanPrograms(List *path_fields, List *child_exprs)
 {
+	GpuAggPlan *plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
+	PlanFields	reader(path_fields, GPUAGG_NAME);
+	PlanFields	writer;
 	List	   *exprs = NIL;
 	ListCell   *lc;
 
-	foreach(lc, (List *) lthird(path_programs))
+	GpuAggPlanFields(reader, plan);
+	foreach(lc, plan->prog_exprs)
 		exprs = lappend(exprs, lfirst(lc) ? GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
 																 child_exprs) : NULL);
-	return list_make3(copyObject(linitial(path_programs)), copyObject(lsecond(path_programs)),
-					  exprs);
+	plan->prog_exprs = exprs;
+	GpuAggPlanFields(writer, plan);
+	pfree(plan);
+	return (List *) copyObject(writer.list());
 }
 
 static Plan *
@@ -787,21 +830,19 @@ PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Li
 	Path	   *input = (Path *) linitial(best_path->custom_paths);
 
 	/* the child computes exactly the columns the node reads (a Result if it cannot project) */
-	child = change_plan_targetlist(child, GpuopsExprTlist((List *) lthird(priv)), input->parallel_safe);
+	child = change_plan_targetlist(child, GpuopsExprTlist((List *) lsecond(priv)), input->parallel_safe);
 	cscan->scan.plan.targetlist = tlist;
 	/*
 	 * HAVING, in the order PostgreSQL's Agg evaluates it: setrefs points
 	 * its aggregates at the scan tuple's columns
 	 */
-	cscan->scan.plan.qual = (List *) copyObject(GpuopsOrderQuals(root, (List *) list_nth(priv, 4)));
+	cscan->scan.plan.qual = (List *) copyObject(GpuopsOrderQuals(root, (List *) lfourth(priv)));
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = list_make1(child);
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make3(copyObject(linitial(priv)), copyObject(lsecond(priv)),
-									   PlanPrograms((List *) list_nth(priv, 5),
-													(List *) lthird(priv)));
-	cscan->custom_scan_tlist = GpuopsExprTlist((List *) lfourth(priv));
+	cscan->custom_private = PlanPrograms((List *) linitial(priv), (List *) lsecond(priv));
+	cscan->custom_scan_tlist = GpuopsExprTlist((List *) lthird(priv));
 	cscan->custom_relids = NULL;
 	cscan->methods = &gpu_agg_scan_methods;
 	return &cscan->scan.plan;
