@@ -2,14 +2,7 @@
  * gpu_sort.h
  *    GpuSort: what its planner and executor halves share.
  *
- * The CustomScan carries, in custom_private, an integer list: the number of
- * sort keys, the bound (LIMIT + OFFSET when known at planning, else 0),
- * where it sorts (enum GpuSortPlacement), then
- * GPUSORT_KEY_FIELDS integers per key (enum GpuSortKeyField):
- * the key's column (index into custom_scan_tlist, the child's output), its
- * GpuopsKeyKind, DESC, NULLS FIRST, whether the device sees only a prefix
- * (ties resolved with PostgreSQL's comparator), the sort operator and the
- * collation (for that comparator).
+ * The CustomScan carries a GpuSortPlan in custom_private (GpuSortPlanFields).
  */
 #ifndef GPUOPS_GPU_SORT_H
 #define GPUOPS_GPU_SORT_H
@@ -21,9 +14,10 @@ extern "C" {
 #include "nodes/pathnodes.h"
 }
 
-#define GPUSORT_NAME "GpuSort"
+#include "gpuops_device.h"
+#include "plan_fields.h"
 
-#define GPUSORT_PRIV_KEYS 3		/* where the keys start in custom_private */
+#define GPUSORT_NAME "GpuSort"
 
 /*
  * Where a GpuSort sorts.  Bounded sorts hold few rows at a time: below
@@ -38,17 +32,43 @@ enum GpuSortPlacement
 	GPUSORT_ON_HOST				/* the CPU backend in every process */
 };
 
-enum GpuSortKeyField
+/* A sort key in the plan. */
+typedef struct GpuSortKeyPlan
 {
-	GPUSORT_KEY_COLUMN = 0,
-	GPUSORT_KEY_KIND,
-	GPUSORT_KEY_DESC,
-	GPUSORT_KEY_NULLS_FIRST,
-	GPUSORT_KEY_PREFIX_ONLY,
-	GPUSORT_KEY_SORTOP,
-	GPUSORT_KEY_COLLATION,
-	GPUSORT_KEY_FIELDS
-};
+	int			col;			/* index into custom_scan_tlist (the child's output,
+								 * then the computed keys) */
+	GpuopsKeyKind kind;
+	bool		descending;
+	bool		nulls_first;
+	bool		prefix_only;	/* the device sees a prefix; ties go to the comparator */
+	Oid			sortop;			/* for that comparator */
+	Oid			collation;
+} GpuSortKeyPlan;
+
+/*
+ * The plan's data (custom_private).  Computed keys: a key the device
+ * computes has a program over prog_ncols child columns, and its expression
+ * for checking the rows its program stopped at (in the plan, with OUTER_VAR
+ * references to the child's columns; the path keeps it apart).
+ */
+typedef struct GpuSortPlan
+{
+	int			nkeys;
+	int			bound;			/* LIMIT + OFFSET when known at planning, else 0 */
+	GpuSortPlacement placement;
+	GpuSortKeyPlan keys[GPUOPS_MAX_SORT_KEYS];
+	int			prog_ncols;
+	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
+	List	   *programs;		/* per key its program's list form, or NIL; NIL: none computed */
+	List	   *checks;			/* plan: per computed key its expression */
+} GpuSortPlan;
+
+/* The plan's fields, in their order in custom_private (both directions). */
+extern void GpuSortPlanFields(PlanFields &f, GpuSortPlan *plan);
+
+/* A plan read from custom_private, in palloc'd memory. */
+extern GpuSortPlan *GpuSortReadPlan(List *custom_private);
 
 /* planner (gpu_sort_path.cpp) */
 extern void GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel,

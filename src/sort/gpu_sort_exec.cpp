@@ -102,6 +102,7 @@ typedef struct GpuSortState
 	bool		has_prefix_keys;
 	bool		has_abbrev_keys;	/* lossy keys: every tie run is resolved */
 	int			ncomputed;		/* computed keys: the store's last columns */
+	List	   *checks;			/* the plan's computed keys, for their checks */
 	int			prog_ncols;		/* the columns their programs read */
 	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
 	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
@@ -955,11 +956,10 @@ static Node *
 CreateGpuSortStateImpl(CustomScan *cscan)
 {
 	GpuSortState *st = NewCustomScanState<GpuSortState>(cscan, &gpu_sort_exec_methods);
-	List	   *priv = (List *) linitial(cscan->custom_private);
-	List	   *computed = (List *) lsecond(cscan->custom_private);
+	GpuSortPlan *plan = GpuSortReadPlan(cscan->custom_private);
 
-	st->nkeys = list_nth_int(priv, 0);
-	st->bound = (uint64) list_nth_int(priv, 1);
+	st->nkeys = plan->nkeys;
+	st->bound = (uint64) plan->bound;
 	/*
 	 * bounded: sort and cut at twice the bound (amortizing each cut over as
 	 * many new rows as it keeps), and at least every 4 batches (256K rows)
@@ -967,20 +967,20 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 	st->compact_rows = Max(2 * st->bound, (uint64) 4 * GPUOPS_BATCH_ROWS);
 	/* the first compaction sets the cut: the sooner, the fewer rows copied */
 	st->first_compact_rows = Max(2 * st->bound, (uint64) GPUOPS_BATCH_ROWS);
-	st->placement = (GpuSortPlacement) list_nth_int(priv, 2);
+	st->placement = plan->placement;
 	for (int k = 0; k < st->nkeys; k++)
 	{
 		GpuSortKeyInfo *key = &st->keys[k];
-		int			base = GPUSORT_PRIV_KEYS + k * GPUSORT_KEY_FIELDS;
+		const GpuSortKeyPlan *kp = &plan->keys[k];
 		TargetEntry *tle;
 
-		key->col = list_nth_int(priv, base + GPUSORT_KEY_COLUMN);
-		key->kind = (GpuopsKeyKind) list_nth_int(priv, base + GPUSORT_KEY_KIND);
-		key->descending = list_nth_int(priv, base + GPUSORT_KEY_DESC) != 0;
-		key->nulls_first = list_nth_int(priv, base + GPUSORT_KEY_NULLS_FIRST) != 0;
-		key->prefix_only = list_nth_int(priv, base + GPUSORT_KEY_PREFIX_ONLY) != 0;
-		key->sortop = (Oid) list_nth_int(priv, base + GPUSORT_KEY_SORTOP);
-		key->collation = (Oid) list_nth_int(priv, base + GPUSORT_KEY_COLLATION);
+		key->col = kp->col;
+		key->kind = kp->kind;
+		key->descending = kp->descending;
+		key->nulls_first = kp->nulls_first;
+		key->prefix_only = kp->prefix_only;
+		key->sortop = kp->sortop;
+		key->collation = kp->collation;
 		st->key_cols[k] = key->col;
 		tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
 		key->bpchar = exprType((Node *) tle->expr) == BPCHAROID;
@@ -988,22 +988,14 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 		st->has_abbrev_keys |= key->kind == GPUOPS_KEY_NUMERIC_ABBREV ||
 			key->kind == GPUOPS_KEY_ABBREV_UNSIGNED;
 	}
-	if (computed != NIL)
+	if (plan->programs != NIL)
 	{
-		List	   *cols = (List *) linitial(computed);
-		List	   *programs = (List *) lsecond(computed);
-
-		st->prog_ncols = list_length(cols) / 2;
-		if (st->prog_ncols > GPUOPS_EXPR_MAX_COLS || list_length(programs) != st->nkeys)
-			elog(ERROR, "GpuSort: malformed computed keys in plan");
-		for (int c = 0; c < st->prog_ncols; c++)
-		{
-			st->prog_cols[c] = list_nth_int(cols, 2 * c);
-			st->prog_types[c] = (Oid) list_nth_int(cols, 2 * c + 1);
-		}
+		st->prog_ncols = plan->prog_ncols;
+		memcpy(st->prog_cols, plan->prog_cols, sizeof(int) * plan->prog_ncols);
+		memcpy(st->prog_types, plan->prog_types, sizeof(Oid) * plan->prog_ncols);
 		for (int k = 0; k < st->nkeys; k++)
 		{
-			List	   *prog = (List *) list_nth(programs, k);
+			List	   *prog = (List *) list_nth(plan->programs, k);
 
 			if (prog == NIL)
 				continue;
@@ -1012,6 +1004,8 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 			st->ncomputed++;
 		}
 	}
+	st->checks = plan->checks;
+	pfree(plan);
 	return (Node *) st;
 }
 
@@ -1058,7 +1052,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 					   estate->es_query_cxt);
 	if (st->ncomputed > 0)
 	{
-		List	   *checks = (List *) lthird((List *) lsecond(cscan->custom_private));
+		List	   *checks = st->checks;
 		int			j = 0;
 
 		/* the computed keys are the scan tuple's last columns, filled after the sort */

@@ -236,6 +236,46 @@ SortBound(PlannerInfo *root)
 	return bound > 0 && bound < INT_MAX ? (uint64) bound : 0;
 }
 
+void
+GpuSortPlanFields(PlanFields &f, GpuSortPlan *plan)
+{
+	f.field(&plan->nkeys);
+	f.field(&plan->bound);
+	f.enum_field(&plan->placement);
+	if (plan->nkeys < 1 || plan->nkeys > GPUOPS_MAX_SORT_KEYS)
+		elog(ERROR, "gpuops: malformed %s plan: %d keys", GPUSORT_NAME, plan->nkeys);
+	for (int k = 0; k < plan->nkeys; k++)
+	{
+		GpuSortKeyPlan *key = &plan->keys[k];
+
+		f.field(&key->col);
+		f.enum_field(&key->kind);
+		f.field(&key->descending);
+		f.field(&key->nulls_first);
+		f.field(&key->prefix_only);
+		f.oid_field(&key->sortop);
+		f.oid_field(&key->collation);
+	}
+	f.ints(plan->prog_cols, &plan->prog_ncols, GPUOPS_EXPR_MAX_COLS);
+	for (int c = 0; c < plan->prog_ncols; c++)
+		f.oid_field(&plan->prog_types[c]);
+	f.field(&plan->programs);
+	f.field(&plan->checks);
+	if (f.reading() && plan->programs != NIL && list_length(plan->programs) != plan->nkeys)
+		elog(ERROR, "gpuops: malformed %s plan: computed keys", GPUSORT_NAME);
+	f.done();
+}
+
+GpuSortPlan *
+GpuSortReadPlan(List *custom_private)
+{
+	GpuSortPlan *plan = (GpuSortPlan *) palloc0(sizeof(GpuSortPlan));
+	PlanFields	f(custom_private, GPUSORT_NAME);
+
+	GpuSortPlanFields(f, plan);
+	return plan;
+}
+
 /*
  * A GpuSort over `input`, projected to the ordered rel's target, sorting
  * where `placement` says.
@@ -246,10 +286,13 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
 				GpuSortPlacement placement, const SortComputed *comp)
 {
 	CustomPath *cpath = makeNode(CustomPath);
-	List	   *ints = list_copy((List *) linitial(priv));
+	GpuSortPlan *plan = GpuSortReadPlan((List *) linitial(priv));
+	PlanFields	writer;
 
-	lfirst_int(list_nth_cell(ints, 2)) = (int) placement;
-	priv = list_make2(ints, lsecond(priv));
+	plan->placement = placement;
+	GpuSortPlanFields(writer, plan);
+	pfree(plan);
+	priv = list_make3(writer.list(), lsecond(priv), lthird(priv));
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = ordered_rel;
@@ -449,7 +492,8 @@ SortPriv(PlannerInfo *root, Path *input, uint64 bound, int *key_words, SortCompu
 	int			ncomputed = 0;
 	List	   *child_exprs = NIL;
 	List	   *computed;
-	List	   *ints;
+	GpuSortPlan *plan = (GpuSortPlan *) palloc0(sizeof(GpuSortPlan));
+	PlanFields	fields;
 
 	memset(keys, 0, sizeof(keys));
 	for (int k = 0; k < nkeys; k++)
@@ -477,7 +521,9 @@ SortPriv(PlannerInfo *root, Path *input, uint64 bound, int *key_words, SortCompu
 	if (computed == NIL)
 		child_exprs = input->pathtarget->exprs;
 
-	ints = list_make3_int(nkeys, (int) bound, 0);
+	plan->nkeys = nkeys;
+	plan->bound = (int) bound;
+	plan->placement = GPUSORT_ON_DEVICE;
 	*key_words = 0;
 	for (int k = 0; k < nkeys; k++)
 	{
@@ -486,16 +532,33 @@ SortPriv(PlannerInfo *root, Path *input, uint64 bound, int *key_words, SortCompu
 		int			col = keys[k].computed ? list_length(child_exprs) + ncomputed++
 			: GpuopsFindColumn(child_exprs, (Node *) keys[k].expr);
 
-		ints = lappend_int(ints, col);
-		ints = lappend_int(ints, (int) keys[k].kind);
-		ints = lappend_int(ints, pk->pk_strategy == BTGreaterStrategyNumber);
-		ints = lappend_int(ints, pk->pk_nulls_first);
-		ints = lappend_int(ints, keys[k].prefix_only);
-		ints = lappend_int(ints, (int) keys[k].sortop);
-		ints = lappend_int(ints, (int) pk->pk_eclass->ec_collation);
+		plan->keys[k].col = col;
+		plan->keys[k].kind = keys[k].kind;
+		plan->keys[k].descending = pk->pk_strategy == BTGreaterStrategyNumber;
+		plan->keys[k].nulls_first = pk->pk_nulls_first;
+		plan->keys[k].prefix_only = keys[k].prefix_only;
+		plan->keys[k].sortop = keys[k].sortop;
+		plan->keys[k].collation = pk->pk_eclass->ec_collation;
 		*key_words += 1 + gpuops_key_value_words(keys[k].kind);
 	}
-	return list_make2(ints, computed);
+	if (computed != NIL)
+	{
+		List	   *cols = (List *) lthird(computed);
+
+		plan->prog_ncols = list_length(cols) / 2;
+		for (int c = 0; c < plan->prog_ncols; c++)
+		{
+			plan->prog_cols[c] = list_nth_int(cols, 2 * c);
+			plan->prog_types[c] = (Oid) list_nth_int(cols, 2 * c + 1);
+		}
+		plan->programs = (List *) lfourth(computed);
+	}
+	GpuSortPlanFields(fields, plan);
+	pfree(plan);
+	/* the plan's data, then the child's expressions and the computed keys (or NIL) */
+	if (computed == NIL)
+		return list_make3(fields.list(), NIL, NIL);
+	return list_make3(fields.list(), linitial(computed), lsecond(computed));
 }
 
 void
@@ -532,7 +595,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 
 	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0,
 						   false, SortPlacement(bound, false),
-						   lsecond(priv) != NIL ? &comp : NULL);
+						   lthird(priv) != NIL ? &comp : NULL);
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -541,7 +604,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
 	add_path(ordered_rel, path);
 	/* staged chunks hold the child's columns only: no room for computed keys */
-	if (lsecond(priv) == NIL)
+	if (lthird(priv) == NIL)
 		AddStagedGpuSortPath(root, input_rel, ordered_rel, input, priv, key_words, bound);
 
 	/*
@@ -562,7 +625,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 			return;
 		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,
 							   bound, 1.0, false, placement,
-							   lsecond(priv) != NIL ? &comp : NULL);
+							   lthird(priv) != NIL ? &comp : NULL);
 		/* every worker opening a CUDA context, unless workers sort on the host */
 		if (placement == GPUSORT_ON_DEVICE)
 		{
@@ -590,8 +653,9 @@ PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	CustomScan *cscan = makeNode(CustomScan);
 	Plan	   *child = (Plan *) linitial(custom_plans);
 	Path	   *input = (Path *) linitial(best_path->custom_paths);
-	List	   *computed = (List *) lsecond(best_path->custom_private);
-	List	   *plan_computed = NIL;
+	List	   *computed = (List *) lthird(best_path->custom_private);
+	GpuSortPlan *plan = GpuSortReadPlan((List *) linitial(best_path->custom_private));
+	PlanFields	fields;
 	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 
@@ -602,16 +666,15 @@ PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 */
 	if (computed != NIL)
 	{
-		List	   *child_exprs = (List *) linitial(computed);
-		List	   *recheck = NIL;
+		List	   *child_exprs = (List *) lsecond(best_path->custom_private);
+		List	   *checks = NIL;
 
 		child = change_plan_targetlist(child, GpuopsExprTlist(child_exprs), input->parallel_safe);
 		custom_plans = list_make1(child);
-		foreach(lc, (List *) lsecond(computed))
-			recheck = lappend(recheck, GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
-														  child_exprs));
-		plan_computed = list_make3(copyObject(lthird(computed)), copyObject(lfourth(computed)),
-								   recheck);
+		foreach(lc, computed)
+			checks = lappend(checks, GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
+														child_exprs));
+		plan->checks = checks;
 	}
 	foreach(lc, child->targetlist)
 	{
@@ -623,7 +686,7 @@ PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 											 tle->resname, false));
 	}
 	if (computed != NIL)
-		foreach(lc, (List *) lsecond(computed))
+		foreach(lc, computed)
 			scan_tlist = lappend(scan_tlist,
 								 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
 												 list_length(scan_tlist) + 1, NULL, false));
@@ -633,8 +696,9 @@ PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
-									   plan_computed);
+	GpuSortPlanFields(fields, plan);
+	pfree(plan);
+	cscan->custom_private = (List *) copyObject(fields.list());
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = NULL;
 	cscan->methods = &gpu_sort_scan_methods;
