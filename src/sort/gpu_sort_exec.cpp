@@ -26,635 +26,7 @@
  * memory-context callback on the query context, since EndCustomScan is not
  * called when the query errors or is cancelled.
  */
-extern "C" {
-#include "postgres.h"
-
-#include "access/detoast.h"
-#include "access/parallel.h"
-#include "catalog/pg_type_d.h"
-#include "commands/explain.h"
-#include "executor/executor.h"
-#include "nodes/nodeFuncs.h"
-#include "utils/builtins.h"
-#include "utils/datum.h"
-#include "utils/lsyscache.h"
-#include "utils/sortsupport.h"
-#include "miscadmin.h"
-#include "nodes/extensible.h"
-#include "portability/instr_time.h"
-#include "utils/memutils.h"
-#include "utils/ruleutils.h"
-#include "utils/tuplestore.h"
-}
-
-#include "batch.h"
-#include "boundary.h"
-#include "device_expr.h"
-#include "guarded_scan.h"
-#include "device.h"
-#include "device_session.h"
-#include "explain_device.h"
-#include "gpu_sort.h"
-#include "gpu_stage.h"
-#include "guc.h"
-#include "sort_spill.h"
-
-extern const CustomExecMethods gpu_sort_exec_methods;
-
-/* The device sort in flight, freed by the callback if the query aborts. */
-/* the sort's device session, and the staging buffer being filled */
-struct GpuSortDevice : DeviceSession<GpuopsBackend, GpuopsSort, &GpuopsBackend::sort_end>
-{
-	GpuopsStageBuffer buf;
-	uint32		buf_rows;		/* rows written into buf so far */
-	bool		have_buf;
-};
-
-typedef struct GpuSortKeyInfo
-{
-	int			col;			/* index in the scan tuple */
-	GpuopsKeyKind kind;
-	bool		descending;
-	bool		nulls_first;
-	bool		prefix_only;	/* device sees a prefix: ties need the comparator */
-	bool		bpchar;			/* trailing spaces do not count */
-	Oid			sortop;
-	Oid			collation;
-	GpuopsExprProgram *program; /* a computed key's program, else NULL */
-	ExprState  *check;			/* PostgreSQL's evaluation of it, for a stopped row */
-} GpuSortKeyInfo;
-
-typedef struct GpuSortState
-{
-	CustomScanState css;
-	int			nkeys;
-	GpuSortKeyInfo keys[GPUOPS_MAX_SORT_KEYS];
-	int			key_cols[GPUOPS_MAX_SORT_KEYS];
-	uint64		bound;			/* LIMIT + OFFSET: the rows asked for; 0 = all */
-	uint64		compact_rows;	/* bounded: keep the best `bound` rows from this many */
-	uint64		first_compact_rows; /* the same, before the cut is set */
-	GpuopsRowCut cut;			/* bounded: rows the source drops as it reads */
-	MemoryContext cut_cxt;		/* the cut's value */
-	GpuSortPlacement placement;	/* where the plan asks it to sort */
-	const GpuopsBackend *primary;	/* the backend this process sorts on */
-	Size		mem_limit;		/* rows held on the host before a run is spilled */
-	bool		random_access;	/* backward scans may come */
-	bool		has_prefix_keys;
-	bool		has_abbrev_keys;	/* lossy keys: every tie run is resolved */
-	int			ncomputed;		/* computed keys: the store's last columns */
-	List	   *checks;			/* the plan's computed keys, for their checks */
-	int			prog_ncols;		/* the columns their programs read */
-	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
-	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
-	TupleTableSlot *check_slot; /* a child row, for the keys' check */
-	SortSupport ssup;			/* per key, prepared when ties need resolving */
-	SortSupport abbrev;			/* per key, abbreviation for NUMERIC_ABBREV keys */
-
-	GpuopsBatchSource *source;
-	GpuStageState *stage;		/* the child is a Gather of GpuStage, else NULL */
-	bool		device_shared;	/* other processes of the query use the device too */
-	GpuopsRowStore store;
-	GpuSortDevice *dev;
-	bool		healthy;		/* the device has not failed during this sort */
-	int			staged_batches; /* leading store batches staged on the device */
-	MemoryContext tmp_cxt;		/* detoasted text while staging, reset per batch */
-	MemoryContext sort_cxt;		/* comparators and spill files, for the node's life */
-	TupleTableSlot *scratch;	/* virtual slot for compaction */
-	GpuopsSortRuns *spill;		/* sorted runs written to temporary files, or NULL */
-	Tuplestorestate *replay;	/* the merged spilled runs, for backward scans */
-	TupleTableSlot *replay_slot;
-
-	/* rows whose text key is longer than the device's prefix */
-	uint8	   *truncated;
-	uint64		truncated_bytes;
-	bool		any_truncated;
-
-	bool		sorted;
-	uint64		norder;
-	uint64		pos;			/* next row forward */
-	bool		eof;			/* ran off the end going forward */
-
-	/* EXPLAIN ANALYZE */
-	int			runs;
-	const char *backend_name;
-	char	   *fallback;		/* why it fell back, or NULL */
-	GpuopsStats stats;
-	double		staging_ms;
-	double		reorder_ms;		/* laying the columns out in output order */
-	instr_time	emit_start;		/* when the first row could go out (DEBUG1) */
-	Size		host_memory;
-	uint64		tie_runs;		/* runs re-sorted with the comparator */
-	uint64		compactions;	/* bounded: times the store was cut to `bound` rows */
-	int			spilled_runs;
-	uint64		spilled_bytes;
-} GpuSortState;
-
-static void
-DeviceRelease(void *arg)
-{
-	GpuSortDevice *dev = (GpuSortDevice *) arg;
-
-	dev->end();
-	dev->have_buf = false;
-}
-
-/* Starts a device sort; injected faults hit the first (primary) run only. */
-static GpuopsStatus
-DeviceBegin(GpuSortState *st, const GpuopsBackend *backend, bool primary)
-{
-	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
-	GpuopsSortSpec spec;
-
-	DeviceRelease(st->dev);
-	if (!primary)
-		settings.fault = GPUOPS_FAULT_NONE;
-	st->dev->backend = backend;
-	memset(&spec, 0, sizeof(spec));
-	spec.nkeys = st->nkeys;
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		spec.keys[k].kind = st->keys[k].kind;
-		spec.keys[k].descending = st->keys[k].descending;
-		spec.keys[k].nulls_first = st->keys[k].nulls_first;
-		spec.programs[k] = st->keys[k].program;
-	}
-	spec.program_ncols = st->prog_ncols;
-	/*
-	 * Runs to re-sort: rows equal in every word through the first key the
-	 * device sees only a prefix of.  Past that key the device's order means
-	 * nothing (the full values there decide first), so the comparator
-	 * orders such a run by all keys.
-	 */
-	spec.tie_words = 0;
-	for (int k = 0, words = 0; k < st->nkeys && spec.tie_words == 0; k++)
-	{
-		words += 1 + gpuops_key_value_words(st->keys[k].kind);
-		if (st->keys[k].prefix_only)
-			spec.tie_words = words;
-	}
-	return backend->sort_begin(&settings, &spec, &st->dev->handle);
-}
-
-static void
-MarkTruncated(GpuSortState *st, uint64 row)
-{
-	uint64		need = row / 8 + 1;
-
-	if (need > st->truncated_bytes)
-	{
-		uint64		bytes = Max(need, Max(st->truncated_bytes * 2, (uint64) 8192));
-
-		st->truncated = (uint8 *) (st->truncated
-								   ? repalloc_huge(st->truncated, bytes)
-								   : MemoryContextAllocHuge(st->store.cxt, bytes));
-		memset(st->truncated + st->truncated_bytes, 0, bytes - st->truncated_bytes);
-		st->truncated_bytes = bytes;
-	}
-	st->truncated[row / 8] |= (uint8) (1 << (row % 8));
-	st->any_truncated = true;
-}
-
-static bool
-IsTruncated(GpuSortState *st, uint64 row)
-{
-	return row / 8 < st->truncated_bytes && (st->truncated[row / 8] & (1 << (row % 8)));
-}
-
-/*
- * The first 16 bytes of a text value, zero padded; returns whether the value
- * is longer.  bpchar's trailing spaces do not count (bpcharcmp ignores them).
- * Compressed or out-of-line text is sliced, not detoasted whole.
- */
-static bool
-TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
-{
-	struct varlena *v = (struct varlena *) DatumGetPointer(d);
-	const char *data;
-	Size		len;
-
-	memset(out, 0, 16);
-	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-	{
-		MemoryContext old = MemoryContextSwitchTo(st->tmp_cxt);
-
-		if (!bpchar)
-		{
-			Size		total = toast_raw_datum_size(d) - VARHDRSZ;
-			struct varlena *slice = detoast_attr_slice(v, 0, 16);
-
-			memcpy(out, VARDATA_ANY(slice), Min(VARSIZE_ANY_EXHDR(slice), 16));
-			MemoryContextSwitchTo(old);
-			return total > 16;
-		}
-		v = detoast_attr(v);
-		MemoryContextSwitchTo(old);
-	}
-	data = VARDATA_ANY(v);
-	len = VARSIZE_ANY_EXHDR(v);
-	if (bpchar)
-		while (len > 0 && data[len - 1] == ' ')
-			len--;
-	memcpy(out, data, Min(len, 16));
-	return len > 16;
-}
-
-/*
- * PostgreSQL's abbreviated keys (numeric, text under ICU collations): the
- * type's own abbrev_converter,
- * prepared once per key; its output is exact up to ties, which the full
- * comparator resolves afterwards.
- */
-static void
-StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint32 n,
-				 uint8 *out)
-{
-	const GpuSortKeyInfo *key = &st->keys[k];
-	SortSupport ssup;
-	MemoryContext old;
-
-	if (st->abbrev == NULL)
-		st->abbrev = (SortSupport) MemoryContextAllocZero(st->sort_cxt,
-														  sizeof(SortSupportData) * st->nkeys);
-	ssup = &st->abbrev[k];
-	if (ssup->abbrev_converter == NULL)
-	{
-		ssup->ssup_cxt = st->sort_cxt;
-		ssup->ssup_collation = key->collation;
-		ssup->ssup_nulls_first = key->nulls_first;
-		ssup->abbreviate = true;
-		PrepareSortSupportFromOrderingOp(key->sortop, ssup);
-		if (ssup->abbrev_converter == NULL)
-			elog(ERROR, "gpuops: no abbreviated keys for sort operator %u", key->sortop);
-	}
-	old = MemoryContextSwitchTo(st->tmp_cxt);
-	for (uint32 i = 0; i < n; i++)
-	{
-		bool		isnull;
-		Datum		d = GpuopsBatchDatum(&st->store, batch, key->col, from + i, &isnull);
-		Datum		a = isnull ? (Datum) 0 : ssup->abbrev_converter(d, ssup);
-
-		memcpy(out + (Size) i * 8, &a, 8);
-	}
-	MemoryContextSwitchTo(old);
-}
-
-/*
- * Copies rows [from, from + n) of one batch's key columns into the staging
- * buffer at row `at`: fixed-width values and null bitmaps by memcpy (row
- * offsets are multiples of 8 here, so bitmaps stay byte-aligned), text as
- * prefixes.
- */
-static void
-StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 from,
-		  uint32 n, GpuopsStageBuffer *buf, uint32 at)
-{
-	Assert(from % 8 == 0 && at % 8 == 0);
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		const GpuSortKeyInfo *key = &st->keys[k];
-		const uint8 *nulls = batch->nulls[key->col];
-		uint8	   *dst_nulls = buf->nulls[k] + at / 8;
-
-		if (key->program)
-			continue;			/* the device computes it from the program columns */
-		if (nulls)
-			memcpy(dst_nulls, nulls + from / 8, (n + 7) / 8);
-		else
-			memset(dst_nulls, 0, (n + 7) / 8);
-		if (key->kind == GPUOPS_KEY_NUMERIC_ABBREV || key->kind == GPUOPS_KEY_ABBREV_UNSIGNED)
-		{
-			StageAbbreviated(st, k, batch, from, n, (uint8 *) buf->values[k] + (Size) at * 8);
-			continue;
-		}
-		if (key->kind != GPUOPS_KEY_BYTES16)
-		{
-			uint32		w = gpuops_key_raw_width(key->kind);
-
-			memcpy((char *) buf->values[k] + (Size) at * w,
-				   batch->values[key->col] + (Size) from * w, (Size) n * w);
-			continue;
-		}
-		for (uint32 i = 0; i < n; i++)
-		{
-			uint8	   *out = (uint8 *) buf->values[k] + (Size) (at + i) * 16;
-			bool		isnull;
-			Datum		d = GpuopsBatchDatum(&st->store, batch, key->col, from + i, &isnull);
-
-			if (isnull)
-				memset(out, 0, 16);
-			else if (TextPrefix(st, d, key->bpchar, out))
-				MarkTruncated(st, batch_first_row + from + i);
-		}
-	}
-	if (st->prog_ncols > 0)
-		DeviceExprStageInto(&st->store, batch, from, n, st->prog_cols, st->prog_types,
-							st->prog_ncols, buf->input_words, buf->input_nulls, at);
-	MemoryContextReset(st->tmp_cxt);
-}
-
-/* Stages one batch's key columns, submitting buffers as they fill. */
-static GpuopsStatus
-DeviceStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
-{
-	GpuSortDevice *dev = st->dev;
-	uint32		done = 0;
-	GpuopsStatus rc;
-
-	while (done < batch->nrows)
-	{
-		uint32		n;
-
-		if (!dev->have_buf)
-		{
-			while ((rc = dev->backend->sort_stage(dev->handle, &dev->buf)) == GPUOPS_PENDING)
-				GpuopsWaitForDevice();
-			if (rc != GPUOPS_OK)
-				return rc;
-			dev->have_buf = true;
-			dev->buf_rows = 0;
-		}
-		n = Min(batch->nrows - done, dev->buf.capacity_rows - dev->buf_rows);
-		StageRows(st, batch, batch_first_row, done, n, &dev->buf, dev->buf_rows);
-		dev->buf_rows += n;
-		done += n;
-		if (dev->buf_rows == dev->buf.capacity_rows)
-		{
-			dev->have_buf = false;
-			if ((rc = dev->backend->sort_submit(dev->handle, dev->buf_rows)) != GPUOPS_OK)
-				return rc;
-		}
-	}
-	return GPUOPS_OK;
-}
-
-/* A bounded or spilling sort sorts several times: EXPLAIN shows the totals. */
-static void
-AddStats(GpuopsStats *sum, const GpuopsStats *one)
-{
-	sum->rows += one->rows;
-	sum->batches += one->batches;
-	sum->key_words = one->key_words;
-	sum->runs += one->runs;
-	sum->sort_passes = Max(sum->sort_passes, one->sort_passes);
-	sum->sort_bits = Max(sum->sort_bits, one->sort_bits);
-	sum->copy_ms += one->copy_ms;
-	sum->kernel_ms += one->kernel_ms;
-	sum->device_bytes = Max(sum->device_bytes, one->device_bytes);
-}
-
-/*
- * A row whose computed key the device stopped at: PostgreSQL evaluates the
- * keys there, in order, and raises the error the device saw.  The device
- * stops only where PostgreSQL raises one (DeviceExprCompileInput), so
- * returning is a bug, reported as such.
- */
-static void
-RaiseKeyError(GpuSortState *st, uint64 row)
-{
-	TupleTableSlot *slot = st->check_slot;
-	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-
-	if (row >= st->store.nrows)
-		elog(ERROR, "GpuSort: the device stopped at row " UINT64_FORMAT " of " UINT64_FORMAT,
-			 row, st->store.nrows);
-	GpuopsRowStoreFetchRow(&st->store, row, slot);
-	econtext->ecxt_outertuple = slot;
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		bool		isnull;
-
-		if (st->keys[k].check != NULL)
-			(void) ExecEvalExpr(st->keys[k].check, econtext, &isnull);
-	}
-	elog(ERROR, "GpuSort: the device could not compute a sort key that PostgreSQL computes");
-}
-
-/*
- * The sorted rows' computed keys: raises the error of a row the device
- * stopped at, else stores the device's values in the keys' columns.
- */
-static GpuopsStatus
-FetchComputed(GpuSortState *st)
-{
-	GpuSortDevice *dev = st->dev;
-	GpuopsStatus rc;
-	uint64		stop;
-
-	if ((rc = dev->backend->sort_recheck(dev->handle, &stop)) != GPUOPS_OK)
-		return rc;
-	if (stop != GPUOPS_SORT_NO_RECHECK)
-		RaiseKeyError(st, stop);
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		int			col = st->keys[k].col;
-
-		if (st->keys[k].program == NULL)
-			continue;
-		for (int b = 0; b < st->store.nbatches; b++)
-		{
-			GpuopsBatch *batch = st->store.batches[b];
-
-			if (batch->nrows == 0)
-				continue;
-			if (batch->nulls[col] == NULL)
-				batch->nulls[col] = (uint8 *) MemoryContextAllocZero(st->store.cxt,
-																	 (batch->capacity + 7) / 8);
-			rc = dev->backend->sort_values(dev->handle, k, (uint64) b << GPUOPS_BATCH_SHIFT,
-										   batch->nrows, batch->values[col], batch->nulls[col]);
-			if (rc != GPUOPS_OK)
-				return rc;
-		}
-	}
-	return GPUOPS_OK;
-}
-
-/*
- * Submits the last partial buffer, sorts, and fetches the order and, when
- * text keys were truncated, which sorted rows tie with their predecessor;
- * and the computed keys' values.
- */
-static GpuopsStatus
-DeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
-{
-	GpuSortDevice *dev = st->dev;
-	GpuopsStatus rc;
-
-	*ties = NULL;
-	if (dev->have_buf)
-	{
-		dev->have_buf = false;
-		if (dev->buf_rows > 0 &&
-			(rc = dev->backend->sort_submit(dev->handle, dev->buf_rows)) != GPUOPS_OK)
-			return rc;
-	}
-	if ((rc = dev->backend->sort_finish(dev->handle)) != GPUOPS_OK)
-		return rc;
-	while ((rc = dev->backend->sort_poll(dev->handle)) == GPUOPS_PENDING)
-		GpuopsWaitForDevice();
-	if (rc != GPUOPS_OK)
-		return rc;
-	if (st->ncomputed > 0 && (rc = FetchComputed(st)) != GPUOPS_OK)
-		return rc;
-	if ((rc = dev->backend->sort_result(dev->handle, order, st->store.nrows)) != GPUOPS_OK)
-		return rc;
-	if ((st->any_truncated || st->has_abbrev_keys) && st->store.nrows > 1)
-	{
-		*ties = (uint8 *) MemoryContextAllocHuge(st->store.cxt, (st->store.nrows + 7) / 8);
-		if ((rc = dev->backend->sort_ties(dev->handle, *ties, st->store.nrows)) != GPUOPS_OK)
-			return rc;
-	}
-	{
-		GpuopsStats one;
-
-		memset(&one, 0, sizeof(one));
-		dev->backend->sort_stats(dev->handle, &one);
-		AddStats(&st->stats, &one);
-	}
-	return GPUOPS_OK;
-}
-
-/* Sorts everything already in the store on the CPU backend. */
-static void
-SortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
-{
-	GpuopsStatus rc = DeviceBegin(st, gpuops_cpu_device()->sort, false);
-
-	for (int b = 0; rc == GPUOPS_OK && b < st->store.nbatches; b++)
-		rc = DeviceStageBatch(st, st->store.batches[b], (uint64) b << GPUOPS_BATCH_SHIFT);
-	if (rc == GPUOPS_OK)
-		rc = DeviceFinish(st, order, ties);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUSORT_NAME, rc, false);	/* raises */
-}
-
-/* PostgreSQL's comparators for the sort keys, prepared once per node. */
-static void
-EnsureComparators(GpuSortState *st)
-{
-	if (st->ssup != NULL)
-		return;
-	st->ssup = (SortSupport) MemoryContextAllocZero(st->sort_cxt,
-													sizeof(SortSupportData) * st->nkeys);
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		st->ssup[k].ssup_cxt = st->sort_cxt;
-		st->ssup[k].ssup_collation = st->keys[k].collation;
-		st->ssup[k].ssup_nulls_first = st->keys[k].nulls_first;
-		st->ssup[k].abbreviate = false;
-		PrepareSortSupportFromOrderingOp(st->keys[k].sortop, &st->ssup[k]);
-	}
-}
-
-/* qsort_arg comparator over all sort keys, with PostgreSQL's comparators. */
-static int
-CompareRows(const void *a, const void *b, void *arg)
-{
-	GpuSortState *st = (GpuSortState *) arg;
-	uint32		ra = *(const uint32 *) a;
-	uint32		rb = *(const uint32 *) b;
-
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		bool		na,
-					nb;
-		Datum		da = GpuopsRowStoreDatum(&st->store, ra, st->keys[k].col, &na);
-		Datum		db = GpuopsRowStoreDatum(&st->store, rb, st->keys[k].col, &nb);
-		int			c = ApplySortComparator(da, na, db, nb, &st->ssup[k]);
-
-		if (c != 0)
-			return c;
-	}
-	return 0;
-}
-
-/*
- * Orders each run of rows whose key words tie (bit i of ties: sorted row i
- * ties with row i-1) and that holds a truncated text prefix, with the full
- * PostgreSQL comparison.  Runs are usually short: only equal prefixes tie.
- */
-static void
-ResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
-{
-	uint64		n = st->store.nrows;
-
-	EnsureComparators(st);
-	for (uint64 i = 1; i < n;)
-	{
-		uint64		start,
-					end;
-		bool		need = false;
-
-		if (!(ties[i / 8] & (1 << (i % 8))))
-		{
-			i++;
-			continue;
-		}
-		start = i - 1;
-		while (i < n && (ties[i / 8] & (1 << (i % 8))))
-			i++;
-		end = i;
-		need = st->has_abbrev_keys;
-		for (uint64 r = start; r < end && !need; r++)
-			need = IsTruncated(st, order[r]);
-		if (need)
-		{
-			qsort_arg(order + start, end - start, sizeof(uint32), CompareRows, st);
-			st->tie_runs++;
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/* Reports a device failure once; the rest of the sort runs on the CPU. */
-static void
-DeviceFailedMidway(GpuSortState *st, GpuopsStatus rc)
-{
-	GpuopsDeviceFailed(GPUSORT_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = MemoryContextStrdup(st->sort_cxt, gpuops_last_error());
-	DeviceRelease(st->dev);
-	st->healthy = false;
-}
-
-/* Starts the device sort of the rows staged from now on. */
-static void
-StartDeviceSort(GpuSortState *st, bool primary)
-{
-	GpuopsStatus rc;
-
-	if (!st->healthy)
-		return;
-	rc = DeviceBegin(st, st->primary, primary);
-	if (rc != GPUOPS_OK)
-		DeviceFailedMidway(st, rc);
-}
-
-/*
- * Stages the store's batches not yet staged for the current device sort:
- * the full ones, or with `all` the last, partial one too.  Staging offsets
- * must stay multiples of 8 rows, so a partial batch is staged only when the
- * sort is about to finish.
- */
-static void
-StagePending(GpuSortState *st, bool all)
-{
-	while (st->staged_batches < st->store.nbatches)
-	{
-		GpuopsBatch *batch = st->store.batches[st->staged_batches];
-
-		if (!all && batch->nrows < GPUOPS_BATCH_ROWS)
-			break;
-		if (st->healthy && batch->nrows > 0)
-		{
-			GpuopsStatus rc = DeviceStageBatch(st, batch,
-											   (uint64) st->staged_batches << GPUOPS_BATCH_SHIFT);
-
-			if (rc != GPUOPS_OK)
-				DeviceFailedMidway(st, rc);
-		}
-		st->staged_batches++;
-	}
-}
+#include "gpu_sort_exec.h"
 
 /* The store's rows changed wholesale: staging and truncation marks start over. */
 static void
@@ -684,21 +56,21 @@ SortStoredRows(GpuSortState *st)
 				 errhint("Lower gpuops.host_memory_limit so that sorted runs are spilled sooner.")));
 	sorted = (uint32 *) MemoryContextAllocHuge(st->store.cxt,
 											   Max(st->store.nrows, 1) * sizeof(uint32));
-	StagePending(st, true);
+	GpuSortStagePending(st, true);
 	if (st->healthy)
 	{
-		GpuopsStatus rc = DeviceFinish(st, sorted, &ties);
+		GpuopsStatus rc = GpuSortDeviceFinish(st, sorted, &ties);
 
 		if (rc != GPUOPS_OK)
-			DeviceFailedMidway(st, rc);
+			GpuSortDeviceFailedMidway(st, rc);
 	}
 	if (!st->healthy)
-		SortStoredOnCpu(st, sorted, &ties);
+		GpuSortStoredOnCpu(st, sorted, &ties);
 	st->backend_name = st->dev->backend->name;
-	DeviceRelease(st->dev);		/* free device memory before emitting */
+	GpuSortDeviceRelease(st->dev);		/* free device memory before emitting */
 	if (ties)
 	{
-		ResolveTies(st, sorted, ties);
+		GpuSortResolveTies(st, sorted, ties);
 		pfree(ties);
 	}
 	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store) +
@@ -724,7 +96,7 @@ SetCut(GpuSortState *st)
 
 	if (st->store.nrows < st->bound || st->source->cut == NULL)
 		return;
-	EnsureComparators(st);
+	GpuSortEnsureComparators(st);
 	d = GpuopsRowStoreDatum(&st->store, st->bound - 1, st->keys[0].col, &isnull);
 	MemoryContextReset(st->cut_cxt);
 	/*
@@ -762,8 +134,8 @@ KeepBestRows(GpuSortState *st)
 	ForgetTruncated(st);
 	st->compactions++;
 	SetCut(st);
-	StartDeviceSort(st, false);
-	StagePending(st, false);
+	GpuSortStartDevice(st, false);
+	GpuSortStagePending(st, false);
 }
 
 /*
@@ -776,7 +148,7 @@ SpillRun(GpuSortState *st)
 	uint32	   *order = SortStoredRows(st);
 	uint64		n = st->bound ? Min(st->bound, st->store.nrows) : st->store.nrows;
 
-	EnsureComparators(st);
+	GpuSortEnsureComparators(st);
 	if (st->spill == NULL)
 		st->spill = GpuopsSortRunsCreate(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 										 st->nkeys, st->key_cols, st->ssup, st->sort_cxt);
@@ -786,7 +158,7 @@ SpillRun(GpuSortState *st)
 	ForgetTruncated(st);
 	st->spilled_runs = GpuopsSortRunsCount(st->spill);
 	st->spilled_bytes = GpuopsSortRunsBytes(st->spill);
-	StartDeviceSort(st, false);
+	GpuSortStartDevice(st, false);
 }
 
 /* With spilled runs: start merging them with the in-memory run. */
@@ -841,14 +213,14 @@ GpuSortExecute(GpuSortState *st)
 	 */
 	if (st->stage != NULL)
 		CollectStaged(st);
-	StartDeviceSort(st, true);
+	GpuSortStartDevice(st, true);
 	while (more)
 	{
 		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
 
 		/* fill returns with the batch full, or at the end of the input */
 		more = st->source->fill(st->source, &st->store, batch);
-		StagePending(st, !more);
+		GpuSortStagePending(st, !more);
 		CHECK_FOR_INTERRUPTS();
 		if (!more)
 			break;
@@ -1082,7 +454,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 										 &TTSOpsMinimalTuple);
 	st->mem_limit = GpuopsHostMemoryLimit();
 	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
-	st->dev = NewQueryDevice<GpuSortDevice, DeviceRelease>(estate);
+	st->dev = NewQueryDevice<GpuSortDevice, GpuSortDeviceRelease>(estate);
 }
 
 static TupleTableSlot *
@@ -1125,7 +497,7 @@ EndGpuSortImpl(CustomScanState *node)
 				t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	DeviceRelease(st->dev);
+	GpuSortDeviceRelease(st->dev);
 	ForgetSpill(st);
 	ExecEndNode((PlanState *) linitial(node->custom_ps));
 	GpuopsRowStoreFree(&st->store);
@@ -1165,7 +537,7 @@ ReScanGpuSortImpl(CustomScanState *node)
 		return;
 	}
 	/* the input changes with the new parameters: sort again */
-	DeviceRelease(st->dev);
+	GpuSortDeviceRelease(st->dev);
 	ForgetSpill(st);
 	GpuopsRowStoreReset(&st->store);
 	st->source->rescan(st->source);
@@ -1175,84 +547,6 @@ ReScanGpuSortImpl(CustomScanState *node)
 	st->sorted = false;
 }
 
-static void
-ExplainGpuSortImpl(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	GpuSortState *st = (GpuSortState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context;
-	List	   *keys = NIL;
-	List	   *computed = NIL;
-	int			words = 0;
-
-	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		const GpuSortKeyInfo *key = &st->keys[k];
-		TargetEntry *tle = (TargetEntry *) list_nth(cscan->custom_scan_tlist, key->col);
-		StringInfoData buf;
-
-		initStringInfo(&buf);
-		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
-														list_length(es->rtable) > 1 || es->verbose,
-														false));
-		if (key->program != NULL)
-			computed = lappend(computed, pstrdup(buf.data));
-		/* as PostgreSQL's show_sortorder_options */
-		if (OidIsValid(key->collation) && key->collation != exprCollation((Node *) tle->expr))
-		{
-			char	   *name = get_collation_name(key->collation);
-
-			if (name)
-				appendStringInfo(&buf, " COLLATE %s", quote_identifier(name));
-		}
-		if (key->descending)
-			appendStringInfoString(&buf, " DESC");
-		if (key->nulls_first && !key->descending)
-			appendStringInfoString(&buf, " NULLS FIRST");
-		else if (!key->nulls_first && key->descending)
-			appendStringInfoString(&buf, " NULLS LAST");
-		keys = lappend(keys, buf.data);
-		words += 1 + gpuops_key_value_words(key->kind);
-	}
-	ExplainPropertyList("Sort Key", keys, es);
-	if (computed != NIL)
-		ExplainPropertyList("Keys Computed on Device", computed, es);
-	ExplainPropertyText("Sort Method",
-						psprintf("radix on %d-byte keys%s%s", words * 8,
-								 st->has_prefix_keys ? ", ties by comparator" : "",
-								 st->bound ? ", top-N" : ""),
-						es);
-	if (st->bound)
-		ExplainPropertyInteger("Row Bound", NULL, (int64) st->bound, es);
-	if (st->placement == GPUSORT_ON_HOST)
-		ExplainPropertyText("Sorts On", "cpu (small bound)", es);
-	else if (st->placement == GPUSORT_WORKERS_ON_HOST)
-		ExplainPropertyText("Sorts On", "device in the leader, cpu in workers", es);
-
-	if (es->analyze && st->runs > 0)
-	{
-		GpuopsExplainDeviceRun(es, st->backend_name, st->fallback, &st->stats,
-							   st->staging_ms, st->host_memory);
-		if (es->timing)
-			ExplainPropertyFloat("Reorder Time", "ms", st->reorder_ms, 3, es);
-		if (st->has_prefix_keys)
-			ExplainPropertyInteger("Tie Runs", NULL, (int64) st->tie_runs, es);
-		if (st->bound)
-		{
-			ExplainPropertyInteger("Compactions", NULL, (int64) st->compactions, es);
-			ExplainPropertyInteger("Rows Removed by Bound", NULL, (int64) st->cut.dropped, es);
-		}
-		if (st->spilled_runs > 0)
-		{
-			ExplainPropertyInteger("Spilled Runs", NULL, st->spilled_runs, es);
-			ExplainPropertyInteger("Spilled Disk", "kB", (int64) (st->spilled_bytes / 1024), es);
-		}
-	}
-	GpuopsExplainDirectRows(es, st->source, NULL);
-}
-
-/* The boundary: every callback PostgreSQL calls runs through GpuopsGuard. */
 const CustomExecMethods gpu_sort_exec_methods = {
 	GPUSORT_NAME,
 	GuardedBegin<BeginGpuSortImpl>,
@@ -1266,7 +560,7 @@ const CustomExecMethods gpu_sort_exec_methods = {
 	NULL,						/* ReInitializeDSMCustomScan */
 	NULL,						/* InitializeWorkerCustomScan */
 	NULL,						/* ShutdownCustomScan */
-	GuardedExplain<ExplainGpuSortImpl>,
+	GuardedExplain<GpuSortExplain>,
 };
 
 const CustomScanMethods gpu_sort_scan_methods = {
