@@ -34,232 +34,11 @@ extern "C" {
 }
 
 #include "device_expr.h"
+#include "device_expr_catalog.h"
 #include "expr_eval.hpp"
 #include "join_plan.h"
 #include "numeric_decode.h"
 #include "plan_fields.h"
-
-/* How a pg_catalog function maps onto an interpreter operation. */
-typedef struct FuncMap
-{
-	Oid			fn;
-	uint8		op;				/* GpuopsExprOp */
-	uint8		sub;			/* comparison, or variant */
-	uint8		type;			/* the operands' GpuopsExprType */
-} FuncMap;
-
-#define CMP6(P, T) \
-	{F_##P##EQ, GPUOPS_EOP_CMP, GPUOPS_CMP_EQ, T}, {F_##P##NE, GPUOPS_EOP_CMP, GPUOPS_CMP_NE, T}, \
-	{F_##P##LT, GPUOPS_EOP_CMP, GPUOPS_CMP_LT, T}, {F_##P##LE, GPUOPS_EOP_CMP, GPUOPS_CMP_LE, T}, \
-	{F_##P##GT, GPUOPS_EOP_CMP, GPUOPS_CMP_GT, T}, {F_##P##GE, GPUOPS_EOP_CMP, GPUOPS_CMP_GE, T}
-#define ARITH4(P, T) \
-	{F_##P##PL, GPUOPS_EOP_ADD, 0, T}, {F_##P##MI, GPUOPS_EOP_SUB, 0, T}, \
-	{F_##P##MUL, GPUOPS_EOP_MUL, 0, T}, {F_##P##DIV, GPUOPS_EOP_DIV, 0, T}
-
-static const FuncMap func_map[] = {
-	CMP6(INT2, GPUOPS_ET_INT), CMP6(INT4, GPUOPS_ET_INT), CMP6(INT8, GPUOPS_ET_INT),
-	CMP6(INT24, GPUOPS_ET_INT), CMP6(INT42, GPUOPS_ET_INT), CMP6(INT28, GPUOPS_ET_INT),
-	CMP6(INT82, GPUOPS_ET_INT), CMP6(INT48, GPUOPS_ET_INT), CMP6(INT84, GPUOPS_ET_INT),
-	CMP6(FLOAT4, GPUOPS_ET_FLOAT), CMP6(FLOAT8, GPUOPS_ET_FLOAT),
-	CMP6(FLOAT48, GPUOPS_ET_FLOAT), CMP6(FLOAT84, GPUOPS_ET_FLOAT),
-	CMP6(DATE_, GPUOPS_ET_INT), CMP6(TIME_, GPUOPS_ET_INT), CMP6(TIMESTAMP_, GPUOPS_ET_INT),
-	CMP6(TIMESTAMPTZ_, GPUOPS_ET_INT), CMP6(BOOL, GPUOPS_ET_INT),
-	ARITH4(INT2, GPUOPS_ET_INT), ARITH4(INT4, GPUOPS_ET_INT), ARITH4(INT8, GPUOPS_ET_INT),
-	ARITH4(INT24, GPUOPS_ET_INT), ARITH4(INT42, GPUOPS_ET_INT), ARITH4(INT28, GPUOPS_ET_INT),
-	ARITH4(INT82, GPUOPS_ET_INT), ARITH4(INT48, GPUOPS_ET_INT), ARITH4(INT84, GPUOPS_ET_INT),
-	ARITH4(FLOAT4, GPUOPS_ET_FLOAT), ARITH4(FLOAT8, GPUOPS_ET_FLOAT),
-	ARITH4(FLOAT48, GPUOPS_ET_FLOAT), ARITH4(FLOAT84, GPUOPS_ET_FLOAT),
-	{F_INT2MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_INT},
-	{F_INT4MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_INT},
-	{F_INT8MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_INT},
-	{F_INT2UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_INT},
-	{F_INT4UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_INT},
-	{F_INT8UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_INT},
-	{F_FLOAT4UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_FLOAT},
-	{F_FLOAT8UM, GPUOPS_EOP_NEG, 0, GPUOPS_ET_FLOAT},
-	{F_INT2ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
-	{F_INT4ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
-	{F_INT8ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
-	{F_FLOAT4ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_FLOAT},
-	{F_FLOAT8ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_FLOAT},
-	{F_ABS_INT2, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
-	{F_ABS_INT4, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
-	{F_ABS_INT8, GPUOPS_EOP_ABS, 0, GPUOPS_ET_INT},
-	{F_ABS_FLOAT4, GPUOPS_EOP_ABS, 0, GPUOPS_ET_FLOAT},
-	{F_ABS_FLOAT8, GPUOPS_EOP_ABS, 0, GPUOPS_ET_FLOAT},
-	/* casts: F_<result>_<argument> */
-	{F_INT2_INT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
-	{F_INT2_INT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
-	{F_INT4_INT2, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
-	{F_INT4_INT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
-	{F_INT8_INT2, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
-	{F_INT8_INT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_INT},
-	{F_INT2_FLOAT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
-	{F_INT2_FLOAT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
-	{F_INT4_FLOAT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
-	{F_INT4_FLOAT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
-	{F_INT8_FLOAT4, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
-	{F_INT8_FLOAT8, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_FLOAT},
-	{F_FLOAT4_INT2, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
-	{F_FLOAT4_INT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
-	{F_FLOAT4_INT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
-	{F_FLOAT8_INT2, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
-	{F_FLOAT8_INT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
-	{F_FLOAT8_INT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_INT},
-	{F_FLOAT4_FLOAT8, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_FLOAT},
-	{F_FLOAT8_FLOAT4, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_FLOAT},
-	/* numeric: no division, whose rounded scale depends on the operands' digits */
-	CMP6(NUMERIC_, GPUOPS_ET_NUM),
-	{F_NUMERIC_ADD, GPUOPS_EOP_ADD, 0, GPUOPS_ET_NUM},
-	{F_NUMERIC_SUB, GPUOPS_EOP_SUB, 0, GPUOPS_ET_NUM},
-	{F_NUMERIC_MUL, GPUOPS_EOP_MUL, 0, GPUOPS_ET_NUM},
-	{F_NUMERIC_MOD, GPUOPS_EOP_MOD, 0, GPUOPS_ET_NUM},
-	{F_MOD_NUMERIC_NUMERIC, GPUOPS_EOP_MOD, 0, GPUOPS_ET_NUM},
-	{F_NUMERIC_UMINUS, GPUOPS_EOP_NEG, 0, GPUOPS_ET_NUM},
-	{F_NUMERIC_ABS, GPUOPS_EOP_ABS, 0, GPUOPS_ET_NUM},
-	{F_ABS_NUMERIC, GPUOPS_EOP_ABS, 0, GPUOPS_ET_NUM},
-	{F_INT2_NUMERIC, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_NUM},
-	{F_INT4_NUMERIC, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_NUM},
-	{F_INT8_NUMERIC, GPUOPS_EOP_TO_INT, 0, GPUOPS_ET_NUM},
-	{F_FLOAT4_NUMERIC, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_NUM},
-	{F_FLOAT8_NUMERIC, GPUOPS_EOP_TO_FLOAT, 0, GPUOPS_ET_NUM},
-	{F_NUMERIC_INT2, GPUOPS_EOP_TO_NUM, 0, GPUOPS_ET_INT},
-	{F_NUMERIC_INT4, GPUOPS_EOP_TO_NUM, 0, GPUOPS_ET_INT},
-	{F_NUMERIC_INT8, GPUOPS_EOP_TO_NUM, 0, GPUOPS_ET_INT},
-	{F_NUMERIC_NUMERIC_INT4, GPUOPS_EOP_NUM_ROUND, 0, GPUOPS_ET_NUM},
-	{F_DATE_PLI, GPUOPS_EOP_DATE_PLI, 0, GPUOPS_ET_INT},
-	{F_DATE_MII, GPUOPS_EOP_DATE_PLI, 1, GPUOPS_ET_INT},
-	{F_DATE_MI, GPUOPS_EOP_DATE_MI, 0, GPUOPS_ET_INT},
-	{F_TIMESTAMP_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
-	{F_TIMESTAMP_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
-	{F_TIMESTAMPTZ_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
-	{F_TIMESTAMPTZ_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
-	{F_TIMESTAMP_DATE, GPUOPS_EOP_DATE_TS, 0, GPUOPS_ET_INT},
-	/* date +/- interval: the date becomes a timestamp first, as in PostgreSQL */
-	{F_DATE_PL_INTERVAL, GPUOPS_EOP_TS_PL, 0, GPUOPS_ET_INT},
-	{F_DATE_MI_INTERVAL, GPUOPS_EOP_TS_PL, 1, GPUOPS_ET_INT},
-};
-
-/*
- * date against timestamp (not timestamptz, whose conversion depends on the
- * time zone): the date side is promoted as date_cmp_timestamp does, then
- * compared as timestamps.
- */
-typedef struct DateTimestampCmp
-{
-	Oid			fn;
-	uint8		cmp;			/* GpuopsExprCmp */
-	uint8		date_arg;		/* which argument is the date */
-} DateTimestampCmp;
-
-static const DateTimestampCmp date_ts_cmp[] = {
-	{F_DATE_EQ_TIMESTAMP, GPUOPS_CMP_EQ, 0}, {F_DATE_NE_TIMESTAMP, GPUOPS_CMP_NE, 0},
-	{F_DATE_LT_TIMESTAMP, GPUOPS_CMP_LT, 0}, {F_DATE_LE_TIMESTAMP, GPUOPS_CMP_LE, 0},
-	{F_DATE_GT_TIMESTAMP, GPUOPS_CMP_GT, 0}, {F_DATE_GE_TIMESTAMP, GPUOPS_CMP_GE, 0},
-	{F_TIMESTAMP_EQ_DATE, GPUOPS_CMP_EQ, 1}, {F_TIMESTAMP_NE_DATE, GPUOPS_CMP_NE, 1},
-	{F_TIMESTAMP_LT_DATE, GPUOPS_CMP_LT, 1}, {F_TIMESTAMP_LE_DATE, GPUOPS_CMP_LE, 1},
-	{F_TIMESTAMP_GT_DATE, GPUOPS_CMP_GT, 1}, {F_TIMESTAMP_GE_DATE, GPUOPS_CMP_GE, 1},
-};
-
-static const FuncMap *
-LookupFunc(Oid fn)
-{
-	for (size_t i = 0; i < lengthof(func_map); i++)
-		if (func_map[i].fn == fn)
-			return &func_map[i];
-	return NULL;
-}
-
-/* The value kind of a type, -1 when it has no device form. */
-static int
-TypeKind(Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case BOOLOID:
-		case DATEOID:
-		case TIMEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return GPUOPS_ET_INT;
-		case FLOAT4OID:
-		case FLOAT8OID:
-			return GPUOPS_ET_FLOAT;
-		case NUMERICOID:
-			return GPUOPS_ET_NUM;
-		default:
-			return -1;
-	}
-}
-
-/* Result width of integer (2/4/8) and float (4/8) operations. */
-static int
-TypeWidth(Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return 2;
-		case INT4OID:
-		case FLOAT4OID:
-		case DATEOID:
-			return 4;
-		default:
-			return 8;
-	}
-}
-
-bool
-DeviceExprTypeSupported(Oid type)
-{
-	return TypeKind(type) >= 0;
-}
-
-bool
-DeviceExprWordsOrdered(Oid type)
-{
-	return TypeKind(type) >= 0 && TypeKind(type) != GPUOPS_ET_NUM;
-}
-
-/* A numeric datum as its word (expr_eval.hpp), or kNumUnknown. */
-static uint64
-NumericWord(const char *stored)
-{
-	int			dscale,
-				scale;
-	int64		v;
-
-	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) !=
-		GPUOPS_NUMERIC_OK)
-		return gpuops::kNumUnknown;
-	return gpuops::expr_num_word(v, scale);
-}
-
-uint64
-DeviceExprWord(Datum value, Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return (uint64) (int64) DatumGetInt16(value);
-		case INT4OID:
-		case DATEOID:
-			return (uint64) (int64) DatumGetInt32(value);
-		case BOOLOID:
-			return DatumGetBool(value) ? 1 : 0;
-		case FLOAT4OID:
-			return gpuops::expr_from_double((double) DatumGetFloat4(value));
-		case FLOAT8OID:
-			return gpuops::expr_from_double(DatumGetFloat8(value));
-		case NUMERICOID:
-			return NumericWord(DatumGetPointer(value));
-		default:
-			return (uint64) DatumGetInt64(value);
-	}
-}
 
 typedef struct Builder
 {
@@ -344,19 +123,19 @@ CompileColumn(Builder *b, Node *node, bool *ok)
 	col = GpuopsFindColumn(b->in->outer_exprs, node);
 	if (col >= 0)
 	{
-		if (TypeKind(type) < 0)
+		if (DeviceExprTypeKind(type) < 0)
 			return true;
 		pc = UseColumn(b->in->outer_cols, b->in->outer_types, &b->in->nouter, col, type);
-		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_OUTER, TypeKind(type), 0, pc);
+		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_OUTER, DeviceExprTypeKind(type), 0, pc);
 		return true;
 	}
 	col = GpuopsFindColumn(b->in->inner_exprs, node);
 	if (col >= 0)
 	{
-		if (TypeKind(type) < 0)
+		if (DeviceExprTypeKind(type) < 0)
 			return true;
 		pc = UseColumn(b->in->inner_cols, b->in->inner_types, &b->in->ninner, col, type);
-		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_INNER, TypeKind(type), 0, pc);
+		*ok = pc >= 0 && Emit(b, GPUOPS_EOP_INNER, DeviceExprTypeKind(type), 0, pc);
 		return true;
 	}
 	return false;
@@ -499,12 +278,10 @@ CompileIntervalCmp(Builder *b, Oid fn, List *args, bool *ok)
 static bool
 CompileDateTimestampCmp(Builder *b, Oid fn, List *args, bool *ok)
 {
-	for (size_t i = 0; i < lengthof(date_ts_cmp); i++)
-	{
-		const DateTimestampCmp *m = &date_ts_cmp[i];
+	const DateTimestampCmp *m = DeviceExprLookupDateTimestampCmp(fn);
 
-		if (m->fn != fn)
-			continue;
+	if (m != NULL)
+	{
 		*ok = list_length(args) == 2 &&
 			Compile(b, (Node *) linitial(args)) &&
 			(m->date_arg != 0 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
@@ -520,14 +297,14 @@ CompileDateTimestampCmp(Builder *b, Oid fn, List *args, bool *ok)
 static bool
 CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
 {
-	const FuncMap *m = LookupFunc(fn);
+	const FuncMap *m = DeviceExprLookupFunc(fn);
 	ListCell   *lc;
 	int			sub;
 	bool		ok;
 
 	if (CompileDateTimestampCmp(b, fn, args, &ok) || CompileIntervalCmp(b, fn, args, &ok))
 		return ok;
-	if (m == NULL || TypeKind(result_type) < 0)
+	if (m == NULL || DeviceExprTypeKind(result_type) < 0)
 		return false;
 	if (m->op == GPUOPS_EOP_TS_PL)
 		return CompileTimestampInterval(b, m, args, fn);
@@ -535,11 +312,11 @@ CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
 		return CompileNumericTypmod(b, args);
 	foreach(lc, args)
 	{
-		if (TypeKind(exprType((Node *) lfirst(lc))) < 0 || !Compile(b, (Node *) lfirst(lc)))
+		if (DeviceExprTypeKind(exprType((Node *) lfirst(lc))) < 0 || !Compile(b, (Node *) lfirst(lc)))
 			return false;
 	}
 	/* arithmetic and casts: the result's width */
-	sub = m->op != GPUOPS_EOP_CMP && gpuops::expr_op_reads_kind(m->op) ? TypeWidth(result_type)
+	sub = m->op != GPUOPS_EOP_CMP && gpuops::expr_op_reads_kind(m->op) ? DeviceExprTypeWidth(result_type)
 		: m->sub;
 	return Emit(b, m->op, m->type, sub, 0);
 }
@@ -578,7 +355,7 @@ CompileArrayOp(Builder *b, ScalarArrayOpExpr *saop)
 {
 	Node	   *scalar = (Node *) linitial(saop->args);
 	Node	   *array = (Node *) lsecond(saop->args);
-	const FuncMap *m = LookupFunc(saop->opfuncid);
+	const FuncMap *m = DeviceExprLookupFunc(saop->opfuncid);
 	List	   *elems = NIL;
 	Oid			elemtype;
 	int			local,
@@ -586,7 +363,7 @@ CompileArrayOp(Builder *b, ScalarArrayOpExpr *saop)
 				njumps = 0;
 	ListCell   *lc;
 
-	if (m == NULL || m->op != GPUOPS_EOP_CMP || TypeKind(exprType(scalar)) < 0)
+	if (m == NULL || m->op != GPUOPS_EOP_CMP || DeviceExprTypeKind(exprType(scalar)) < 0)
 		return false;
 	if (IsA(array, Const))
 	{
@@ -603,7 +380,7 @@ CompileArrayOp(Builder *b, ScalarArrayOpExpr *saop)
 			return false;
 		arr = DatumGetArrayTypeP(c->constvalue);
 		elemtype = ARR_ELEMTYPE(arr);
-		if (TypeKind(elemtype) < 0 || ARR_NDIM(arr) > 1)
+		if (DeviceExprTypeKind(elemtype) < 0 || ARR_NDIM(arr) > 1)
 			return false;
 		get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 		deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &values, &nulls, &n);
@@ -630,7 +407,7 @@ CompileArrayOp(Builder *b, ScalarArrayOpExpr *saop)
 		return false;
 	foreach(lc, elems)
 	{
-		if (TypeKind(exprType((Node *) lfirst(lc))) < 0 ||
+		if (DeviceExprTypeKind(exprType((Node *) lfirst(lc))) < 0 ||
 			!Emit(b, GPUOPS_EOP_LOAD, 0, 0, local) || !Compile(b, (Node *) lfirst(lc)) ||
 			!Emit(b, GPUOPS_EOP_CMP, m->type, m->sub, 0))
 			return false;
@@ -660,12 +437,12 @@ CompileCase(Builder *b, CaseExpr *ce)
 	int			saved = b->case_local;
 	ListCell   *lc;
 
-	if (TypeKind(ce->casetype) < 0)
+	if (DeviceExprTypeKind(ce->casetype) < 0)
 		return false;
 	if (ce->arg)
 	{
 		/* CASE x WHEN ...: x once, read by each WHEN's CaseTestExpr */
-		if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS || TypeKind(exprType((Node *) ce->arg)) < 0)
+		if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS || DeviceExprTypeKind(exprType((Node *) ce->arg)) < 0)
 			return false;
 		b->case_local = b->nlocals++;
 		if (!Compile(b, (Node *) ce->arg) || !Emit(b, GPUOPS_EOP_STORE, 0, 0, b->case_local) ||
@@ -714,14 +491,14 @@ Compile(Builder *b, Node *node)
 				int			k;
 				uint64		word;
 
-				if (TypeKind(c->consttype) < 0)
+				if (DeviceExprTypeKind(c->consttype) < 0)
 					return false;
 				word = c->constisnull ? 0 : DeviceExprWord(c->constvalue, c->consttype);
 				/* a numeric constant the device does not hold would recheck every row */
 				if (!c->constisnull && c->consttype == NUMERICOID && !gpuops::expr_num_known(word))
 					return false;
 				k = AddConst(b, word, c->constisnull);
-				return k >= 0 && Emit(b, GPUOPS_EOP_CONST, TypeKind(c->consttype), 0, k);
+				return k >= 0 && Emit(b, GPUOPS_EOP_CONST, DeviceExprTypeKind(c->consttype), 0, k);
 			}
 		case T_Param:
 			{
@@ -729,14 +506,14 @@ Compile(Builder *b, Node *node)
 				int			k;
 
 				if ((p->paramkind != PARAM_EXTERN && p->paramkind != PARAM_EXEC) ||
-					TypeKind(p->paramtype) < 0)
+					DeviceExprTypeKind(p->paramtype) < 0)
 					return false;
 				k = AddConst(b, 0, true);	/* bound at each scan's start */
 				if (k < 0)
 					return false;
 				b->in->params = lappend(b->in->params, p);
 				b->in->param_slots = lappend_int(b->in->param_slots, k);
-				return Emit(b, GPUOPS_EOP_CONST, TypeKind(p->paramtype), 0, k);
+				return Emit(b, GPUOPS_EOP_CONST, DeviceExprTypeKind(p->paramtype), 0, k);
 			}
 		case T_RelabelType:
 			{
@@ -744,7 +521,7 @@ Compile(Builder *b, Node *node)
 				Oid			from = exprType((Node *) r->arg);
 
 				/* a binary-compatible relabeling keeps the representation */
-				if (TypeKind(r->resulttype) < 0 || from != r->resulttype)
+				if (DeviceExprTypeKind(r->resulttype) < 0 || from != r->resulttype)
 					return false;
 				return Compile(b, (Node *) r->arg);
 			}
@@ -767,7 +544,7 @@ Compile(Builder *b, Node *node)
 				const FuncMap *m;
 
 				set_opfuncid((OpExpr *) d);
-				m = LookupFunc(d->opfuncid);
+				m = DeviceExprLookupFunc(d->opfuncid);
 				if (m == NULL || m->op != GPUOPS_EOP_CMP || m->sub != GPUOPS_CMP_EQ ||
 					list_length(d->args) != 2)
 					return false;
@@ -795,7 +572,7 @@ Compile(Builder *b, Node *node)
 			{
 				NullTest   *nt = (NullTest *) node;
 
-				if (nt->argisrow || TypeKind(exprType((Node *) nt->arg)) < 0)
+				if (nt->argisrow || DeviceExprTypeKind(exprType((Node *) nt->arg)) < 0)
 					return false;
 				return Compile(b, (Node *) nt->arg) &&
 					Emit(b, GPUOPS_EOP_IS_NULL, 0, nt->nulltesttype == IS_NOT_NULL, 0);
@@ -902,184 +679,4 @@ DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 	return (type == INT2OID || type == INT4OID || type == INT8OID || type == FLOAT4OID ||
 			type == FLOAT8OID) &&
 		CompileValueProgram(expr, inputs, prog, true, true);
-}
-
-/*
- * Plan storage: nsteps, nconsts, each step as (op | type << 8 | sub << 16)
- * and arg, each constant as its low and high 32 bits and null flag.
- */
-List *
-DeviceExprProgramToList(const GpuopsExprProgram *prog)
-{
-	List	   *l = list_make2_int(prog->nsteps, prog->nconsts);
-
-	for (int i = 0; i < prog->nsteps; i++)
-	{
-		const GpuopsExprStep *s = &prog->steps[i];
-
-		l = lappend_int(l, s->op | (s->type << 8) | (s->sub << 16));
-		l = lappend_int(l, s->arg);
-	}
-	for (int i = 0; i < prog->nconsts; i++)
-	{
-		l = lappend_int(l, (int) (uint32) prog->consts[i]);
-		l = lappend_int(l, (int) (uint32) (prog->consts[i] >> 32));
-		l = lappend_int(l, prog->const_null[i]);
-	}
-	return l;
-}
-
-void
-DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
-{
-	int			at = 2;
-
-	memset(prog, 0, sizeof(*prog));
-	prog->nsteps = linitial_int(l);
-	prog->nconsts = lsecond_int(l);
-	if (prog->nsteps < 0 || prog->nsteps > GPUOPS_EXPR_MAX_STEPS || prog->nconsts < 0 ||
-		prog->nconsts > GPUOPS_EXPR_MAX_CONSTS ||
-		list_length(l) != 2 + 2 * prog->nsteps + 3 * prog->nconsts)
-		elog(ERROR, "gpuops: malformed device program in plan");
-	for (int i = 0; i < prog->nsteps; i++)
-	{
-		uint32		w = (uint32) list_nth_int(l, at++);
-
-		prog->steps[i].op = (uint8) (w & 0xff);
-		prog->steps[i].type = (uint8) ((w >> 8) & 0xff);
-		prog->steps[i].sub = (uint8) ((w >> 16) & 0xff);
-		prog->steps[i].arg = list_nth_int(l, at++);
-	}
-	for (int i = 0; i < prog->nconsts; i++)
-	{
-		uint64		lo = (uint32) list_nth_int(l, at++);
-		uint64		hi = (uint32) list_nth_int(l, at++);
-
-		prog->consts[i] = lo | (hi << 32);
-		prog->const_null[i] = (uint8) list_nth_int(l, at++);
-	}
-}
-
-/* Rows [at, at + n) of one batch's column as device words. */
-static void
-ColumnWords(const GpuopsRowStore *store, const GpuopsBatch *batch, int col, Oid type, uint32 at,
-			uint32 n, uint64 *d)
-{
-	const char *v = batch->values[col] + (Size) at * store->cols[col].width;
-
-	switch (type)
-	{
-		case INT2OID:
-			for (uint32 i = 0; i < n; i++)
-				d[i] = (uint64) (int64) ((const int16 *) v)[i];
-			break;
-		case INT4OID:
-		case DATEOID:
-			for (uint32 i = 0; i < n; i++)
-				d[i] = (uint64) (int64) ((const int32 *) v)[i];
-			break;
-		case BOOLOID:
-			for (uint32 i = 0; i < n; i++)
-				d[i] = ((const bool *) v)[i] ? 1 : 0;
-			break;
-		case FLOAT4OID:
-			for (uint32 i = 0; i < n; i++)
-				d[i] = gpuops::expr_from_double((double) ((const float4 *) v)[i]);
-			break;
-		case NUMERICOID:
-			/* stored numerics (by pointer), decoded in place */
-			for (uint32 i = 0; i < n; i++)
-			{
-				const char *p;
-
-				memcpy(&p, v + (Size) i * sizeof(p), sizeof(p));
-				d[i] = GpuopsBatchIsNull(batch, col, at + i) ? 0 : NumericWord(p);
-			}
-			break;
-		default:				/* 8-byte values: the words themselves */
-			memcpy(d, v, (Size) n * sizeof(uint64));
-			break;
-	}
-}
-
-void
-DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const int *cols,
-					const Oid *types, int ncols, MemoryContext cxt, GpuopsExprColumns *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->ncols = ncols;
-	out->nrows = n;
-	for (int c = 0; c < ncols; c++)
-	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(uint64));
-		uint8	   *nulls = NULL;
-
-		/* the range batch by batch, each part converted straight into place */
-		for (uint64 done = 0; done < n;)
-		{
-			uint64		row = first + done;
-			const GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
-			uint32		at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-			uint32		take = (uint32) Min((uint64) (batch->nrows - at), n - done);
-
-			if (batch->nulls[cols[c]])
-			{
-				if (nulls == NULL)
-					nulls = (uint8 *) MemoryContextAllocZero(cxt, Max(n, 1));
-				for (uint32 i = 0; i < take; i++)
-					nulls[done + i] = GpuopsBatchIsNull(batch, cols[c], at + i);
-			}
-			ColumnWords(store, batch, cols[c], types[c], at, take, w + done);
-			done += take;
-		}
-		out->words[c] = w;
-		out->nulls[c] = nulls;
-	}
-}
-
-void
-DeviceExprStageInto(const GpuopsRowStore *store, const GpuopsBatch *batch, uint32 from, uint32 n,
-					const int *cols, const Oid *types, int ncols, uint64 *const *words,
-					uint8 *const *nulls, uint32 at)
-{
-	for (int c = 0; c < ncols; c++)
-	{
-		uint8	   *nb = nulls[c] + at;
-
-		if (batch->nulls[cols[c]] == NULL)
-			memset(nb, 0, n);
-		else
-			for (uint32 i = 0; i < n; i++)
-				nb[i] = GpuopsBatchIsNull(batch, cols[c], from + i);
-		ColumnWords(store, batch, cols[c], types[c], from, n, words[c] + at);
-	}
-}
-
-void
-DeviceExprBindParams(GpuopsExprProgram *prog, List *param_states, List *param_slots,
-					 List *param_types, ExprContext *econtext)
-{
-	ListCell   *ls,
-			   *lk,
-			   *lt;
-
-	forthree(ls, param_states, lk, param_slots, lt, param_types)
-	{
-		bool		isnull;
-		Datum		d = ExecEvalExpr((ExprState *) lfirst(ls), econtext, &isnull);
-		int			k = lfirst_int(lk);
-
-		prog->consts[k] = isnull ? 0 : DeviceExprWord(d, (Oid) lfirst_oid(lt));
-		prog->const_null[k] = isnull;
-	}
-}
-
-void
-DeviceExprProgramField(PlanFields &f, GpuopsExprProgram *prog)
-{
-	List	   *l = f.reading() ? NIL : DeviceExprProgramToList(prog);
-
-	f.field(&l);
-	if (f.reading())
-		DeviceExprProgramFromList(l, prog);
 }
