@@ -295,6 +295,291 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 	return false;
 }
 
+/* What a GpuAgg path reads and computes, gathered aggregate by aggregate. */
+typedef struct AggBuild
+{
+	GpuAggPlan *plan;			/* keys and aggregates so far */
+	List	   *child_exprs;	/* the child's output (gpu_agg.h) */
+	bool		partial;		/* partial states, per parallel worker */
+	bool		have_percentile;	/* text inputs of ordered aggregates come as ranks */
+	int			order_arg_col;	/* the ordered aggregates' shared input */
+	int			order_filter_col;
+	int			order_desc;		/* their direction, once a percentile sets it */
+	bool		hashable;		/* every aggregate's state suits the hash strategy */
+	DeviceExprInputs prog_in;	/* computed inputs: their columns */
+	List	   *programs;		/* per aggregate its program (a list), or NIL */
+	List	   *prog_exprs;		/* and its argument, or NULL */
+} AggBuild;
+
+/*
+ * An aggregate's kind, final step, argument (*arg, NULL for count(*)) and
+ * the collation it compares text under, into d; false when the device
+ * cannot compute it.
+ */
+static bool
+ClassifyAggregate(Aggref *aggref, GpuAggPlanAgg *d, Expr **arg)
+{
+	*arg = NULL;
+	d->arg_type = InvalidOid;
+	if (aggref->agglevelsup != 0)
+		return false;
+	if (aggref->aggkind == AGGKIND_ORDERED_SET)
+	{
+		if (!OrderedSetArg(aggref, arg, &d->fraction, &d->desc))
+			return false;
+	}
+	else if (aggref->aggkind != AGGKIND_NORMAL)
+		return false;
+	else if (aggref->aggdistinct != NIL)
+	{
+		if (!DistinctArg(aggref, arg))
+			return false;
+	}
+	else if (aggref->aggorder != NIL)
+		return false;
+	else if (!aggref->aggstar)
+	{
+		if (list_length(aggref->args) != 1)
+			return false;
+		*arg = linitial_node(TargetEntry, aggref->args)->expr;
+	}
+	if (*arg != NULL)
+		d->arg_type = exprType((Node *) *arg);
+	if (!GpuAggClassify(aggref->aggfnoid, d->arg_type, &d->kind, &d->final, &d->final_fn))
+		return false;
+	if (d->kind == GPUOPS_AGG_FLOAT && !gpuops_enable_float_aggs)
+	{
+		elog(DEBUG1, "gpuops: GpuAgg not used: float sums, averages and variances differ in "
+			 "rounding from a serial plan's (gpuops.enable_float_aggs is off)");
+		return false;
+	}
+	/* classified by function; the aggregate's own DISTINCT or kind decides the rest */
+	if (aggref->aggdistinct != NIL)
+		d->kind = GPUOPS_AGG_COUNT_DISTINCT;
+	if (gpuops_agg_ordered(d->kind) != (aggref->aggdistinct != NIL ||
+										aggref->aggkind == AGGKIND_ORDERED_SET))
+		return false;
+	/*
+	 * The collation text compares under: min/max call text_smaller and
+	 * text_larger with the aggregate's; DISTINCT and WITHIN GROUP sort
+	 * under the argument's own.
+	 */
+	if (*arg != NULL)
+		d->collation = (d->kind == GPUOPS_AGG_MIN || d->kind == GPUOPS_AGG_MAX) ?
+			aggref->inputcollid : exprCollation((Node *) *arg);
+	return true;
+}
+
+/*
+ * How the aggregate's argument reaches the device (d->value_kind,
+ * d->arg_enc), and the child columns it reads: the argument's (or, computed
+ * on the device, *computed with its program), count(x)'s "x IS NOT NULL",
+ * the FILTER's.  False when the argument has no device form.
+ */
+static bool
+AggregateInputs(AggBuild *b, Aggref *aggref, GpuAggPlanAgg *d, Expr *arg,
+				GpuopsExprProgram *prog, bool *computed)
+{
+	Oid			argtype = d->arg_type;
+	GpuopsAggKind kind = d->kind;
+	GpuAggFinal final = d->final;
+
+	*computed = false;
+	d->value_kind = GPUOPS_KEY_INT8;
+	d->arg_enc = GPUAGG_KEY_VALUE;
+	if (kind != GPUOPS_AGG_COUNT)
+	{
+		if (GpuopsFixedKeyKind(argtype, &d->value_kind))
+			d->arg_enc = GPUAGG_KEY_VALUE;
+		else if (argtype == NUMERICOID &&
+				 (final == GPUAGG_FINAL_SUM_SCALED || final == GPUAGG_FINAL_AVG_SCALED ||
+				  final == GPUAGG_FINAL_VAR_SCALED))
+		{
+			/*
+			 * Scaled integers on the device, numerics on the host where
+			 * they do not fit (gpu_agg_numeric.cpp).  No partial state:
+			 * numeric_avg_serialize's format is not built here, and the
+			 * host path's states are not serialized.
+			 */
+			if (b->partial)
+				return false;
+			d->arg_enc = GPUAGG_KEY_SCALED;
+		}
+		else if (argtype == NUMERICOID &&
+				 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
+				  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC))
+		{
+			/* ranks in numeric order, equal values equal ranks (gpu_agg_dict.cpp) */
+			d->arg_enc = GPUAGG_KEY_RANKED;
+		}
+		else if ((argtype == TEXTOID || argtype == BPCHAROID) &&
+				 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
+				  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC) &&
+				 OidIsValid(d->collation) && get_collation_isdeterministic(d->collation))
+		{
+			/*
+			 * Text as numbers (gpu_agg_dict.cpp): min, max and
+			 * percentile_disc need the collation's order (ranks),
+			 * count(DISTINCT) only equality (first-seen numbers).
+			 */
+			/* bpchar's equality ignores trailing blanks: ranks, ties equal */
+			d->arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT && argtype == TEXTOID &&
+				!b->have_percentile ? GPUAGG_KEY_DICTIONARY : GPUAGG_KEY_RANKED;
+		}
+		else
+			return false;
+		if (d->arg_enc == GPUAGG_KEY_VALUE)
+			*computed = DeviceArgument(arg, kind, &b->child_exprs, &b->prog_in, prog);
+		if (!*computed)
+			d->arg_col = ChildColumn(&b->child_exprs, arg);
+	}
+	else if (arg != NULL)
+	{
+		/* count(x) counts the rows where x (the datum, even a row) is not NULL */
+		NullTest   *nt = makeNode(NullTest);
+
+		nt->arg = arg;
+		nt->nulltesttype = IS_NOT_NULL;
+		nt->argisrow = false;
+		nt->location = -1;
+		d->notnull_col = ChildColumn(&b->child_exprs, (Expr *) nt);
+	}
+	if (aggref->aggfilter != NULL)
+		d->filter_col = ChildColumn(&b->child_exprs, aggref->aggfilter);
+	return true;
+}
+
+/* One aggregate of the node, after those before it; false when it cannot be one. */
+static bool
+AddAggregate(AggBuild *b, Aggref *aggref)
+{
+	GpuAggPlanAgg *d = &b->plan->aggs[b->plan->naggs];
+	GpuopsExprProgram prog;
+	Expr	   *arg;
+	bool		computed;
+
+	memset(d, 0, sizeof(*d));
+	d->arg_col = d->filter_col = d->notnull_col = -1;
+	if (!ClassifyAggregate(aggref, d, &arg) ||
+		!AggregateInputs(b, aggref, d, arg, &prog, &computed))
+		return false;
+	if (gpuops_agg_ordered(d->kind))
+	{
+		/*
+		 * The device orders each group's rows by one input: every ordered
+		 * aggregate must read the same one, under the same FILTER, in the
+		 * same direction.
+		 */
+		if (b->order_arg_col >= 0 &&
+			(d->arg_col != b->order_arg_col || d->filter_col != b->order_filter_col))
+			return false;
+		b->order_arg_col = d->arg_col;
+		b->order_filter_col = d->filter_col;
+		if (d->kind != GPUOPS_AGG_COUNT_DISTINCT)
+		{
+			if (b->order_desc >= 0 && b->order_desc != (int) d->desc)
+				return false;
+			b->order_desc = (int) d->desc;
+		}
+	}
+	b->hashable &= gpuops::agg_hash_kind(d->kind, d->value_kind);
+	b->programs = lappend(b->programs, computed ? DeviceExprProgramToList(&prog) : NIL);
+	b->prog_exprs = lappend(b->prog_exprs, computed ? arg : NULL);
+	b->plan->naggs++;
+	return true;
+}
+
+/*
+ * The path of an aggregation gathered in b: its cost, strategy and plan
+ * data.  scan_exprs: the scan tuple's expressions.
+ */
+static CustomPath *
+NewGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *target,
+			  Node *having, GroupPathExtraData *extra, AggBuild *b, List *scan_exprs)
+{
+	GpuAggPlan *plan = b->plan;
+	int			nkeys = plan->nkeys;
+	PlanFields	fields;
+	CustomPath *cpath;
+	QualCost	having_cost;
+	double		in_rows,
+				groups,
+				mb;
+
+	/*
+	 * Cost.  Start-up: the whole input is read and staged (each child column
+	 * a copy into a columnar batch, cheaper than one operator call: half of
+	 * cpu_operator_cost), copied, grouped on the device.  Then each group is
+	 * finalized and emitted.  The device work itself is milliseconds.
+	 */
+	/* input->rows: per worker for a partial path */
+	in_rows = Max(input->rows, 1.0);
+	if (nkeys == 0)
+		groups = 1;
+	else if (!b->partial && rel->pathlist != NIL)
+		groups = ((Path *) linitial(rel->pathlist))->rows;
+	else
+		groups = estimate_num_groups(root, list_copy_head(b->child_exprs, nkeys), in_rows, NULL,
+									 NULL);
+	mb = in_rows * 8.0 * Max(list_length(b->child_exprs), 1) / (1024.0 * 1024.0);
+
+	/*
+	 * Strategy (gpuops_device.h): hash when few groups are expected, with a
+	 * table for four times as many (estimates err), which the executor
+	 * leaves for the sort if the groups outnumber it.
+	 */
+	if (nkeys > 0 && b->hashable && groups <= gpuops_agg_hash_max_groups)
+		plan->hash_capacity = (int) Max(Min(4.0 * groups, 4.0 * gpuops_agg_hash_max_groups),
+										4096.0);
+	cost_qual_eval(&having_cost, (List *) having, root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = target;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = rel->consider_parallel && input->parallel_safe &&
+		extra->target_parallel_safe;
+	cpath->path.parallel_workers = b->partial ? input->parallel_workers : 0;
+	cpath->path.pathkeys = NIL;
+	cpath->path.rows = groups;
+	cpath->path.startup_cost = input->total_cost + gpuops_startup_cost +
+		in_rows * list_length(b->child_exprs) * cpu_operator_cost * 0.5 +
+		mb * gpuops_transfer_cost;
+	/*
+	 * Computed inputs: their columns are turned into 64-bit words, a pass
+	 * per column in this process (also over rows that workers staged), and
+	 * copied as such.  Measured at 16M rows, three columns: the staged plan
+	 * that left out this charge took 480 ms where PostgreSQL's parallel
+	 * aggregation took 269-309 ms.
+	 */
+	cpath->path.startup_cost += in_rows * b->prog_in.nouter *
+		(cpu_operator_cost * 0.5 + 8.0 * gpuops_transfer_cost / (1024.0 * 1024.0));
+	cpath->path.total_cost = cpath->path.startup_cost +
+		groups * (cpu_tuple_cost + plan->naggs * cpu_operator_cost +
+				  having_cost.per_tuple) + having_cost.startup;
+	if (b->partial)
+	{
+		/* each worker starts the GPU (gpuops.parallel_startup_cost) */
+		cpath->path.startup_cost += gpuops_parallel_startup_cost;
+		cpath->path.total_cost += gpuops_parallel_startup_cost;
+	}
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make1(input);
+	plan->partial = b->partial;
+	plan->prog_ncols = b->prog_in.nouter;
+	memcpy(plan->prog_cols, b->prog_in.outer_cols, sizeof(plan->prog_cols));
+	memcpy(plan->prog_types, b->prog_in.outer_types, sizeof(plan->prog_types));
+	plan->programs = b->programs;
+	plan->prog_exprs = b->prog_exprs;
+	GpuAggPlanFields(fields, plan);
+	cpath->custom_private = list_make4(fields.list(), b->child_exprs, scan_exprs,
+									   copyObject(having));
+	cpath->methods = &gpu_agg_path_methods;
+	return cpath;
+}
+
 /*
  * A GpuAgg path over `input` producing `target` in `rel`: the grouped rel
  * (final results, HAVING applied) or, partial, the partially grouped rel
@@ -306,49 +591,33 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 			   Node *having, GroupPathExtraData *extra, bool partial)
 {
 	Query	   *parse = root->parse;
-	List	   *child_exprs = NIL;	/* the child's output (gpu_agg.h) */
-	GpuAggPlan *plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
-	PlanFields	fields;
+	AggBuild	b;
 	List	   *aggrefs = NIL;
 	List	   *extras = NIL;
-	List	   *vars;
+	List	   *vars = NIL;
 	List	   *scan_exprs;
-	int			nkeys = 0;
 	ListCell   *lc;
-	CustomPath *cpath;
-	QualCost	having_cost;
-	int			order_arg_col = -1;	/* the ordered aggregates' shared input */
-	int			order_filter_col = -1;
-	int			order_desc = -1;	/* their direction, once a percentile sets it */
-	bool		have_percentile = false;
-	bool		hashable = true;	/* every aggregate's state suits the hash strategy */
-	DeviceExprInputs prog_in;	/* computed inputs: their columns */
-	List	   *programs = NIL; /* per aggregate its program (a list), or NIL */
-	List	   *prog_exprs = NIL;	/* and its argument, or NULL */
-	int			hash_capacity = 0;
-	double		in_rows,
-				groups,
-				mb;
 
 	if (input == NULL || PATH_REQ_OUTER(input))
 		return NULL;
+	memset(&b, 0, sizeof(b));
+	b.plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
+	b.partial = partial;
+	b.order_arg_col = b.order_filter_col = b.order_desc = -1;
+	b.hashable = true;
 
 	foreach(lc, parse->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, extra->targetList);
-		GpuopsKeyKind kind;
-		GpuAggKeyEncoding enc;
-		Oid			key_collation;
+		GpuAggKeyPlan *key = &b.plan->keys[b.plan->nkeys];
 
-		if (nkeys == GPUOPS_MAX_SORT_KEYS || !GroupKeyKind(sgc, expr, &kind, &enc, &key_collation))
+		if (b.plan->nkeys == GPUOPS_MAX_SORT_KEYS ||
+			!GroupKeyKind(sgc, expr, &key->kind, &key->enc, &key->collation))
 			return NULL;
-		child_exprs = lappend(child_exprs, expr);
-		plan->keys[nkeys].kind = kind;
-		plan->keys[nkeys].enc = enc;
-		plan->keys[nkeys].type = exprType((Node *) expr);
-		plan->keys[nkeys].collation = key_collation;
-		nkeys++;
+		b.child_exprs = lappend(b.child_exprs, expr);
+		key->type = exprType((Node *) expr);
+		b.plan->nkeys++;
 	}
 
 	CollectAggrefs((Node *) target->exprs, &aggrefs);
@@ -362,17 +631,17 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	 * its own column, and the input may not have those Vars at all (an
 	 * Append's children compute upper(a) and return no a).
 	 */
-	vars = NIL;
-	CollectNonKeyVars((Node *) target->exprs, child_exprs, &vars);
-	CollectNonKeyVars(having, child_exprs, &vars);
+	CollectNonKeyVars((Node *) target->exprs, b.child_exprs, &vars);
+	CollectNonKeyVars(having, b.child_exprs, &vars);
 	foreach(lc, vars)
 	{
 		Node	   *v = (Node *) lfirst(lc);
 
-		if (!IsA(v, Aggref) && !list_member(child_exprs, v))
+		if (!IsA(v, Aggref) && !list_member(b.child_exprs, v))
 			extras = list_append_unique(extras, v);
 	}
-	child_exprs = list_concat(child_exprs, extras);
+	b.child_exprs = list_concat(b.child_exprs, extras);
+	b.plan->nextra = list_length(extras);
 
 	/*
 	 * The device orders each group's rows by the ordered aggregates' shared
@@ -380,253 +649,15 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 	 * a count(DISTINCT) of it (which alone needs only equality).
 	 */
 	foreach(lc, aggrefs)
-		have_percentile |= lfirst_node(Aggref, lc)->aggkind == AGGKIND_ORDERED_SET;
-	memset(&prog_in, 0, sizeof(prog_in));
-
+		b.have_percentile |= lfirst_node(Aggref, lc)->aggkind == AGGKIND_ORDERED_SET;
 	foreach(lc, aggrefs)
-	{
-		Aggref	   *aggref = lfirst_node(Aggref, lc);
-		Oid			argtype = InvalidOid;
-		Expr	   *arg = NULL;
-		GpuopsAggKind kind;
-		GpuAggFinal final;
-		GpuopsKeyKind vkind = GPUOPS_KEY_INT8;
-		Oid			final_fn;
-		int			arg_col = -1,
-					filter_col = -1,
-					notnull_col = -1;
-		double		fraction = 0.0;
-		bool		desc = false;
-		GpuAggKeyEncoding arg_enc = GPUAGG_KEY_VALUE;
-		Oid			collation = InvalidOid;
-		GpuopsExprProgram prog;
-		bool		computed = false;
-
-		if (aggref->agglevelsup != 0)
+		if (!AddAggregate(&b, lfirst_node(Aggref, lc)))
 			return NULL;
-		if (aggref->aggkind == AGGKIND_ORDERED_SET)
-		{
-			if (!OrderedSetArg(aggref, &arg, &fraction, &desc))
-				return NULL;
-		}
-		else if (aggref->aggkind != AGGKIND_NORMAL)
-			return NULL;
-		else if (aggref->aggdistinct != NIL)
-		{
-			if (!DistinctArg(aggref, &arg))
-				return NULL;
-		}
-		else if (aggref->aggorder != NIL)
-			return NULL;
-		else if (!aggref->aggstar)
-		{
-			if (list_length(aggref->args) != 1)
-				return NULL;
-			arg = linitial_node(TargetEntry, aggref->args)->expr;
-		}
-		if (arg != NULL)
-			argtype = exprType((Node *) arg);
-		if (!GpuAggClassify(aggref->aggfnoid, argtype, &kind, &final, &final_fn))
-			return NULL;
-		if (kind == GPUOPS_AGG_FLOAT && !gpuops_enable_float_aggs)
-		{
-			elog(DEBUG1, "gpuops: GpuAgg not used: float sums, averages and variances differ in "
-				 "rounding from a serial plan's (gpuops.enable_float_aggs is off)");
-			return NULL;
-		}
-		/* classified by function; the aggregate's own DISTINCT or kind decides the rest */
-		if (aggref->aggdistinct != NIL)
-			kind = GPUOPS_AGG_COUNT_DISTINCT;
-		if (gpuops_agg_ordered(kind) != (aggref->aggdistinct != NIL ||
-										 aggref->aggkind == AGGKIND_ORDERED_SET))
-			return NULL;
-		/*
-		 * The collation text compares under: min/max call text_smaller and
-		 * text_larger with the aggregate's; DISTINCT and WITHIN GROUP sort
-		 * under the argument's own.
-		 */
-		if (arg != NULL)
-			collation = (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX) ? aggref->inputcollid
-				: exprCollation((Node *) arg);
-		if (kind != GPUOPS_AGG_COUNT)
-		{
-			if (GpuopsFixedKeyKind(argtype, &vkind))
-				arg_enc = GPUAGG_KEY_VALUE;
-			else if (argtype == NUMERICOID &&
-					 (final == GPUAGG_FINAL_SUM_SCALED || final == GPUAGG_FINAL_AVG_SCALED ||
-					  final == GPUAGG_FINAL_VAR_SCALED))
-			{
-				/*
-				 * Scaled integers on the device, numerics on the host where
-				 * they do not fit (gpu_agg_numeric.cpp).  No partial state:
-				 * numeric_avg_serialize's format is not built here, and the
-				 * host path's states are not serialized.
-				 */
-				if (partial)
-					return NULL;
-				vkind = GPUOPS_KEY_INT8;
-				arg_enc = GPUAGG_KEY_SCALED;
-			}
-			else if (argtype == NUMERICOID &&
-					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
-					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC))
-			{
-				/* ranks in numeric order, equal values equal ranks (gpu_agg_dict.cpp) */
-				vkind = GPUOPS_KEY_INT8;
-				arg_enc = GPUAGG_KEY_RANKED;
-			}
-			else if ((argtype == TEXTOID || argtype == BPCHAROID) &&
-					 (kind == GPUOPS_AGG_MIN || kind == GPUOPS_AGG_MAX ||
-					  kind == GPUOPS_AGG_COUNT_DISTINCT || kind == GPUOPS_AGG_PERCENTILE_DISC) &&
-					 OidIsValid(collation) && get_collation_isdeterministic(collation))
-			{
-				/*
-				 * Text as numbers (gpu_agg_dict.cpp): min, max and
-				 * percentile_disc need the collation's order (ranks),
-				 * count(DISTINCT) only equality (first-seen numbers).
-				 */
-				vkind = GPUOPS_KEY_INT8;
-				/* bpchar's equality ignores trailing blanks: ranks, ties equal */
-				arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT && argtype == TEXTOID &&
-					!have_percentile ? GPUAGG_KEY_DICTIONARY : GPUAGG_KEY_RANKED;
-			}
-			else
-				return NULL;
-			if (arg_enc == GPUAGG_KEY_VALUE)
-				computed = DeviceArgument(arg, kind, &child_exprs, &prog_in, &prog);
-			if (!computed)
-				arg_col = ChildColumn(&child_exprs, arg);
-		}
-		else if (arg != NULL)
-		{
-			/* count(x) counts the rows where x (the datum, even a row) is not NULL */
-			NullTest   *nt = makeNode(NullTest);
-
-			nt->arg = arg;
-			nt->nulltesttype = IS_NOT_NULL;
-			nt->argisrow = false;
-			nt->location = -1;
-			notnull_col = ChildColumn(&child_exprs, (Expr *) nt);
-		}
-		if (aggref->aggfilter != NULL)
-			filter_col = ChildColumn(&child_exprs, aggref->aggfilter);
-		if (gpuops_agg_ordered(kind))
-		{
-			/*
-			 * The device orders each group's rows by one input: every ordered
-			 * aggregate must read the same one, under the same FILTER, in the
-			 * same direction.
-			 */
-			if (order_arg_col >= 0 &&
-				(arg_col != order_arg_col || filter_col != order_filter_col))
-				return NULL;
-			order_arg_col = arg_col;
-			order_filter_col = filter_col;
-			if (kind != GPUOPS_AGG_COUNT_DISTINCT)
-			{
-				if (order_desc >= 0 && order_desc != (int) desc)
-					return NULL;
-				order_desc = (int) desc;
-			}
-		}
-		hashable &= gpuops::agg_hash_kind(kind, vkind);
-		{
-			GpuAggPlanAgg *d = &plan->aggs[plan->naggs++];
-
-			d->kind = kind;
-			d->final = final;
-			d->value_kind = vkind;
-			d->arg_col = arg_col;
-			d->filter_col = filter_col;
-			d->notnull_col = notnull_col;
-			d->final_fn = final_fn;
-			d->fraction = fraction;
-			d->desc = desc;
-			d->arg_enc = arg_enc;
-			d->collation = collation;
-			d->arg_type = argtype;
-		}
-		programs = lappend(programs, computed ? DeviceExprProgramToList(&prog) : NIL);
-		prog_exprs = lappend(prog_exprs, computed ? arg : NULL);
-	}
 
 	/* the scan tuple: group keys, other columns, aggregates */
-	scan_exprs = list_concat(list_copy_head(child_exprs, nkeys + list_length(extras)), aggrefs);
-
-	/*
-	 * Cost.  Start-up: the whole input is read and staged (each child column
-	 * a copy into a columnar batch, cheaper than one operator call: half of
-	 * cpu_operator_cost), copied, grouped on the device.  Then each group is
-	 * finalized and emitted.  The device work itself is milliseconds.
-	 */
-	/* input->rows: per worker for a partial path */
-	in_rows = Max(input->rows, 1.0);
-	if (nkeys == 0)
-		groups = 1;
-	else if (!partial && rel->pathlist != NIL)
-		groups = ((Path *) linitial(rel->pathlist))->rows;
-	else
-		groups = estimate_num_groups(root, list_copy_head(child_exprs, nkeys), in_rows, NULL,
-									 NULL);
-	mb = in_rows * 8.0 * Max(list_length(child_exprs), 1) / (1024.0 * 1024.0);
-
-	/*
-	 * Strategy (gpuops_device.h): hash when few groups are expected, with a
-	 * table for four times as many (estimates err), which the executor
-	 * leaves for the sort if the groups outnumber it.
-	 */
-	if (nkeys > 0 && hashable && groups <= gpuops_agg_hash_max_groups)
-		hash_capacity = (int) Max(Min(4.0 * groups, 4.0 * gpuops_agg_hash_max_groups), 4096.0);
-	cost_qual_eval(&having_cost, (List *) having, root);
-
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = target;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = rel->consider_parallel && input->parallel_safe &&
-		extra->target_parallel_safe;
-	cpath->path.parallel_workers = partial ? input->parallel_workers : 0;
-	cpath->path.pathkeys = NIL;
-	cpath->path.rows = groups;
-	cpath->path.startup_cost = input->total_cost + gpuops_startup_cost +
-		in_rows * list_length(child_exprs) * cpu_operator_cost * 0.5 +
-		mb * gpuops_transfer_cost;
-	/*
-	 * Computed inputs: their columns are turned into 64-bit words, a pass
-	 * per column in this process (also over rows that workers staged), and
-	 * copied as such.  Measured at 16M rows, three columns: the staged plan
-	 * that left out this charge took 480 ms where PostgreSQL's parallel
-	 * aggregation took 269-309 ms.
-	 */
-	cpath->path.startup_cost += in_rows * prog_in.nouter *
-		(cpu_operator_cost * 0.5 + 8.0 * gpuops_transfer_cost / (1024.0 * 1024.0));
-	cpath->path.total_cost = cpath->path.startup_cost +
-		groups * (cpu_tuple_cost + list_length(aggrefs) * cpu_operator_cost +
-				  having_cost.per_tuple) + having_cost.startup;
-	if (partial)
-	{
-		/* each worker starts the GPU (gpuops.parallel_startup_cost) */
-		cpath->path.startup_cost += gpuops_parallel_startup_cost;
-		cpath->path.total_cost += gpuops_parallel_startup_cost;
-	}
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make1(input);
-	plan->nkeys = nkeys;
-	plan->nextra = list_length(extras);
-	plan->partial = partial;
-	plan->hash_capacity = hash_capacity;
-	plan->prog_ncols = prog_in.nouter;
-	memcpy(plan->prog_cols, prog_in.outer_cols, sizeof(plan->prog_cols));
-	memcpy(plan->prog_types, prog_in.outer_types, sizeof(plan->prog_types));
-	plan->programs = programs;
-	plan->prog_exprs = prog_exprs;
-	GpuAggPlanFields(fields, plan);
-	pfree(plan);
-	cpath->custom_private = list_make4(fields.list(), child_exprs, scan_exprs, copyObject(having));
-	cpath->methods = &gpu_agg_path_methods;
-	return cpath;
+	scan_exprs = list_concat(list_copy_head(b.child_exprs, b.plan->nkeys + b.plan->nextra),
+							 aggrefs);
+	return NewGpuAggPath(root, input, rel, target, having, extra, &b, scan_exprs);
 }
 
 /* PostgreSQL's partially grouped rel for output_rel, when it made one. */
