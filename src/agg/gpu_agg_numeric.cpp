@@ -221,6 +221,55 @@ NumericAccum(AggState *caller, Datum state, Datum x)
 	return numeric_accum(fcinfo);
 }
 
+/*
+ * The host sums' results per group (in the current memory context): NULL
+ * for a group with no input, else the sum, the average or the variance's
+ * own final function of it.  caller: numeric_accum's stand-in AggState.
+ */
+static void
+HostResults(GpuAggState *st, Datum **acc, int64 **counts, AggState *caller)
+{
+	for (int a = 0; a < st->naggs; a++)
+	{
+		GpuAggDesc *d = &st->aggs[a];
+
+		if (!d->host_sum)
+			continue;
+		d->host_values = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		d->host_nulls = (bool *) palloc_extended(sizeof(bool) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (uint64 g = 0; g < st->ngroups; g++)
+		{
+			Datum		sum = acc[a][g];
+
+			if (counts[a][g] == 0)
+			{
+				d->host_nulls[g] = true;
+				continue;
+			}
+			if (d->final == GPUAGG_FINAL_VAR_SCALED)
+			{
+				/* numeric_var_samp and the like: NULL for too few inputs */
+				LOCAL_FCINFO(fcinfo, 1);
+
+				InitFunctionCallInfoData(*fcinfo, &d->final_flinfo, 1, InvalidOid,
+										 (Node *) caller, NULL);
+				fcinfo->args[0].value = sum;
+				fcinfo->args[0].isnull = false;
+				d->host_values[g] = FunctionCallInvoke(fcinfo);
+				d->host_nulls[g] = fcinfo->isnull;
+				continue;
+			}
+			/* numeric_avg: NaN and infinities are the result as they are */
+			if (d->final == GPUAGG_FINAL_AVG_SCALED &&
+				!numeric_is_nan(DatumGetNumeric(sum)) && !numeric_is_inf(DatumGetNumeric(sum)))
+				d->host_values[g] = DirectFunctionCall2(numeric_div, sum,
+														NumericGetDatum(int64_to_numeric(counts[a][g])));
+			else
+				d->host_values[g] = PointerGetDatum(DatumGetNumericCopy(sum));
+		}
+	}
+}
+
 void
 GpuAggNumericHost(GpuAggState *st)
 {
@@ -351,45 +400,7 @@ GpuAggNumericHost(GpuAggState *st)
 
 	/* the results, in the node's query context */
 	MemoryContextSwitchTo(st->dict_cxt);
-	for (int a = 0; a < st->naggs; a++)
-	{
-		GpuAggDesc *d = &st->aggs[a];
-
-		if (!d->host_sum)
-			continue;
-		d->host_values = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		d->host_nulls = (bool *) palloc_extended(sizeof(bool) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		for (uint64 g = 0; g < st->ngroups; g++)
-		{
-			Datum		sum = acc[a][g];
-
-			if (counts[a][g] == 0)
-			{
-				d->host_nulls[g] = true;
-				continue;
-			}
-			if (d->final == GPUAGG_FINAL_VAR_SCALED)
-			{
-				/* numeric_var_samp and the like: NULL for too few inputs */
-				LOCAL_FCINFO(fcinfo, 1);
-
-				InitFunctionCallInfoData(*fcinfo, &d->final_flinfo, 1, InvalidOid,
-										 (Node *) caller, NULL);
-				fcinfo->args[0].value = sum;
-				fcinfo->args[0].isnull = false;
-				d->host_values[g] = FunctionCallInvoke(fcinfo);
-				d->host_nulls[g] = fcinfo->isnull;
-				continue;
-			}
-			/* numeric_avg: NaN and infinities are the result as they are */
-			if (d->final == GPUAGG_FINAL_AVG_SCALED &&
-				!numeric_is_nan(DatumGetNumeric(sum)) && !numeric_is_inf(DatumGetNumeric(sum)))
-				d->host_values[g] = DirectFunctionCall2(numeric_div, sum,
-														NumericGetDatum(int64_to_numeric(counts[a][g])));
-			else
-				d->host_values[g] = PointerGetDatum(DatumGetNumericCopy(sum));
-		}
-	}
+	HostResults(st, acc, counts, caller);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 }

@@ -69,34 +69,30 @@ IsIntegerEquality(Oid opno)
 	}
 }
 
-/*
- * The path joining `outer` and `inner` (paths of outerrel and innerrel), or
- * NULL when no clause can be a hash key.  `partial`: outer is a partial
- * path, and the join runs in each process of a parallel plan.
- */
-static CustomPath *
-MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-			 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
-			 JoinPathExtraData *extra, bool partial)
+/* The join's clauses, sorted for a GpuHashJoin (MakeJoinPath). */
+typedef struct HashJoinClauses
 {
-	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
-	PlanFields	fields;
-	int			nkeys = 0;
-	List	   *clauses = NIL;	/* decide whether a pair matches */
-	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
-	Expr	   *key_clause = NULL;
-	bool		all_integer = true;
-	ListCell   *lc;
-	CustomPath *cpath;
-	QualCost	qual_cost;
-	List	   *params = NIL;
-	List	   *device = NIL;
-	List	   *filter;
-	double		orows,
-				irows,
-				rows,
-				mb;
+	List	   *clauses;		/* decide whether a pair matches */
+	List	   *filters;		/* outer joins: applied to the joined rows */
+	Expr	   *key_clause;		/* the last hash key's clause */
+	bool		all_integer;	/* every key goes to the device as its value */
+} HashJoinClauses;
 
+/*
+ * The join's clauses into c, and the hash keys among them into plan (keys,
+ * nkeys); false when the join has gating quals (PostgreSQL's plans handle
+ * them).
+ */
+static bool
+HashKeys(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInfo *innerrel,
+		 Path *outer, Path *inner, JoinType jointype, JoinPathExtraData *extra,
+		 GpuopsEquiJoinPlan *plan, HashJoinClauses *c)
+{
+	ListCell   *lc;
+
+	c->clauses = c->filters = NIL;
+	c->key_clause = NULL;
+	c->all_integer = true;
 	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -109,7 +105,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 					rhash;
 
 		if (rinfo->pseudoconstant)
-			return NULL;		/* gating quals: PostgreSQL's plans handle them */
+			return false;		/* gating quals: PostgreSQL's plans handle them */
 		/*
 		 * As createplan.c does: in outer joins (LEFT, RIGHT, FULL, ANTI)
 		 * pushed-down clauses filter the joined rows; in inner and semi
@@ -117,12 +113,12 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		 */
 		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
 		{
-			filters = lappend(filters, rinfo->clause);
+			c->filters = lappend(c->filters, rinfo->clause);
 			continue;
 		}
-		clauses = lappend(clauses, rinfo->clause);
+		c->clauses = lappend(c->clauses, rinfo->clause);
 		if (!OidIsValid(rinfo->hashjoinoperator) || !IsA(rinfo->clause, OpExpr) ||
-			nkeys == GPUOPS_MAX_JOIN_KEYS)
+			plan->nkeys == GPUOPS_MAX_JOIN_KEYS)
 			continue;
 		op = (OpExpr *) rinfo->clause;
 		if (list_length(op->args) != 2)
@@ -150,17 +146,51 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
 		if (ocol < 0 || icol < 0)
 			continue;			/* a key computed by an expression: not yet */
-		plan->keys[nkeys].outer_col = ocol;
-		plan->keys[nkeys].inner_col = icol;
-		plan->keys[nkeys].outer_type = exprType((Node *) oexpr);
-		plan->keys[nkeys].inner_type = exprType((Node *) iexpr);
-		plan->keys[nkeys].outer_hash = lhash;	/* the outer side's, after any swap */
-		plan->keys[nkeys].inner_hash = rhash;
-		plan->keys[nkeys].collation = op->inputcollid;
-		key_clause = rinfo->clause;
-		all_integer &= !OidIsValid(lhash);
-		nkeys++;
+		plan->keys[plan->nkeys].outer_col = ocol;
+		plan->keys[plan->nkeys].inner_col = icol;
+		plan->keys[plan->nkeys].outer_type = exprType((Node *) oexpr);
+		plan->keys[plan->nkeys].inner_type = exprType((Node *) iexpr);
+		plan->keys[plan->nkeys].outer_hash = lhash;	/* the outer side's, after any swap */
+		plan->keys[plan->nkeys].inner_hash = rhash;
+		plan->keys[plan->nkeys].collation = op->inputcollid;
+		c->key_clause = rinfo->clause;
+		c->all_integer &= !OidIsValid(lhash);
+		plan->nkeys++;
 	}
+	return true;
+}
+
+/*
+ * The path joining `outer` and `inner` (paths of outerrel and innerrel), or
+ * NULL when no clause can be a hash key.  `partial`: outer is a partial
+ * path, and the join runs in each process of a parallel plan.
+ */
+static CustomPath *
+MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+			 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
+			 JoinPathExtraData *extra, bool partial)
+{
+	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
+	PlanFields	fields;
+	HashJoinClauses hc;
+	int			nkeys;
+	List	   *clauses;
+	List	   *filters;
+	CustomPath *cpath;
+	QualCost	qual_cost;
+	List	   *params = NIL;
+	List	   *device = NIL;
+	List	   *filter;
+	double		orows,
+				irows,
+				rows,
+				mb;
+
+	if (!HashKeys(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra, plan, &hc))
+		return NULL;
+	nkeys = plan->nkeys;
+	clauses = hc.clauses;
+	filters = hc.filters;
 	if (nkeys == 0)
 		return NULL;
 
@@ -170,8 +200,8 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 * that clause needs no re-check.  With several keys hashes can collide,
 	 * and every clause is re-checked.
 	 */
-	if (nkeys == 1 && all_integer)
-		clauses = list_delete_ptr(clauses, key_clause);
+	if (nkeys == 1 && hc.all_integer)
+		clauses = list_delete_ptr(clauses, hc.key_clause);
 	/* the clauses the device can test on each candidate pair */
 	filter = GpuopsJoinFilterPlan(clauses, outer->pathtarget, inner->pathtarget, &params, &device);
 	plan->jointype = jointype;
