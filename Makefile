@@ -83,6 +83,11 @@ $(DEVICE_LIB): $(DEVICE_OBJS)
 cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
 	$(NVCC) $(NVCC_FLAGS) $(DEVICE_INC) -c $< -o $@
 
+# The .cu sources are never made: without this, GNU make's built-in
+# "%: %.o" rule looks for a way to make x.cu out of x.cu.o and prints
+# "Circular x.cu <- x.cu.o dependency dropped" for each of them.
+$(foreach d,$(CUDA_DIRS),$(wildcard $(d)/*.cu)): ;
+
 cuda/%.host.o: cuda/%.cpp $(DEVICE_HDRS)
 	$(CXX) $(DEVICE_CXXFLAGS) -c $< -o $@
 

@@ -509,23 +509,14 @@ NextProbeBatch(GpuHashJoinState *st)
 static bool
 NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow, GpuopsExprResult *verdict)
 {
-	for (;;)
-	{
-		if (st->cursor < st->pairs.npairs)
-		{
-			uint32		b;
+	uint64		pair;
+	uint32		b;
 
-			if (st->pairs.probe_rows[st->cursor] != p)
-				return false;
-			*verdict = GpuopsJoinFilterVerdict(st->filter, st->cursor);
-			b = st->pairs.build_rows[st->cursor++];
-			*brow = st->build_map ? st->build_map[b] : b;
-			return true;
-		}
-		if (!st->pairs.more)
-			return false;
-		NextWindow(st);
-	}
+	if (!GpuopsNextPairOf<GpuHashJoinState, NextWindow>(st, p, &pair, &b))
+		return false;
+	*verdict = GpuopsJoinFilterVerdict(st->filter, pair);
+	*brow = st->build_map ? st->build_map[b] : b;
+	return true;
 }
 
 /* The scan tuple for probe row prow and inner row brow (-1: NULLs). */

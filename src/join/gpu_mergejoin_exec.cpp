@@ -389,21 +389,13 @@ static bool
 NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair,
 		   GpuopsExprResult *verdict)
 {
-	for (;;)
-	{
-		if (st->cursor < st->pairs.npairs)
-		{
-			if (st->pairs.probe_rows[st->cursor] != o)
-				return false;
-			*verdict = GpuopsJoinFilterVerdict(st->filter, st->cursor);
-			*pair = st->cursor;
-			*irow = st->pairs.build_rows[st->cursor++];
-			return true;
-		}
-		if (!st->pairs.more)
-			return false;
-		NextWindow(st);
-	}
+	uint32		b;
+
+	if (!GpuopsNextPairOf<GpuMergeJoinState, NextWindow>(st, o, pair, &b))
+		return false;
+	*verdict = GpuopsJoinFilterVerdict(st->filter, *pair);
+	*irow = b;
+	return true;
 }
 
 /* The scan tuple of pair `pair` of the window (outer row o, inner row irow). */

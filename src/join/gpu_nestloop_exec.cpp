@@ -295,23 +295,14 @@ NextProbe(GpuNestLoopState *st)
 static bool
 NextPairOf(GpuNestLoopState *st, uint32 p, uint64 *irow, bool *recheck)
 {
-	for (;;)
-	{
-		if (st->cursor < st->pairs.npairs)
-		{
-			uint32		b;
+	uint64		pair;
+	uint32		b;
 
-			if (st->pairs.probe_rows[st->cursor] != p)
-				return false;
-			b = st->pairs.build_rows[st->cursor++];
-			*recheck = (b & GPUOPS_NL_RECHECK) != 0;
-			*irow = (uint64) st->block * st->block_rows + (b & ~GPUOPS_NL_RECHECK);
-			return true;
-		}
-		if (!st->pairs.more)
-			return false;
-		NextWindow(st);
-	}
+	if (!GpuopsNextPairOf<GpuNestLoopState, NextWindow>(st, p, &pair, &b))
+		return false;
+	*recheck = (b & GPUOPS_NL_RECHECK) != 0;
+	*irow = (uint64) st->block * st->block_rows + (b & ~GPUOPS_NL_RECHECK);
+	return true;
 }
 
 /* The scan tuple of probe row p and inner row irow (-1: NULLs). */

@@ -103,4 +103,32 @@ extern void GpuopsJoinRescanParams(CustomScanState *node);
 /* "Inner", "Left", ... for EXPLAIN's Join Type */
 extern const char *GpuopsJoinTypeName(JoinType jointype);
 
+/*
+ * The next pair of probe row p in a join's windows of pairs (st->pairs,
+ * st->cursor: pairs come grouped by probe row, in probe-row order), asking
+ * NextWindow for the next window when this one runs out: the pair's index
+ * in its window in *pair, its build-side entry in *build.  False when p
+ * has no more pairs.  GpuHashJoin, GpuMergeJoin and GpuNestLoop read their
+ * pairs through it and map *build to their own rows.
+ */
+template <typename State, void (*NextWindow) (State *)>
+static inline bool
+GpuopsNextPairOf(State *st, uint32 p, uint64 *pair, uint32 *build)
+{
+	for (;;)
+	{
+		if (st->cursor < st->pairs.npairs)
+		{
+			if (st->pairs.probe_rows[st->cursor] != p)
+				return false;
+			*pair = st->cursor;
+			*build = st->pairs.build_rows[st->cursor++];
+			return true;
+		}
+		if (!st->pairs.more)
+			return false;
+		NextWindow(st);
+	}
+}
+
 #endif
