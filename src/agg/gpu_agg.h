@@ -120,7 +120,7 @@ typedef struct GpuAggPlan
 	List	   *prog_exprs;		/* and its argument, or NULL */
 } GpuAggPlan;
 
-/* The plan's fields, in their order in custom_private (both directions). */
+/* The plan's fields, in their order in custom_private (both directions; gpu_agg_plan.cpp). */
 extern void GpuAggPlanFields(PlanFields &f, GpuAggPlan *plan);
 
 /* One aggregate as the executor sees it. */

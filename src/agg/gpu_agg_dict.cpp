@@ -1,6 +1,8 @@
 /*
  * gpu_agg_dict.cpp
- *    GpuAgg's text columns as numbers the device can group and compare.
+ *    GpuAgg's text columns as numbers the device can group and compare,
+ *    and each group key's columns and packed words as the device sees
+ *    them (read by the merge of chunks and the host numeric sums too).
  *
  * A text group key needs only equality: each distinct byte string (after
  * detoasting) gets a number from a dictionary, in the order first seen.
@@ -36,6 +38,7 @@ extern "C" {
 #include "utils/varlena.h"
 }
 
+#include "agg_common.hpp"
 #include "gpu_agg_exec.h"
 
 static uint32
@@ -256,4 +259,35 @@ GpuAggValueColumn(GpuAggState *st, int a, int b)
 	if (st->arg_ids[a] != NULL)
 		return (const char *) st->arg_ids[a][b];
 	return st->store.batches[b]->values[st->aggs[a].arg_col];
+}
+
+/* The 64-bit words of a group key packed for comparison (agg_pack_key). */
+int
+GpuAggKeyWords(GpuAggState *st)
+{
+	GpuopsAggSpec spec;
+
+	/* the group key alone: no ordered aggregate's sub-key */
+	memset(&spec, 0, sizeof(spec));
+	spec.order_agg = -1;
+	spec.nkeys = st->nkeys;
+	for (int k = 0; k < st->nkeys; k++)
+		spec.keys[k] = st->key_kind[k];
+	return gpuops::agg_key_words(spec);
+}
+
+void
+GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
+{
+	int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
+	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+	const uint8 *keys[GPUOPS_MAX_SORT_KEYS];
+	const uint8 *nulls[GPUOPS_MAX_SORT_KEYS];
+
+	for (int k = 0; k < st->nkeys; k++)
+	{
+		keys[k] = (const uint8 *) GpuAggKeyColumn(st, k, b);
+		nulls[k] = st->store.batches[b]->nulls[k];
+	}
+	gpuops::agg_pack_key(st->key_kind, st->nkeys, keys, nulls, i, words, nwords);
 }

@@ -45,36 +45,6 @@ extern "C" {
 
 extern const CustomExecMethods gpu_agg_exec_methods;
 
-int
-GpuAggKeyWords(GpuAggState *st)
-{
-	GpuopsAggSpec spec;
-
-	/* the group key alone: no ordered aggregate's sub-key */
-	memset(&spec, 0, sizeof(spec));
-	spec.order_agg = -1;
-	spec.nkeys = st->nkeys;
-	for (int k = 0; k < st->nkeys; k++)
-		spec.keys[k] = st->key_kind[k];
-	return gpuops::agg_key_words(spec);
-}
-
-void
-GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
-{
-	int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
-	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-	const uint8 *keys[GPUOPS_MAX_SORT_KEYS];
-	const uint8 *nulls[GPUOPS_MAX_SORT_KEYS];
-
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		keys[k] = (const uint8 *) GpuAggKeyColumn(st, k, b);
-		nulls[k] = st->store.batches[b]->nulls[k];
-	}
-	gpuops::agg_pack_key(st->key_kind, st->nkeys, keys, nulls, i, words, nwords);
-}
-
 /*
  * An aggregate's null bitmap for rows [lo, lo + n) of a batch (lo a multiple
  * of 8): its argument is NULL, or its FILTER (or count(x)'s "x IS NOT NULL")

@@ -1,6 +1,7 @@
 /*
  * batch.cpp
- *    Column batches and the child-plan batch source; see batch.h.
+ *    Column batches and row stores; see batch.h (their sources:
+ *    batch_sources.cpp).
  */
 extern "C" {
 #include "postgres.h"
@@ -601,71 +602,4 @@ GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
 	ExecClearTuple(scratch);
 	MemoryContextDelete(store->cxt);
 	*store = kept;
-}
-
-/* The child-plan source. */
-typedef struct ChildPlanSource
-{
-	GpuopsBatchSource base;
-	PlanState  *child;
-	bool		done;
-} ChildPlanSource;
-
-static bool
-ChildPlanFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
-{
-	ChildPlanSource *cps = (ChildPlanSource *) src;
-
-	while (!cps->done && batch->nrows < GPUOPS_BATCH_ROWS)
-	{
-		TupleTableSlot *slot = ExecProcNode(cps->child);
-
-		if (TupIsNull(slot))
-		{
-			cps->done = true;
-			break;
-		}
-		if (src->cut != NULL && src->cut->active)
-		{
-			bool		isnull;
-			Datum		d = slot_getattr(slot, src->cut->col + 1, &isnull);
-
-			if (GpuopsRowCutDrops(src->cut, d, isnull))
-				continue;
-		}
-		GpuopsBatchAppendSlot(store, batch, slot);
-	}
-	return !cps->done;
-}
-
-static void
-ChildPlanRescan(GpuopsBatchSource *src)
-{
-	ChildPlanSource *cps = (ChildPlanSource *) src;
-
-	cps->done = false;
-	if (cps->child->chgParam == NULL)
-		ExecReScan(cps->child);
-	/* else ExecProcNode rescans it, with the new parameter values */
-}
-
-GpuopsBatchSource *
-GpuopsChildPlanSource(PlanState *child)
-{
-	GpuopsBatchSource *heap = GpuopsHeapScanSource(child);
-
-	if (heap != NULL)
-		return heap;
-	return GpuopsExecSource(child);
-}
-
-GpuopsBatchSource *
-GpuopsExecSource(PlanState *child)
-{
-	ChildPlanSource *cps = (ChildPlanSource *) palloc0(sizeof(ChildPlanSource));
-
-	cps->base.fill = ChildPlanFill;
-	cps->base.rescan = ChildPlanRescan;
-	cps->child = child;
-	return &cps->base;
 }

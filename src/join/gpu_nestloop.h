@@ -49,7 +49,7 @@ typedef struct GpuNestLoopPlan
 	GpuopsNestLoopIndex index;	/* the indexed form; column -1: none */
 } GpuNestLoopPlan;
 
-/* The plan's fields, in their order in custom_private (both directions). */
+/* The plan's fields, in their order in custom_private (both directions; gpu_nestloop_plan.cpp). */
 extern void GpuNestLoopPlanFields(PlanFields &f, GpuNestLoopPlan *plan);
 
 /* planner (gpu_nestloop_path.cpp) */

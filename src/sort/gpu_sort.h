@@ -64,7 +64,7 @@ typedef struct GpuSortPlan
 	List	   *checks;			/* plan: per computed key its expression */
 } GpuSortPlan;
 
-/* The plan's fields, in their order in custom_private (both directions). */
+/* The plan's fields, in their order in custom_private (both directions; gpu_sort_plan.cpp). */
 extern void GpuSortPlanFields(PlanFields &f, GpuSortPlan *plan);
 
 /* A plan read from custom_private, in palloc'd memory. */
