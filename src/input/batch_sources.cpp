@@ -1,8 +1,8 @@
 /*
  * batch_sources.cpp
- *    Where a node's batches come from (batch.h): its child plan through the
- *    executor, or, for a plain sequential scan, the table's heap pages
- *    directly (heap_source.cpp).
+ *    A node's batches from its child plan through the executor (batch.h);
+ *    heap_source.cpp reads a plain sequential scan's heap pages directly
+ *    instead, and chooses between the two (GpuopsChildPlanSource).
  */
 extern "C" {
 #include "postgres.h"
@@ -56,16 +56,6 @@ ChildPlanRescan(GpuopsBatchSource *src)
 	if (cps->child->chgParam == NULL)
 		ExecReScan(cps->child);
 	/* else ExecProcNode rescans it, with the new parameter values */
-}
-
-GpuopsBatchSource *
-GpuopsChildPlanSource(PlanState *child)
-{
-	GpuopsBatchSource *heap = GpuopsHeapScanSource(child);
-
-	if (heap != NULL)
-		return heap;
-	return GpuopsExecSource(child);
 }
 
 GpuopsBatchSource *

@@ -306,3 +306,14 @@ GpuopsExplainDirectRows(ExplainState *es, const GpuopsBatchSource *a, const Gpuo
 	if (es->analyze && es->verbose && n > 0)
 		ExplainPropertyInteger("Heap Rows Read Directly", NULL, (int64) n, es);
 }
+
+/* The heap pages when the child is a plain sequential scan, else the executor. */
+GpuopsBatchSource *
+GpuopsChildPlanSource(PlanState *child)
+{
+	GpuopsBatchSource *heap = GpuopsHeapScanSource(child);
+
+	if (heap != NULL)
+		return heap;
+	return GpuopsExecSource(child);
+}
