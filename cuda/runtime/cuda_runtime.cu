@@ -403,6 +403,7 @@ Runtime::alloc(size_t bytes, cudaStream_t s)
 
 	GPUOPS_CUDA_TRY(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, s));
 	used_ += bytes;
+	trim_due_ = true;
 	return p;
 }
 
@@ -428,18 +429,43 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 			return false;		/* handed out: some node still holds it */
 	if (!release_context)
 	{
-		cudaMemPool_t mempool;
-
 		/*
 		 * The pool keeps up to 1 GB while queries run; idle, it keeps none.
 		 * The wait lets the trim see the last frees on their streams; after
 		 * a cancel (!may_wait) a kernel may still run, and the trim keeps
 		 * what is not yet given back, for the next transaction's end.
+		 * Nothing allocated since the last trim: nothing to give back (a
+		 * session's SET, or a query that kept PostgreSQL's plan).
 		 */
-		if ((may_wait && cudaDeviceSynchronize() != cudaSuccess) ||
-			cudaDeviceGetDefaultMemPool(&mempool, 0) != cudaSuccess ||
-			cudaMemPoolTrimTo(mempool, 0) != cudaSuccess)
-			(void) cudaGetLastError();
+		auto		trim = [](bool wait) noexcept {
+			cudaMemPool_t mempool;
+
+			if ((wait && cudaDeviceSynchronize() != cudaSuccess) ||
+				cudaDeviceGetDefaultMemPool(&mempool, 0) != cudaSuccess ||
+				cudaMemPoolTrimTo(mempool, 0) != cudaSuccess)
+				(void) cudaGetLastError();
+		};
+
+		if (!trim_due_)
+			return false;
+		if (!may_wait)
+		{
+			trim(false);
+			return false;
+		}
+		trim_due_ = false;
+
+		/*
+		 * On the helper thread, like a context's teardown: with many
+		 * contexts on the GPU the wait and the trim took 200-870 ms at
+		 * every commit (stress, 52 processes on the H200), while the
+		 * client waited for its commit.  The next device call waits for
+		 * it, where a cancel ends the wait.
+		 */
+		if (!start_helper([trim]() noexcept { trim(true); }))
+			trim(true);
+		else
+			helper_releases = false;
 		return false;
 	}
 

@@ -120,6 +120,7 @@ class Runtime
 	size_t		limit_ = 0;
 	uint32_t	share_ = 1;
 	size_t		used_ = 0;
+	bool		trim_due_ = false;	/* the pool may cache blocks: allocated since the last trim */
 	std::vector<cudaStream_t> streams_;
 	std::vector<PinnedBuffer> buffers_;
 	size_t		buffer_bytes_ = 0;

@@ -50,9 +50,10 @@ extern int	gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
  * (none was ever made, or it was released), 0 when one stays.  Nothing
  * happens after a sticky device failure (the session keeps reporting it),
  * or while the helper thread still makes or drops the context.  The
- * release itself runs on the helper thread (the driver takes seconds when
- * many processes make or drop contexts at once); the next device call, or
- * gpuops_cuda_prewarm_wait, waits for it.  may_wait = 0 (at
+ * release and the pool's trim run on the helper thread (the driver takes
+ * seconds when many processes make or drop contexts at once, and a trim
+ * waits for the device); the next device call, or gpuops_cuda_prewarm_wait,
+ * waits for them.  Nothing allocated since the last trim: nothing to do.  may_wait = 0 (at
  * an abort, where a cancelled query's kernels may still run) never waits
  * for the device: blocks freed but not yet reached on their stream stay
  * cached until a later call.
