@@ -11,7 +11,11 @@
  * pair becomes a scan tuple (the outer columns, then the inner ones) that
  * ExecScan filters with every join clause and projects.  An inner side
  * larger than one build may hold is joined partition by partition
- * (gpu_hashjoin_grace.cpp; gpu_hashjoin_exec.h describes both modes).
+ * (gpu_hashjoin_grace.cpp), and a worker of a parallel plan may probe
+ * through the leader's build (gpu_hashjoin_shared.cpp):
+ * gpu_hashjoin_state.h describes the modes.  This file is the node: its
+ * build decision, the walk over pairs that makes rows, and the executor's
+ * callbacks; gpu_hashjoin_device.cpp talks to the backend.
  *
  * Device failures: with gpuops.cpu_fallback the current build is redone
  * from the stored inner rows by the CPU backend and the batch probed again,
@@ -39,7 +43,7 @@ extern "C" {
 #include "device.h"
 #include "device_session.h"
 #include "gpu_hashjoin.h"
-#include "gpu_hashjoin_exec.h"
+#include "gpu_hashjoin_state.h"
 #include "guc.h"
 #include "join_exec.h"
 #include "join_plan.h"
@@ -47,222 +51,7 @@ extern "C" {
 
 extern const CustomExecMethods gpu_hashjoin_exec_methods;
 
-/* sum += one build's stats (device memory: the peak) */
-static void
-AddStats(GpuopsJoinStats *sum, const GpuopsJoinStats *s)
-{
-	sum->build_rows += s->build_rows;
-	sum->probe_rows += s->probe_rows;
-	sum->pairs += s->pairs;
-	sum->probe_batches += s->probe_batches;
-	sum->windows += s->windows;
-	sum->directory += s->directory;
-	sum->copy_ms += s->copy_ms;
-	sum->kernel_ms += s->kernel_ms;
-	sum->device_bytes = Max(sum->device_bytes, s->device_bytes);
-}
-
-/* Folds the stats of a finished build into done_stats. */
-static void
-KeepStats(GpuHashJoinState *st)
-{
-	GpuopsJoinStats s;
-
-	if (st->dev->handle == NULL)
-		return;
-	st->dev->backend->join_stats(st->dev->handle, &s);
-	AddStats(&st->done_stats, &s);
-}
-
-static void
-JoinRelease(void *arg)
-{
-	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) arg;
-
-	GpuHashJoinStopSharing(dev);	/* its thread reads the directory */
-	dev->end();
-}
-
-/*
- * One batch's key columns as 64-bit words: integers sign-extended (so
- * int2 = int8 compares equal values), dates as their day numbers, other
- * types as their hash opclass's hash.  The null bitmaps are the batch's own.
- */
-void
-GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch,
-					 bool outer, MemoryContext cxt, GpuopsJoinKeys *keys)
-{
-	const int  *cols = outer ? st->outer_col : st->inner_col;
-	const Oid  *types = outer ? st->outer_type : st->inner_type;
-	FmgrInfo   *hashfn = outer ? st->outer_hash : st->inner_hash;
-
-	keys->nkeys = st->nkeys;
-	keys->nrows = batch->nrows;
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(batch->nrows, 1) * sizeof(uint64));
-		const char *v = batch->values[cols[k]];
-
-		if (st->hashed[k])
-		{
-			/* the type's own hash (32 bits; collisions are re-checked) */
-			MemoryContext old = MemoryContextSwitchTo(cxt);
-
-			for (uint32 i = 0; i < batch->nrows; i++)
-			{
-				bool		isnull;
-				Datum		d = GpuopsBatchDatum(store, batch, cols[k], i, &isnull);
-
-				w[i] = isnull ? 0
-					: (uint64) DatumGetUInt32(FunctionCall1Coll(&hashfn[k], st->collation[k], d));
-			}
-			MemoryContextSwitchTo(old);
-			keys->words[k] = w;
-			keys->nulls[k] = batch->nulls[cols[k]];
-			continue;
-		}
-		switch (types[k])
-		{
-			case INT2OID:
-				for (uint32 i = 0; i < batch->nrows; i++)
-					w[i] = (uint64) (int64) ((const int16 *) v)[i];
-				break;
-			case INT4OID:
-			case DATEOID:
-				for (uint32 i = 0; i < batch->nrows; i++)
-					w[i] = (uint64) (int64) ((const int32 *) v)[i];
-				break;
-			default:
-				memcpy(w, v, (Size) batch->nrows * sizeof(uint64));
-				break;
-		}
-		keys->words[k] = w;
-		keys->nulls[k] = batch->nulls[cols[k]];
-	}
-}
-
-static void
-SaveStats(GpuHashJoinState *st)
-{
-	if (st->dev->handle)
-	{
-		st->dev->backend->join_stats(st->dev->handle, &st->stats);
-		st->backend_name = st->dev->backend->name;
-	}
-}
-
-/*
- * Ends the current build's join (its stats kept) and begins one on
- * `backend` (none when NULL).  Faults are injected into the primary backend
- * only, and only until it has failed once.
- */
-GpuopsStatus
-GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
-{
-	GpuopsSettings settings = GpuopsCurrentSettings();
-
-	KeepStats(st);
-	JoinRelease(st->dev);
-	memset(&st->stats, 0, sizeof(st->stats));
-	if (backend == NULL)
-		return GPUOPS_OK;
-	if (backend != GpuopsPrimaryDevice()->hashjoin || st->fallback != NULL || st->shared_probe)
-		settings.fault = GPUOPS_FAULT_NONE;
-	st->dev->backend = backend;
-	return backend->join_begin(&settings, st->nkeys, &st->dev->handle);
-}
-
-/* Streaming mode: every stored inner row into the begun join. */
-GpuopsStatus
-GpuHashJoinBuildAll(GpuHashJoinState *st)
-{
-	GpuopsStatus rc = GPUOPS_OK;
-
-	for (int b = 0; rc == GPUOPS_OK && b < st->inner_store.nbatches; b++)
-	{
-		GpuopsJoinKeys keys;
-
-		GpuHashJoinBatchKeys(st, &st->inner_store, st->inner_store.batches[b], false, st->key_cxt,
-							 &keys);
-		rc = st->dev->backend->join_build(st->dev->handle, &keys);
-		MemoryContextReset(st->key_cxt);
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (rc == GPUOPS_OK)
-		rc = st->dev->backend->join_build_finish(st->dev->handle);
-	return rc;
-}
-
-/*
- * After a device failure: the CPU backend redoes the current build (or the
- * query fails).
- */
-void
-GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc)
-{
-	GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = pstrdup(gpuops_last_error());
-	st->shared_probe = false;
-	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
-	if (rc == GPUOPS_OK)
-		rc = st->grace ? GpuHashJoinGraceBuild(st) : GpuHashJoinBuildAll(st);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
-}
-
-static void
-ResetInnerMatches(GpuHashJoinState *st)
-{
-	if (st->inner_matched)
-		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
-	st->inner_pos = 0;
-}
-
-/* Inner rows whose keys are all non-NULL: the ones a build holds. */
-static uint64
-BuildableRows(GpuHashJoinState *st)
-{
-	uint64		n = 0;
-
-	for (int b = 0; b < st->inner_store.nbatches; b++)
-	{
-		GpuopsBatch *batch = st->inner_store.batches[b];
-
-		for (uint32 i = 0; i < batch->nrows; i++)
-		{
-			bool		null = false;
-
-			for (int k = 0; k < st->nkeys && !null; k++)
-				null = GpuopsBatchIsNull(batch, st->inner_col[k], i);
-			n += !null;
-		}
-	}
-	return n;
-}
-
 static void FinishBuild(GpuHashJoinState *st, instr_time t0);
-
-/* Reads the inner side into inner_store, once (a rescan with new parameters reads it again). */
-static void
-ReadInner(GpuHashJoinState *st)
-{
-	bool		more = true;
-	instr_time	t0;
-
-	if (st->inner_read)
-		return;
-	INSTR_TIME_SET_CURRENT(t0);
-	while (more)
-	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
-
-		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	st->inner_read = true;
-	st->mine.inner_ms += GpuHashJoinMsSince(&t0);
-}
 
 /*
  * Reads the inner side and builds its directory, or, when its rows exceed
@@ -284,40 +73,34 @@ Build(GpuHashJoinState *st)
 	if (GpuHashJoinJoinSharedCounts(st))
 	{
 		/* a worker that needs only the leader's match counts: no inner rows */
+		st->mode = &gpu_hashjoin_shared_mode;
 		st->builds++;
 		FinishBuild(st, t0);
 		return;
 	}
-	ReadInner(st);
+	GpuHashJoinReadInner(st);
 	if (GpuHashJoinJoinShared(st))
 	{
 		/* a worker probing through the leader's directory */
+		st->mode = &gpu_hashjoin_shared_mode;
 		st->builds++;
 		FinishBuild(st, t0);
 		return;
 	}
-	rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
-	if (rc != GPUOPS_OK)
-	{
-		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);
-		if (st->fallback == NULL)
-			st->fallback = pstrdup(gpuops_last_error());
-		rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
-	}
+	GpuHashJoinBeginPrimary(st);
 	capacity = st->dev->backend->join_capacity(st->dev->handle);
 	st->probe_limit = st->dev->backend->join_probe_rows(st->dev->handle);
-	rows = capacity > 0 ? BuildableRows(st) : 0;
+	rows = capacity > 0 ? GpuHashJoinBuildableRows(st) : 0;
 	if (capacity > 0 && rows > capacity)
 	{
 		/* partitioned: pairs are numbered per partition; PostgreSQL checks them */
 		GpuopsJoinFilterEnd(st->filter);
 		st->filter = NULL;
-		GpuHashJoinGraceStart(st, rows);
+		GpuHashJoinGraceStart(st, rows);	/* the mode becomes partitioned */
 	}
 	else
 	{
+		st->mode = &gpu_hashjoin_stream_mode;
 		GpuopsJoinFilterLoad(st->filter, 1, &st->inner_store, false, 0, 0);
 		rc = GpuHashJoinBuildAll(st);
 		if (rc != GPUOPS_OK)
@@ -337,168 +120,11 @@ FinishBuild(GpuHashJoinState *st, instr_time t0)
 	if (st->fill_inner)
 		st->inner_matched = (bool *) MemoryContextAllocHuge(st->inner_store.cxt,
 															Max(st->inner_store.nrows, 1));
-	ResetInnerMatches(st);
+	GpuHashJoinResetInnerMatches(st);
 	st->host_memory = GpuopsRowStoreMemory(&st->inner_store);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->build_ms += INSTR_TIME_GET_MILLISEC(t1);
-}
-
-/* The current probe batch's keys: a range of the outer batch's, streaming. */
-static void
-ProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
-{
-	if (st->grace)
-	{
-		GpuHashJoinGraceProbeKeys(st, keys);
-		return;
-	}
-	*keys = st->batch_keys;
-	keys->nrows = st->probe_rows;
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		keys->words[k] += st->probe_base;
-		if (keys->nulls[k])
-			keys->nulls[k] += st->probe_base / 8;	/* probe_limit is a multiple of 8 */
-	}
-}
-
-/*
- * A worker whose shared probe failed (the leader's service failed or
- * closed): it builds its own directory, as it would have without the
- * service, and probes the batch again.
- */
-static void
-LeaveShared(GpuHashJoinState *st)
-{
-	GpuopsStatus rc;
-
-	st->shared_probe = false;
-	st->counts_only = false;
-	st->mine.left = 1;
-	ReadInner(st);				/* a counts-only worker has not read it yet */
-	rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
-	if (rc == GPUOPS_OK)
-		rc = GpuHashJoinBuildAll(st);
-	if (rc != GPUOPS_OK)
-		GpuHashJoinFallBack(st, rc);
-}
-
-/*
- * Probes the current batch: its first window of pairs.  After a device
- * failure the build is redone on the CPU and the batch probed there, and
- * `skip` pairs (walked before the failure) are passed over.
- */
-static void
-ProbeSkipping(GpuHashJoinState *st, uint64 skip)
-{
-	GpuopsJoinKeys keys;
-	GpuopsStatus rc;
-
-	ProbeKeys(st, &keys);
-	if (st->shared_probe && GpuHashJoinSharedProbe(st, &keys, &st->pairs) != GPUOPS_OK)
-		LeaveShared(st);
-	rc = st->shared_probe ? GPUOPS_OK
-		: st->dev->backend->join_probe(st->dev->handle, &keys, &st->pairs);
-	if (rc != GPUOPS_OK)
-	{
-		GpuHashJoinFallBack(st, rc);
-		rc = st->dev->backend->join_probe(st->dev->handle, &keys, &st->pairs);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
-	}
-	st->pairs_before = 0;
-	while (skip >= st->pairs.npairs && st->pairs.more && skip > 0)
-	{
-		skip -= st->pairs.npairs;
-		st->pairs_before += st->pairs.npairs;
-		rc = st->dev->backend->join_next_pairs(st->dev->handle, &st->pairs);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
-	}
-	st->cursor = skip;
-	GpuopsJoinFilterApply(st->filter, &st->pairs);
-	SaveStats(st);
-}
-
-void
-GpuHashJoinProbe(GpuHashJoinState *st)
-{
-	ProbeSkipping(st, 0);
-}
-
-/* The current probe's next window of pairs. */
-static void
-NextWindow(GpuHashJoinState *st)
-{
-	uint64		walked = st->pairs_before + st->pairs.npairs;
-	GpuopsStatus rc;
-
-	rc = st->dev->backend->join_next_pairs(st->dev->handle, &st->pairs);
-	if (rc != GPUOPS_OK)
-	{
-		GpuHashJoinFallBack(st, rc);
-		ProbeSkipping(st, walked);
-		return;
-	}
-	st->pairs_before = walked;
-	st->cursor = 0;
-	GpuopsJoinFilterApply(st->filter, &st->pairs);
-	SaveStats(st);
-}
-
-/*
- * Streaming mode: probes the next range of the outer batch (as many rows as
- * one probe takes), reading the next batch when this one is done; false
- * when the outer side is done.
- */
-static bool
-ProbeNextBatch(GpuHashJoinState *st)
-{
-	st->probe_base += st->probe_rows;
-	if (st->probe_base >= st->batch_rows)
-	{
-		GpuopsBatch *batch;
-		instr_time	t0;
-
-		if (st->outer_done)
-		{
-			GpuHashJoinReportShared(st);
-			return false;
-		}
-		GpuopsRowStoreReset(&st->outer_store);
-		batch = GpuopsRowStoreOpenBatch(&st->outer_store);
-		INSTR_TIME_SET_CURRENT(t0);
-		st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
-		st->mine.outer_ms += GpuHashJoinMsSince(&t0);
-		st->batch_rows = batch->nrows;
-		st->probe_base = 0;
-		MemoryContextReset(st->probe_key_cxt);
-		if (batch->nrows > 0)
-			GpuHashJoinBatchKeys(st, &st->outer_store, batch, true, st->probe_key_cxt,
-								 &st->batch_keys);
-	}
-	st->probe_rows = Min(st->probe_limit, st->batch_rows - st->probe_base);
-	st->cursor = 0;
-	st->pairs_before = 0;
-	memset(&st->pairs, 0, sizeof(st->pairs));
-	st->probe_pos = 0;
-	st->matched = false;
-	st->emit_unmatched = true;
-	if (st->probe_rows > 0)
-	{
-		GpuopsJoinFilterLoad(st->filter, 0, &st->outer_store, true, st->probe_base,
-							 st->probe_rows);
-		GpuHashJoinProbe(st);
-	}
-	return true;
-}
-
-/* The next probe batch, in either mode; false when the outer side is done. */
-static bool
-NextProbeBatch(GpuHashJoinState *st)
-{
-	return st->grace ? GpuHashJoinGraceNextBatch(st) : ProbeNextBatch(st);
 }
 
 /*
@@ -512,7 +138,7 @@ NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow, GpuopsExprResult *verdi
 	uint64		pair;
 	uint32		b;
 
-	if (!GpuopsNextPairOf<GpuHashJoinState, NextWindow>(st, p, &pair, &b))
+	if (!GpuopsNextPairOf<GpuHashJoinState, GpuHashJoinNextWindow>(st, p, &pair, &b))
 		return false;
 	*verdict = GpuopsJoinFilterVerdict(st->filter, pair);
 	*brow = st->build_map ? st->build_map[b] : b;
@@ -586,8 +212,9 @@ GpuHashJoinNext(ScanState *ss)
 
 		while (st->probe_pos >= st->probe_rows)
 		{
-			if (!NextProbeBatch(st))
+			if (!st->mode->next_batch(st))
 			{
+				GpuHashJoinReportShared(st);
 				if (st->fill_inner && UnmatchedInner(st, slot, econtext))
 					return slot;
 				return ExecClearTuple(slot);
@@ -652,6 +279,7 @@ CreateGpuHashJoinStateImpl(CustomScan *cscan)
 	GpuHashJoinState *st = NewCustomScanState<GpuHashJoinState>(cscan, &gpu_hashjoin_exec_methods);
 	GpuopsEquiJoinPlan *plan = GpuopsReadEquiJoinPlan(cscan->custom_private, GPUHASHJOIN_NAME);
 
+	st->mode = &gpu_hashjoin_stream_mode;
 	st->jointype = plan->jointype;
 	st->fill_outer = st->jointype == JOIN_LEFT || st->jointype == JOIN_FULL ||
 		st->jointype == JOIN_ANTI;
@@ -701,7 +329,7 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 									   (List *) lthird(cscan->custom_exprs),
 									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
 									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuHashJoinDevice, JoinRelease>(estate);
+	st->dev = NewQueryDevice<GpuHashJoinDevice, GpuHashJoinRelease>(estate);
 }
 
 static TupleTableSlot *
@@ -715,7 +343,7 @@ EndGpuHashJoinImpl(CustomScanState *node)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 
-	JoinRelease(st->dev);
+	GpuHashJoinRelease(st->dev);
 	GpuopsJoinFilterEnd(st->filter);
 	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
 }
@@ -740,23 +368,21 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	st->probe_map = st->build_map = NULL;
 	st->outer_flags = NULL;
 	st->matched = false;
-	ResetInnerMatches(st);
+	GpuHashJoinResetInnerMatches(st);
 	if (st->built && inner->chgParam != NULL)
 	{
 		/* the inner side changes with the parameters: build again */
 		GpuHashJoinBegin(st, NULL);
-		if (st->grace)
-			GpuHashJoinGraceEnd(st);
+		st->mode->end(st);
+		st->mode = &gpu_hashjoin_stream_mode;
 		GpuopsRowStoreReset(&st->inner_store);
 		st->inner_read = false;
 		st->inner_matched = NULL;	/* it was in the store's context */
 		st->inner_source->rescan(st->inner_source);
 		st->built = false;
 	}
-	else if (st->grace)
-		GpuHashJoinGraceRescan(st);	/* chunks are built again as they come */
-	else if (st->built && st->dev->handle == NULL)
-		st->built = false;
+	else
+		st->mode->rescan(st);	/* partitioned: chunks are built again as they come */
 }
 
 static Size
@@ -824,10 +450,9 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
 	{
-		GpuopsJoinStats t = st->done_stats;
+		GpuopsJoinStats t;
 
-		/* every build's figures: the finished ones and the current one */
-		AddStats(&t, &st->stats);
+		GpuHashJoinTotalStats(st, &t);
 		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
 		if (st->fallback)
 			ExplainPropertyText("Fallback", st->fallback, es);

@@ -31,7 +31,7 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-#include "gpu_hashjoin_exec.h"
+#include "gpu_hashjoin_state.h"
 #include "join_hash.hpp"
 
 typedef struct GracePart
@@ -157,6 +157,7 @@ GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows)
 	Split(st, &st->inner_store, false, gr->inner, NULL, cxt);
 	/* the build (streaming) join begun to learn the capacity is not used */
 	GpuHashJoinBegin(st, NULL);
+	st->mode = &gpu_hashjoin_grace_mode;
 }
 
 /* Back to the first partition's first chunk. */
@@ -192,9 +193,9 @@ SplitOuter(GpuHashJoinState *st)
 	Rewind(gr);
 }
 
-/* Builds the current chunk into the begun join. */
-GpuopsStatus
-GpuHashJoinGraceBuild(GpuHashJoinState *st)
+/* Builds the current chunk into the begun join (also the mode's rebuild). */
+static GpuopsStatus
+GraceBuild(GpuHashJoinState *st)
 {
 	GpuHashJoinGrace *gr = st->grace;
 	GracePart  *ip = &gr->inner[gr->part];
@@ -215,8 +216,8 @@ GpuHashJoinGraceBuild(GpuHashJoinState *st)
 }
 
 /* The current probe batch's keys. */
-void
-GpuHashJoinGraceProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
+static void
+GraceProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
 {
 	GpuHashJoinGrace *gr = st->grace;
 	GracePart  *op = &gr->outer[gr->part];
@@ -235,8 +236,8 @@ GpuHashJoinGraceProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
  * partition against the current chunk (built on entering it).  False when
  * every partition is done.
  */
-bool
-GpuHashJoinGraceNextBatch(GpuHashJoinState *st)
+static bool
+GraceNextBatch(GpuHashJoinState *st)
 {
 	GpuHashJoinGrace *gr = st->grace;
 
@@ -274,7 +275,7 @@ GpuHashJoinGraceNextBatch(GpuHashJoinState *st)
 				GpuopsStatus rc = GpuHashJoinBegin(st, st->dev->backend);
 
 				if (rc == GPUOPS_OK)
-					rc = GpuHashJoinGraceBuild(st);
+					rc = GraceBuild(st);
 				if (rc != GPUOPS_OK)
 					GpuHashJoinFallBack(st, rc);
 				st->builds++;
@@ -314,8 +315,8 @@ GpuHashJoinGraceNextBatch(GpuHashJoinState *st)
 }
 
 /* A rescan: the outer side is read and split again; the inner side stays. */
-void
-GpuHashJoinGraceRescan(GpuHashJoinState *st)
+static void
+GraceRescan(GpuHashJoinState *st)
 {
 	GpuHashJoinGrace *gr = st->grace;
 
@@ -328,9 +329,20 @@ GpuHashJoinGraceRescan(GpuHashJoinState *st)
 }
 
 /* Leaves partitioned mode (the inner side is read again). */
-void
-GpuHashJoinGraceEnd(GpuHashJoinState *st)
+static void
+GraceEnd(GpuHashJoinState *st)
 {
 	MemoryContextDelete(st->grace->cxt);
 	st->grace = NULL;
 }
+
+/* Where every phase of a partitioned join goes (gpu_hashjoin_state.h). */
+const GpuHashJoinMode gpu_hashjoin_grace_mode = {
+	"partitioned",
+	GraceNextBatch,
+	GraceProbeKeys,
+	GpuHashJoinOwnProbe,	/* the current chunk's */
+	GraceBuild,
+	GraceRescan,
+	GraceEnd,
+};

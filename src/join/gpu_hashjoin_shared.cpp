@@ -36,7 +36,7 @@
  *    result never depends on the service.
  *  - The service is stopped before the shared memory is unmapped (an
  *    on_dsm_detach callback, which also runs on abort, before the query's
- *    memory goes) and before the leader's join ends (JoinRelease).
+ *    memory goes) and before the leader's join ends (GpuHashJoinRelease).
  *
  * What is therefore guaranteed: every result equals the join's without
  * sharing; a worker that took the service (its account says "attached")
@@ -61,7 +61,7 @@ extern "C" {
 }
 
 #include "device.h"
-#include "gpu_hashjoin_exec.h"
+#include "gpu_hashjoin_state.h"
 #include "guc.h"
 #include "join_filter.h"
 #include "join_service.h"
@@ -95,17 +95,6 @@ ServiceDetach(dsm_segment *seg, Datum arg)
 		gpuops_join_service_worker_stats(dev->shared, i, &dev->workers[i]);
 	dev->shared = NULL;			/* unmapped next */
 	dev->control = NULL;
-}
-
-void
-GpuHashJoinStopSharing(GpuHashJoinDevice *dev)
-{
-	if (dev->shared != NULL)
-		gpuops_join_service_counts(dev->shared, &dev->shared_requests, &dev->shared_rows);
-	if (dev->svc == NULL)
-		return;
-	gpuops_join_service_stop(dev->svc);
-	dev->svc = NULL;
 }
 
 Size
@@ -384,8 +373,8 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
  * Worker: the first window of a probe batch's pairs through the service;
  * not OK when the service failed or closed (the caller builds its own).
  */
-GpuopsStatus
-GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
+static GpuopsStatus
+ServiceProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 {
 	void	   *shm = st->dev->shared;
 	uint32		slot = (uint32) ParallelWorkerNumber;
@@ -412,6 +401,66 @@ GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJ
 		return gpuops_cpu_join_probe_counts(st->dev->handle, counts, keys->nrows, pairs);
 	return gpuops_cpu_join_probe_slots(st->dev->handle, slots, keys->nrows, pairs);
 }
+
+/*
+ * A worker whose shared probe failed (the leader's service failed or
+ * closed): it builds its own directory, as it would have without the
+ * service, and goes on in streaming mode.
+ */
+static void
+LeaveShared(GpuHashJoinState *st)
+{
+	GpuopsStatus rc;
+
+	st->shared_probe = false;
+	st->counts_only = false;
+	st->mine.left = 1;
+	st->mode = &gpu_hashjoin_stream_mode;
+	GpuHashJoinReadInner(st);	/* a counts-only worker has not read it yet */
+	rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
+	if (rc == GPUOPS_OK)
+		rc = GpuHashJoinBuildAll(st);
+	if (rc != GPUOPS_OK)
+		GpuHashJoinFallBack(st, rc);
+}
+
+/* The shared mode's probe: through the service while it serves, then alone. */
+static GpuopsStatus
+SharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
+{
+	if (ServiceProbe(st, keys, pairs) == GPUOPS_OK)
+		return GPUOPS_OK;
+	LeaveShared(st);
+	return st->mode->probe(st, keys, pairs);
+}
+
+/*
+ * After a device failure of a worker's host join (the CPU backend begun
+ * again by GpuHashJoinFallBack): its own directory, in streaming mode.
+ */
+static GpuopsStatus
+SharedRebuild(GpuHashJoinState *st)
+{
+	st->counts_only = false;
+	st->mine.left = 1;
+	st->mode = &gpu_hashjoin_stream_mode;
+	GpuHashJoinReadInner(st);	/* a counts-only worker has not read it yet */
+	return GpuHashJoinBuildAll(st);
+}
+
+/*
+ * A worker probing through the leader's service walks its outer side as
+ * in streaming mode (a batch is at most a slot's rows: probe_limit).
+ */
+const GpuHashJoinMode gpu_hashjoin_shared_mode = {
+	"shared",
+	GpuHashJoinStreamNextBatch,
+	GpuHashJoinStreamProbeKeys,
+	SharedProbe,
+	SharedRebuild,
+	GpuHashJoinStreamRescan,
+	GpuHashJoinStreamEnd,
+};
 
 /*
  * Once the outer side is done: a worker of a parallel plan writes its

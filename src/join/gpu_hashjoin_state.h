@@ -1,21 +1,29 @@
 /*
- * gpu_hashjoin_exec.h
- *    GpuHashJoin's executor state, shared by the node (gpu_hashjoin_exec.cpp)
- *    and its partitioned mode (gpu_hashjoin_grace.cpp).
+ * gpu_hashjoin_state.h
+ *    GpuHashJoin's executor state, and the table of its modes: shared by the
+ *    node (gpu_hashjoin_exec.cpp), its modes (gpu_hashjoin_stream.cpp,
+ *    gpu_hashjoin_grace.cpp, gpu_hashjoin_shared.cpp) and its device
+ *    session (gpu_hashjoin_device.cpp).
  *
- * Two modes.  Streaming, when one build holds the inner side's keys: every
+ * Three modes.  Streaming, when one build holds the inner side's keys: every
  * inner row goes into one directory and the outer side is read and probed
  * one batch at a time.  Partitioned (grace), when the inner side is larger
  * than the device budget lets one build hold: both sides are partitioned on
  * the host by the key hash, and partition pairs are joined one build at a
  * time; a partition still too large (skew) is built in chunks, each probed
- * with the partition's outer rows.
+ * with the partition's outer rows.  Shared, a worker of a parallel plan
+ * probing through the leader's directory: streaming, with the lookups done
+ * by the leader's service.
  *
  * Either way the node walks "probe batches": up to 64K outer rows probed
  * against the current build, whose pairs come grouped by probe row.
+ *
+ * Calls go one way: the node calls a mode through its GpuHashJoinMode, the
+ * modes call the device session, and the device session calls a mode only
+ * through st->mode.
  */
-#ifndef GPUOPS_GPU_HASHJOIN_EXEC_H
-#define GPUOPS_GPU_HASHJOIN_EXEC_H
+#ifndef GPUOPS_GPU_HASHJOIN_STATE_H
+#define GPUOPS_GPU_HASHJOIN_STATE_H
 
 extern "C" {
 #include "postgres.h"
@@ -46,10 +54,35 @@ struct GpuHashJoinDevice : DeviceSession<GpuopsJoinBackend, GpuopsJoin, &GpuopsJ
 };
 
 typedef struct GpuHashJoinGrace GpuHashJoinGrace;
+typedef struct GpuHashJoinState GpuHashJoinState;
 
-typedef struct GpuHashJoinState
+/* A mode: what differs between streaming, partitioned and shared joins. */
+typedef struct GpuHashJoinMode
+{
+	const char *name;
+	/* the next probe batch, probed (its first window); false when the outer side is done */
+	bool		(*next_batch) (GpuHashJoinState *st);
+	/* the current probe batch's keys */
+	void		(*probe_keys) (GpuHashJoinState *st, GpuopsJoinKeys *keys);
+	/* the first window of their pairs */
+	GpuopsStatus (*probe) (GpuHashJoinState *st, const GpuopsJoinKeys *keys,
+						   GpuopsJoinPairs *pairs);
+	/* after a device failure: the current build again, into the begun CPU join */
+	GpuopsStatus (*rebuild) (GpuHashJoinState *st);
+	/* a rescan that keeps the inner side */
+	void		(*rescan) (GpuHashJoinState *st);
+	/* the mode's memory goes (a rescan that reads the inner side again) */
+	void		(*end) (GpuHashJoinState *st);
+} GpuHashJoinMode;
+
+extern const GpuHashJoinMode gpu_hashjoin_stream_mode;
+extern const GpuHashJoinMode gpu_hashjoin_grace_mode;
+extern const GpuHashJoinMode gpu_hashjoin_shared_mode;
+
+struct GpuHashJoinState
 {
 	CustomScanState css;
+	const GpuHashJoinMode *mode;	/* streaming until the build decides */
 	JoinType	jointype;		/* INNER, LEFT, RIGHT, FULL, SEMI or ANTI */
 	bool		fill_outer;		/* LEFT, FULL, ANTI: unmatched outer rows are returned */
 	bool		fill_inner;		/* RIGHT, FULL: unmatched inner rows are returned */
@@ -117,7 +150,7 @@ typedef struct GpuHashJoinState
 	Size		host_memory;
 	GpuopsJoinWorkerStats mine; /* parallel plans: this process's account */
 	instr_time	started;		/* its first row asked for */
-} GpuHashJoinState;
+};
 
 /* Milliseconds since *start, for the accounts above. */
 static inline double
@@ -130,16 +163,35 @@ GpuHashJoinMsSince(const instr_time *start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
-/* gpu_hashjoin_exec.cpp */
+/* gpu_hashjoin_device.cpp: the device session, for every mode */
+extern void GpuHashJoinRelease(void *arg);
+extern void GpuHashJoinStopSharing(GpuHashJoinDevice *dev);
 extern void GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store,
 								 GpuopsBatch *batch, bool outer, MemoryContext cxt,
 								 GpuopsJoinKeys *keys);
+extern void GpuHashJoinReadInner(GpuHashJoinState *st);
+extern uint64 GpuHashJoinBuildableRows(GpuHashJoinState *st);
+extern void GpuHashJoinResetInnerMatches(GpuHashJoinState *st);
 extern GpuopsStatus GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend);
-extern void GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc);
-extern void GpuHashJoinProbe(GpuHashJoinState *st);
+extern void GpuHashJoinBeginPrimary(GpuHashJoinState *st);
 extern GpuopsStatus GpuHashJoinBuildAll(GpuHashJoinState *st);
+extern void GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc);
+extern GpuopsStatus GpuHashJoinOwnProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys,
+										GpuopsJoinPairs *pairs);
+extern void GpuHashJoinProbe(GpuHashJoinState *st);
+extern void GpuHashJoinNextWindow(GpuHashJoinState *st);
+extern void GpuHashJoinTotalStats(GpuHashJoinState *st, GpuopsJoinStats *total);
 
-/* gpu_hashjoin_shared.cpp */
+/* gpu_hashjoin_stream.cpp: streaming mode, whose walk shared mode borrows */
+extern bool GpuHashJoinStreamNextBatch(GpuHashJoinState *st);
+extern void GpuHashJoinStreamProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys);
+extern void GpuHashJoinStreamRescan(GpuHashJoinState *st);
+extern void GpuHashJoinStreamEnd(GpuHashJoinState *st);
+
+/* gpu_hashjoin_grace.cpp: partitioned mode, entered by the build */
+extern void GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows);
+
+/* gpu_hashjoin_shared.cpp: the shared build of parallel plans */
 struct ParallelContext;
 extern Size GpuHashJoinEstimateDSM(GpuHashJoinState *st, struct ParallelContext *pcxt);
 extern void GpuHashJoinInitializeDSM(GpuHashJoinState *st, struct ParallelContext *pcxt,
@@ -148,20 +200,9 @@ extern void GpuHashJoinReInitializeDSM(GpuHashJoinState *st, void *coordinate);
 extern void GpuHashJoinInitializeWorker(GpuHashJoinState *st, void *coordinate);
 extern void GpuHashJoinClaimBuild(GpuHashJoinState *st);
 extern void GpuHashJoinShareBuild(GpuHashJoinState *st);
-extern void GpuHashJoinStopSharing(GpuHashJoinDevice *dev);
 extern void GpuHashJoinReportShared(GpuHashJoinState *st);
 extern void GpuHashJoinExplainShared(GpuHashJoinState *st, ExplainState *es);
 extern bool GpuHashJoinJoinShared(GpuHashJoinState *st);
 extern bool GpuHashJoinJoinSharedCounts(GpuHashJoinState *st);
-extern GpuopsStatus GpuHashJoinSharedProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys,
-										   GpuopsJoinPairs *pairs);
-
-/* gpu_hashjoin_grace.cpp */
-extern void GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows);
-extern bool GpuHashJoinGraceNextBatch(GpuHashJoinState *st);
-extern GpuopsStatus GpuHashJoinGraceBuild(GpuHashJoinState *st);
-extern void GpuHashJoinGraceProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys);
-extern void GpuHashJoinGraceRescan(GpuHashJoinState *st);
-extern void GpuHashJoinGraceEnd(GpuHashJoinState *st);
 
 #endif
