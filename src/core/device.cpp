@@ -70,15 +70,67 @@ RaiseIfCanceled(GpuopsStatus status)
 }
 
 /*
- * At process exit, while the probe's helper thread may still be inside the
- * driver (a parallel worker told to stop during its probe): join it, since
- * exit() tears the CUDA runtime down under it otherwise (seen on the H100:
- * a segmentation fault of the exiting worker).
+ * With GPUOPS_LOG_SLOW_MS=N in the server's environment, a process whose
+ * exit waited N ms or more for the helper thread or for the CUDA runtime's
+ * teardown says so in the server log: a parallel query's cancel ends only
+ * when its workers have exited.
+ */
+static int	exit_slow_ms = -1;
+static instr_time exit_teardown_start;
+
+static double
+MsSince(const instr_time *start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, *start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * Registered before the first CUDA call, so it runs after the CUDA
+ * runtime's own exit handlers: the time since the last exit callback is
+ * theirs.  Only write(2) here: the server's logging is gone.
+ */
+static void
+TeardownTimeAtExit(void)
+{
+	double		ms;
+	char		line[160];
+	int			n;
+
+	if (INSTR_TIME_IS_ZERO(exit_teardown_start))
+		return;
+	ms = MsSince(&exit_teardown_start);
+	if (ms < exit_slow_ms)
+		return;
+	n = snprintf(line, sizeof(line), "gpuops [%d]: the CUDA runtime's teardown at process exit took %.0f ms\n",
+				 (int) getpid(), ms);
+	if (n > 0)
+		(void) !write(2, line, Min((size_t) n, sizeof(line) - 1));
+}
+
+/*
+ * At process exit, while the helper thread may still be inside the driver
+ * (a parallel worker told to stop during its probe, a context being made
+ * or the pool trimmed): join it, since exit() tears the CUDA runtime down
+ * under it otherwise (seen on the H100: a segmentation fault of the exiting
+ * worker).
  */
 static void
 JoinHelperAtExit(int code, Datum arg)
 {
+	instr_time	start;
+	double		ms;
+
+	INSTR_TIME_SET_CURRENT(start);
 	gpuops_cuda_prewarm_wait();
+	ms = MsSince(&start);
+	if (exit_slow_ms > 0 && ms >= exit_slow_ms)
+		elog(LOG, "gpuops: at process exit, waiting for the helper thread took %.0f ms", ms);
+	if (exit_slow_ms > 0)
+		INSTR_TIME_SET_CURRENT(exit_teardown_start);
 }
 
 bool
@@ -94,6 +146,11 @@ GpuopsGpuPresent(void)
 			return false;		/* never initialize CUDA in the postmaster */
 		if (!exit_hook)
 		{
+			const char *v = getenv("GPUOPS_LOG_SLOW_MS");
+
+			exit_slow_ms = v ? atoi(v) : 0;
+			if (exit_slow_ms > 0)
+				atexit(TeardownTimeAtExit);
 			on_proc_exit(JoinHelperAtExit, (Datum) 0);
 			exit_hook = true;
 		}
@@ -252,13 +309,6 @@ GpuopsWaitForDevice(void)
 	pg_usleep(20L);
 }
 
-static void
-PrewarmExit(int code, Datum arg)
-{
-	/* the helper thread must not outlive the process's CUDA teardown */
-	gpuops_cuda_prewarm_wait();
-}
-
 /*
  * A node that will use the CUDA backend starts it on a helper thread
  * (gpuops_cuda_prewarm) at executor start: the context and pinned pool are
@@ -274,17 +324,12 @@ GpuopsPrewarmDevice(int eflags)
 void
 GpuopsPrewarmDeviceFor(int eflags, bool shared)
 {
-	static bool exit_hook = false;
 	GpuopsSettings settings;
 
+	/* GpuopsGpuPresent set the exit hook that joins the helper */
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gpuops_device_mode == GPUOPS_DEVICE_CPU ||
 		!GpuopsGpuPresent() || !GpuopsDeviceSessionAcquire())
 		return;
-	if (!exit_hook)
-	{
-		on_proc_exit(PrewarmExit, (Datum) 0);
-		exit_hook = true;
-	}
 	settings = GpuopsSettingsFor(shared);
 	gpuops_cuda_prewarm(&settings);
 }
