@@ -14,6 +14,8 @@
 #   stress200   200 sessions, 40 s, 100 under timeouts (max_connections 260)
 #   stress200pg the same with the cancel session on PostgreSQL's own plans
 #               (how late any cancel ends under that load)
+#   stress32serial, stress32pg  stress32 with the cancel session's plans
+#               serial (no parallel workers to wait for), or PostgreSQL's own
 #   q18         TPC-H Q18's shape at scale $GPU_Q18_SCALE (default 4: 24M rows)
 # Logs go under $OUT; each part prints its summary line; at the end the
 # server log's slow-call and release lines go to $OUT/slow.log and its
@@ -81,11 +83,13 @@ for part in "$@"; do
     stress32) stress stress32 32 60 500 300000 240 ;;
     stress200) stress stress200 200 40 100 100000 120 ;;
     stress200pg) stress stress200pg 200 40 100 100000 240 "-c gpuops.enabled=off" ;;
+    stress32serial) stress stress32serial 32 60 500 300000 240 "-c max_parallel_workers_per_gather=0" ;;
+    stress32pg) stress stress32pg 32 60 500 300000 240 "-c gpuops.enabled=off" ;;
     q18) q18 ;;
     *) echo "gpu_batch.sh: unknown part $part"; exit 2 ;;
   esac
 done
 if [ -n "${PGLOG:-}" ] && [ -f "$PGLOG" ]; then
-  grep -E "gpuops device layer|gpuops: (releasing|giving)" "$PGLOG" > "$OUT/slow.log"
+  grep -E "gpuops device layer|gpuops: (releasing|giving)|gpuops.*at process exit" "$PGLOG" > "$OUT/slow.log"
   echo "server log: $(wc -l < "$OUT/slow.log") slow-call or slow-release lines, $(grep -cE 'terminated by signal|PANIC' "$PGLOG") crashes"
 fi

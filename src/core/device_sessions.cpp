@@ -179,8 +179,11 @@ XactEnd(XactEvent event, void *arg)
 static void
 ProcessExit(int code, Datum arg)
 {
-	/* the context goes with the process; the count must follow it */
-	gpuops_cuda_prewarm_wait();
+	/*
+	 * The context goes with the process, and the count with it (without
+	 * waiting for a helper thread still making or dropping the context:
+	 * device.cpp's exit hook deals with that thread).
+	 */
 	StopWaiting();
 	GiveBack();
 }
