@@ -10,7 +10,7 @@
 #   pgsuite     PostgreSQL's suite, forced (needs .devkit/pgsuite: stage it
 #               with test/pgsuite/run.sh --prepare .devkit/pgsuite)
 #   fuzz+pgsuite  the two side by side (~4.5 min)
-#   stress32    32 sessions, 60 s, 500 statements under timeouts
+#   stress32    32 sessions, 90 s, 1000 statements under timeouts
 #   stress200   200 sessions, 40 s, 100 under timeouts (max_connections 260)
 #   stress200pg the same with the cancel session on PostgreSQL's own plans
 #               (how late any cancel ends under that load)
@@ -80,7 +80,7 @@ for part in "$@"; do
     fuzz) fuzz ;;
     pgsuite) pgsuite ;;
     fuzz+pgsuite) fuzz & pgsuite & wait ;;
-    stress32) stress stress32 32 60 500 300000 240 ;;
+    stress32) stress stress32 32 90 1000 300000 300 ;;
     stress200) stress stress200 200 40 100 100000 120 ;;
     stress200pg) stress stress200pg 200 40 100 100000 240 "-c gpuops.enabled=off" ;;
     stress32serial) stress stress32serial 32 60 500 300000 240 "-c max_parallel_workers_per_gather=0" ;;

@@ -316,11 +316,7 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	bool		prewarm = !(IsParallelWorker() && node->ss.ps.plan->parallel_aware &&
 							gpuops_enable_shared_build);
 
-	GpuopsJoinBeginChildren(node, estate, eflags, prewarm, &st->outer_store, &st->inner_store,
-							&st->outer_source, &st->inner_source, &st->outer_ncols);
-	st->needed = GpuopsJoinNeededColumns(node);
-	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
-	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
+	GpuopsJoinNodeBegin(st, estate, eflags, prewarm);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
 	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
@@ -345,7 +341,7 @@ EndGpuHashJoinImpl(CustomScanState *node)
 
 	GpuHashJoinRelease(st->dev);
 	GpuopsJoinFilterEnd(st->filter);
-	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
+	GpuopsJoinNodeEnd(st);
 }
 
 static void

@@ -37,6 +37,7 @@ extern "C" {
 #include "batch.h"
 #include "device_session.h"
 #include "gpuops_device.h"
+#include "join_exec.h"
 #include "join_service.h"
 
 /* the join's device session, and its part in a shared build */
@@ -79,9 +80,8 @@ extern const GpuHashJoinMode gpu_hashjoin_stream_mode;
 extern const GpuHashJoinMode gpu_hashjoin_grace_mode;
 extern const GpuHashJoinMode gpu_hashjoin_shared_mode;
 
-struct GpuHashJoinState
+struct GpuHashJoinState : GpuopsJoinNode
 {
-	CustomScanState css;
 	const GpuHashJoinMode *mode;	/* streaming until the build decides */
 	JoinType	jointype;		/* INNER, LEFT, RIGHT, FULL, SEMI or ANTI */
 	bool		fill_outer;		/* LEFT, FULL, ANTI: unmatched outer rows are returned */
@@ -96,12 +96,6 @@ struct GpuHashJoinState
 	FmgrInfo	inner_hash[GPUOPS_MAX_JOIN_KEYS];
 	Oid			collation[GPUOPS_MAX_JOIN_KEYS];
 
-	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
-	bool	   *needed;		/* scan columns a joined row must fill (join_exec.h) */
-	GpuopsRowStore inner_store;
-	GpuopsRowStore outer_store; /* streaming: the current batch; grace: all rows */
-	GpuopsBatchSource *inner_source;
-	GpuopsBatchSource *outer_source;
 	GpuHashJoinDevice *dev;
 	MemoryContext key_cxt;		/* widened key words, reset per batch */
 	MemoryContext probe_key_cxt;	/* streaming: the outer batch's key words */
@@ -133,10 +127,8 @@ struct GpuHashJoinState
 	bool		matched;		/* probe_pos has had a matching pair */
 	bool	   *inner_matched;	/* fill_inner: per inner row, has it matched? */
 	uint64		inner_pos;		/* fill_inner: next inner row to check at the end */
-	ExprState  *join_qual;		/* join clauses, on the scan tuple */
 	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
 	struct GpuopsJoinFilter *filter;	/* streaming: clauses tested on the device, or NULL */
-	ExprState  *filter_qual;	/* outer joins: filters on the joined row */
 	uint64		filtered;		/* candidate pairs the join clauses rejected */
 
 	/* EXPLAIN ANALYZE */

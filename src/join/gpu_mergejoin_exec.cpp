@@ -55,9 +55,8 @@ extern const CustomExecMethods gpu_mergejoin_exec_methods;
 typedef DeviceSession<GpuopsMergeJoinBackend, GpuopsMergeJoin, &GpuopsMergeJoinBackend::mj_end>
 			GpuMergeJoinDevice;
 
-typedef struct GpuMergeJoinState
+typedef struct GpuMergeJoinState : GpuopsJoinNode
 {
-	CustomScanState css;
 	JoinType	jointype;
 	bool		fill_outer;		/* LEFT, FULL, ANTI */
 	bool		fill_inner;		/* RIGHT, FULL */
@@ -68,12 +67,6 @@ typedef struct GpuMergeJoinState
 	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
 	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
 
-	int			outer_ncols;
-	bool	   *needed;		/* scan columns a joined row must fill (join_exec.h) */
-	GpuopsRowStore outer_store;
-	GpuopsRowStore inner_store;
-	GpuopsBatchSource *outer_source;
-	GpuopsBatchSource *inner_source;
 	GpuStageState *stage[2];	/* a side below a Gather of GpuStage, else NULL */
 	bool		device_shared;	/* other processes of the query may use the device */
 	int			count_cols;		/* counting: the scan tuple's last columns are count(*) */
@@ -92,8 +85,6 @@ typedef struct GpuMergeJoinState
 	bool		matched;
 	bool	   *inner_matched;
 	uint64		inner_pos;
-	ExprState  *join_qual;
-	ExprState  *filter_qual;
 	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
 	GpuopsJoinFilter *filter;	/* the clauses tested on the device, or NULL */
 	uint64		filtered;
@@ -542,8 +533,7 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	GpuopsJoinBeginChildren(node, estate, eflags, false, &st->outer_store, &st->inner_store,
-							&st->outer_source, &st->inner_source, &st->outer_ncols);
+	GpuopsJoinNodeBegin(st, estate, eflags, false);	/* the prewarm is decided below */
 	st->stage[0] = GpuStageBelow((PlanState *) linitial(node->custom_ps));
 	st->stage[1] = GpuStageBelow((PlanState *) lsecond(node->custom_ps));
 	/*
@@ -557,9 +547,6 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	else
 		st->device_shared = IsInParallelMode();
 	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
-	st->needed = GpuopsJoinNeededColumns(node);
-	st->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
-	st->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
 	InitGathered(st);
@@ -583,7 +570,7 @@ EndGpuMergeJoinImpl(CustomScanState *node)
 
 	st->dev->end();
 	GpuopsJoinFilterEnd(st->filter);
-	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
+	GpuopsJoinNodeEnd(st);
 }
 
 static void

@@ -48,9 +48,11 @@ extern const CustomExecMethods gpu_nestloop_exec_methods;
 typedef DeviceSession<GpuopsNestLoopBackend, GpuopsNestLoop, &GpuopsNestLoopBackend::nl_end>
 			GpuNestLoopDevice;
 
-typedef struct GpuNestLoopState
+/* GpuopsJoinNodeBegin reads the join clauses and filters from the first two lists */
+static_assert(GPUNL_EXPR_CLAUSES == 0 && GPUNL_EXPR_FILTERS == 1, "custom_exprs order");
+
+typedef struct GpuNestLoopState : GpuopsJoinNode
 {
-	CustomScanState css;
 	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
 	bool		fill_outer;		/* LEFT, ANTI: unmatched outer rows are returned */
 	bool		decides_once;	/* SEMI, ANTI: the first match decides */
@@ -64,12 +66,6 @@ typedef struct GpuNestLoopState
 	List	   *param_slots;
 	List	   *param_types;
 
-	int			outer_ncols;	/* the scan tuple: outer columns, then inner */
-	bool	   *needed;		/* scan columns a joined row must fill (join_exec.h) */
-	GpuopsRowStore inner_store;
-	GpuopsRowStore outer_store; /* the current outer batch */
-	GpuopsBatchSource *inner_source;
-	GpuopsBatchSource *outer_source;
 	GpuNestLoopDevice *dev;
 	MemoryContext inner_cxt;	/* the loaded block's staged columns */
 	MemoryContext probe_cxt;	/* the probe's staged columns */
@@ -91,8 +87,6 @@ typedef struct GpuNestLoopState
 	uint64		cursor;
 	uint64		pairs_before;
 	bool		matched;
-	ExprState  *join_qual;
-	ExprState  *filter_qual;
 	uint64		filtered;
 
 	/* EXPLAIN ANALYZE */
@@ -429,15 +423,9 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 				idesc;
 	ListCell   *lc;
 
-	GpuopsJoinBeginChildren(node, estate, eflags, true, &st->outer_store, &st->inner_store,
-							&st->outer_source, &st->inner_source, &st->outer_ncols);
-	st->needed = GpuopsJoinNeededColumns(node);
+	GpuopsJoinNodeBegin(st, estate, eflags, true);
 	odesc = ExecGetResultType((PlanState *) linitial(node->custom_ps));
 	idesc = ExecGetResultType((PlanState *) lsecond(node->custom_ps));
-	st->join_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES),
-								 &node->ss.ps);
-	st->filter_qual = ExecInitQual((List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS),
-								   &node->ss.ps);
 	foreach(lc, (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_PARAMS))
 	{
 		st->param_states = lappend(st->param_states, ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps));
@@ -466,7 +454,7 @@ EndGpuNestLoopImpl(CustomScanState *node)
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
 
 	st->dev->end();
-	GpuopsJoinEndChildren(node, &st->outer_store, &st->inner_store);
+	GpuopsJoinNodeEnd(st);
 }
 
 static void

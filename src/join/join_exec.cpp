@@ -183,11 +183,9 @@ GpuopsJoinTypeName(JoinType jointype)
 }
 
 void
-GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags, bool prewarm,
-						GpuopsRowStore *outer_store, GpuopsRowStore *inner_store,
-						GpuopsBatchSource **outer_source, GpuopsBatchSource **inner_source,
-						int *outer_ncols)
+GpuopsJoinNodeBegin(GpuopsJoinNode *n, EState *estate, int eflags, bool prewarm)
 {
+	CustomScanState *node = &n->css;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	/* the node reads each child once, forward: no rewind, backward or mark */
 	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
@@ -197,21 +195,23 @@ GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags, bool 
 	node->custom_ps = list_make2(outer, inner);
 	if (prewarm)
 		GpuopsPrewarmDevice(eflags);
-	*outer_ncols = ExecGetResultType(outer)->natts;
-	GpuopsRowStoreInit(outer_store, ExecGetResultType(outer), estate->es_query_cxt);
-	GpuopsRowStoreInit(inner_store, ExecGetResultType(inner), estate->es_query_cxt);
-	*outer_source = GpuopsChildPlanSource(outer);
-	*inner_source = GpuopsChildPlanSource(inner);
+	n->outer_ncols = ExecGetResultType(outer)->natts;
+	GpuopsRowStoreInit(&n->outer_store, ExecGetResultType(outer), estate->es_query_cxt);
+	GpuopsRowStoreInit(&n->inner_store, ExecGetResultType(inner), estate->es_query_cxt);
+	n->outer_source = GpuopsChildPlanSource(outer);
+	n->inner_source = GpuopsChildPlanSource(inner);
+	n->needed = GpuopsJoinNeededColumns(node);
+	n->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
+	n->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
 }
 
 void
-GpuopsJoinEndChildren(CustomScanState *node, GpuopsRowStore *outer_store,
-					  GpuopsRowStore *inner_store)
+GpuopsJoinNodeEnd(GpuopsJoinNode *n)
 {
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	ExecEndNode((PlanState *) lsecond(node->custom_ps));
-	GpuopsRowStoreFree(outer_store);
-	GpuopsRowStoreFree(inner_store);
+	ExecEndNode((PlanState *) linitial(n->css.custom_ps));
+	ExecEndNode((PlanState *) lsecond(n->css.custom_ps));
+	GpuopsRowStoreFree(&n->outer_store);
+	GpuopsRowStoreFree(&n->inner_store);
 }
 
 void

@@ -81,21 +81,36 @@ extern bool *GpuopsJoinNeededColumns(CustomScanState *node);
 extern bool GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot);
 
 /*
- * BeginCustomScan of a join: starts both children (custom_plans: outer,
- * inner), the device's start-up (unless the node will not use the device
- * in this process: a worker of a shared build), and a row store and batch
- * source for each child; *outer_ncols is the outer child's width (where
- * the inner columns start in the scan tuple).
+ * What every join node's state starts with (its base: GpuHashJoinState,
+ * GpuMergeJoinState and GpuNestLoopState derive from it, so the scan state
+ * stays at offset 0): the scan state, each child's row store and batch
+ * source, the scan columns a joined row fills, and the clauses PostgreSQL
+ * evaluates on the scan tuple (custom_exprs' first two lists).  The scan
+ * tuple is the outer child's columns, then the inner child's.
  */
-extern void GpuopsJoinBeginChildren(CustomScanState *node, EState *estate, int eflags,
-									bool prewarm, GpuopsRowStore *outer_store,
-									GpuopsRowStore *inner_store,
-									GpuopsBatchSource **outer_source,
-									GpuopsBatchSource **inner_source, int *outer_ncols);
+struct GpuopsJoinNode
+{
+	CustomScanState css;
+	int			outer_ncols;	/* where the inner columns start in the scan tuple */
+	bool	   *needed;		/* scan columns a joined row must fill */
+	GpuopsRowStore outer_store;
+	GpuopsRowStore inner_store;
+	GpuopsBatchSource *outer_source;
+	GpuopsBatchSource *inner_source;
+	ExprState  *join_qual;		/* the join clauses */
+	ExprState  *filter_qual;	/* outer joins: the filters on the joined row */
+};
+
+/*
+ * BeginCustomScan of a join: both children (each read once, forward), their
+ * stores and batch sources, the needed columns and both quals; the CUDA
+ * context is started at once when prewarm (a node that decides later does
+ * so itself).
+ */
+extern void GpuopsJoinNodeBegin(GpuopsJoinNode *n, EState *estate, int eflags, bool prewarm);
 
 /* EndCustomScan of a join: ends both children, frees both stores. */
-extern void GpuopsJoinEndChildren(CustomScanState *node, GpuopsRowStore *outer_store,
-								  GpuopsRowStore *inner_store);
+extern void GpuopsJoinNodeEnd(GpuopsJoinNode *n);
 
 /* ReScanCustomScan of a join: the node's changed Params passed to both children. */
 extern void GpuopsJoinRescanParams(CustomScanState *node);
