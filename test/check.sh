@@ -9,6 +9,7 @@
 # GPUOPS_TEST_PORT (54329), GPUOPS_TEST_USER (gpuops_test, used when root),
 # GPUOPS_RESULTS (<repo>/test/results: build log, server log, pg_regress output),
 # GPUOPS_SKIP_SETUP=1 / GPUOPS_SKIP_BUILD=1 to skip those steps,
+# GPUOPS_SKIP_DEVICE=1 to skip test/device (the device engine's unit tests),
 # GPUOPS_SKIP_STRESS=1 / GPUOPS_SKIP_FUZZ=1 / GPUOPS_SKIP_PGSUITE=1 to skip test/stress (a small CPU run),
 # test/fuzz (3 seeds x 1000 queries) and test/pgsuite (PostgreSQL's own suite),
 # GPUOPS_TEST_TIMEOUT (seconds per suite, default 1800), GPUOPS_TMPDIR (/tmp).
@@ -132,6 +133,11 @@ run_suite() {  # run_suite NAME COMMAND...: one pass or fail, its last line in t
   if [ "$rc" -eq 0 ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
   SUMMARY+=("$(tail -n 1 "$RESULTS/$name.log") (exit $rc)")
 }
+if [ "${GPUOPS_SKIP_DEVICE:-0}" != 1 ]; then
+  # the device engine alone (no PostgreSQL): the CPU twin against the tests'
+  # own references here; on the GPU machine also CUDA against the twin
+  run_suite device bash "$REPO/test/device/run.sh"
+fi
 if [ "${GPUOPS_SKIP_STRESS:-0}" != 1 ]; then
   GPUOPS_STRESS_OUT="$RESULTS/stress" GPUOPS_STRESS_PORT=$((PORT + 1)) \
     run_suite stress bash "$REPO/test/stress/run.sh" --sessions 8 --seconds 20 --timeouts 200
