@@ -89,5 +89,44 @@ SELECT (SELECT count(*) FROM (TABLE psc_ps EXCEPT ALL TABLE psc_ps_off) d) AS ex
 DELETE FROM psc_ps USING psc_pss WHERE psc_ps.a = psc_pss.a + 1;
 SELECT count(*) AS left_after_delete FROM psc_ps;
 
-DROP TABLE psc_lp, psc_tk, psc_t, psc_mt, psc_ms, psc_ps, psc_pss, psc_ps_off;
+-- A field of a CTE's record column (a recursive CTE's SEARCH column, whose
+-- depth the recursive term reads): EXPLAIN VERBOSE names the field by
+-- looking into the plan node that scans the CTE, which a custom scan over
+-- it would hide (an assertion failure in ruleutils.c with assertions on,
+-- "f1" without).  gpuops keeps PostgreSQL's plan there, and only there:
+-- the same join without the SEARCH column is a gpuops join.
+CREATE TABLE psc_graph (f int, t int, label text);
+INSERT INTO psc_graph SELECT i, i % 50 + 1, 'n' || i FROM generate_series(1, 2000) i;
+ANALYZE psc_graph;
+CREATE FUNCTION plan_text(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE line text; r text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+    r := r || line || E'\n';
+  END LOOP;
+  RETURN r;
+END $$;
+SET gpuops.enabled = off;
+CREATE TEMP TABLE psc_plan_off AS SELECT plan_text($q$
+  WITH RECURSIVE sg(f, t, label) AS (
+    SELECT * FROM psc_graph g UNION ALL
+    SELECT g.* FROM psc_graph g, sg WHERE g.f = sg.t)
+  SEARCH BREADTH FIRST BY f, t SET seq
+  SELECT * FROM sg ORDER BY seq$q$) AS p;
+RESET gpuops.enabled;
+SELECT plan_text($q$
+  WITH RECURSIVE sg(f, t, label) AS (
+    SELECT * FROM psc_graph g UNION ALL
+    SELECT g.* FROM psc_graph g, sg WHERE g.f = sg.t)
+  SEARCH BREADTH FIRST BY f, t SET seq
+  SELECT * FROM sg ORDER BY seq$q$) = (SELECT p FROM psc_plan_off) AS search_plan_is_postgresqls;
+SELECT plan_text($q$
+  WITH RECURSIVE sg(f, t, label) AS (
+    SELECT * FROM psc_graph g UNION ALL
+    SELECT g.* FROM psc_graph g, sg WHERE g.f = sg.t)
+  SELECT * FROM sg$q$) ~ 'Custom Scan \(Gpu' AS without_search_gpuops_joins;
+
+DROP TABLE psc_lp, psc_tk, psc_t, psc_mt, psc_ms, psc_ps, psc_pss, psc_ps_off, psc_graph;
 DROP FUNCTION verbose_plan_ok(text);
+DROP FUNCTION plan_text(text);

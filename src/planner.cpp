@@ -6,7 +6,9 @@
 extern "C" {
 #include "postgres.h"
 
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/restrictinfo.h"
 #include "optimizer/paths.h"
 #include "optimizer/planner.h"
 }
@@ -60,11 +62,60 @@ RelNamesNoRelation(RelOptInfo *rel)
 		NamesNoRelation(rel->cheapest_total_path->pathtarget->exprs);
 }
 
+/*
+ * Whether an expression selects a field of a Var of a subquery or CTE
+ * (FieldSelect over such a Var: a recursive CTE's SEARCH or CYCLE column, a
+ * subquery's ROW() column).  EXPLAIN VERBOSE names the field by looking
+ * into the plan node that scans the subquery or CTE (ruleutils.c,
+ * get_name_for_var_field); through a custom scan's custom_scan_tlist it
+ * finds the custom scan instead: an assertion failure with assertions on
+ * (found by PostgreSQL's suite, "with recursive ... search breadth first"),
+ * a made-up name ("f1") without.  gpuops keeps PostgreSQL's plan there.
+ */
+static bool
+SelectsSubqueryFieldWalker(Node *node, PlannerInfo *root)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FieldSelect) && IsA(((FieldSelect *) node)->arg, Var))
+	{
+		Var		   *v = (Var *) ((FieldSelect *) node)->arg;
+
+		if (v->varlevelsup == 0 && v->varno > 0 && v->varno < root->simple_rel_array_size &&
+			root->simple_rte_array[v->varno] != NULL &&
+			(root->simple_rte_array[v->varno]->rtekind == RTE_SUBQUERY ||
+			 root->simple_rte_array[v->varno]->rtekind == RTE_CTE))
+			return true;
+	}
+	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) SelectsSubqueryFieldWalker, root);
+}
+
+static bool
+SelectsSubqueryField(PlannerInfo *root, Node *exprs)
+{
+	return SelectsSubqueryFieldWalker(exprs, root);
+}
+
+/*
+ * The rel's own target, and the query's final one: PostgreSQL puts the
+ * final projection on the topmost node that can project, ours included
+ * (the recursive term's ROW((sg.seq).depth + 1, ...) of a SEARCH clause).
+ */
+static bool
+RelSelectsSubqueryField(PlannerInfo *root, RelOptInfo *rel)
+{
+	return (rel != NULL && rel->reltarget != NULL &&
+			SelectsSubqueryField(root, (Node *) rel->reltarget->exprs)) ||
+		SelectsSubqueryField(root, (Node *) root->processed_tlist);
+}
+
 static void
 UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 			   RelOptInfo *output_rel, void *extra)
 {
-	if (!gpuops_enabled || RelNamesNoRelation(input_rel))
+	if (!gpuops_enabled || RelNamesNoRelation(input_rel) ||
+		RelSelectsSubqueryField(root, input_rel) || RelSelectsSubqueryField(root, output_rel) ||
+		SelectsSubqueryField(root, root->parse->havingQual))
 		return;
 	switch (stage)
 	{
@@ -95,7 +146,9 @@ JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			  RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
 {
 	if (!gpuops_enabled || RelNamesNoRelation(joinrel) ||
-		RelNamesNoRelation(outerrel) || RelNamesNoRelation(innerrel))
+		RelNamesNoRelation(outerrel) || RelNamesNoRelation(innerrel) ||
+		RelSelectsSubqueryField(root, joinrel) ||
+		SelectsSubqueryField(root, (Node *) get_actual_clauses(extra->restrictlist)))
 		return;
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 	GpuNestLoopAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
