@@ -15,6 +15,8 @@
 #
 #   make            build         make install   install (PG_CONFIG=...)
 #   make check      set up, build, install and run every test (test/check.sh)
+#   make check-cassert  the same against a PostgreSQL built with
+#                   --enable-cassert (test/cassert.sh; CI runs both)
 #   make demo       a throwaway cluster, a query with gpuops off and on
 
 EXTENSION  = gpuops
@@ -56,9 +58,10 @@ EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.di
 # PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
 override with_llvm = no
 
-# check and demo set the machine up first (headers may be missing), so they
-# must not need PGXS themselves.
-ifneq ($(filter-out check demo,$(or $(MAKECMDGOALS),all)),)
+# check, check-cassert and demo set the machine up first (headers may be
+# missing), so they must not need PGXS themselves; nor does device-test
+# (no PostgreSQL).
+ifneq ($(filter-out check check-cassert demo device-test,$(or $(MAKECMDGOALS),all)),)
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(wildcard $(PGXS)),)
 $(error PostgreSQL server headers not found (pg_config: $(PG_CONFIG)); run "make check", which installs them, or apt-get install postgresql-server-dev-15)
@@ -68,9 +71,12 @@ include $(PGXS)
 $(shlib): $(DEVICE_LIB)
 $(OBJS): $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) $(API_HDRS)
 else
-.PHONY: check demo
+.PHONY: check check-cassert demo
 check:
 	bash test/check.sh
+
+check-cassert:
+	bash test/cassert.sh
 
 demo:
 	bash test/demo.sh
@@ -79,6 +85,13 @@ endif
 $(DEVICE_LIB): $(DEVICE_OBJS)
 	rm -f $@
 	ar rcs $@ $^
+
+# device-layer unit tests (test/device/, no PostgreSQL): each operator's CPU
+# twin against the test's own reference, and its CUDA backend against the
+# twin where a GPU is usable (bash test/device/run.sh --cuda-required there)
+.PHONY: device-test
+device-test: $(DEVICE_LIB)
+	bash test/device/run.sh
 
 cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
 	$(NVCC) $(NVCC_FLAGS) $(DEVICE_INC) -c $< -o $@

@@ -26,7 +26,8 @@ if [ "${GPUOPS_FUZZ_EXISTING:-0}" != 1 ]; then
   find_pg || exit 1
   PORT=${GPUOPS_FUZZ_PORT:-54349}
   TMP=$(mktemp -d /tmp/gpuops-fuzz.XXXXXX)
-  trap 'stop_cluster; rm -rf "$TMP"' EXIT
+  # the server log is kept beside the seeds' outputs (test/cassert.sh reads it)
+  trap 'stop_cluster; cp "${SERVER_LOG:-}" "$OUTDIR/server.log" 2>/dev/null; rm -rf "$TMP"' EXIT
   start_cluster "$TMP" "$PORT" "gpuops.device = $DEVICE" || exit 1
   export PGHOST=$SOCK_DIR PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres PSQL="$PG_BINDIR/psql"
 fi

@@ -34,6 +34,10 @@
 #        test/pgsuite/run.sh --prepare DIR
 #            only prepare the suite into DIR (for a machine that cannot
 #            download or build: carry DIR and run with PGSUITE_DIR=DIR)
+#        test/pgsuite/run.sh --source
+#            only download the source package into the cache (if it is not
+#            there yet) and print the path of its orig tarball as the last
+#            line of stdout (test/cassert.sh builds PostgreSQL from it)
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -185,6 +189,13 @@ if [ "${1:-}" = --prepare ]; then
   find_pg || die "PostgreSQL not found (set PG_CONFIG)"
   prepare_suite "$(realpath -m "$2")" || die "could not prepare the suite"
   log "pgsuite: suite ready in $2 ($(cat "$2/VERSION"))"
+  exit 0
+fi
+
+if [ "${1:-}" = --source ]; then
+  find_pg || die "PostgreSQL not found (set PG_CONFIG)"
+  fetch_source "$CACHE/src" >&2 || die "could not download the source package"
+  printf '%s\n' "$CACHE/src"/postgresql-*.orig.tar.* | head -n 1
   exit 0
 fi
 
