@@ -89,9 +89,11 @@ MsSince(const instr_time *start)
 }
 
 /*
- * Registered before the first CUDA call, so it runs after the CUDA
- * runtime's own exit handlers: the time since the last exit callback is
- * theirs.  Only write(2) here: the server's logging is gone.
+ * Registered before the process's first CUDA call, so it runs after the
+ * exit handlers registered later, the CUDA runtime's included where it
+ * registers them as it starts (where it uses a static destructor instead,
+ * this measures nothing of it).  Only write(2) here: the server's logging
+ * is gone.
  */
 static void
 TeardownTimeAtExit(void)
