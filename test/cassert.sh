@@ -90,6 +90,11 @@ apt_install() {  # apt_install PKG...: as root or through sudo; one retry after 
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@"
 }
 
+# Run by "make check-cassert", this script inherits make's MAKELEVEL and
+# MAKEFLAGS: PostgreSQL's build makes its generated headers (utils/errcodes.h
+# and the others) only at MAKELEVEL 0, and the makes below are not the outer
+# make's sub-makes.
+unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 clear_pg_env
 T_ALL=$SECONDS
 mkdir -p "$RESULTS" || { echo "cassert: cannot create $RESULTS"; echo "cassert: 0 passed, 1 failed (PostgreSQL 15 with assertions)"; exit 1; }
