@@ -21,7 +21,7 @@
 #                          --check: all four); pg is always first, the others compared to it
 #   --gpuops-set 'SQL'     extra SETs for the gpuops engines (e.g. "SET gpuops.min_rows = 0")
 #   --workers N            max_parallel_workers_per_gather of every engine (default 8)
-#   --timeout S            statement_timeout of each query run, seconds (default 600)
+#   --timeout S            statement_timeout of each query run, seconds (default 120)
 #   --budget S             start no new query after S seconds of the whole run (default 0: none);
 #                          the table so far and its summary are still printed
 #   --jobs N               loader sessions (default: nproc)
@@ -49,7 +49,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-SUITE="" SF="" QUERIES="" REPS=1 WARMUP=1 ENGINES="" GPUOPS_SET="" WORKERS=8 TIMEOUT=600
+SUITE="" SF="" QUERIES="" REPS=1 WARMUP=1 ENGINES="" GPUOPS_SET="" WORKERS=8 TIMEOUT=120
 BUDGET=0 JOBS=$(nproc 2>/dev/null || echo 4) RELOAD=0 PERSISTENCE=UNLOGGED PKEYS=0 CHECKSUM=0
 LOAD_ONLY=0 DROP=0 CHECK=0
 ARGS=("$@")
@@ -147,19 +147,25 @@ run_pool() {
   return $rc
 }
 
-# load_chunk DB SUITE TABLE FILE LO HI VARS: one loader session, one log line
+# load_chunk DB SUITE TABLE FILE LO HI VARS: one loader session, one log line (with the
+# backend's CPU time from /proc/self/stat where the server lets us read it)
 load_chunk() {
-  local db=$1 suite=$2 table=$3 file=$4 lo=$5 hi=$6 vars=$7 t0 out rows s
+  local db=$1 suite=$2 table=$3 file=$4 lo=$5 hi=$6 vars=$7 t0 out rows s rc cpu
+  local cpusql="SELECT 'cpu ' || ((f[12])::int8 + (f[13])::int8) FROM (SELECT string_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' ') f) s"
   t0=$(now)
   # shellcheck disable=SC2086
-  out=$(psql -X -v ON_ERROR_STOP=1 -d "$db" $vars -v lo="$lo" -v hi="$hi" \
-        -c "SET gpuops.enabled = off" -c "SET synchronous_commit = off" -f "$HERE/$suite/$file" 2>&1)
+  out=$(psql -X -At -d "$db" $vars -v lo="$lo" -v hi="$hi" -c "SET gpuops.enabled = off" \
+        -c "SET synchronous_commit = off" -c "$cpusql" -c '\set ON_ERROR_STOP 1' -f "$HERE/$suite/$file" \
+        -c '\set ON_ERROR_STOP 0' -c "$cpusql" 2>&1)
   rc=$?
   s=$(elapsed "$t0")
   rows=$(sed -n 's/^INSERT 0 \([0-9]*\)$/\1/p' <<<"$out")
   if [ $rc -ne 0 ] || [ -z "$rows" ]; then echo "olap: load $table $lo..$hi FAILED: $out"; return 1; fi
-  awk -v t="$table" -v lo="$lo" -v hi="$hi" -v n="$rows" -v s="$s" \
-    'BEGIN { printf "olap: load %s units %d..%d: %d rows in %.1f s (%.0f rows/s)\n", t, lo, hi, n, s, n / (s > 0 ? s : 1e-3) }'
+  cpu=$(awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '/^cpu / { c[++n] = $2 } END { if (n == 2) printf "%.1f", (c[2] - c[1]) / hz }' <<<"$out")
+  awk -v t="$table" -v lo="$lo" -v hi="$hi" -v n="$rows" -v s="$s" -v c="$cpu" 'BEGIN {
+    printf "olap: load %s units %d..%d: %d rows in %.1f s (%.0f rows/s", t, lo, hi, n, s, n / (s > 0 ? s : 1e-3)
+    if (c != "") printf "; backend CPU %.1f s, %.0f rows per CPU-second", c, n / (c > 0 ? c : 1e-3)
+    print ")" }'
 }
 export -f load_chunk now elapsed
 export HERE
@@ -248,9 +254,10 @@ query_files() {
 label() { local n; n=$(basename "$1" .sql); n=${n#q}; [[ "$n" == *.* ]] || n=$((10#$n)); echo "Q$n"; }
 
 # run_engine DB QUERYFILE ENGINE PREFIX: one session: warm-up(s), timed run(s); writes
-# PREFIX.plan, PREFIX.out, PREFIX.log; prints "ms peak_kB" (ms "timeout"/"error" on failure)
+# PREFIX.plan, PREFIX.out, PREFIX.log; prints "median_ms peak_kB all_ms" (median_ms "timeout" or
+# "error" on failure; all_ms: the timed runs' times, comma-separated)
 run_engine() {
-  local db=$1 qf=$2 eng=$3 pre=$4 q sets v i script ms
+  local db=$1 qf=$2 eng=$3 pre=$4 q sets v i script ms all
   q=$(grep -v '^[[:space:]]*--' "$qf"); q=${q%;}
   v=ENGINE_SETS_$eng; sets=${!v}
   script=$pre.sql
@@ -273,13 +280,15 @@ run_engine() {
             FROM regexp_split_to_table(pg_read_file('/proc/self/status'), E'\\n') l WHERE l ~ '^(VmHWM|RssShmem):') s;"
   } > "$script"
   psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$db" -f "$script" > "$pre.log" 2>&1
-  if grep -q 'canceling statement due to statement timeout' "$pre.log"; then echo "timeout 0"; return; fi
-  if grep -q 'ERROR' "$pre.log"; then echo "error 0"; return; fi
-  ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$pre.log" | sort -g | awk '{ a[NR] = $1 } END {
-    if (NR == 0) print "error"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-  echo "$ms $(awk '/^mem / { d = $2 - $3; print (d > 0 ? d : 0) }' "$pre.log" | tail -1)"
+  if grep -q 'canceling statement due to statement timeout' "$pre.log"; then echo "timeout 0 -"; return; fi
+  if grep -q 'ERROR' "$pre.log"; then echo "error 0 -"; return; fi
+  all=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$pre.log" | paste -sd, -)
+  ms=$(tr , '\n' <<<"$all" | sort -g | awk 'NF { a[++n] = $1 } END {
+    if (n == 0) print "error"; else if (n % 2) print a[(n + 1) / 2]; else printf "%.3f\n", (a[n / 2] + a[n / 2 + 1]) / 2 }')
+  echo "$ms $(awk '/^mem / { d = $2 - $3; print (d > 0 ? d : 0) }' "$pre.log" | tail -1) ${all:--}"
 }
 
+exec_ms() { sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1 ms/p' "$1" 2>/dev/null | head -1 | grep . || echo "none"; }
 nodes_of() { # gpuops nodes in a plan file: "GpuAgg,GpuHashJoin" or "-"
   local n; n=$(grep -o 'Custom Scan (Gpu[A-Za-z]*)' "$1" 2>/dev/null | sed 's/Custom Scan (\(.*\))/\1/' | sort -u | paste -sd, -)
   echo "${n:--}"
@@ -288,14 +297,14 @@ dev_mb() { awk '/Device Memory: [0-9]+ kB/ { for (i = 1; i <= NF; i++) if ($i ==
 mb() { awk -v k="$1" 'BEGIN { if (k ~ /^[0-9]+$/) printf "%.0f", k / 1024; else print "n/a" }'; }
 fmt_ms() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.1f", a; else print a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
-same() { # same PGOUT OUT: yes, order (same rows, another order) or NO
-  if cmp -s "$1" "$2"; then echo yes
-  elif cmp -s <(sort "$1") <(sort "$2"); then echo order
+same() { # same PGOUT OUT: yes, order (the same rows in another order) or NO
+  if [ "$(md5sum < "$1")" = "$(md5sum < "$2")" ]; then echo yes
+  elif [ "$(LC_ALL=C sort "$1" | md5sum)" = "$(LC_ALL=C sort "$2" | md5sum)" ]; then echo order
   else echo NO; fi
 }
 
 # ---------------------------------------------------------------- main
-log "start $(date -u '+%Y-%m-%d %H:%M:%S UTC'), host $(hostname), $(nproc) cores; suites ${SUITES[*]}, SF $SF, engines ${ENG[*]}, reps $REPS, warm-up $WARMUP, workers $WORKERS; files in $WORK"
+log "start $(date -u '+%Y-%m-%d %H:%M:%S UTC'), host $(uname -n), $(nproc) cores; suites ${SUITES[*]}, SF $SF, engines ${ENG[*]}, reps $REPS, warm-up $WARMUP, workers $WORKERS; files in $WORK"
 log "server: $("${PSQL[@]}" -At -d postgres -c "SELECT version()")"
 log "settings: $("${PSQL[@]}" -At -d postgres -c "SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ', ' ORDER BY name) FROM pg_settings
   WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers', 'max_worker_processes', 'jit', 'gpuops.device', 'effective_cache_size', 'random_page_cost')")"
@@ -324,20 +333,21 @@ for suite in "${SUITES[@]}"; do
       stop=1; row="| $name | skipped: --budget $BUDGET s reached |"; table+=("$row"); echo "$row"; continue
     fi
     base=$WORK/${suite}_$(basename "$qf" .sql)
-    read -r pg_ms pg_kb <<<"$(run_engine "$db" "$qf" pg "$base.pg")"
-    rows=$(wc -l < "$base.pg.out" 2>/dev/null || echo 0)
+    read -r pg_ms pg_kb pg_all <<<"$(run_engine "$db" "$qf" pg "$base.pg")"
+    detail="pg ${pg_all} ms (EXPLAIN ANALYZE: $(exec_ms "$base.pg.plan"))"
+    rows=0; [ -f "$base.pg.out" ] && rows=$(wc -l < "$base.pg.out")
     row="| $name | $rows | $(fmt_ms "$pg_ms") | $(mb "$pg_kb")"
     for e in "${ENG[@]:1}"; do
-      read -r e_ms e_kb <<<"$(run_engine "$db" "$qf" "$e" "$base.$e")"
+      read -r e_ms e_kb e_all <<<"$(run_engine "$db" "$qf" "$e" "$base.$e")"
+      detail="$detail; $e ${e_all} ms (EXPLAIN ANALYZE: $(exec_ms "$base.$e.plan"))"
       if [[ "$pg_ms" =~ ^[0-9.]+$ ]] && [[ "$e_ms" =~ ^[0-9.]+$ ]]; then eq=$(same "$base.pg.out" "$base.$e.out"); else eq="n/a"; fi
       [ "$eq" = yes ] || fail=1
       r=$(ratio "$pg_ms" "$e_ms")
       [[ "$r" == *x ]] && logs[$e]="${logs[$e]:-} $(awk -v a="$pg_ms" -v b="$e_ms" 'BEGIN { printf "%.6g", a / b }')"
       row="$row | $(fmt_ms "$e_ms") | $r | $eq | $(nodes_of "$base.$e.plan") | $(mb "$e_kb") | $(dev_mb "$base.$e.plan")"
-      log "$suite $name $e: $(grep -m1 '^Execution Time' "$base.$e.plan" 2>/dev/null || echo 'no EXPLAIN ANALYZE')"
     done
-    log "$suite $name pg: $(grep -m1 '^Execution Time' "$base.pg.plan" 2>/dev/null || echo 'no EXPLAIN ANALYZE')"
     row="$row |"; table+=("$row"); echo "$row"
+    log "$suite $name timed runs: $detail"
   done
   for e in "${ENG[@]:1}"; do
     gm=$(awk '{ for (i = 1; i <= NF; i++) { s += log($i); n++ } } END { if (n) printf "%.2fx over %d queries", exp(s / n), n; else print "n/a" }' <<<"${logs[$e]:-}")
