@@ -34,7 +34,7 @@
 # Environment: OUT (if set, everything is also written under $OUT/olap), the PG* variables.
 #
 # Data: database olap_<suite>_sf<SF> (dots as _), reused when its bench_meta row names the
-# same scale factor and generator version (an md5 of the generator files); loaded by
+# same scale factor, generator version (an md5 of the generator files), --pkeys and --logged; loaded by
 # --jobs psql sessions, each INSERTing a range of row numbers (every value a function of
 # its row number, so any split gives the same data), then VACUUM ANALYZE and pg_prewarm.
 # Timing: psql's \timing of the query itself, run to completion with its rows written
@@ -173,7 +173,7 @@ export HERE
 # load SUITE DB: create (or reuse) the database with the suite's data at SF
 load() {
   local suite=$1 db=$2 ver meta sz t0 t1 cmds=() line table file var n chunks c lo hi tabs total
-  ver=$(gen_version "$suite")
+  ver="$(gen_version "$suite") pkeys=$PKEYS ${PERSISTENCE:-logged}"
   meta=$("${PSQL[@]}" -d "$db" -At -c "SELECT sf || ' ' || gen_version FROM bench_meta" 2>/dev/null)
   if [ "$RELOAD" = 0 ] && [ "$meta" = "$SF $ver" ]; then
     log "$suite: reusing database $db (SF $SF, generator $ver)"
@@ -198,7 +198,7 @@ load() {
   run_pool "${cmds[@]}" || { log "$suite: load failed"; return 1; }
   t1=$(elapsed "$t0")
   tabs=$(all_tables "$suite")
-  total=$("${PSQL[@]}" -d "$db" -At -c "SELECT $(for t in $tabs; do printf "(SELECT count(*) FROM \"%s\") + " "$t"; done) 0")
+  total=$("${PSQL[@]}" -d "$db" -At -c "SET gpuops.enabled = off" -c "SELECT $(for t in $tabs; do printf "(SELECT count(*) FROM \"%s\") + " "$t"; done) 0")
   log "$suite: generated $total rows in $t1 s ($(awk -v n="$total" -v s="$t1" 'BEGIN { printf "%.0f", n / s }') rows/s, $JOBS sessions)"
   t0=$(now)
   cmds=()
