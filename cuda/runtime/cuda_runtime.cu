@@ -1,17 +1,19 @@
 /*
  * cuda_runtime.cu
- *    Per-process CUDA state; see cuda_runtime.cuh.
+ *    Per-process CUDA state; see cuda_runtime.cuh.  This file: the Runtime
+ *    itself (probe, initialization, the pinned staging pool, device memory
+ *    under the budget, idle), and how its CUDA calls fail (throw_cuda) and
+ *    wait (sync_stream, sync_event).  The helper thread is in
+ *    helper_thread.cu, the extern "C" entry points in cuda_lifecycle.cu
+ *    (runtime_process.cuh says what they share).
  */
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstring>
-#include <pthread.h>
 #include <thread>
 #include <vector>
 
 #include "cuda_runtime.cuh"
-#include "thread_signals.hpp"
+#include "runtime_process.cuh"
 
 namespace gpuops {
 namespace cuda {
@@ -38,19 +40,7 @@ is_sticky(cudaError_t err)
 	}
 }
 
-static Runtime *the_runtime = nullptr;
-/*
- * The helper thread: makes the context before a query needs it
- * (gpuops_cuda_prewarm) or tears it down after a transaction
- * (gpuops_cuda_idle), both of which take the driver seconds when many
- * processes do so at once, off the backend's own thread.  One at a time: a
- * new helper first joins the one before it.  The backend joins it before
- * any device call of its own (wait_for_prewarm).
- */
-static std::thread *prewarm_thread = nullptr;	/* the newest helper, until joined */
-static uint64_t helper_started = 0;	/* helpers started */
-static std::atomic<uint64_t> helper_finished{0};	/* the newest one whose work is over */
-static bool helper_releases = false;	/* the newest one tears the context down */
+Runtime    *the_runtime = nullptr;
 
 /*
  * Polls query() (cudaStreamQuery or cudaEventQuery) until the work is done:
@@ -93,71 +83,6 @@ copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s)
 	sync_stream(s);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
 	sync_stream(s);
-}
-
-/* Waits for the prewarm thread's work, interruptibly, then joins it. */
-static void
-wait_for_prewarm()
-{
-	while (gpuops_cuda_prewarm_pending())
-	{
-		check_interrupt();
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
-	}
-	gpuops_cuda_prewarm_wait();
-}
-
-/*
- * Starts work on a new helper thread, after the previous helper (if any)
- * ends; false if no thread could be started (the caller does the work, or
- * leaves it to the first device call).  The helper blocks every signal.
- */
-template <class Work>
-static bool
-start_helper(Work work) noexcept
-{
-	std::thread *before = prewarm_thread;
-	uint64_t	gen = helper_started + 1;
-
-	try
-	{
-		SignalsBlocked blocked;
-
-		prewarm_thread = new std::thread([before, gen, work]() noexcept {
-			if (before != nullptr)
-			{
-				before->join();
-				delete before;
-			}
-			work();
-			helper_finished.store(gen, std::memory_order_release);
-		});
-	}
-	catch (...)
-	{
-		prewarm_thread = before;
-		return false;
-	}
-	helper_started = gen;
-	return true;
-}
-
-/*
- * The prewarm: the whole initialization, or nothing.  A failure leaves
- * initialized_ false, and the first device call initializes again and
- * reports it (what the failed attempt created stays allocated).
- */
-void
-prewarm_main(GpuopsSettings settings) noexcept
-{
-	try
-	{
-		the_runtime->init(settings);
-	}
-	catch (...)
-	{
-		(void) cudaGetLastError();
-	}
 }
 
 void
@@ -537,150 +462,3 @@ Runtime::mark_broken(cudaError_t err)
 
 }								/* namespace cuda */
 }								/* namespace gpuops */
-
-extern "C" void
-gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
-{
-	using gpuops::cuda::the_runtime;
-	using gpuops::cuda::prewarm_thread;
-
-	try
-	{
-		/* a prewarm under way or done (a release under way: make it again after) */
-		if (prewarm_thread != nullptr && !gpuops::cuda::helper_releases)
-			return;
-		/* made, or failed */
-		if (the_runtime != nullptr && (the_runtime->initialized() || the_runtime->broken()))
-			return;
-		if (the_runtime == nullptr)
-			the_runtime = new gpuops::cuda::Runtime();
-		if (gpuops::cuda::start_helper([settings = *settings]() { gpuops::cuda::prewarm_main(settings); }))
-			gpuops::cuda::helper_releases = false;
-	}
-	catch (...)
-	{
-		/* no thread: the first device call initializes as before */
-	}
-}
-
-extern "C" void
-gpuops_cuda_prewarm_wait(void) noexcept
-{
-	using gpuops::cuda::prewarm_thread;
-
-	if (prewarm_thread == nullptr)
-		return;
-	try
-	{
-		prewarm_thread->join();
-	}
-	catch (...)
-	{
-	}
-	delete prewarm_thread;
-	prewarm_thread = nullptr;
-}
-
-extern "C" int
-gpuops_cuda_prewarm_pending(void) noexcept
-{
-	return gpuops::cuda::prewarm_thread != nullptr &&
-		gpuops::cuda::helper_finished.load(std::memory_order_acquire) != gpuops::cuda::helper_started;
-}
-
-namespace gpuops {
-namespace cuda {
-
-/* gpuops_cuda_present_poll's probe: its answer (-1: none yet) and why not */
-static std::atomic<int> probe_answer{-1};
-static bool probe_started = false;
-static bool probe_joined = false;
-static char probe_reason[sizeof(((GpuopsDeviceInfo *) nullptr)->reason)];
-
-static void
-probe_main() noexcept
-{
-	GpuopsDeviceInfo info;
-	int			answer = 0;
-
-	memset(&info, 0, sizeof(info));
-	try
-	{
-		Runtime::probe(&info, false);
-		answer = info.gpu_available ? 1 : 0;
-	}
-	catch (...)
-	{
-		snprintf(info.reason, sizeof(info.reason), "the GPU probe failed");
-	}
-	memcpy(probe_reason, info.reason, sizeof(probe_reason));
-	probe_answer.store(answer, std::memory_order_release);
-}
-
-}								/* namespace cuda */
-}								/* namespace gpuops */
-
-extern "C" int
-gpuops_cuda_present_poll(void) noexcept
-{
-	using namespace gpuops::cuda;
-	int			answer = probe_answer.load(std::memory_order_acquire);
-
-	if (answer < 0 && !probe_started)
-	{
-		probe_started = true;
-		if (start_helper([]() noexcept { probe_main(); }))
-			helper_releases = false;
-		else
-			probe_main();		/* no thread: here, as before */
-		answer = probe_answer.load(std::memory_order_acquire);
-	}
-	if (answer < 0)
-		return -1;
-	if (!probe_joined)
-	{
-		/* the probe's helper has done its work: join it, so a prewarm can start */
-		probe_joined = true;
-		if (prewarm_thread != nullptr)
-			gpuops_cuda_prewarm_wait();
-	}
-	if (answer == 0)
-		gpuops::set_last_error("%s", probe_reason);
-	return answer;
-}
-
-extern "C" int
-gpuops_cuda_idle(int release_context, int may_wait) noexcept
-{
-	using gpuops::cuda::the_runtime;
-
-	/*
-	 * A context still being made (a statement cancelled while its prewarm
-	 * ran) is left to finish: joining it here, at the end of the aborted
-	 * transaction, held the cancel up for as long as the driver took
-	 * (seconds, while many processes made or dropped contexts).  The next
-	 * transaction's end gives it back.
-	 */
-	if (gpuops_cuda_prewarm_pending())
-		return 0;
-	gpuops_cuda_prewarm_wait();
-	if (the_runtime == nullptr)
-		return 1;
-	return the_runtime->idle(release_context != 0, may_wait != 0) ? 1 : 0;
-}
-
-extern "C" uint64_t
-gpuops_cuda_total_memory(void) noexcept
-{
-	GpuopsDeviceInfo info;
-
-	try
-	{
-		gpuops::cuda::Runtime::probe(&info, false);
-	}
-	catch (...)
-	{
-		return 0;
-	}
-	return info.gpu_available ? info.total_memory : 0;
-}

@@ -22,7 +22,7 @@ GPUOPS_C_BEGIN
  * timestamps as sign-extended int64, bool as 0/1, float4 and float8 as
  * double (a float4 is exact as a double; float4 arithmetic rounds to float
  * after each step, as PostgreSQL's does), a numeric as an integer and the
- * power of ten it is scaled by (expr_eval.hpp), or as "a value the device
+ * power of ten it is scaled by (expr_numeric.hpp), or as "a value the device
  * does not hold" (NaN, the infinities, too many digits).  The program is
  * postfix over a small stack, with jumps for AND/OR short-circuits and
  * CASE, in the order PostgreSQL's executor evaluates.  An operation PostgreSQL would raise an
@@ -102,7 +102,7 @@ typedef enum GpuopsExprType
 {
 	GPUOPS_ET_INT = 0,			/* int2/int4/int8, date, time, timestamp(tz), bool */
 	GPUOPS_ET_FLOAT,			/* float4, float8 */
-	GPUOPS_ET_NUM				/* numeric (expr_eval.hpp: a scaled integer) */
+	GPUOPS_ET_NUM				/* numeric (expr_numeric.hpp: a scaled integer) */
 } GpuopsExprType;
 
 typedef struct GpuopsExprStep

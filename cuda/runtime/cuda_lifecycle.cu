@@ -1,0 +1,163 @@
+/*
+ * cuda_lifecycle.cu
+ *    The CUDA engine's process lifecycle, its extern "C" entry points
+ *    (gpuops_cuda.h): the GPU probe for the planner, the prewarm and the
+ *    wait for it, the release between transactions, the device's memory.
+ *    Each starts, joins or asks the helper thread (helper_thread.cu), or
+ *    hands over to the Runtime (cuda_runtime.cu).
+ */
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "cuda_runtime.cuh"
+#include "runtime_process.cuh"
+
+extern "C" void
+gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
+{
+	using gpuops::cuda::the_runtime;
+	using gpuops::cuda::prewarm_thread;
+
+	try
+	{
+		/* a prewarm under way or done (a release under way: make it again after) */
+		if (prewarm_thread != nullptr && !gpuops::cuda::helper_releases)
+			return;
+		/* made, or failed */
+		if (the_runtime != nullptr && (the_runtime->initialized() || the_runtime->broken()))
+			return;
+		if (the_runtime == nullptr)
+			the_runtime = new gpuops::cuda::Runtime();
+		if (gpuops::cuda::start_helper([settings = *settings]() { gpuops::cuda::prewarm_main(settings); }))
+			gpuops::cuda::helper_releases = false;
+	}
+	catch (...)
+	{
+		/* no thread: the first device call initializes as before */
+	}
+}
+
+extern "C" void
+gpuops_cuda_prewarm_wait(void) noexcept
+{
+	using gpuops::cuda::prewarm_thread;
+
+	if (prewarm_thread == nullptr)
+		return;
+	try
+	{
+		prewarm_thread->join();
+	}
+	catch (...)
+	{
+	}
+	delete prewarm_thread;
+	prewarm_thread = nullptr;
+}
+
+extern "C" int
+gpuops_cuda_prewarm_pending(void) noexcept
+{
+	return gpuops::cuda::prewarm_thread != nullptr &&
+		gpuops::cuda::helper_finished.load(std::memory_order_acquire) != gpuops::cuda::helper_started;
+}
+
+namespace gpuops {
+namespace cuda {
+
+/* gpuops_cuda_present_poll's probe: its answer (-1: none yet) and why not */
+static std::atomic<int> probe_answer{-1};
+static bool probe_started = false;
+static bool probe_joined = false;
+static char probe_reason[sizeof(((GpuopsDeviceInfo *) nullptr)->reason)];
+
+static void
+probe_main() noexcept
+{
+	GpuopsDeviceInfo info;
+	int			answer = 0;
+
+	memset(&info, 0, sizeof(info));
+	try
+	{
+		Runtime::probe(&info, false);
+		answer = info.gpu_available ? 1 : 0;
+	}
+	catch (...)
+	{
+		snprintf(info.reason, sizeof(info.reason), "the GPU probe failed");
+	}
+	memcpy(probe_reason, info.reason, sizeof(probe_reason));
+	probe_answer.store(answer, std::memory_order_release);
+}
+
+}								/* namespace cuda */
+}								/* namespace gpuops */
+
+extern "C" int
+gpuops_cuda_present_poll(void) noexcept
+{
+	using namespace gpuops::cuda;
+	int			answer = probe_answer.load(std::memory_order_acquire);
+
+	if (answer < 0 && !probe_started)
+	{
+		probe_started = true;
+		if (start_helper([]() noexcept { probe_main(); }))
+			helper_releases = false;
+		else
+			probe_main();		/* no thread: here, as before */
+		answer = probe_answer.load(std::memory_order_acquire);
+	}
+	if (answer < 0)
+		return -1;
+	if (!probe_joined)
+	{
+		/* the probe's helper has done its work: join it, so a prewarm can start */
+		probe_joined = true;
+		if (prewarm_thread != nullptr)
+			gpuops_cuda_prewarm_wait();
+	}
+	if (answer == 0)
+		gpuops::set_last_error("%s", probe_reason);
+	return answer;
+}
+
+extern "C" int
+gpuops_cuda_idle(int release_context, int may_wait) noexcept
+{
+	using gpuops::cuda::the_runtime;
+
+	/*
+	 * A context still being made (a statement cancelled while its prewarm
+	 * ran) is left to finish: joining it here, at the end of the aborted
+	 * transaction, held the cancel up for as long as the driver took
+	 * (seconds, while many processes made or dropped contexts).  The next
+	 * transaction's end gives it back.
+	 */
+	if (gpuops_cuda_prewarm_pending())
+		return 0;
+	gpuops_cuda_prewarm_wait();
+	if (the_runtime == nullptr)
+		return 1;
+	return the_runtime->idle(release_context != 0, may_wait != 0) ? 1 : 0;
+}
+
+extern "C" uint64_t
+gpuops_cuda_total_memory(void) noexcept
+{
+	GpuopsDeviceInfo info;
+
+	try
+	{
+		gpuops::cuda::Runtime::probe(&info, false);
+	}
+	catch (...)
+	{
+		return 0;
+	}
+	return info.gpu_available ? info.total_memory : 0;
+}
+
