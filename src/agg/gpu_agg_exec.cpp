@@ -111,7 +111,7 @@ RaiseInputError(GpuAggState *st, uint64 row)
 	TupleTableSlot *slot = st->recheck_slot;
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 
-	GpuopsRowStoreFetchRow(&st->store, row, slot);
+	GpuopsRowStoreFetchRow(st->store(), row, slot);
 	econtext->ecxt_outertuple = slot;
 	for (int a = 0; a < st->naggs; a++)
 	{
@@ -145,7 +145,7 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 	for (uint64 row = from; rc == GPUOPS_OK && row < to;)
 	{
 		int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
-		GpuopsBatch *batch = st->store.batches[b];
+		GpuopsBatch *batch = st->store()->batches[b];
 		uint32		lo = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
 		uint32		n = (uint32) Min((uint64) (batch->nrows - lo), to - row);
 		GpuopsAggBatch ab;
@@ -168,7 +168,7 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 			ab.value_nulls[a] = AggregateMask(d, batch, lo, n);
 		}
 		if (st->prog_ncols > 0)
-			DeviceExprStageRows(&st->store, row, n, st->prog_cols, st->prog_types, st->prog_ncols,
+			DeviceExprStageRows(st->store(), row, n, st->prog_cols, st->prog_types, st->prog_ncols,
 								st->scratch_cxt, &ab.inputs);
 		MemoryContextSwitchTo(old);
 		rc = backend->agg_add(st->dev->handle, &ab);
@@ -196,10 +196,11 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 static GpuopsStatus
 Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 {
-	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
+	GpuopsSettings settings =
+		GpuopsNodeSettings<&GpuopsDevice::agg>(st, GpuopsSettingsFor(st->device_shared), backend);
 	GpuopsAggSpec spec;
 	GpuopsStatus rc;
-	uint64		n = st->store.nrows;
+	uint64		n = st->store()->nrows;
 	uint64		capacity;
 	uint64		ngroups;
 
@@ -209,8 +210,6 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	st->hashed_chunks = 0;
 	st->overflow_chunks = 0;
 	st->merge = NULL;
-	if (backend != GpuopsPrimaryDevice()->agg || st->fallback != NULL)
-		settings.fault = GPUOPS_FAULT_NONE;
 	memset(&spec, 0, sizeof(spec));
 	spec.nkeys = st->nkeys;
 	for (int k = 0; k < st->nkeys; k++)
@@ -285,39 +284,22 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 static void
 ReadAndAggregate(GpuAggState *st)
 {
-	bool		more = true;
-	GpuopsStatus rc;
 	instr_time	t0,
 				t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	while (more)
-	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
-
-		more = st->source->fill(st->source, &st->store, batch);
-		CHECK_FOR_INTERRUPTS();
-	}
 	/* below a Gather of GpuStage: the workers' rows, in shared memory */
-	if (st->stage != NULL)
-		GpuStageCollect(st->stage, &st->store);
+	GpuopsNodeReadInput(st, 0);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->read_ms += INSTR_TIME_GET_MILLISEC(t1);
-	st->host_memory = GpuopsRowStoreMemory(&st->store);
+	st->host_memory = GpuopsRowStoreMemory(st->store());
 	GpuAggEncode(st);
 	GpuAggNumericPrepare(st);
 
-	rc = Aggregate(st, GpuopsPrimaryDevice()->agg);
-	if (rc != GPUOPS_OK)
-	{
-		GpuopsDeviceFailed(GPUAGG_NAME, rc, true);	/* raises unless falling back */
-		if (st->fallback == NULL)
-			st->fallback = pstrdup(gpuops_last_error());
-		rc = Aggregate(st, gpuops_cpu_device()->agg);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GPUAGG_NAME, rc, false);
-	}
+	GpuopsNodeRun<&GpuopsDevice::agg>(st, [&](const GpuopsAggBackend *backend) {
+		return Aggregate(st, backend);
+	});
 	GpuAggNumericHost(st);
 	st->aggregated = true;
 	st->next_group = 0;
@@ -337,7 +319,7 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 	for (int c = 0; c < ncols; c++)
 	{
 		if (g >= 0)
-			slot->tts_values[c] = GpuopsRowStoreDatum(&st->store, st->group_rows[g], c,
+			slot->tts_values[c] = GpuopsRowStoreDatum(st->store(), st->group_rows[g], c,
 													   &slot->tts_isnull[c]);
 		else
 		{
@@ -362,9 +344,9 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 		}
 		if ((d->final == GPUAGG_FINAL_VALUE || d->final == GPUAGG_FINAL_PERCENTILE_CONT) &&
 			r->count > 0)
-			value = GpuopsRowStoreDatum(&st->store, r->row, d->arg_col, &isnull);
+			value = GpuopsRowStoreDatum(st->store(), r->row, d->arg_col, &isnull);
 		if (d->final == GPUAGG_FINAL_PERCENTILE_CONT && r->count > 0)
-			value2 = GpuopsRowStoreDatum(&st->store, r->row2, d->arg_col, &isnull);
+			value2 = GpuopsRowStoreDatum(st->store(), r->row2, d->arg_col, &isnull);
 		slot->tts_values[ncols + a] = GpuAggResultDatum(d, r, value, value2,
 														 &slot->tts_isnull[ncols + a]);
 	}
@@ -457,16 +439,12 @@ static void
 BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuAggState *st = (GpuAggState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
-	PlanState  *child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
-	TupleDesc	desc = ExecGetResultType(child);
+	TupleDesc	desc;
 
-	node->custom_ps = list_make1(child);
-	st->stage = GpuStageBelow(child);
 	/* over GpuStage the workers only read rows: the device is this process's alone */
-	st->device_shared = GpuStageDeviceShared(st->stage);
-	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
+	GpuopsNodeBegin(st, estate, eflags, 1, NULL);
+	GpuopsNodePrewarm(st, eflags);
+	desc = ExecGetResultType(st->input[0].ps);
 	/* the device reads argument columns raw: their widths must be the kinds' */
 	for (int a = 0; a < st->naggs; a++)
 	{
@@ -476,8 +454,6 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 			TupleDescAttr(desc, d->arg_col)->attlen != (int) gpuops_key_raw_width(d->value_kind))
 			elog(ERROR, "GpuAgg: aggregate input column %d has an unexpected width", d->arg_col);
 	}
-	GpuopsRowStoreInit(&st->store, desc, estate->es_query_cxt);
-	st->source = GpuopsChildPlanSource(child);
 	/* PostgreSQL's own evaluation of computed inputs, for a row the device stops at */
 	{
 		for (int a = 0; a < st->naggs && a < list_length(st->prog_exprs); a++)
@@ -498,38 +474,22 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	st->merge_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuAgg merge",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = NewQueryDevice<GpuAggDevice>(estate);
-}
-
-static TupleTableSlot *
-ExecGpuAggImpl(CustomScanState *node)
-{
-	return ExecScan(&node->ss, GpuAggNext, GpuopsScanRecheck);
+	st->dev = GpuopsNodeDevice<GpuAggDevice>(st, estate);
 }
 
 static void
 EndGpuAggImpl(CustomScanState *node)
 {
-	GpuAggState *st = (GpuAggState *) node;
-
-	st->dev->end();
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	GpuopsRowStoreFree(&st->store);
+	GpuopsNodeEnd((GpuAggState *) node);
 }
 
 static void
 ReScanGpuAggImpl(CustomScanState *node)
 {
 	GpuAggState *st = (GpuAggState *) node;
-	PlanState  *child = (PlanState *) linitial(node->custom_ps);
 
-	if (node->ss.ps.chgParam != NULL)
-		UpdateChangedParamSet(child, node->ss.ps.chgParam);
-	/*
-	 * Staged rows live in the parallel query's shared memory, which a Limit
-	 * above may have released already (ExecShutdownNode): read them again.
-	 */
-	if (st->aggregated && child->chgParam == NULL && st->stage == NULL)
+	GpuopsNodeRescanParams(st);
+	if (st->aggregated && !GpuopsNodeInputChanged(st, 0))
 	{
 		/* the same input: emit the same groups again */
 		st->next_group = 0;
@@ -542,10 +502,9 @@ ReScanGpuAggImpl(CustomScanState *node)
 	st->group_rows = NULL;
 	st->results = NULL;
 	st->merge = NULL;
-	GpuopsRowStoreReset(&st->store);
 	MemoryContextReset(st->dict_cxt);
 	MemoryContextReset(st->merge_cxt);
-	st->source->rescan(st->source);
+	GpuopsNodeRestartInput(st, 0);
 }
 
 static void
@@ -591,9 +550,7 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Stage", "partial", es);
 	if (es->analyze && st->aggregated)
 	{
-		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
-		if (st->fallback)
-			ExplainPropertyText("Fallback", st->fallback, es);
+		GpuopsNodeExplainBackend(st, es);
 		ExplainPropertyInteger("Input Rows", NULL, (int64) st->stats.rows, es);
 		ExplainPropertyInteger("Groups", NULL, (int64) st->stats.groups, es);
 		ExplainPropertyInteger("Key Words", NULL, st->stats.key_words, es);
@@ -621,13 +578,13 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB", (int64) (st->host_memory / 1024), es);
 	}
-	GpuopsExplainDirectRows(es, st->source, NULL);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_agg_exec_methods = {
 	GPUAGG_NAME,
 	GuardedBegin<BeginGpuAggImpl>,
-	GuardedExec<ExecGpuAggImpl>,
+	GuardedExec<GpuopsExecScan<GpuAggNext>>,
 	GuardedEnd<EndGpuAggImpl>,
 	GuardedReScan<ReScanGpuAggImpl>,
 	NULL,						/* MarkPosCustomScan */

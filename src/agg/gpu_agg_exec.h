@@ -22,8 +22,8 @@ extern "C" {
 #include "batch.h"
 #include "device_session.h"
 #include "gpu_agg.h"
-#include "gpu_stage.h"
 #include "gpuops_device.h"
+#include "node.h"
 
 typedef struct GpuAggMerge GpuAggMerge;
 
@@ -42,9 +42,9 @@ typedef struct DictEntry
 	uint64		id;
 } DictEntry;
 
-typedef struct GpuAggState
+/* the node (node.h): one input, the child's rows in its store */
+typedef struct GpuAggState : GpuopsNode
 {
-	CustomScanState css;
 	int			nkeys;
 	int			nextra;			/* other columns from a group's first row */
 	int			naggs;
@@ -68,10 +68,6 @@ typedef struct GpuAggState
 	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
 	TupleTableSlot *recheck_slot;	/* a child row, for program_exprs */
 
-	GpuopsRowStore store;
-	GpuopsBatchSource *source;
-	GpuStageState *stage;		/* the input staged by parallel workers, or NULL */
-	bool		device_shared;	/* other processes of the query use the device too */
 	GpuAggDevice *dev;
 	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
 	MemoryContext dict_cxt;		/* dictionaries and their row numbers */
@@ -86,8 +82,6 @@ typedef struct GpuAggState
 	GpuAggMerge *merge;			/* chunked: the groups merged on the host */
 
 	/* EXPLAIN ANALYZE */
-	const char *backend_name;
-	char	   *fallback;
 	GpuopsAggStats stats;		/* summed over chunks */
 	uint32		chunks;
 	uint32		hashed_chunks;	/* chunks the hash strategy aggregated */

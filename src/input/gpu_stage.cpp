@@ -36,6 +36,7 @@ extern "C" {
 #include "gpu_stage.h"
 #include "guarded_scan.h"
 #include "guc.h"
+#include "node.h"
 
 /* in shared memory (the parallel query's DSM), one per GpuStage */
 typedef struct GpuStageShared
@@ -57,11 +58,9 @@ typedef struct GpuStageChunk
 	Size		offsets[FLEXIBLE_ARRAY_MEMBER];	/* per column: values, then nulls (0: none) */
 } GpuStageChunk;
 
-struct GpuStageState
+/* the node (node.h): one input, whose store holds the batch being filled */
+struct GpuStageState : GpuopsNode
 {
-	CustomScanState css;
-	GpuopsRowStore store;		/* the batch being filled */
-	GpuopsBatchSource *source;
 	bool		done;
 	GpuStageShared *shared;		/* NULL without parallel mode */
 	dsa_area   *area;			/* leader: the area its chunks are in */
@@ -91,7 +90,7 @@ VarlenSize(const GpuopsColumnDesc *col, const char *p)
 static void
 Flush(GpuStageState *st, GpuopsBatch *batch)
 {
-	GpuopsRowStore *store = &st->store;
+	GpuopsRowStore *store = st->store();
 	int			ncols = store->ncols;
 	uint32		n = batch->nrows;
 	Size		off = TYPEALIGN(CHUNK_ALIGN, offsetof(GpuStageChunk, offsets) +
@@ -209,13 +208,13 @@ ExecGpuStageImpl(CustomScanState *node)
 
 	while (!st->done)
 	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(st->store());
 
-		st->done = !st->source->fill(st->source, &st->store, batch);
+		st->done = !GpuopsNodeFill(st, 0, batch);
 		if (batch->nrows == GPUOPS_BATCH_ROWS || (st->done && batch->nrows > 0))
 		{
 			Flush(st, batch);
-			GpuopsRowStoreRecycle(&st->store);
+			GpuopsRowStoreRecycle(st->store());
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -323,7 +322,7 @@ bool
 GpuStageDeviceShared(GpuStageState *st)
 {
 	return IsInParallelMode() &&
-		(st == NULL || FindDeviceNode((PlanState *) linitial(st->css.custom_ps), NULL));
+		(st == NULL || FindDeviceNode(st->input[0].ps, NULL));
 }
 
 Size
@@ -388,14 +387,8 @@ static void
 BeginGpuStageImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuStageState *st = (GpuStageState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	PlanState  *child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate,
-									 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD |
-												EXEC_FLAG_MARK));
 
-	node->custom_ps = list_make1(child);
-	GpuopsRowStoreInit(&st->store, ExecGetResultType(child), estate->es_query_cxt);
-	st->source = GpuopsChildPlanSource(child);
+	GpuopsNodeBegin(st, estate, eflags, 1, NULL);
 	st->local_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuStage chunks",
 										  ALLOCSET_DEFAULT_SIZES);
 }
@@ -403,25 +396,19 @@ BeginGpuStageImpl(CustomScanState *node, EState *estate, int eflags)
 static void
 EndGpuStageImpl(CustomScanState *node)
 {
-	GpuStageState *st = (GpuStageState *) node;
-
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	GpuopsRowStoreFree(&st->store);
+	GpuopsNodeEnd((GpuStageState *) node);
 }
 
 static void
 ReScanGpuStageImpl(CustomScanState *node)
 {
 	GpuStageState *st = (GpuStageState *) node;
-	PlanState  *child = (PlanState *) linitial(node->custom_ps);
 
-	if (node->ss.ps.chgParam != NULL)
-		UpdateChangedParamSet(child, node->ss.ps.chgParam);
+	GpuopsNodeRescanParams(st);
 	st->done = false;
-	GpuopsRowStoreReset(&st->store);
 	/* shared chunks are freed in ReInitializeDSM, before workers start again */
 	ForgetLocalChunks(st);
-	st->source->rescan(st->source);
+	GpuopsNodeRestartInput(st, 0);
 }
 
 static Size
@@ -489,7 +476,7 @@ ExplainGpuStageImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Staged Rows", NULL, (int64) rows, es);
 	ExplainPropertyInteger("Staged Chunks", NULL, chunks, es);
 	ExplainPropertyInteger("Shared Memory", "kB", (int64) (bytes / 1024), es);
-	GpuopsExplainDirectRows(es, st->source, NULL);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_stage_exec_methods = {

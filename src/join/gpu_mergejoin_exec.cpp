@@ -43,7 +43,6 @@ extern "C" {
 #include "device_session.h"
 #include "device_expr.h"
 #include "gpu_mergejoin.h"
-#include "gpu_stage.h"
 #include "guarded_scan.h"
 #include "guc.h"
 #include "join_exec.h"
@@ -67,8 +66,6 @@ typedef struct GpuMergeJoinState : GpuopsJoinNode
 	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
 	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
 
-	GpuStageState *stage[2];	/* a side below a Gather of GpuStage, else NULL */
-	bool		device_shared;	/* other processes of the query may use the device */
 	int			count_cols;		/* counting: the scan tuple's last columns are count(*) */
 	bool		counted;		/* counting: the row has been returned */
 	GpuMergeJoinDevice *dev;
@@ -86,11 +83,8 @@ typedef struct GpuMergeJoinState : GpuopsJoinNode
 	bool	   *inner_matched;
 	uint64		inner_pos;
 	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
-	GpuopsJoinFilter *filter;	/* the clauses tested on the device, or NULL */
 	uint64		filtered;
 
-	const char *backend_name;
-	char	   *fallback;
 	/* EXPLAIN ANALYZE: where the time before the first row went (ms) */
 	double		read_ms[2];		/* reading a side (or collecting its staged chunks) */
 	double		keys_ms;		/* making both sides' merge words */
@@ -176,8 +170,8 @@ static void
 InitGathered(GpuMergeJoinState *st)
 {
 	memset(st->gathered, 0, sizeof(st->gathered));
-	st->gathered[0].store = &st->outer_store;
-	st->gathered[1].store = &st->inner_store;
+	st->gathered[0].store = &st->outer()->store;
+	st->gathered[1].store = &st->inner()->store;
 	st->gathered[1].at = st->outer_ncols;
 }
 
@@ -202,9 +196,9 @@ GatherFrom(GpuMergeJoinState *st, uint64 pair)
 		st->pairs.npairs - pair < GPUOPS_JOIN_GATHER_MIN)
 		return;
 	n = Min(st->pairs.npairs - pair, (uint64) GPUOPS_JOIN_GATHER_PAIRS);
-	GpuopsJoinGather(&st->gathered[0], &st->outer_store, 0, st->pairs.probe_rows, pair, n,
+	GpuopsJoinGather(&st->gathered[0], &st->outer()->store, 0, st->pairs.probe_rows, pair, n,
 					 st->needed, st->key_cxt);
-	GpuopsJoinGather(&st->gathered[1], &st->inner_store, st->outer_ncols, st->pairs.build_rows,
+	GpuopsJoinGather(&st->gathered[1], &st->inner()->store, st->outer_ncols, st->pairs.build_rows,
 					 pair, n, st->needed, st->key_cxt);
 }
 
@@ -228,9 +222,8 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
 	GpuopsStatus rc;
 
+	settings = GpuopsNodeSettings<&GpuopsDevice::mergejoin>(st, settings, backend);
 	st->dev->end();
-	if (backend != GpuopsPrimaryDevice()->mergejoin || st->fallback != NULL)
-		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->handle);
 	if (rc == GPUOPS_OK && backend != gpuops_cpu_device()->mergejoin)
@@ -284,12 +277,9 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 static void
 FallBack(GpuMergeJoinState *st, GpuopsStatus rc, uint64 skip)
 {
-	GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = pstrdup(gpuops_last_error());
-	rc = RunJoin(st, gpuops_cpu_device()->mergejoin, skip);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, false);
+	GpuopsNodeFallBack<&GpuopsDevice::mergejoin>(st, rc, [&](const GpuopsMergeJoinBackend *cpu) {
+		return RunJoin(st, cpu, skip);
+	});
 }
 
 /* Milliseconds since *t, which becomes now. */
@@ -309,45 +299,28 @@ Lap(instr_time *t)
 static void
 Build(GpuMergeJoinState *st)
 {
-	const GpuopsMergeJoinBackend *backend = GpuopsPrimaryDevice()->mergejoin;
-	GpuopsStatus rc;
-	bool		more;
 	instr_time	t;
 
 	INSTR_TIME_SET_CURRENT(t);
 
 	for (int side = 0; side < 2; side++)
 	{
-		GpuopsRowStore *store = side == 0 ? &st->outer_store : &st->inner_store;
-		GpuopsBatchSource *src = side == 0 ? st->outer_source : st->inner_source;
+		GpuopsRowStore *store = st->store(side);
 
-		more = st->stage[side] == NULL;
-		if (st->stage[side] != NULL)
-		{
-			/* running the Gather has the workers read the side; it returns no row */
-			if (!TupIsNull(ExecProcNode((PlanState *) list_nth(st->css.custom_ps, side))))
-				elog(ERROR, "GpuMergeJoin: a row came through the Gather of GpuStage");
-			GpuStageCollect(st->stage[side], store);
-		}
-		while (more)
-		{
-			GpuopsBatch *batch = GpuopsRowStoreOpenBatch(store);
-
-			more = src->fill(src, store, batch);
-			CHECK_FOR_INTERRUPTS();
-		}
+		/* a staged side: the Gather has the workers read it */
+		GpuopsNodeReadInput(st, side);
 		st->read_ms[side] += Lap(&t);
 		StageKeys(st, store, side == 0, &st->keys[side]);
 		GpuopsJoinFilterLoad(st->filter, side, store, false, 0, 0);
 		st->keys_ms += Lap(&t);
 	}
-	rc = RunJoin(st, backend, 0);
-	if (rc != GPUOPS_OK)
-		FallBack(st, rc, 0);
+	GpuopsNodeRun<&GpuopsDevice::mergejoin>(st, [&](const GpuopsMergeJoinBackend *backend) {
+		return RunJoin(st, backend, 0);
+	});
 	st->join_ms += Lap(&t);
 	if (st->fill_inner)
-		st->inner_matched = (bool *) MemoryContextAllocZero(st->inner_store.cxt,
-															Max(st->inner_store.nrows, 1));
+		st->inner_matched = (bool *) MemoryContextAllocZero(st->inner()->store.cxt,
+															Max(st->inner()->store.nrows, 1));
 	st->inner_pos = 0;
 	st->opos = 0;
 	st->matched = false;
@@ -405,8 +378,8 @@ static TupleTableSlot *
 JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
 {
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, o, st->needed);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow, st->needed);
+	GpuopsJoinFillSide(slot, 0, &st->outer()->store, o, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner()->store, irow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -441,7 +414,7 @@ GpuMergeJoinNext(ScanState *ss)
 		Build(st);
 	if (st->count_cols > 0)
 		return CountRow(st, slot);
-	while (st->opos < st->outer_store.nrows)
+	while (st->opos < st->outer()->store.nrows)
 	{
 		uint32		o = st->order[st->opos];
 		uint64		b;
@@ -487,7 +460,7 @@ GpuMergeJoinNext(ScanState *ss)
 		}
 		st->matched = false;
 	}
-	while (st->fill_inner && st->inner_pos < st->inner_store.nrows)
+	while (st->fill_inner && st->inner_pos < st->inner()->store.nrows)
 	{
 		uint64		b = st->inner_pos++;
 
@@ -531,74 +504,40 @@ static void
 BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	GpuopsJoinNodeBegin(st, estate, eflags, false);	/* the prewarm is decided below */
-	st->stage[0] = GpuStageBelow((PlanState *) linitial(node->custom_ps));
-	st->stage[1] = GpuStageBelow((PlanState *) lsecond(node->custom_ps));
 	/*
-	 * Over two GpuStages whose workers only read rows, the device is this
-	 * process's alone; otherwise workers elsewhere in a parallel query may
-	 * use it too.
+	 * The prewarm's share of the device: over two GpuStages whose workers
+	 * only read rows, the device is this process's alone (device_shared).
 	 */
-	if (st->stage[0] != NULL && st->stage[1] != NULL)
-		st->device_shared = GpuStageDeviceShared(st->stage[0]) ||
-			GpuStageDeviceShared(st->stage[1]);
-	else
-		st->device_shared = IsInParallelMode();
-	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
+	GpuopsJoinNodeBegin(st, estate, eflags, true, st->filter_plan);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
 	InitGathered(st);
-	st->filter = GpuopsJoinFilterBegin(node, estate, st->filter_plan,
-									   (List *) lthird(cscan->custom_exprs),
-									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
-									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuMergeJoinDevice>(estate);
-}
-
-static TupleTableSlot *
-ExecGpuMergeJoinImpl(CustomScanState *node)
-{
-	return ExecScan(&node->ss, GpuMergeJoinNext, GpuopsScanRecheck);
+	st->dev = GpuopsNodeDevice<GpuMergeJoinDevice>(st, estate);
 }
 
 static void
 EndGpuMergeJoinImpl(CustomScanState *node)
 {
-	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
-
-	st->dev->end();
-	GpuopsJoinFilterEnd(st->filter);
-	GpuopsJoinNodeEnd(st);
+	GpuopsJoinNodeEnd((GpuMergeJoinState *) node);
 }
 
 static void
 ReScanGpuMergeJoinImpl(CustomScanState *node)
 {
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
-	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
-	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 	GpuopsStatus rc;
 
-	GpuopsJoinRescanParams(node);
-	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
+	GpuopsJoinNodeRescan(st);
 	st->counted = false;
 	if (!st->built)
 		return;
 	st->dev->end();
-	/*
-	 * New input, or staged rows, which live in the parallel query's shared
-	 * memory that a Limit above may have released (ExecShutdownNode): read
-	 * both sides again.
-	 */
-	if (outer->chgParam != NULL || inner->chgParam != NULL ||
-		st->stage[0] != NULL || st->stage[1] != NULL)
+	/* new input, or staged rows (GpuopsNodeInputChanged): read both sides again */
+	if (GpuopsNodeInputChanged(st, 0) || GpuopsNodeInputChanged(st, 1))
 	{
-		st->outer_source->rescan(st->outer_source);
-		st->inner_source->rescan(st->inner_source);
-		GpuopsRowStoreReset(&st->outer_store);
-		GpuopsRowStoreReset(&st->inner_store);
+		GpuopsNodeRestartInput(st, 0);
+		GpuopsNodeRestartInput(st, 1);
 		MemoryContextReset(st->key_cxt);
 		InitGathered(st);		/* its arrays were in key_cxt */
 		st->inner_matched = NULL;	/* it was in the store's context */
@@ -611,7 +550,7 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 	if (rc != GPUOPS_OK)
 		FallBack(st, rc, 0);
 	if (st->inner_matched)
-		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
+		memset(st->inner_matched, 0, Max(st->inner()->store.nrows, 1));
 	st->inner_pos = 0;
 	st->opos = 0;
 	st->matched = false;
@@ -657,9 +596,7 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
 	{
-		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
-		if (st->fallback)
-			ExplainPropertyText("Fallback", st->fallback, es);
+		GpuopsNodeExplainBackend(st, es);
 		ExplainPropertyInteger("Outer Rows", NULL, (int64) st->stats.outer_rows, es);
 		ExplainPropertyInteger("Inner Rows", NULL, (int64) st->stats.inner_rows, es);
 		ExplainPropertyInteger("Key Pairs", NULL, (int64) st->stats.pairs, es);
@@ -677,16 +614,16 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
-							   (int64) ((GpuopsRowStoreMemory(&st->outer_store) +
-										 GpuopsRowStoreMemory(&st->inner_store)) / 1024), es);
+							   (int64) ((GpuopsRowStoreMemory(&st->outer()->store) +
+										 GpuopsRowStoreMemory(&st->inner()->store)) / 1024), es);
 	}
-	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_mergejoin_exec_methods = {
 	GPUMERGEJOIN_NAME,
 	GuardedBegin<BeginGpuMergeJoinImpl>,
-	GuardedExec<ExecGpuMergeJoinImpl>,
+	GuardedExec<GpuopsExecScan<GpuMergeJoinNext>>,
 	GuardedEnd<EndGpuMergeJoinImpl>,
 	GuardedReScan<ReScanGpuMergeJoinImpl>,
 	NULL,						/* MarkPosCustomScan */
