@@ -1,6 +1,8 @@
 /*
  * gpu_agg_exec.h
- *    GpuAgg's executor state, shared by the node (gpu_agg_exec.cpp) and the
+ *    GpuAgg's executor state, shared by the node (gpu_agg_exec.cpp), its
+ *    device side (gpu_agg_device.cpp), the dictionaries and group keys
+ *    (gpu_agg_dict.cpp), numeric sums (gpu_agg_numeric.cpp) and the
  *    host-side merge of chunked aggregation (gpu_agg_merge.cpp).
  *
  * An input larger than one device aggregation may take (the device budget)
@@ -99,11 +101,14 @@ extern const char *GpuAggValueColumn(GpuAggState *st, int agg, int batch);
 extern void GpuAggNumericPrepare(GpuAggState *st);
 extern void GpuAggNumericHost(GpuAggState *st);
 
-/* gpu_agg_exec.cpp: the 64-bit words of a packed group key (0 without GROUP BY) */
+/* gpu_agg_dict.cpp: the 64-bit words of a packed group key (0 without GROUP BY) */
 extern int	GpuAggKeyWords(GpuAggState *st);
 
-/* gpu_agg_exec.cpp: the packed group key of a stored row */
+/* gpu_agg_dict.cpp: the packed group key of a stored row */
 extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);
+
+/* gpu_agg_device.cpp: reads the whole input and aggregates it (the CPU backend after a failure) */
+extern void GpuAggReadAndAggregate(GpuAggState *st);
 
 /* gpu_agg_merge.cpp */
 extern GpuAggMerge *GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt);
