@@ -86,7 +86,7 @@ DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch, bool 
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
 		bool		isnull;
-		Datum		d = GpuopsBatchDatum(&st->store, batch, col, i, &isnull);
+		Datum		d = GpuopsBatchDatum(st->store(), batch, col, i, &isnull);
 		struct varlena *v;
 		DictKey		key;
 		DictEntry  *e;
@@ -132,13 +132,13 @@ DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch, bool 
 static uint64 **
 DictionaryColumns(GpuAggState *st, int col, Oid type, HTAB **dict)
 {
-	uint64	  **ids = (uint64 **) MemoryContextAlloc(st->dict_cxt,
-													 sizeof(uint64 *) * Max(st->store.nbatches, 1));
+	uint64	  **ids = (uint64 **) MemoryContextAlloc(st->dict_cxt, sizeof(uint64 *) *
+													 Max(st->store()->nbatches, 1));
 
 	*dict = DictCreate(st);
-	for (int b = 0; b < st->store.nbatches; b++)
+	for (int b = 0; b < st->store()->nbatches; b++)
 	{
-		ids[b] = DictionaryColumn(st, *dict, col, st->store.batches[b],
+		ids[b] = DictionaryColumn(st, *dict, col, st->store()->batches[b],
 								  type == NUMERICOID || type == BPCHAROID);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -200,9 +200,9 @@ RankDictionary(GpuAggState *st, HTAB *dict, uint64 **ids, Oid type, Oid collatio
 			r++;
 		rank[sorted[i]->id] = r;
 	}
-	for (int b = 0; b < st->store.nbatches; b++)
+	for (int b = 0; b < st->store()->nbatches; b++)
 	{
-		for (uint32 r = 0; r < st->store.batches[b]->nrows; r++)
+		for (uint32 r = 0; r < st->store()->batches[b]->nrows; r++)
 			ids[b][r] = rank[ids[b][r]];
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -250,7 +250,7 @@ GpuAggKeyColumn(GpuAggState *st, int k, int b)
 {
 	if (st->key_enc[k] != GPUAGG_KEY_VALUE)
 		return (const char *) st->dict_ids[k][b];
-	return st->store.batches[b]->values[k];
+	return st->store()->batches[b]->values[k];
 }
 
 const char *
@@ -258,7 +258,7 @@ GpuAggValueColumn(GpuAggState *st, int a, int b)
 {
 	if (st->arg_ids[a] != NULL)
 		return (const char *) st->arg_ids[a][b];
-	return st->store.batches[b]->values[st->aggs[a].arg_col];
+	return st->store()->batches[b]->values[st->aggs[a].arg_col];
 }
 
 /* The 64-bit words of a group key packed for comparison (agg_pack_key). */
@@ -287,7 +287,7 @@ GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
 	for (int k = 0; k < st->nkeys; k++)
 	{
 		keys[k] = (const uint8 *) GpuAggKeyColumn(st, k, b);
-		nulls[k] = st->store.batches[b]->nulls[k];
+		nulls[k] = st->store()->batches[b]->nulls[k];
 	}
 	gpuops::agg_pack_key(st->key_kind, st->nkeys, keys, nulls, i, words, nwords);
 }

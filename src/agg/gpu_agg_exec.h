@@ -1,6 +1,8 @@
 /*
  * gpu_agg_exec.h
- *    GpuAgg's executor state, shared by the node (gpu_agg_exec.cpp) and the
+ *    GpuAgg's executor state, shared by the node (gpu_agg_exec.cpp), its
+ *    device side (gpu_agg_device.cpp), the dictionaries and group keys
+ *    (gpu_agg_dict.cpp), numeric sums (gpu_agg_numeric.cpp) and the
  *    host-side merge of chunked aggregation (gpu_agg_merge.cpp).
  *
  * An input larger than one device aggregation may take (the device budget)
@@ -22,8 +24,8 @@ extern "C" {
 #include "batch.h"
 #include "device_session.h"
 #include "gpu_agg.h"
-#include "gpu_stage.h"
 #include "gpuops_device.h"
+#include "node.h"
 
 typedef struct GpuAggMerge GpuAggMerge;
 
@@ -42,9 +44,9 @@ typedef struct DictEntry
 	uint64		id;
 } DictEntry;
 
-typedef struct GpuAggState
+/* the node (node.h): one input, the child's rows in its store */
+typedef struct GpuAggState : GpuopsNode
 {
-	CustomScanState css;
 	int			nkeys;
 	int			nextra;			/* other columns from a group's first row */
 	int			naggs;
@@ -68,10 +70,6 @@ typedef struct GpuAggState
 	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
 	TupleTableSlot *recheck_slot;	/* a child row, for program_exprs */
 
-	GpuopsRowStore store;
-	GpuopsBatchSource *source;
-	GpuStageState *stage;		/* the input staged by parallel workers, or NULL */
-	bool		device_shared;	/* other processes of the query use the device too */
 	GpuAggDevice *dev;
 	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
 	MemoryContext dict_cxt;		/* dictionaries and their row numbers */
@@ -86,8 +84,6 @@ typedef struct GpuAggState
 	GpuAggMerge *merge;			/* chunked: the groups merged on the host */
 
 	/* EXPLAIN ANALYZE */
-	const char *backend_name;
-	char	   *fallback;
 	GpuopsAggStats stats;		/* summed over chunks */
 	uint32		chunks;
 	uint32		hashed_chunks;	/* chunks the hash strategy aggregated */
@@ -105,11 +101,14 @@ extern const char *GpuAggValueColumn(GpuAggState *st, int agg, int batch);
 extern void GpuAggNumericPrepare(GpuAggState *st);
 extern void GpuAggNumericHost(GpuAggState *st);
 
-/* gpu_agg_exec.cpp: the 64-bit words of a packed group key (0 without GROUP BY) */
+/* gpu_agg_dict.cpp: the 64-bit words of a packed group key (0 without GROUP BY) */
 extern int	GpuAggKeyWords(GpuAggState *st);
 
-/* gpu_agg_exec.cpp: the packed group key of a stored row */
+/* gpu_agg_dict.cpp: the packed group key of a stored row */
 extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);
+
+/* gpu_agg_device.cpp: reads the whole input and aggregates it (the CPU backend after a failure) */
+extern void GpuAggReadAndAggregate(GpuAggState *st);
 
 /* gpu_agg_merge.cpp */
 extern GpuAggMerge *GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt);

@@ -164,7 +164,7 @@ GpuAggNumericPrepare(GpuAggState *st)
 		GpuAggDesc *d = &st->aggs[a];
 		int			scale = -1;
 		bool		device = true;
-		int			nbatches = st->store.nbatches;
+		int			nbatches = st->store()->nbatches;
 		int64	  **vals;
 		BatchDecode *res;
 
@@ -178,12 +178,12 @@ GpuAggNumericPrepare(GpuAggState *st)
 		res = (BatchDecode *) palloc0(sizeof(BatchDecode) * Max(nbatches, 1));
 		for (int b = 0; b < nbatches; b++)
 			vals[b] = (int64 *) MemoryContextAllocHuge(st->dict_cxt,
-													   sizeof(int64) * Max(st->store.batches[b]->nrows, 1));
-		DecodeBatchesThreaded(d, &st->store, vals, res);
+													   sizeof(int64) * Max(st->store()->batches[b]->nrows, 1));
+		DecodeBatchesThreaded(d, st->store(), vals, res);
 		for (int b = 0; b < nbatches && device; b++)
 		{
 			if (res[b].needs_detoast)
-				DecodeBatch(d, st->store.batches[b], vals[b], false, &res[b]);
+				DecodeBatch(d, st->store()->batches[b], vals[b], false, &res[b]);
 			/* one display scale for all inputs: the sum's is then known */
 			if (res[b].rc != GPUOPS_NUMERIC_OK || (res[b].scale >= 0 && scale >= 0 && res[b].scale != scale))
 				device = false;
@@ -337,9 +337,9 @@ GpuAggNumericHost(GpuAggState *st)
 	caller->curaggcontext = makeNode(ExprContext);
 	caller->curaggcontext->ecxt_per_tuple_memory = work;
 
-	for (int b = 0; b < st->store.nbatches; b++)
+	for (int b = 0; b < st->store()->nbatches; b++)
 	{
-		GpuopsBatch *batch = st->store.batches[b];
+		GpuopsBatch *batch = st->store()->batches[b];
 
 		for (uint32 i = 0; i < batch->nrows; i++)
 		{

@@ -338,12 +338,6 @@ GpuopsWaitForDevice(void)
  * without ANALYZE, the CPU backend, or without a GPU.
  */
 void
-GpuopsPrewarmDevice(int eflags)
-{
-	GpuopsPrewarmDeviceFor(eflags, IsInParallelMode());
-}
-
-void
 GpuopsPrewarmDeviceFor(int eflags, bool shared)
 {
 	GpuopsSettings settings;

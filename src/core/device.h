@@ -59,10 +59,10 @@ extern void GpuopsWaitForDevice(void);
 /* Lets long device-layer calls stop for a pending interrupt (this process). */
 extern void GpuopsRegisterInterruptCheck(void);
 
-/* At a node's executor start: begin starting the GPU while the input is read. */
-extern void GpuopsPrewarmDevice(int eflags);
-
-/* The same with the settings of GpuopsSettingsFor(shared). */
+/*
+ * At a node's executor start: begin starting the GPU while the input is
+ * read, with the settings of GpuopsSettingsFor(shared).
+ */
 extern void GpuopsPrewarmDeviceFor(int eflags, bool shared);
 
 #endif

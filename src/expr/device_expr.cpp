@@ -18,6 +18,10 @@
  * Functions are recognized by their OIDs in pg_catalog (fmgroids.h), never
  * by name, so a user's function of the same name is not mistaken for one.
  * BETWEEN arrives as an AND of two comparisons.
+ *
+ * This file compiles columns, constants, Params, boolean logic, CASE and
+ * the tests, and holds the entry points; device_expr_ops.cpp the operators
+ * and functions (device_expr_builder.h: the builder they share).
  */
 extern "C" {
 #include "postgres.h"
@@ -34,68 +38,14 @@ extern "C" {
 }
 
 #include "device_expr.h"
+#include "device_expr_builder.h"
 #include "device_expr_catalog.h"
 #include "expr_eval.hpp"
 #include "join_plan.h"
 #include "numeric_decode.h"
 #include "plan_fields.h"
 
-typedef struct Builder
-{
-	GpuopsExprProgram *prog;
-	DeviceExprInputs *in;
-	int			nlocals;
-	int			case_local;		/* the innermost CASE's value, -1 outside */
-} Builder;
-
-static bool Compile(Builder *b, Node *node);
-
-/* A builder emitting into an emptied prog, reading inputs' columns. */
-static void
-BeginProgram(Builder *b, GpuopsExprProgram *prog, DeviceExprInputs *inputs)
-{
-	memset(prog, 0, sizeof(*prog));
-	b->prog = prog;
-	b->in = inputs;
-	b->nlocals = 0;
-	b->case_local = -1;
-}
-
-static bool
-Emit(Builder *b, int op, int type, int sub, int arg)
-{
-	GpuopsExprStep *s;
-
-	if (b->prog->nsteps >= GPUOPS_EXPR_MAX_STEPS)
-		return false;
-	s = &b->prog->steps[b->prog->nsteps++];
-	s->op = (uint8) op;
-	s->type = (uint8) type;
-	s->sub = (uint8) sub;
-	s->pad = 0;
-	s->arg = arg;
-	return true;
-}
-
-/* Sets jump `at` to land on the next step emitted. */
-static void
-Land(Builder *b, int at)
-{
-	b->prog->steps[at].arg = b->prog->nsteps;
-}
-
-static int
-AddConst(Builder *b, uint64 word, bool isnull)
-{
-	int			k = b->prog->nconsts;
-
-	if (k >= GPUOPS_EXPR_MAX_CONSTS)
-		return -1;
-	b->prog->consts[k] = isnull ? 0 : word;
-	b->prog->const_null[k] = isnull;
-	b->prog->nconsts++;
-	return k;
-}
+static bool Compile(DeviceExprBuilder *b, Node *node);
 
 /* A program column for input column `col` of a side, added once. */
 static int
@@ -113,7 +63,7 @@ UseColumn(int *cols, Oid *types, int *n, int col, Oid type)
 
 /* An input column of either side, if node is one; *ok false on failure. */
 static bool
-CompileColumn(Builder *b, Node *node, bool *ok)
+CompileColumn(DeviceExprBuilder *b, Node *node, bool *ok)
 {
 	Oid			type = exprType(node);
 	int			col;
@@ -141,189 +91,10 @@ CompileColumn(Builder *b, Node *node, bool *ok)
 	return false;
 }
 
-/* timestamp(tz) +/- interval: the interval must be a constant without months */
-static bool
-CompileTimestampInterval(Builder *b, const FuncMap *m, List *args, Oid fn)
-{
-	Node	   *ival = (Node *) lsecond(args);
-	Interval   *span;
-	int64		days;
-	int			k;
-
-	if (!IsA(ival, Const) || ((Const *) ival)->constisnull)
-		return false;
-	span = DatumGetIntervalP(((Const *) ival)->constvalue);
-	if (span->month != 0)
-		return false;
-	/* a day of a timestamptz depends on the time zone's daylight saving */
-	if (span->day != 0 && (fn == F_TIMESTAMPTZ_PL_INTERVAL || fn == F_TIMESTAMPTZ_MI_INTERVAL))
-		return false;
-	days = (int64) span->day * USECS_PER_DAY;
-	k = AddConst(b, (uint64) days, false);
-	if (k < 0 || AddConst(b, (uint64) span->time, false) < 0)
-		return false;
-	return Compile(b, (Node *) linitial(args)) &&
-		((fn != F_DATE_PL_INTERVAL && fn != F_DATE_MI_INTERVAL) ||
-		 Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 0, 0)) &&
-		Emit(b, m->op, m->type, m->sub, k);
-}
-
-/*
- * numeric(x, typmod), a cast to numeric(p, s): the typmod a constant, the
- * scale 0..18 and at most the precision (numeric.c also allows scales
- * outside that; those stay PostgreSQL's).
- */
-static bool
-CompileNumericTypmod(Builder *b, List *args)
-{
-	Const	   *tm;
-	int32		typmod,
-				precision,
-				scale;
-
-	if (list_length(args) != 2)
-		return false;
-	tm = (Const *) lsecond(args);
-	if (!IsA(tm, Const) || tm->constisnull || !Compile(b, (Node *) linitial(args)))
-		return false;
-	typmod = DatumGetInt32(tm->constvalue);
-	if (typmod < (int32) VARHDRSZ)
-		return true;			/* no typmod: the value as it is */
-	precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
-	scale = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
-	if (scale < 0 || scale > gpuops::kNumMaxScale || scale > precision || precision < 1)
-		return false;
-	return Emit(b, GPUOPS_EOP_NUM_ROUND, GPUOPS_ET_NUM, scale, precision);
-}
-
-/*
- * Interval comparisons.  An interval is on the device only as its span in
- * microseconds (interval_cmp_value: months as 30 days), which is all a
- * comparison looks at: a constant's, or a timestamp difference's
- * (timestamp_mi: the difference, justified into days and time).
- */
-typedef struct IntervalCmp
-{
-	Oid			fn;
-	uint8		cmp;			/* GpuopsExprCmp */
-} IntervalCmp;
-
-static const IntervalCmp interval_cmp[] = {
-	{F_INTERVAL_EQ, GPUOPS_CMP_EQ}, {F_INTERVAL_NE, GPUOPS_CMP_NE},
-	{F_INTERVAL_LT, GPUOPS_CMP_LT}, {F_INTERVAL_LE, GPUOPS_CMP_LE},
-	{F_INTERVAL_GT, GPUOPS_CMP_GT}, {F_INTERVAL_GE, GPUOPS_CMP_GE},
-};
-
-/* An interval operand: a constant whose span fits 64 bits, or ts - ts. */
-static bool
-CompileIntervalSpan(Builder *b, Node *node)
-{
-	List	   *args = NIL;
-	Oid			fn = InvalidOid;
-
-	if (IsA(node, Const) && ((Const *) node)->consttype == INTERVALOID)
-	{
-		Const	   *c = (Const *) node;
-		Interval   *iv;
-		__int128	span;
-		int			k;
-
-		if (c->constisnull)
-			k = AddConst(b, 0, true);
-		else
-		{
-			iv = DatumGetIntervalP(c->constvalue);
-			span = (__int128) iv->time +
-				((__int128) iv->month * 30 + iv->day) * USECS_PER_DAY;
-			if (span < PG_INT64_MIN || span > PG_INT64_MAX)
-				return false;
-			k = AddConst(b, (uint64) (int64) span, false);
-		}
-		return k >= 0 && Emit(b, GPUOPS_EOP_CONST, GPUOPS_ET_INT, 0, k);
-	}
-	if (IsA(node, OpExpr))
-	{
-		set_opfuncid((OpExpr *) node);
-		fn = ((OpExpr *) node)->opfuncid;
-		args = ((OpExpr *) node)->args;
-	}
-	else if (IsA(node, FuncExpr))
-	{
-		fn = ((FuncExpr *) node)->funcid;
-		args = ((FuncExpr *) node)->args;
-	}
-	return (fn == F_TIMESTAMP_MI || fn == F_TIMESTAMPTZ_MI) && list_length(args) == 2 &&
-		Compile(b, (Node *) linitial(args)) && Compile(b, (Node *) lsecond(args)) &&
-		Emit(b, GPUOPS_EOP_TS_MI, GPUOPS_ET_INT, 0, 0);
-}
-
-/* interval op interval: false if fn is not one */
-static bool
-CompileIntervalCmp(Builder *b, Oid fn, List *args, bool *ok)
-{
-	for (size_t i = 0; i < lengthof(interval_cmp); i++)
-	{
-		if (interval_cmp[i].fn != fn)
-			continue;
-		*ok = list_length(args) == 2 &&
-			CompileIntervalSpan(b, (Node *) linitial(args)) &&
-			CompileIntervalSpan(b, (Node *) lsecond(args)) &&
-			Emit(b, GPUOPS_EOP_CMP, GPUOPS_ET_INT, interval_cmp[i].cmp, 0);
-		return true;
-	}
-	return false;
-}
-
-/* date op timestamp, or timestamp op date: false if fn is not one */
-static bool
-CompileDateTimestampCmp(Builder *b, Oid fn, List *args, bool *ok)
-{
-	const DateTimestampCmp *m = DeviceExprLookupDateTimestampCmp(fn);
-
-	if (m != NULL)
-	{
-		*ok = list_length(args) == 2 &&
-			Compile(b, (Node *) linitial(args)) &&
-			(m->date_arg != 0 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
-			Compile(b, (Node *) lsecond(args)) &&
-			(m->date_arg != 1 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
-			Emit(b, GPUOPS_EOP_CMP, GPUOPS_ET_INT, m->cmp, 0);
-		return true;
-	}
-	return false;
-}
-
-/* An operator or function call of the table, arguments left to right. */
-static bool
-CompileCall(Builder *b, Oid fn, List *args, Oid result_type)
-{
-	const FuncMap *m = DeviceExprLookupFunc(fn);
-	ListCell   *lc;
-	int			sub;
-	bool		ok;
-
-	if (CompileDateTimestampCmp(b, fn, args, &ok) || CompileIntervalCmp(b, fn, args, &ok))
-		return ok;
-	if (m == NULL || DeviceExprTypeKind(result_type) < 0)
-		return false;
-	if (m->op == GPUOPS_EOP_TS_PL)
-		return CompileTimestampInterval(b, m, args, fn);
-	if (m->op == GPUOPS_EOP_NUM_ROUND)
-		return CompileNumericTypmod(b, args);
-	foreach(lc, args)
-	{
-		if (DeviceExprTypeKind(exprType((Node *) lfirst(lc))) < 0 || !Compile(b, (Node *) lfirst(lc)))
-			return false;
-	}
-	/* arithmetic and casts: the result's width */
-	sub = m->op != GPUOPS_EOP_CMP && gpuops::expr_op_reads_kind(m->op) ? DeviceExprTypeWidth(result_type)
-		: m->sub;
-	return Emit(b, m->op, m->type, sub, 0);
-}
 
 /* AND/OR of the args, stopping at the first that decides, as PostgreSQL does */
 static bool
-CompileAndOr(Builder *b, List *args, bool is_and)
+CompileAndOr(DeviceExprBuilder *b, List *args, bool is_and)
 {
 	int			jumps[GPUOPS_EXPR_MAX_STEPS];
 	int			njumps = 0;
@@ -349,88 +120,9 @@ CompileAndOr(Builder *b, List *args, bool is_and)
 	return true;
 }
 
-/* x op ANY/ALL (array): an OR (AND) of comparisons with each element */
-static bool
-CompileArrayOp(Builder *b, ScalarArrayOpExpr *saop)
-{
-	Node	   *scalar = (Node *) linitial(saop->args);
-	Node	   *array = (Node *) lsecond(saop->args);
-	const FuncMap *m = DeviceExprLookupFunc(saop->opfuncid);
-	List	   *elems = NIL;
-	Oid			elemtype;
-	int			local,
-				jumps[GPUOPS_EXPR_MAX_STEPS],
-				njumps = 0;
-	ListCell   *lc;
-
-	if (m == NULL || m->op != GPUOPS_EOP_CMP || DeviceExprTypeKind(exprType(scalar)) < 0)
-		return false;
-	if (IsA(array, Const))
-	{
-		Const	   *c = (Const *) array;
-		ArrayType  *arr;
-		Datum	   *values;
-		bool	   *nulls;
-		int			n;
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-
-		if (c->constisnull)
-			return false;
-		arr = DatumGetArrayTypeP(c->constvalue);
-		elemtype = ARR_ELEMTYPE(arr);
-		if (DeviceExprTypeKind(elemtype) < 0 || ARR_NDIM(arr) > 1)
-			return false;
-		get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-		deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &values, &nulls, &n);
-		for (int i = 0; i < n; i++)
-			elems = lappend(elems, makeConst(elemtype, -1, InvalidOid, typlen, values[i],
-											 nulls[i], typbyval));
-	}
-	else if (IsA(array, ArrayExpr) && !((ArrayExpr *) array)->multidims)
-		elems = ((ArrayExpr *) array)->elements;
-	else
-		return false;
-	if (elems == NIL)
-	{
-		/* an empty array: ANY is false and ALL true, whatever the scalar */
-		int			k = AddConst(b, saop->useOr ? 0 : 1, false);
-
-		return k >= 0 && Emit(b, GPUOPS_EOP_CONST, GPUOPS_ET_INT, 0, k);
-	}
-	if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS)
-		return false;
-	local = b->nlocals++;
-	if (!Compile(b, scalar) || !Emit(b, GPUOPS_EOP_STORE, 0, 0, local) ||
-		!Emit(b, GPUOPS_EOP_POP, 0, 0, 0))
-		return false;
-	foreach(lc, elems)
-	{
-		if (DeviceExprTypeKind(exprType((Node *) lfirst(lc))) < 0 ||
-			!Emit(b, GPUOPS_EOP_LOAD, 0, 0, local) || !Compile(b, (Node *) lfirst(lc)) ||
-			!Emit(b, GPUOPS_EOP_CMP, m->type, m->sub, 0))
-			return false;
-		if (lc != list_head(elems) &&
-			!Emit(b, saop->useOr ? GPUOPS_EOP_OR : GPUOPS_EOP_AND, GPUOPS_ET_INT, 0, 0))
-			return false;
-		if (lnext(elems, lc) != NULL)
-		{
-			if (njumps >= GPUOPS_EXPR_MAX_STEPS)
-				return false;
-			jumps[njumps++] = b->prog->nsteps;
-			if (!Emit(b, saop->useOr ? GPUOPS_EOP_JUMP_IF_TRUE : GPUOPS_EOP_JUMP_IF_FALSE,
-					  GPUOPS_ET_INT, 0, 0))
-				return false;
-		}
-	}
-	for (int i = 0; i < njumps; i++)
-		Land(b, jumps[i]);
-	return true;
-}
 
 static bool
-CompileCase(Builder *b, CaseExpr *ce)
+CompileCase(DeviceExprBuilder *b, CaseExpr *ce)
 {
 	int			ends[GPUOPS_EXPR_MAX_STEPS];
 	int			nends = 0;
@@ -474,7 +166,7 @@ CompileCase(Builder *b, CaseExpr *ce)
 }
 
 static bool
-Compile(Builder *b, Node *node)
+Compile(DeviceExprBuilder *b, Node *node)
 {
 	bool		ok;
 
@@ -530,13 +222,15 @@ Compile(Builder *b, Node *node)
 				OpExpr	   *op = (OpExpr *) node;
 
 				set_opfuncid(op);
-				return !op->opretset && CompileCall(b, op->opfuncid, op->args, op->opresulttype);
+				return !op->opretset &&
+					DeviceExprCompileCall(b, op->opfuncid, op->args, op->opresulttype);
 			}
 		case T_FuncExpr:
 			{
 				FuncExpr   *f = (FuncExpr *) node;
 
-				return !f->funcretset && CompileCall(b, f->funcid, f->args, f->funcresulttype);
+				return !f->funcretset &&
+					DeviceExprCompileCall(b, f->funcid, f->args, f->funcresulttype);
 			}
 		case T_DistinctExpr:
 			{
@@ -557,7 +251,7 @@ Compile(Builder *b, Node *node)
 				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) node;
 
 				set_sa_opfuncid(saop);
-				return CompileArrayOp(b, saop);
+				return DeviceExprCompileArrayOp(b, saop);
 			}
 		case T_BoolExpr:
 			{
@@ -609,16 +303,22 @@ Compile(Builder *b, Node *node)
 }
 
 bool
+DeviceExprCompileNode(DeviceExprBuilder *b, Node *node)
+{
+	return Compile(b, node);
+}
+
+bool
 DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
 {
-	Builder		b;
+	DeviceExprBuilder b;
 	Node	   *expr;
 
 	if (quals == NIL)
 		return false;
 	inputs->nouter = inputs->ninner = 0;
 	inputs->params = inputs->param_slots = NIL;
-	BeginProgram(&b, prog, inputs);
+	DeviceExprBeginProgram(&b, prog, inputs);
 	expr = list_length(quals) == 1 ? (Node *) linitial(quals)
 		: (Node *) makeBoolExpr(AND_EXPR, quals, -1);
 	if (exprType(expr) != BOOLOID || !Compile(&b, expr))
@@ -648,12 +348,12 @@ CompileValueProgram(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *pro
 					bool add_columns, bool errors_only)
 {
 	DeviceExprInputs saved = *inputs;
-	Builder		b;
+	DeviceExprBuilder b;
 	bool		ok;
 
 	if (ContainsParam((Node *) expr, NULL))
 		return false;
-	BeginProgram(&b, prog, inputs);
+	DeviceExprBeginProgram(&b, prog, inputs);
 	ok = Compile(&b, (Node *) expr) && inputs->ninner == saved.ninner &&
 		(add_columns || inputs->nouter == saved.nouter) &&
 		gpuops::expr_validate(prog, Max(inputs->nouter, 1), 0) == NULL;

@@ -1,7 +1,8 @@
 /*
  * gpu_stage.cpp
- *    GpuStage: its path, plan, execution in each process, and the
- *    collection of its chunks by the leader (gpu_stage.h).
+ *    GpuStage: its execution in each process, and the collection of its
+ *    chunks by the leader (gpu_stage.h); its path and plan are in
+ *    gpu_stage_path.cpp.
  *
  * A chunk is one batch of rows in the row store's column layout, flattened
  * into one allocation: a header, per column its values (fixed-width values
@@ -18,14 +19,7 @@ extern "C" {
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
-#include "optimizer/cost.h"
-#include "optimizer/optimizer.h"
-#include "optimizer/pathnode.h"
-#include "optimizer/planmain.h"
-#include "optimizer/tlist.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
 #include "utils/memutils.h"
@@ -35,7 +29,7 @@ extern "C" {
 #include "boundary.h"
 #include "gpu_stage.h"
 #include "guarded_scan.h"
-#include "guc.h"
+#include "node.h"
 
 /* in shared memory (the parallel query's DSM), one per GpuStage */
 typedef struct GpuStageShared
@@ -57,11 +51,9 @@ typedef struct GpuStageChunk
 	Size		offsets[FLEXIBLE_ARRAY_MEMBER];	/* per column: values, then nulls (0: none) */
 } GpuStageChunk;
 
-struct GpuStageState
+/* the node (node.h): one input, whose store holds the batch being filled */
+struct GpuStageState : GpuopsNode
 {
-	CustomScanState css;
-	GpuopsRowStore store;		/* the batch being filled */
-	GpuopsBatchSource *source;
 	bool		done;
 	GpuStageShared *shared;		/* NULL without parallel mode */
 	dsa_area   *area;			/* leader: the area its chunks are in */
@@ -74,12 +66,8 @@ struct GpuStageState
 };
 
 extern const CustomExecMethods gpu_stage_exec_methods;
-extern const CustomScanMethods gpu_stage_scan_methods;
 
 static const Size CHUNK_ALIGN = 16;
-
-/* planner: a worker's cost of staging a row, as a share of gpuops.tuple_cost */
-static const double GPUSTAGE_TUPLE_SHARE = 0.25;
 
 static Size
 VarlenSize(const GpuopsColumnDesc *col, const char *p)
@@ -91,7 +79,7 @@ VarlenSize(const GpuopsColumnDesc *col, const char *p)
 static void
 Flush(GpuStageState *st, GpuopsBatch *batch)
 {
-	GpuopsRowStore *store = &st->store;
+	GpuopsRowStore *store = st->store();
 	int			ncols = store->ncols;
 	uint32		n = batch->nrows;
 	Size		off = TYPEALIGN(CHUNK_ALIGN, offsetof(GpuStageChunk, offsets) +
@@ -209,13 +197,13 @@ ExecGpuStageImpl(CustomScanState *node)
 
 	while (!st->done)
 	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(st->store());
 
-		st->done = !st->source->fill(st->source, &st->store, batch);
+		st->done = !GpuopsNodeFill(st, 0, batch);
 		if (batch->nrows == GPUOPS_BATCH_ROWS || (st->done && batch->nrows > 0))
 		{
 			Flush(st, batch);
-			GpuopsRowStoreRecycle(&st->store);
+			GpuopsRowStoreRecycle(st->store());
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -323,7 +311,7 @@ bool
 GpuStageDeviceShared(GpuStageState *st)
 {
 	return IsInParallelMode() &&
-		(st == NULL || FindDeviceNode((PlanState *) linitial(st->css.custom_ps), NULL));
+		(st == NULL || FindDeviceNode(st->input[0].ps, NULL));
 }
 
 Size
@@ -388,14 +376,8 @@ static void
 BeginGpuStageImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuStageState *st = (GpuStageState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	PlanState  *child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate,
-									 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD |
-												EXEC_FLAG_MARK));
 
-	node->custom_ps = list_make1(child);
-	GpuopsRowStoreInit(&st->store, ExecGetResultType(child), estate->es_query_cxt);
-	st->source = GpuopsChildPlanSource(child);
+	GpuopsNodeBegin(st, estate, eflags, 1, NULL);
 	st->local_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuStage chunks",
 										  ALLOCSET_DEFAULT_SIZES);
 }
@@ -403,25 +385,19 @@ BeginGpuStageImpl(CustomScanState *node, EState *estate, int eflags)
 static void
 EndGpuStageImpl(CustomScanState *node)
 {
-	GpuStageState *st = (GpuStageState *) node;
-
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	GpuopsRowStoreFree(&st->store);
+	GpuopsNodeEnd((GpuStageState *) node);
 }
 
 static void
 ReScanGpuStageImpl(CustomScanState *node)
 {
 	GpuStageState *st = (GpuStageState *) node;
-	PlanState  *child = (PlanState *) linitial(node->custom_ps);
 
-	if (node->ss.ps.chgParam != NULL)
-		UpdateChangedParamSet(child, node->ss.ps.chgParam);
+	GpuopsNodeRescanParams(st);
 	st->done = false;
-	GpuopsRowStoreReset(&st->store);
 	/* shared chunks are freed in ReInitializeDSM, before workers start again */
 	ForgetLocalChunks(st);
-	st->source->rescan(st->source);
+	GpuopsNodeRestartInput(st, 0);
 }
 
 static Size
@@ -489,7 +465,7 @@ ExplainGpuStageImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Staged Rows", NULL, (int64) rows, es);
 	ExplainPropertyInteger("Staged Chunks", NULL, chunks, es);
 	ExplainPropertyInteger("Shared Memory", "kB", (int64) (bytes / 1024), es);
-	GpuopsExplainDirectRows(es, st->source, NULL);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_stage_exec_methods = {
@@ -512,105 +488,6 @@ const CustomScanMethods gpu_stage_scan_methods = {
 	GPUSTAGE_NAME,
 	GuardedCreateState<CreateGpuStageStateImpl>,
 };
-
-/* planning */
-
-List *
-GpuopsExprTlist(List *exprs)
-{
-	List	   *tlist = NIL;
-	ListCell   *lc;
-
-	foreach(lc, exprs)
-		tlist = lappend(tlist, makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-											   list_length(tlist) + 1, NULL, false));
-	return tlist;
-}
-
-static Plan *
-PlanGpuStagePathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
-					 List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-	List	   *exprs = (List *) linitial(best_path->custom_private);
-
-	/* the child's scan applies rel's restrictions (clauses) itself */
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = list_make1(change_plan_targetlist((Plan *) linitial(custom_plans),
-															 GpuopsExprTlist(exprs), true));
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = NIL;
-	cscan->custom_scan_tlist = GpuopsExprTlist(exprs);
-	cscan->methods = &gpu_stage_scan_methods;
-	return &cscan->scan.plan;
-}
-
-static Plan *
-PlanGpuStagePath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
-				 List *clauses, List *custom_plans)
-{
-	return GpuopsGuard("PlanCustomPath", PlanGpuStagePathImpl, root, rel, best_path, tlist,
-					   clauses, custom_plans);
-}
-
-static const CustomPathMethods gpu_stage_path_methods = {
-	GPUSTAGE_NAME,
-	PlanGpuStagePath,
-};
-
-Path *
-GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input, List *exprs)
-{
-	PathTarget *target = create_empty_pathtarget();
-	Path	   *proj;
-	CustomPath *cpath;
-	ListCell   *lc;
-	double		one = 1.0;
-
-	if (input == NULL || !input->parallel_safe || input->parallel_workers <= 0 ||
-		PATH_REQ_OUTER(input) || exprs == NIL || !is_parallel_safe(root, (Node *) exprs))
-		return NULL;
-	foreach(lc, exprs)
-		add_column_to_pathtarget(target, (Expr *) lfirst(lc), 0);
-	set_pathtarget_cost_width(root, target);
-	proj = (Path *) create_projection_path(root, input_rel, input, target);
-
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = input_rel;
-	cpath->path.pathtarget = target;
-	cpath->path.param_info = NULL;
-	/* parallel-aware: its shared state is set up with the parallel query's */
-	cpath->path.parallel_aware = true;
-	cpath->path.parallel_safe = true;
-	cpath->path.parallel_workers = input->parallel_workers;
-	cpath->path.pathkeys = NIL;
-	cpath->path.rows = proj->rows;
-	/*
-	 * Each process copies its share of the rows into batches, then into
-	 * chunks of shared memory it faults in.  Measured at 50M rows in 9
-	 * processes, staging one int4 column cost more than PostgreSQL's partial
-	 * aggregation of count, sum and avg (3 transition calls, charged 3
-	 * cpu_operator_cost a row) on top of the same scan (1045 ms against
-	 * 751 ms): most of it is per row, not per column.  A quarter of
-	 * gpuops.tuple_cost (a serial operator's staging of a row) a row, and
-	 * half a cpu_operator_cost a column, so that a staged plan loses where
-	 * a parallel partial aggregation is cheaper.
-	 */
-	cpath->path.startup_cost = proj->total_cost +
-		proj->rows * (GPUSTAGE_TUPLE_SHARE * gpuops_tuple_cost +
-					  list_length(exprs) * cpu_operator_cost * 0.5);
-	cpath->path.total_cost = cpath->path.startup_cost;
-	cpath->flags = 0;
-	cpath->custom_paths = list_make1(proj);
-	cpath->custom_private = list_make1(exprs);
-	cpath->methods = &gpu_stage_path_methods;
-	/* Gather carries no tuple */
-	return (Path *) create_gather_path(root, input_rel, &cpath->path, target, NULL, &one);
-}
 
 void
 GpuStageRegister(void)

@@ -33,6 +33,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "nodes/execnodes.h"
+#include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 }
 
@@ -71,6 +72,8 @@ extern bool GpuStageDeviceShared(GpuStageState *stage);
 /* Bytes of the chunks staged so far (shared or local), for EXPLAIN. */
 extern Size GpuStageBytes(GpuStageState *stage);
 
+/* executor (gpu_stage.cpp) */
+extern const CustomScanMethods gpu_stage_scan_methods;
 extern void GpuStageRegister(void);
 
 #endif

@@ -153,14 +153,15 @@ SaveStats(GpuHashJoinState *st)
 GpuopsStatus
 GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
 {
-	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsSettings settings =
+		GpuopsNodeSettings<&GpuopsDevice::hashjoin>(st, GpuopsCurrentSettings(), backend);
 
 	KeepStats(st);
 	GpuHashJoinRelease(st->dev);
 	memset(&st->stats, 0, sizeof(st->stats));
 	if (backend == NULL)
 		return GPUOPS_OK;
-	if (backend != GpuopsPrimaryDevice()->hashjoin || st->fallback != NULL || st->shared_probe)
+	if (st->shared_probe)
 		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	return backend->join_begin(&settings, st->nkeys, &st->dev->handle);
@@ -172,12 +173,12 @@ GpuHashJoinBuildAll(GpuHashJoinState *st)
 {
 	GpuopsStatus rc = GPUOPS_OK;
 
-	for (int b = 0; rc == GPUOPS_OK && b < st->inner_store.nbatches; b++)
+	for (int b = 0; rc == GPUOPS_OK && b < st->inner()->store.nbatches; b++)
 	{
 		GpuopsJoinKeys keys;
 
-		GpuHashJoinBatchKeys(st, &st->inner_store, st->inner_store.batches[b], false, st->key_cxt,
-							 &keys);
+		GpuHashJoinBatchKeys(st, &st->inner()->store, st->inner()->store.batches[b], false,
+							 st->key_cxt, &keys);
 		rc = st->dev->backend->join_build(st->dev->handle, &keys);
 		MemoryContextReset(st->key_cxt);
 		CHECK_FOR_INTERRUPTS();
@@ -202,16 +203,9 @@ GpuHashJoinTotalStats(GpuHashJoinState *st, GpuopsJoinStats *total)
 void
 GpuHashJoinBeginPrimary(GpuHashJoinState *st)
 {
-	GpuopsStatus rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
-
-	if (rc == GPUOPS_OK)
-		return;
-	GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = pstrdup(gpuops_last_error());
-	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+	GpuopsNodeRun<&GpuopsDevice::hashjoin>(st, [&](const GpuopsJoinBackend *backend) {
+		return GpuHashJoinBegin(st, backend);
+	});
 }
 
 /*
@@ -221,22 +215,22 @@ GpuHashJoinBeginPrimary(GpuHashJoinState *st)
 void
 GpuHashJoinFallBack(GpuHashJoinState *st, GpuopsStatus rc)
 {
-	GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = pstrdup(gpuops_last_error());
-	st->shared_probe = false;
-	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
-	if (rc == GPUOPS_OK)
-		rc = st->mode->rebuild(st);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUHASHJOIN_NAME, rc, false);
+	GpuopsNodeFallBack<&GpuopsDevice::hashjoin>(st, rc, [&](const GpuopsJoinBackend *cpu) {
+		GpuopsStatus r;
+
+		st->shared_probe = false;
+		r = GpuHashJoinBegin(st, cpu);
+		if (r == GPUOPS_OK)
+			r = st->mode->rebuild(st);
+		return r;
+	});
 }
 
 void
 GpuHashJoinResetInnerMatches(GpuHashJoinState *st)
 {
 	if (st->inner_matched)
-		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
+		memset(st->inner_matched, 0, Max(st->inner()->store.nrows, 1));
 	st->inner_pos = 0;
 }
 
@@ -246,9 +240,9 @@ GpuHashJoinBuildableRows(GpuHashJoinState *st)
 {
 	uint64		n = 0;
 
-	for (int b = 0; b < st->inner_store.nbatches; b++)
+	for (int b = 0; b < st->inner()->store.nbatches; b++)
 	{
-		GpuopsBatch *batch = st->inner_store.batches[b];
+		GpuopsBatch *batch = st->inner()->store.batches[b];
 
 		for (uint32 i = 0; i < batch->nrows; i++)
 		{
@@ -262,23 +256,16 @@ GpuHashJoinBuildableRows(GpuHashJoinState *st)
 	return n;
 }
 
-/* Reads the inner side into inner_store, once (a rescan with new parameters reads it again). */
+/* Reads the inner side into its store, once (a rescan with new parameters reads it again). */
 void
 GpuHashJoinReadInner(GpuHashJoinState *st)
 {
-	bool		more = true;
 	instr_time	t0;
 
 	if (st->inner_read)
 		return;
 	INSTR_TIME_SET_CURRENT(t0);
-	while (more)
-	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
-
-		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
-		CHECK_FOR_INTERRUPTS();
-	}
+	GpuopsNodeReadInput(st, 1);
 	st->inner_read = true;
 	st->mine.inner_ms += GpuHashJoinMsSince(&t0);
 }

@@ -101,7 +101,7 @@ Build(GpuHashJoinState *st)
 	else
 	{
 		st->mode = &gpu_hashjoin_stream_mode;
-		GpuopsJoinFilterLoad(st->filter, 1, &st->inner_store, false, 0, 0);
+		GpuopsJoinFilterLoad(st->filter, 1, &st->inner()->store, false, 0, 0);
 		rc = GpuHashJoinBuildAll(st);
 		if (rc != GPUOPS_OK)
 			GpuHashJoinFallBack(st, rc);
@@ -118,10 +118,10 @@ FinishBuild(GpuHashJoinState *st, instr_time t0)
 
 	st->built = true;
 	if (st->fill_inner)
-		st->inner_matched = (bool *) MemoryContextAllocHuge(st->inner_store.cxt,
-															Max(st->inner_store.nrows, 1));
+		st->inner_matched = (bool *) MemoryContextAllocHuge(st->inner()->store.cxt,
+															Max(st->inner()->store.nrows, 1));
 	GpuHashJoinResetInnerMatches(st);
-	st->host_memory = GpuopsRowStoreMemory(&st->inner_store);
+	st->host_memory = GpuopsRowStoreMemory(&st->inner()->store);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->build_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -153,8 +153,8 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 		: (int64) st->probe_base + prow;	/* streaming: the batch is the store's first */
 
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, orow, st->needed);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, brow, st->needed);
+	GpuopsJoinFillSide(slot, 0, &st->outer()->store, orow, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner()->store, brow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -165,7 +165,7 @@ JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 static TupleTableSlot *
 UnmatchedInner(GpuHashJoinState *st, TupleTableSlot *slot, ExprContext *econtext)
 {
-	while (st->inner_pos < st->inner_store.nrows)
+	while (st->inner_pos < st->inner()->store.nrows)
 	{
 		uint64		b = st->inner_pos++;
 
@@ -310,50 +310,32 @@ static void
 BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	/* a worker of a shared build probes through the leader: no CUDA of its own */
 	bool		prewarm = !(IsParallelWorker() && node->ss.ps.plan->parallel_aware &&
 							gpuops_enable_shared_build);
 
-	GpuopsJoinNodeBegin(st, estate, eflags, prewarm);
+	GpuopsJoinNodeBegin(st, estate, eflags, prewarm, st->filter_plan);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
 	st->probe_key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin probe keys",
 											  ALLOCSET_DEFAULT_SIZES);
-	st->filter = GpuopsJoinFilterBegin(node, estate, st->filter_plan,
-									   (List *) lthird(cscan->custom_exprs),
-									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
-									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuHashJoinDevice, GpuHashJoinRelease>(estate);
-}
-
-static TupleTableSlot *
-ExecGpuHashJoinImpl(CustomScanState *node)
-{
-	return ExecScan(&node->ss, GpuHashJoinNext, GpuopsScanRecheck);
+	st->dev = GpuopsNodeDevice<GpuHashJoinDevice, GpuHashJoinRelease>(st, estate);
 }
 
 static void
 EndGpuHashJoinImpl(CustomScanState *node)
 {
-	GpuHashJoinState *st = (GpuHashJoinState *) node;
-
-	GpuHashJoinRelease(st->dev);
-	GpuopsJoinFilterEnd(st->filter);
-	GpuopsJoinNodeEnd(st);
+	GpuopsJoinNodeEnd((GpuHashJoinState *) node);
 }
 
 static void
 ReScanGpuHashJoinImpl(CustomScanState *node)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
-	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 
-	GpuopsJoinRescanParams(node);
-	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
-	st->outer_source->rescan(st->outer_source);
-	GpuopsRowStoreReset(&st->outer_store);
+	GpuopsJoinNodeRescan(st);
+	GpuopsNodeRestartInput(st, 0);
 	st->outer_done = false;
 	st->mine.reported = 0;		/* accounts add up over rescans */
 	st->cursor = 0;
@@ -365,16 +347,15 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	st->outer_flags = NULL;
 	st->matched = false;
 	GpuHashJoinResetInnerMatches(st);
-	if (st->built && inner->chgParam != NULL)
+	if (st->built && GpuopsNodeInputChanged(st, 1))
 	{
 		/* the inner side changes with the parameters: build again */
 		GpuHashJoinBegin(st, NULL);
 		st->mode->end(st);
 		st->mode = &gpu_hashjoin_stream_mode;
-		GpuopsRowStoreReset(&st->inner_store);
+		GpuopsNodeRestartInput(st, 1);
 		st->inner_read = false;
 		st->inner_matched = NULL;	/* it was in the store's context */
-		st->inner_source->rescan(st->inner_source);
 		st->built = false;
 	}
 	else
@@ -449,9 +430,7 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		GpuopsJoinStats t;
 
 		GpuHashJoinTotalStats(st, &t);
-		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
-		if (st->fallback)
-			ExplainPropertyText("Fallback", st->fallback, es);
+		GpuopsNodeExplainBackend(st, es);
 		if (st->grace)
 			ExplainPropertyInteger("Partitions", NULL, st->partitions, es);
 		ExplainPropertyInteger("Builds", NULL, st->builds, es);
@@ -470,15 +449,15 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
-							   (int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);
+							   (int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer()->store)) / 1024), es);
 	}
-	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_hashjoin_exec_methods = {
 	GPUHASHJOIN_NAME,
 	GuardedBegin<BeginGpuHashJoinImpl>,
-	GuardedExec<ExecGpuHashJoinImpl>,
+	GuardedExec<GpuopsExecScan<GpuHashJoinNext>>,
 	GuardedEnd<EndGpuHashJoinImpl>,
 	GuardedReScan<ReScanGpuHashJoinImpl>,
 	NULL,						/* MarkPosCustomScan */

@@ -154,7 +154,7 @@ GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows)
 	gr->inner = (GracePart *) MemoryContextAllocZero(cxt, gr->nparts * sizeof(GracePart));
 	st->grace = gr;
 	st->partitions = gr->nparts;
-	Split(st, &st->inner_store, false, gr->inner, NULL, cxt);
+	Split(st, &st->inner()->store, false, gr->inner, NULL, cxt);
 	/* the build (streaming) join begun to learn the capacity is not used */
 	GpuHashJoinBegin(st, NULL);
 	st->mode = &gpu_hashjoin_grace_mode;
@@ -174,20 +174,13 @@ static void
 SplitOuter(GpuHashJoinState *st)
 {
 	GpuHashJoinGrace *gr = st->grace;
-	bool		more = true;
 
 	MemoryContextReset(gr->outer_cxt);
 	gr->outer = (GracePart *) MemoryContextAllocZero(gr->outer_cxt,
 													 (gr->nparts + 1) * sizeof(GracePart));
-	GpuopsRowStoreReset(&st->outer_store);
-	while (more)
-	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->outer_store);
-
-		more = st->outer_source->fill(st->outer_source, &st->outer_store, batch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	Split(st, &st->outer_store, true, gr->outer, st->fill_outer ? &gr->outer[gr->nparts] : NULL,
+	GpuopsRowStoreReset(&st->outer()->store);
+	GpuopsNodeReadInput(st, 0);
+	Split(st, &st->outer()->store, true, gr->outer, st->fill_outer ? &gr->outer[gr->nparts] : NULL,
 		  gr->outer_cxt);
 	gr->outer_ready = true;
 	Rewind(gr);

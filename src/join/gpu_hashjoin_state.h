@@ -104,7 +104,7 @@ struct GpuHashJoinState : GpuopsJoinNode
 	uint32		probe_limit;	/* most rows one probe takes (device budget) */
 	bool		shared_probe;	/* worker: probes go through the leader's service */
 	bool		counts_only;	/* worker: ... and needs only match counts (inner side unread) */
-	bool		inner_read;		/* the inner side is in inner_store */
+	bool		inner_read;		/* the inner side is in its store */
 	bool		no_service;		/* worker: the leader's service will not serve it */
 	bool		build_claimed;	/* leader: inside Build, workers may wait for it */
 	bool		built;
@@ -117,8 +117,8 @@ struct GpuHashJoinState : GpuopsJoinNode
 	uint32		probe_base;		/* streaming: its first row in the outer batch */
 	uint32		probe_rows;		/* rows in it */
 	uint32		probe_pos;		/* the probe row being joined */
-	const uint64 *probe_map;	/* grace: probe row -> outer_store row (else: batch 0) */
-	const uint64 *build_map;	/* grace: build row -> inner_store row (else: itself) */
+	const uint64 *probe_map;	/* grace: probe row -> outer store row (else: batch 0) */
+	const uint64 *build_map;	/* grace: build row -> inner store row (else: itself) */
 	bool	   *outer_flags;	/* grace: per probe row, matched by an earlier chunk */
 	bool		emit_unmatched; /* unmatched probe rows are final after this batch */
 	GpuopsJoinPairs pairs;		/* the current window of pairs */
@@ -128,12 +128,10 @@ struct GpuHashJoinState : GpuopsJoinNode
 	bool	   *inner_matched;	/* fill_inner: per inner row, has it matched? */
 	uint64		inner_pos;		/* fill_inner: next inner row to check at the end */
 	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
-	struct GpuopsJoinFilter *filter;	/* streaming: clauses tested on the device, or NULL */
+	/* (the pair filter itself, GpuopsJoinNode's, is ended when partitioned) */
 	uint64		filtered;		/* candidate pairs the join clauses rejected */
 
 	/* EXPLAIN ANALYZE */
-	const char *backend_name;
-	char	   *fallback;
 	GpuopsJoinStats stats;		/* the current build's */
 	GpuopsJoinStats done_stats; /* earlier builds' (grace) */
 	uint32		partitions;

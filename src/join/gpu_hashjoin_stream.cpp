@@ -32,16 +32,16 @@ GpuHashJoinStreamNextBatch(GpuHashJoinState *st)
 
 		if (st->outer_done)
 			return false;
-		GpuopsRowStoreReset(&st->outer_store);
-		batch = GpuopsRowStoreOpenBatch(&st->outer_store);
+		GpuopsRowStoreReset(&st->outer()->store);
+		batch = GpuopsRowStoreOpenBatch(&st->outer()->store);
 		INSTR_TIME_SET_CURRENT(t0);
-		st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+		st->outer_done = !GpuopsNodeFill(st, 0, batch);
 		st->mine.outer_ms += GpuHashJoinMsSince(&t0);
 		st->batch_rows = batch->nrows;
 		st->probe_base = 0;
 		MemoryContextReset(st->probe_key_cxt);
 		if (batch->nrows > 0)
-			GpuHashJoinBatchKeys(st, &st->outer_store, batch, true, st->probe_key_cxt,
+			GpuHashJoinBatchKeys(st, &st->outer()->store, batch, true, st->probe_key_cxt,
 								 &st->batch_keys);
 	}
 	st->probe_rows = Min(st->probe_limit, st->batch_rows - st->probe_base);
@@ -53,7 +53,7 @@ GpuHashJoinStreamNextBatch(GpuHashJoinState *st)
 	st->emit_unmatched = true;
 	if (st->probe_rows > 0)
 	{
-		GpuopsJoinFilterLoad(st->filter, 0, &st->outer_store, true, st->probe_base,
+		GpuopsJoinFilterLoad(st->filter, 0, &st->outer()->store, true, st->probe_base,
 							 st->probe_rows);
 		GpuHashJoinProbe(st);
 	}

@@ -22,6 +22,10 @@
  * returned.  Both sides over the device budget run on the CPU backend from
  * the start (EXPLAIN says so).  Device memory is released by a
  * memory-context callback on the query context, also on error and cancel.
+ *
+ * This file is the node: the walk over the pairs that makes rows, and the
+ * executor's callbacks; gpu_mergejoin_device.cpp reads the sides and talks
+ * to the backend (gpu_mergejoin_state.h).
  */
 extern "C" {
 #include "postgres.h"
@@ -43,7 +47,7 @@ extern "C" {
 #include "device_session.h"
 #include "device_expr.h"
 #include "gpu_mergejoin.h"
-#include "gpu_stage.h"
+#include "gpu_mergejoin_state.h"
 #include "guarded_scan.h"
 #include "guc.h"
 #include "join_exec.h"
@@ -51,326 +55,6 @@ extern "C" {
 #include "join_filter.h"
 
 extern const CustomExecMethods gpu_mergejoin_exec_methods;
-
-typedef DeviceSession<GpuopsMergeJoinBackend, GpuopsMergeJoin, &GpuopsMergeJoinBackend::mj_end>
-			GpuMergeJoinDevice;
-
-typedef struct GpuMergeJoinState : GpuopsJoinNode
-{
-	JoinType	jointype;
-	bool		fill_outer;		/* LEFT, FULL, ANTI */
-	bool		fill_inner;		/* RIGHT, FULL */
-	bool		decides_once;	/* SEMI, ANTI */
-	int			nkeys;
-	int			outer_col[GPUOPS_MAX_JOIN_KEYS];
-	int			inner_col[GPUOPS_MAX_JOIN_KEYS];
-	Oid			outer_type[GPUOPS_MAX_JOIN_KEYS];
-	Oid			inner_type[GPUOPS_MAX_JOIN_KEYS];
-
-	GpuStageState *stage[2];	/* a side below a Gather of GpuStage, else NULL */
-	bool		device_shared;	/* other processes of the query may use the device */
-	int			count_cols;		/* counting: the scan tuple's last columns are count(*) */
-	bool		counted;		/* counting: the row has been returned */
-	GpuMergeJoinDevice *dev;
-	MemoryContext key_cxt;		/* both sides' merge words */
-	GpuopsJoinKeys keys[2];
-	bool		built;
-
-	const uint32 *order;		/* outer rows in key order */
-	uint64		opos;			/* the outer row being walked, in that order */
-	GpuopsJoinPairs pairs;
-	GpuopsJoinGathered gathered[2];	/* the window's needed columns in pair order */
-	uint64		cursor;
-	uint64		pairs_before;
-	bool		matched;
-	bool	   *inner_matched;
-	uint64		inner_pos;
-	List	   *filter_plan;	/* the pair filter's plan storage (join_filter.h) */
-	GpuopsJoinFilter *filter;	/* the clauses tested on the device, or NULL */
-	uint64		filtered;
-
-	const char *backend_name;
-	char	   *fallback;
-	/* EXPLAIN ANALYZE: where the time before the first row went (ms) */
-	double		read_ms[2];		/* reading a side (or collecting its staged chunks) */
-	double		keys_ms;		/* making both sides' merge words */
-	double		join_ms;		/* the device join, waiting for the device included */
-	GpuopsMergeJoinStats stats;
-} GpuMergeJoinState;
-
-static GpuopsMergeWordKind
-MergeWordKind(Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return GPUOPS_MW_INT16;
-		case INT4OID:
-		case DATEOID:
-			return GPUOPS_MW_INT32;
-		case BOOLOID:
-			return GPUOPS_MW_BOOL;
-		case FLOAT4OID:
-			return GPUOPS_MW_FLOAT4;
-		case FLOAT8OID:
-			return GPUOPS_MW_FLOAT8;
-		default:				/* int8, time, timestamp, timestamptz */
-			return GPUOPS_MW_INT64;
-	}
-}
-
-/*
- * A side's key columns as merge words and null bitmaps, all rows in row
- * order: the words on several threads straight from the store's batches
- * (gpuops_host_merge_words), the NULL bits copied from the batches' bitmaps
- * (a batch holds a multiple of 8 rows).
- */
-static void
-StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKeys *keys)
-{
-	const Oid  *types = outer ? st->outer_type : st->inner_type;
-	const int  *cols = outer ? st->outer_col : st->inner_col;
-	uint64		n = store->nrows;
-	memset(keys, 0, sizeof(*keys));
-	keys->nkeys = st->nkeys;
-	keys->nrows = n;
-	for (int k = 0; k < st->nkeys; k++)
-	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
-		uint8	   *bitmap = NULL;
-		const char **bv = GpuopsRowStoreColumnBatches(store, cols[k]);
-		GpuopsStatus rc;
-
-		rc = gpuops_host_merge_words(bv, n, GPUOPS_BATCH_SHIFT, MergeWordKind(types[k]), w);
-		pfree(bv);
-		if (rc != GPUOPS_OK)
-			GpuopsRaiseStatus("making merge keys", rc);
-		for (int b = 0; b < store->nbatches; b++)
-		{
-			const GpuopsBatch *batch = store->batches[b];
-
-			if (batch->nulls[cols[k]] == NULL)
-				continue;
-			if (bitmap == NULL)
-				bitmap = (uint8 *) MemoryContextAllocZero(st->key_cxt, (n + 7) / 8 + 1);
-			memcpy(bitmap + ((Size) b << GPUOPS_BATCH_SHIFT) / 8, batch->nulls[cols[k]],
-				   (batch->nrows + 7) / 8);
-		}
-		/* NULLs tie in every backend's sort */
-		for (uint64 i = 0; bitmap && i < n; i += 8)
-		{
-			if (bitmap[i >> 3] == 0)
-				continue;
-			for (uint64 j = i; j < Min(n, i + 8); j++)
-				if (bitmap[j >> 3] & (1 << (j & 7)))
-					w[j] = 0;
-		}
-		keys->words[k] = w;
-		keys->nulls[k] = bitmap;
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/* No gathered arrays (at the start, or after key_cxt, which held them, was reset). */
-static void
-InitGathered(GpuMergeJoinState *st)
-{
-	memset(st->gathered, 0, sizeof(st->gathered));
-	st->gathered[0].store = &st->outer_store;
-	st->gathered[1].store = &st->inner_store;
-	st->gathered[1].at = st->outer_ncols;
-}
-
-/* A new window: nothing of it gathered yet. */
-static void
-ForgetGathered(GpuMergeJoinState *st)
-{
-	st->gathered[0].npairs = st->gathered[1].npairs = 0;
-	st->gathered[0].first = st->gathered[1].first = 0;
-}
-
-/*
- * Before returning pair `pair` of the window: past the pairs gathered, the
- * next part of the window's needed columns, both sides, in pair order.
- */
-static void
-GatherFrom(GpuMergeJoinState *st, uint64 pair)
-{
-	uint64		n;
-
-	if (pair < st->gathered[0].first + st->gathered[0].npairs ||
-		st->pairs.npairs - pair < GPUOPS_JOIN_GATHER_MIN)
-		return;
-	n = Min(st->pairs.npairs - pair, (uint64) GPUOPS_JOIN_GATHER_PAIRS);
-	GpuopsJoinGather(&st->gathered[0], &st->outer_store, 0, st->pairs.probe_rows, pair, n,
-					 st->needed, st->key_cxt);
-	GpuopsJoinGather(&st->gathered[1], &st->inner_store, st->outer_ncols, st->pairs.build_rows,
-					 pair, n, st->needed, st->key_cxt);
-}
-
-static void
-SaveStats(GpuMergeJoinState *st)
-{
-	if (st->dev->handle)
-	{
-		st->dev->backend->mj_stats(st->dev->handle, &st->stats);
-		st->backend_name = st->dev->backend->name;
-	}
-}
-
-/*
- * Runs the join on `backend` from the staged keys: both sides, the merge,
- * the first window; then passes over `skip` pairs already walked.
- */
-static GpuopsStatus
-RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 skip)
-{
-	GpuopsSettings settings = GpuopsSettingsFor(st->device_shared);
-	GpuopsStatus rc;
-
-	st->dev->end();
-	if (backend != GpuopsPrimaryDevice()->mergejoin || st->fallback != NULL)
-		settings.fault = GPUOPS_FAULT_NONE;
-	st->dev->backend = backend;
-	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->handle);
-	if (rc == GPUOPS_OK && backend != gpuops_cpu_device()->mergejoin)
-	{
-		uint64		capacity = backend->mj_capacity(st->dev->handle);
-
-		/* over the device budget: the CPU backend, which has none */
-		if (capacity > 0 && st->keys[0].nrows + st->keys[1].nrows > capacity)
-		{
-			st->dev->end();
-			if (st->fallback == NULL)
-				st->fallback = pstrdup("both sides exceed the device budget");
-			return RunJoin(st, gpuops_cpu_device()->mergejoin, skip);
-		}
-	}
-	if (rc == GPUOPS_OK)
-		rc = backend->mj_side(st->dev->handle, 0, &st->keys[0]);
-	if (rc == GPUOPS_OK)
-		rc = backend->mj_side(st->dev->handle, 1, &st->keys[1]);
-	if (st->count_cols > 0)
-	{
-		/* counting: the merge and the count, no pair (the count is in the stats) */
-		if (rc == GPUOPS_OK)
-			rc = backend->mj_join(st->dev->handle, NULL);
-		if (rc == GPUOPS_OK)
-			SaveStats(st);
-		return rc;
-	}
-	if (rc == GPUOPS_OK)
-		rc = backend->mj_join(st->dev->handle, &st->pairs);
-	if (rc == GPUOPS_OK)
-		rc = backend->mj_outer_order(st->dev->handle, &st->order);
-	st->pairs_before = 0;
-	while (rc == GPUOPS_OK && skip >= st->pairs.npairs && st->pairs.more && skip > 0)
-	{
-		skip -= st->pairs.npairs;
-		st->pairs_before += st->pairs.npairs;
-		rc = backend->mj_next_pairs(st->dev->handle, &st->pairs);
-	}
-	st->cursor = skip;
-	if (rc == GPUOPS_OK)
-	{
-		GpuopsJoinFilterApply(st->filter, &st->pairs);
-		ForgetGathered(st);
-		SaveStats(st);
-	}
-	return rc;
-}
-
-/* After a device failure: the CPU backend redoes the join (or the query fails). */
-static void
-FallBack(GpuMergeJoinState *st, GpuopsStatus rc, uint64 skip)
-{
-	GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = pstrdup(gpuops_last_error());
-	rc = RunJoin(st, gpuops_cpu_device()->mergejoin, skip);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUMERGEJOIN_NAME, rc, false);
-}
-
-/* Milliseconds since *t, which becomes now. */
-static double
-Lap(instr_time *t)
-{
-	instr_time	now;
-	double		ms;
-
-	INSTR_TIME_SET_CURRENT(now);
-	ms = INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(*t);
-	*t = now;
-	return ms;
-}
-
-/* Reads both sides, stages their keys and runs the join. */
-static void
-Build(GpuMergeJoinState *st)
-{
-	const GpuopsMergeJoinBackend *backend = GpuopsPrimaryDevice()->mergejoin;
-	GpuopsStatus rc;
-	bool		more;
-	instr_time	t;
-
-	INSTR_TIME_SET_CURRENT(t);
-
-	for (int side = 0; side < 2; side++)
-	{
-		GpuopsRowStore *store = side == 0 ? &st->outer_store : &st->inner_store;
-		GpuopsBatchSource *src = side == 0 ? st->outer_source : st->inner_source;
-
-		more = st->stage[side] == NULL;
-		if (st->stage[side] != NULL)
-		{
-			/* running the Gather has the workers read the side; it returns no row */
-			if (!TupIsNull(ExecProcNode((PlanState *) list_nth(st->css.custom_ps, side))))
-				elog(ERROR, "GpuMergeJoin: a row came through the Gather of GpuStage");
-			GpuStageCollect(st->stage[side], store);
-		}
-		while (more)
-		{
-			GpuopsBatch *batch = GpuopsRowStoreOpenBatch(store);
-
-			more = src->fill(src, store, batch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		st->read_ms[side] += Lap(&t);
-		StageKeys(st, store, side == 0, &st->keys[side]);
-		GpuopsJoinFilterLoad(st->filter, side, store, false, 0, 0);
-		st->keys_ms += Lap(&t);
-	}
-	rc = RunJoin(st, backend, 0);
-	if (rc != GPUOPS_OK)
-		FallBack(st, rc, 0);
-	st->join_ms += Lap(&t);
-	if (st->fill_inner)
-		st->inner_matched = (bool *) MemoryContextAllocZero(st->inner_store.cxt,
-															Max(st->inner_store.nrows, 1));
-	st->inner_pos = 0;
-	st->opos = 0;
-	st->matched = false;
-	st->built = true;
-}
-
-static void
-NextWindow(GpuMergeJoinState *st)
-{
-	uint64		walked = st->pairs_before + st->pairs.npairs;
-	GpuopsStatus rc = st->dev->backend->mj_next_pairs(st->dev->handle, &st->pairs);
-
-	if (rc != GPUOPS_OK)
-	{
-		FallBack(st, rc, walked);
-		return;
-	}
-	st->pairs_before = walked;
-	st->cursor = 0;
-	GpuopsJoinFilterApply(st->filter, &st->pairs);
-	ForgetGathered(st);
-	SaveStats(st);
-}
 
 /*
  * The next pair of outer row o: its inner row, its place in the window and
@@ -382,7 +66,7 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair,
 {
 	uint32		b;
 
-	if (!GpuopsNextPairOf<GpuMergeJoinState, NextWindow>(st, o, pair, &b))
+	if (!GpuopsNextPairOf<GpuMergeJoinState, GpuMergeJoinNextWindow>(st, o, pair, &b))
 		return false;
 	*verdict = GpuopsJoinFilterVerdict(st->filter, *pair);
 	*irow = b;
@@ -393,7 +77,7 @@ NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair,
 static TupleTableSlot *
 JoinedPair(GpuMergeJoinState *st, TupleTableSlot *slot, uint64 pair, int64 o, int64 irow)
 {
-	GatherFrom(st, pair);
+	GpuMergeJoinGatherFrom(st, pair);
 	ExecClearTuple(slot);
 	GpuopsJoinFillGathered(slot, &st->gathered[0], pair, o, st->needed);
 	GpuopsJoinFillGathered(slot, &st->gathered[1], pair, irow, st->needed);
@@ -405,8 +89,8 @@ static TupleTableSlot *
 JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
 {
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, o, st->needed);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow, st->needed);
+	GpuopsJoinFillSide(slot, 0, &st->outer()->store, o, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner()->store, irow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -438,10 +122,10 @@ GpuMergeJoinNext(ScanState *ss)
 	ExprContext *econtext = ss->ps.ps_ExprContext;
 
 	if (!st->built)
-		Build(st);
+		GpuMergeJoinBuild(st);
 	if (st->count_cols > 0)
 		return CountRow(st, slot);
-	while (st->opos < st->outer_store.nrows)
+	while (st->opos < st->outer()->store.nrows)
 	{
 		uint32		o = st->order[st->opos];
 		uint64		b;
@@ -487,7 +171,7 @@ GpuMergeJoinNext(ScanState *ss)
 		}
 		st->matched = false;
 	}
-	while (st->fill_inner && st->inner_pos < st->inner_store.nrows)
+	while (st->fill_inner && st->inner_pos < st->inner()->store.nrows)
 	{
 		uint64		b = st->inner_pos++;
 
@@ -531,87 +215,49 @@ static void
 BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	GpuopsJoinNodeBegin(st, estate, eflags, false);	/* the prewarm is decided below */
-	st->stage[0] = GpuStageBelow((PlanState *) linitial(node->custom_ps));
-	st->stage[1] = GpuStageBelow((PlanState *) lsecond(node->custom_ps));
 	/*
-	 * Over two GpuStages whose workers only read rows, the device is this
-	 * process's alone; otherwise workers elsewhere in a parallel query may
-	 * use it too.
+	 * The prewarm's share of the device: over two GpuStages whose workers
+	 * only read rows, the device is this process's alone (device_shared).
 	 */
-	if (st->stage[0] != NULL && st->stage[1] != NULL)
-		st->device_shared = GpuStageDeviceShared(st->stage[0]) ||
-			GpuStageDeviceShared(st->stage[1]);
-	else
-		st->device_shared = IsInParallelMode();
-	GpuopsPrewarmDeviceFor(eflags, st->device_shared);
+	GpuopsJoinNodeBegin(st, estate, eflags, true, st->filter_plan);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuMergeJoin keys",
 										ALLOCSET_DEFAULT_SIZES);
-	InitGathered(st);
-	st->filter = GpuopsJoinFilterBegin(node, estate, st->filter_plan,
-									   (List *) lthird(cscan->custom_exprs),
-									   ExecGetResultType((PlanState *) linitial(node->custom_ps)),
-									   ExecGetResultType((PlanState *) lsecond(node->custom_ps)));
-	st->dev = NewQueryDevice<GpuMergeJoinDevice>(estate);
-}
-
-static TupleTableSlot *
-ExecGpuMergeJoinImpl(CustomScanState *node)
-{
-	return ExecScan(&node->ss, GpuMergeJoinNext, GpuopsScanRecheck);
+	GpuMergeJoinInitGathered(st);
+	st->dev = GpuopsNodeDevice<GpuMergeJoinDevice>(st, estate);
 }
 
 static void
 EndGpuMergeJoinImpl(CustomScanState *node)
 {
-	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
-
-	st->dev->end();
-	GpuopsJoinFilterEnd(st->filter);
-	GpuopsJoinNodeEnd(st);
+	GpuopsJoinNodeEnd((GpuMergeJoinState *) node);
 }
 
 static void
 ReScanGpuMergeJoinImpl(CustomScanState *node)
 {
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
-	PlanState  *outer = (PlanState *) linitial(node->custom_ps);
-	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
-	GpuopsStatus rc;
 
-	GpuopsJoinRescanParams(node);
-	GpuopsJoinFilterRescan(st->filter, node->ss.ps.chgParam != NULL);
+	GpuopsJoinNodeRescan(st);
 	st->counted = false;
 	if (!st->built)
 		return;
 	st->dev->end();
-	/*
-	 * New input, or staged rows, which live in the parallel query's shared
-	 * memory that a Limit above may have released (ExecShutdownNode): read
-	 * both sides again.
-	 */
-	if (outer->chgParam != NULL || inner->chgParam != NULL ||
-		st->stage[0] != NULL || st->stage[1] != NULL)
+	/* new input, or staged rows (GpuopsNodeInputChanged): read both sides again */
+	if (GpuopsNodeInputChanged(st, 0) || GpuopsNodeInputChanged(st, 1))
 	{
-		st->outer_source->rescan(st->outer_source);
-		st->inner_source->rescan(st->inner_source);
-		GpuopsRowStoreReset(&st->outer_store);
-		GpuopsRowStoreReset(&st->inner_store);
+		GpuopsNodeRestartInput(st, 0);
+		GpuopsNodeRestartInput(st, 1);
 		MemoryContextReset(st->key_cxt);
-		InitGathered(st);		/* its arrays were in key_cxt */
+		GpuMergeJoinInitGathered(st);	/* its arrays were in key_cxt */
 		st->inner_matched = NULL;	/* it was in the store's context */
 		st->built = false;
 		return;
 	}
 	/* the same input: join the stored keys again for a fresh walk */
-	rc = RunJoin(st, st->fallback ? gpuops_cpu_device()->mergejoin
-				 : GpuopsPrimaryDevice()->mergejoin, 0);
-	if (rc != GPUOPS_OK)
-		FallBack(st, rc, 0);
+	GpuMergeJoinRejoin(st);
 	if (st->inner_matched)
-		memset(st->inner_matched, 0, Max(st->inner_store.nrows, 1));
+		memset(st->inner_matched, 0, Max(st->inner()->store.nrows, 1));
 	st->inner_pos = 0;
 	st->opos = 0;
 	st->matched = false;
@@ -657,9 +303,7 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->built)
 	{
-		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
-		if (st->fallback)
-			ExplainPropertyText("Fallback", st->fallback, es);
+		GpuopsNodeExplainBackend(st, es);
 		ExplainPropertyInteger("Outer Rows", NULL, (int64) st->stats.outer_rows, es);
 		ExplainPropertyInteger("Inner Rows", NULL, (int64) st->stats.inner_rows, es);
 		ExplainPropertyInteger("Key Pairs", NULL, (int64) st->stats.pairs, es);
@@ -677,16 +321,16 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
-							   (int64) ((GpuopsRowStoreMemory(&st->outer_store) +
-										 GpuopsRowStoreMemory(&st->inner_store)) / 1024), es);
+							   (int64) ((GpuopsRowStoreMemory(&st->outer()->store) +
+										 GpuopsRowStoreMemory(&st->inner()->store)) / 1024), es);
 	}
-	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_mergejoin_exec_methods = {
 	GPUMERGEJOIN_NAME,
 	GuardedBegin<BeginGpuMergeJoinImpl>,
-	GuardedExec<ExecGpuMergeJoinImpl>,
+	GuardedExec<GpuopsExecScan<GpuMergeJoinNext>>,
 	GuardedEnd<EndGpuMergeJoinImpl>,
 	GuardedReScan<ReScanGpuMergeJoinImpl>,
 	NULL,						/* MarkPosCustomScan */

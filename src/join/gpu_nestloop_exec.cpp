@@ -90,8 +90,6 @@ typedef struct GpuNestLoopState : GpuopsJoinNode
 	uint64		filtered;
 
 	/* EXPLAIN ANALYZE */
-	const char *backend_name;
-	char	   *fallback;
 	GpuopsNestLoopStats stats;	/* the current backend's */
 	GpuopsNestLoopStats done_stats; /* a failed backend's, before the fallback */
 } GpuNestLoopState;
@@ -114,13 +112,12 @@ SaveStats(GpuNestLoopState *st)
 static GpuopsStatus
 BeginOn(GpuNestLoopState *st, const GpuopsNestLoopBackend *backend)
 {
-	GpuopsSettings settings = GpuopsCurrentSettings();
+	GpuopsSettings settings =
+		GpuopsNodeSettings<&GpuopsDevice::nestloop>(st, GpuopsCurrentSettings(), backend);
 
 	st->dev->end();
 	DeviceExprBindParams(&st->spec.program, st->param_states, st->param_slots, st->param_types,
 						 st->css.ss.ps.ps_ExprContext);
-	if (backend != GpuopsPrimaryDevice()->nestloop || st->fallback != NULL)
-		settings.fault = GPUOPS_FAULT_NONE;
 	st->dev->backend = backend;
 	st->loaded = UINT32_MAX;
 	return backend->nl_begin(&settings, &st->spec, &st->dev->handle);
@@ -131,14 +128,14 @@ static GpuopsStatus
 LoadBlock(GpuNestLoopState *st, uint32 b)
 {
 	uint64		first = (uint64) b * st->block_rows;
-	uint64		n = Min(st->block_rows, st->inner_store.nrows - first);
+	uint64		n = Min(st->block_rows, st->inner()->store.nrows - first);
 	GpuopsExprColumns cols;
 	GpuopsStatus rc;
 
 	if (st->loaded == b)
 		return GPUOPS_OK;
 	MemoryContextReset(st->inner_cxt);
-	DeviceExprStageRows(&st->inner_store, first, n, st->icols, st->itypes,
+	DeviceExprStageRows(&st->inner()->store, first, n, st->icols, st->itypes,
 						st->spec.inner_ncols, st->inner_cxt, &cols);
 	rc = st->dev->backend->nl_inner(st->dev->handle, &cols);
 	if (rc == GPUOPS_OK)
@@ -150,48 +147,33 @@ LoadBlock(GpuNestLoopState *st, uint32 b)
 static void
 FallBack(GpuNestLoopState *st, GpuopsStatus rc)
 {
-	GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = pstrdup(gpuops_last_error());
-	SaveStats(st);
-	st->done_stats = st->stats;
-	rc = BeginOn(st, gpuops_cpu_device()->nestloop);
-	if (rc == GPUOPS_OK)
-		rc = LoadBlock(st, st->block);
-	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
+	GpuopsNodeFallBack<&GpuopsDevice::nestloop>(st, rc, [&](const GpuopsNestLoopBackend *cpu) {
+		GpuopsStatus r;
+
+		SaveStats(st);
+		st->done_stats = st->stats;
+		r = BeginOn(st, cpu);
+		if (r == GPUOPS_OK)
+			r = LoadBlock(st, st->block);
+		return r;
+	});
 }
 
 /* Reads the inner side, begins the device work and cuts the side into blocks. */
 static void
 ReadInner(GpuNestLoopState *st)
 {
-	bool		more = true;
-	GpuopsStatus rc;
 	uint64		capacity;
 
-	while (more)
-	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->inner_store);
-
-		more = st->inner_source->fill(st->inner_source, &st->inner_store, batch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	rc = BeginOn(st, GpuopsPrimaryDevice()->nestloop);
-	if (rc != GPUOPS_OK)
-	{
-		GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, true);
-		if (st->fallback == NULL)
-			st->fallback = pstrdup(gpuops_last_error());
-		rc = BeginOn(st, gpuops_cpu_device()->nestloop);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GPUNESTLOOP_NAME, rc, false);
-	}
+	GpuopsNodeReadInput(st, 1);
+	GpuopsNodeRun<&GpuopsDevice::nestloop>(st, [&](const GpuopsNestLoopBackend *backend) {
+		return BeginOn(st, backend);
+	});
 	capacity = st->dev->backend->nl_capacity(st->dev->handle);
 	st->probe_limit = st->dev->backend->nl_probe_rows(st->dev->handle);
 	st->block_rows = Max(capacity, 1);
-	st->nblocks = (uint32) Max((st->inner_store.nrows + st->block_rows - 1) / st->block_rows, 1);
-	st->outer_flags = (bool *) MemoryContextAlloc(st->inner_store.cxt, st->probe_limit);
+	st->nblocks = (uint32) Max((st->inner()->store.nrows + st->block_rows - 1) / st->block_rows, 1);
+	st->outer_flags = (bool *) MemoryContextAlloc(st->inner()->store.cxt, st->probe_limit);
 	st->read_inner = true;
 }
 
@@ -204,7 +186,7 @@ ProbeSkipping(GpuNestLoopState *st, uint64 skip)
 
 	/* the outer batch is the store's first: its rows are the store's */
 	MemoryContextReset(st->probe_cxt);
-	DeviceExprStageRows(&st->outer_store, st->probe_base, st->probe_rows, st->ocols,
+	DeviceExprStageRows(&st->outer()->store, st->probe_base, st->probe_rows, st->ocols,
 						st->otypes, st->spec.outer_ncols, st->probe_cxt, &cols);
 	rc = LoadBlock(st, st->block);
 	if (rc == GPUOPS_OK)
@@ -266,9 +248,9 @@ NextProbe(GpuNestLoopState *st)
 
 			if (st->outer_done)
 				return false;
-			GpuopsRowStoreReset(&st->outer_store);
-			batch = GpuopsRowStoreOpenBatch(&st->outer_store);
-			st->outer_done = !st->outer_source->fill(st->outer_source, &st->outer_store, batch);
+			GpuopsRowStoreReset(&st->outer()->store);
+			batch = GpuopsRowStoreOpenBatch(&st->outer()->store);
+			st->outer_done = !GpuopsNodeFill(st, 0, batch);
 			st->batch_rows = batch->nrows;
 			st->probe_base = 0;
 		}
@@ -305,8 +287,8 @@ JoinedRow(GpuNestLoopState *st, TupleTableSlot *slot, uint32 p, int64 irow)
 {
 	/* the outer batch is the store's first: its rows are the store's */
 	ExecClearTuple(slot);
-	GpuopsJoinFillSide(slot, 0, &st->outer_store, (int64) st->probe_base + p, st->needed);
-	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner_store, irow, st->needed);
+	GpuopsJoinFillSide(slot, 0, &st->outer()->store, (int64) st->probe_base + p, st->needed);
+	GpuopsJoinFillSide(slot, st->outer_ncols, &st->inner()->store, irow, st->needed);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -423,7 +405,7 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 				idesc;
 	ListCell   *lc;
 
-	GpuopsJoinNodeBegin(st, estate, eflags, true);
+	GpuopsJoinNodeBegin(st, estate, eflags, true, NIL);
 	odesc = ExecGetResultType((PlanState *) linitial(node->custom_ps));
 	idesc = ExecGetResultType((PlanState *) lsecond(node->custom_ps));
 	foreach(lc, (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_PARAMS))
@@ -439,33 +421,22 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 										  ALLOCSET_DEFAULT_SIZES);
 	st->probe_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuNestLoop outer columns",
 										  ALLOCSET_DEFAULT_SIZES);
-	st->dev = NewQueryDevice<GpuNestLoopDevice>(estate);
-}
-
-static TupleTableSlot *
-ExecGpuNestLoopImpl(CustomScanState *node)
-{
-	return ExecScan(&node->ss, GpuNestLoopNext, GpuopsScanRecheck);
+	st->dev = GpuopsNodeDevice<GpuNestLoopDevice>(st, estate);
 }
 
 static void
 EndGpuNestLoopImpl(CustomScanState *node)
 {
-	GpuNestLoopState *st = (GpuNestLoopState *) node;
-
-	st->dev->end();
-	GpuopsJoinNodeEnd(st);
+	GpuopsJoinNodeEnd((GpuNestLoopState *) node);
 }
 
 static void
 ReScanGpuNestLoopImpl(CustomScanState *node)
 {
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
-	PlanState  *inner = (PlanState *) lsecond(node->custom_ps);
 
-	GpuopsJoinRescanParams(node);
-	st->outer_source->rescan(st->outer_source);
-	GpuopsRowStoreReset(&st->outer_store);
+	GpuopsJoinNodeRescan(st);
+	GpuopsNodeRestartInput(st, 0);
 	st->outer_done = false;
 	st->cursor = st->pairs_before = 0;
 	memset(&st->pairs, 0, sizeof(st->pairs));
@@ -475,11 +446,8 @@ ReScanGpuNestLoopImpl(CustomScanState *node)
 	if (st->read_inner)
 	{
 		st->dev->end();
-		if (inner->chgParam != NULL)
-		{
-			GpuopsRowStoreReset(&st->inner_store);
-			st->inner_source->rescan(st->inner_source);
-		}
+		if (GpuopsNodeInputChanged(st, 1))
+			GpuopsNodeRestartInput(st, 1);
 		else
 		{
 			/* the stored inner rows stay; the program (its Params) is begun again */
@@ -530,9 +498,7 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		t.pairs_tested += st->done_stats.pairs_tested;
 		t.copy_ms += st->done_stats.copy_ms;
 		t.kernel_ms += st->done_stats.kernel_ms;
-		ExplainPropertyText("Backend", st->backend_name ? st->backend_name : "none", es);
-		if (st->fallback)
-			ExplainPropertyText("Fallback", st->fallback, es);
+		GpuopsNodeExplainBackend(st, es);
 		ExplainPropertyInteger("Inner Blocks", NULL, st->nblocks, es);
 		ExplainPropertyInteger("Block Loads", NULL, t.blocks, es);
 		ExplainPropertyInteger("Probes", NULL, t.probes, es);
@@ -546,16 +512,16 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
-							   (int64) ((GpuopsRowStoreMemory(&st->inner_store) +
-										 GpuopsRowStoreMemory(&st->outer_store)) / 1024), es);
+							   (int64) ((GpuopsRowStoreMemory(&st->inner()->store) +
+										 GpuopsRowStoreMemory(&st->outer()->store)) / 1024), es);
 	}
-	GpuopsExplainDirectRows(es, st->outer_source, st->inner_source);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 const CustomExecMethods gpu_nestloop_exec_methods = {
 	GPUNESTLOOP_NAME,
 	GuardedBegin<BeginGpuNestLoopImpl>,
-	GuardedExec<ExecGpuNestLoopImpl>,
+	GuardedExec<GpuopsExecScan<GpuNestLoopNext>>,
 	GuardedEnd<EndGpuNestLoopImpl>,
 	GuardedReScan<ReScanGpuNestLoopImpl>,
 	NULL,						/* MarkPosCustomScan */

@@ -1,6 +1,7 @@
 /*
  * join_exec.cpp
- *    Executor helpers every gpuops join shares (join_exec.h).
+ *    Executor helpers every gpuops join shares, and their node base
+ *    (join_exec.h).
  */
 extern "C" {
 #include "postgres.h"
@@ -12,6 +13,7 @@ extern "C" {
 
 #include "device.h"
 #include "join_exec.h"
+#include "join_filter.h"
 
 void
 GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, int64 row,
@@ -183,43 +185,35 @@ GpuopsJoinTypeName(JoinType jointype)
 }
 
 void
-GpuopsJoinNodeBegin(GpuopsJoinNode *n, EState *estate, int eflags, bool prewarm)
+GpuopsJoinNodeBegin(GpuopsJoinNode *n, EState *estate, int eflags, bool prewarm, List *filter_plan)
 {
 	CustomScanState *node = &n->css;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	/* the node reads each child once, forward: no rewind, backward or mark */
-	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
-	PlanState  *outer = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
-	PlanState  *inner = ExecInitNode((Plan *) lsecond(cscan->custom_plans), estate, child_flags);
 
-	node->custom_ps = list_make2(outer, inner);
+	GpuopsNodeBegin(n, estate, eflags, 2, NULL);
 	if (prewarm)
-		GpuopsPrewarmDevice(eflags);
-	n->outer_ncols = ExecGetResultType(outer)->natts;
-	GpuopsRowStoreInit(&n->outer_store, ExecGetResultType(outer), estate->es_query_cxt);
-	GpuopsRowStoreInit(&n->inner_store, ExecGetResultType(inner), estate->es_query_cxt);
-	n->outer_source = GpuopsChildPlanSource(outer);
-	n->inner_source = GpuopsChildPlanSource(inner);
+		GpuopsNodePrewarm(n, eflags);
+	n->outer_ncols = ExecGetResultType(n->outer()->ps)->natts;
 	n->needed = GpuopsJoinNeededColumns(node);
 	n->join_qual = ExecInitQual((List *) linitial(cscan->custom_exprs), &node->ss.ps);
 	n->filter_qual = ExecInitQual((List *) lsecond(cscan->custom_exprs), &node->ss.ps);
+	if (filter_plan != NIL)
+		n->filter = GpuopsJoinFilterBegin(node, estate, filter_plan,
+										  (List *) lthird(cscan->custom_exprs),
+										  ExecGetResultType(n->outer()->ps),
+										  ExecGetResultType(n->inner()->ps));
 }
 
 void
 GpuopsJoinNodeEnd(GpuopsJoinNode *n)
 {
-	ExecEndNode((PlanState *) linitial(n->css.custom_ps));
-	ExecEndNode((PlanState *) lsecond(n->css.custom_ps));
-	GpuopsRowStoreFree(&n->outer_store);
-	GpuopsRowStoreFree(&n->inner_store);
+	GpuopsJoinFilterEnd(n->filter);
+	GpuopsNodeEnd(n);
 }
 
 void
-GpuopsJoinRescanParams(CustomScanState *node)
+GpuopsJoinNodeRescan(GpuopsJoinNode *n)
 {
-	if (node->ss.ps.chgParam != NULL)
-	{
-		UpdateChangedParamSet((PlanState *) linitial(node->custom_ps), node->ss.ps.chgParam);
-		UpdateChangedParamSet((PlanState *) lsecond(node->custom_ps), node->ss.ps.chgParam);
-	}
+	GpuopsNodeRescanParams(n);
+	GpuopsJoinFilterRescan(n->filter, n->css.ss.ps.chgParam != NULL);
 }

@@ -1,8 +1,9 @@
 /*
  * join_exec.h
- *    Executor helpers every gpuops join shares: building the scan tuple of
- *    a pair from the two row stores, checking a qual on it, and naming the
- *    join type in EXPLAIN.
+ *    What every gpuops join shares in the executor: its node base
+ *    (GpuopsJoinNode, over GpuopsNode), building the scan tuple of a pair
+ *    from the two row stores, checking a qual on it, walking windows of
+ *    pairs, and naming the join type in EXPLAIN.
  */
 #ifndef GPUOPS_JOIN_EXEC_H
 #define GPUOPS_JOIN_EXEC_H
@@ -16,6 +17,7 @@ extern "C" {
 }
 
 #include "batch.h"
+#include "node.h"
 
 /*
  * Fills the slot's columns [at, at + store->ncols) with row `row` of the
@@ -82,38 +84,49 @@ extern bool GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSl
 
 /*
  * What every join node's state starts with (its base: GpuHashJoinState,
- * GpuMergeJoinState and GpuNestLoopState derive from it, so the scan state
- * stays at offset 0): the scan state, each child's row store and batch
- * source, the scan columns a joined row fills, and the clauses PostgreSQL
- * evaluates on the scan tuple (custom_exprs' first two lists).  The scan
- * tuple is the outer child's columns, then the inner child's.
+ * GpuMergeJoinState and GpuNestLoopState derive from it): the node base
+ * (node.h) with two inputs, the outer child and the inner one; the scan
+ * columns a joined row fills; the clauses PostgreSQL evaluates on the scan
+ * tuple (custom_exprs' first two lists); and an equi-join's device pair
+ * filter (join_filter.h).  The scan tuple is the outer child's columns,
+ * then the inner child's.
  */
-struct GpuopsJoinNode
+struct GpuopsJoinNode : GpuopsNode
 {
-	CustomScanState css;
 	int			outer_ncols;	/* where the inner columns start in the scan tuple */
 	bool	   *needed;		/* scan columns a joined row must fill */
-	GpuopsRowStore outer_store;
-	GpuopsRowStore inner_store;
-	GpuopsBatchSource *outer_source;
-	GpuopsBatchSource *inner_source;
 	ExprState  *join_qual;		/* the join clauses */
 	ExprState  *filter_qual;	/* outer joins: the filters on the joined row */
+	struct GpuopsJoinFilter *filter;	/* clauses tested on the device per pair, or NULL */
+
+	/* the outer and the inner child: the base's inputs 0 and 1 */
+	GpuopsNodeInput *outer()
+	{
+		return &input[0];
+	}
+	GpuopsNodeInput *inner()
+	{
+		return &input[1];
+	}
 };
 
 /*
- * BeginCustomScan of a join: both children (each read once, forward), their
- * stores and batch sources, the needed columns and both quals; the CUDA
- * context is started at once when prewarm (a node that decides later does
- * so itself).
+ * BeginCustomScan of a join: both children (GpuopsNodeBegin), the needed
+ * columns, both quals and, from filter_plan (NIL: none), the device pair
+ * filter, whose Params are custom_exprs' third list; the GPU's prewarm is
+ * begun when `prewarm` (a node that decides later does so itself).
  */
-extern void GpuopsJoinNodeBegin(GpuopsJoinNode *n, EState *estate, int eflags, bool prewarm);
+extern void GpuopsJoinNodeBegin(GpuopsJoinNode *n, EState *estate, int eflags, bool prewarm,
+								List *filter_plan);
 
-/* EndCustomScan of a join: ends both children, frees both stores. */
+/* EndCustomScan of a join, after the node's own: the pair filter, then GpuopsNodeEnd. */
 extern void GpuopsJoinNodeEnd(GpuopsJoinNode *n);
 
-/* ReScanCustomScan of a join: the node's changed Params passed to both children. */
-extern void GpuopsJoinRescanParams(CustomScanState *node);
+/*
+ * ReScanCustomScan's prologue for a join: the node's changed Params passed
+ * to both children, and the pair filter begun again with new ones.
+ */
+extern void GpuopsJoinNodeRescan(GpuopsJoinNode *n);
 
 /* "Inner", "Left", ... for EXPLAIN's Join Type */
 extern const char *GpuopsJoinTypeName(JoinType jointype);

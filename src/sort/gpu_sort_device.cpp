@@ -78,10 +78,10 @@ RaiseKeyError(GpuSortState *st, uint64 row)
 	TupleTableSlot *slot = st->check_slot;
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 
-	if (row >= st->store.nrows)
+	if (row >= st->store()->nrows)
 		elog(ERROR, "GpuSort: the device stopped at row " UINT64_FORMAT " of " UINT64_FORMAT,
-			 row, st->store.nrows);
-	GpuopsRowStoreFetchRow(&st->store, row, slot);
+			 row, st->store()->nrows);
+	GpuopsRowStoreFetchRow(st->store(), row, slot);
 	econtext->ecxt_outertuple = slot;
 	for (int k = 0; k < st->nkeys; k++)
 	{
@@ -114,14 +114,14 @@ FetchComputed(GpuSortState *st)
 
 		if (st->keys[k].program == NULL)
 			continue;
-		for (int b = 0; b < st->store.nbatches; b++)
+		for (int b = 0; b < st->store()->nbatches; b++)
 		{
-			GpuopsBatch *batch = st->store.batches[b];
+			GpuopsBatch *batch = st->store()->batches[b];
 
 			if (batch->nrows == 0)
 				continue;
 			if (batch->nulls[col] == NULL)
-				batch->nulls[col] = (uint8 *) MemoryContextAllocZero(st->store.cxt,
+				batch->nulls[col] = (uint8 *) MemoryContextAllocZero(st->store()->cxt,
 																	 (batch->capacity + 7) / 8);
 			rc = dev->backend->sort_values(dev->handle, k, (uint64) b << GPUOPS_BATCH_SHIFT,
 										   batch->nrows, batch->values[col], batch->nulls[col]);
@@ -159,12 +159,12 @@ GpuSortDeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 		return rc;
 	if (st->ncomputed > 0 && (rc = FetchComputed(st)) != GPUOPS_OK)
 		return rc;
-	if ((rc = dev->backend->sort_result(dev->handle, order, st->store.nrows)) != GPUOPS_OK)
+	if ((rc = dev->backend->sort_result(dev->handle, order, st->store()->nrows)) != GPUOPS_OK)
 		return rc;
-	if ((st->any_truncated || st->has_abbrev_keys) && st->store.nrows > 1)
+	if ((st->any_truncated || st->has_abbrev_keys) && st->store()->nrows > 1)
 	{
-		*ties = (uint8 *) MemoryContextAllocHuge(st->store.cxt, (st->store.nrows + 7) / 8);
-		if ((rc = dev->backend->sort_ties(dev->handle, *ties, st->store.nrows)) != GPUOPS_OK)
+		*ties = (uint8 *) MemoryContextAllocHuge(st->store()->cxt, (st->store()->nrows + 7) / 8);
+		if ((rc = dev->backend->sort_ties(dev->handle, *ties, st->store()->nrows)) != GPUOPS_OK)
 			return rc;
 	}
 	{
@@ -183,8 +183,8 @@ GpuSortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
 {
 	GpuopsStatus rc = DeviceBegin(st, gpuops_cpu_device()->sort, false);
 
-	for (int b = 0; rc == GPUOPS_OK && b < st->store.nbatches; b++)
-		rc = GpuSortStageBatch(st, st->store.batches[b], (uint64) b << GPUOPS_BATCH_SHIFT);
+	for (int b = 0; rc == GPUOPS_OK && b < st->store()->nbatches; b++)
+		rc = GpuSortStageBatch(st, st->store()->batches[b], (uint64) b << GPUOPS_BATCH_SHIFT);
 	if (rc == GPUOPS_OK)
 		rc = GpuSortDeviceFinish(st, order, ties);
 	if (rc != GPUOPS_OK)
@@ -195,9 +195,7 @@ GpuSortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
 void
 GpuSortDeviceFailedMidway(GpuSortState *st, GpuopsStatus rc)
 {
-	GpuopsDeviceFailed(GPUSORT_NAME, rc, true);	/* raises unless falling back */
-	if (st->fallback == NULL)
-		st->fallback = MemoryContextStrdup(st->sort_cxt, gpuops_last_error());
+	GpuopsNodeFailed(st, rc);	/* raises unless falling back */
 	GpuSortDeviceRelease(st->dev);
 	st->healthy = false;
 }
@@ -224,9 +222,9 @@ GpuSortStartDevice(GpuSortState *st, bool primary)
 void
 GpuSortStagePending(GpuSortState *st, bool all)
 {
-	while (st->staged_batches < st->store.nbatches)
+	while (st->staged_batches < st->store()->nbatches)
 	{
-		GpuopsBatch *batch = st->store.batches[st->staged_batches];
+		GpuopsBatch *batch = st->store()->batches[st->staged_batches];
 
 		if (!all && batch->nrows < GPUOPS_BATCH_ROWS)
 			break;

@@ -49,13 +49,13 @@ SortStoredRows(GpuSortState *st)
 	uint32	   *sorted;
 	uint8	   *ties = NULL;
 
-	if (st->store.nrows > UINT32_MAX)
+	if (st->store()->nrows > UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("gpuops: GpuSort cannot hold more than %u rows in memory", UINT32_MAX),
 				 errhint("Lower gpuops.host_memory_limit so that sorted runs are spilled sooner.")));
-	sorted = (uint32 *) MemoryContextAllocHuge(st->store.cxt,
-											   Max(st->store.nrows, 1) * sizeof(uint32));
+	sorted = (uint32 *) MemoryContextAllocHuge(st->store()->cxt,
+											   Max(st->store()->nrows, 1) * sizeof(uint32));
 	GpuSortStagePending(st, true);
 	if (st->healthy)
 	{
@@ -73,8 +73,8 @@ SortStoredRows(GpuSortState *st)
 		GpuSortResolveTies(st, sorted, ties);
 		pfree(ties);
 	}
-	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(&st->store) +
-						  (st->stage ? GpuStageBytes(st->stage) : 0));
+	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(st->store()) +
+						  (st->input[0].stage ? GpuStageBytes(st->input[0].stage) : 0));
 	return sorted;
 }
 
@@ -90,14 +90,14 @@ SortStoredRows(GpuSortState *st)
 static void
 SetCut(GpuSortState *st)
 {
-	const GpuopsColumnDesc *col = &st->store.cols[st->keys[0].col];
+	const GpuopsColumnDesc *col = &st->store()->cols[st->keys[0].col];
 	Datum		d;
 	bool		isnull;
 
-	if (st->store.nrows < st->bound || st->source->cut == NULL)
+	if (st->store()->nrows < st->bound || st->input[0].source->cut == NULL)
 		return;
 	GpuSortEnsureComparators(st);
-	d = GpuopsRowStoreDatum(&st->store, st->bound - 1, st->keys[0].col, &isnull);
+	d = GpuopsRowStoreDatum(st->store(), st->bound - 1, st->keys[0].col, &isnull);
 	MemoryContextReset(st->cut_cxt);
 	/*
 	 * The store's memory goes at the next compaction: keep a copy, and a
@@ -130,7 +130,7 @@ KeepBestRows(GpuSortState *st)
 {
 	uint32	   *order = SortStoredRows(st);
 
-	GpuopsRowStoreKeep(&st->store, order, Min(st->bound, st->store.nrows), st->scratch);
+	GpuopsRowStoreKeep(st->store(), order, Min(st->bound, st->store()->nrows), st->scratch);
 	ForgetTruncated(st);
 	st->compactions++;
 	SetCut(st);
@@ -146,15 +146,15 @@ static void
 SpillRun(GpuSortState *st)
 {
 	uint32	   *order = SortStoredRows(st);
-	uint64		n = st->bound ? Min(st->bound, st->store.nrows) : st->store.nrows;
+	uint64		n = st->bound ? Min(st->bound, st->store()->nrows) : st->store()->nrows;
 
 	GpuSortEnsureComparators(st);
 	if (st->spill == NULL)
 		st->spill = GpuopsSortRunsCreate(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 										 st->nkeys, st->key_cols, st->ssup, st->sort_cxt);
-	GpuopsRowStorePermute(&st->store, order, n);
-	GpuopsSortRunsWrite(st->spill, &st->store, n);
-	GpuopsRowStoreReset(&st->store);
+	GpuopsRowStorePermute(st->store(), order, n);
+	GpuopsSortRunsWrite(st->spill, st->store(), n);
+	GpuopsRowStoreReset(st->store());
 	ForgetTruncated(st);
 	st->spilled_runs = GpuopsSortRunsCount(st->spill);
 	st->spilled_bytes = GpuopsSortRunsBytes(st->spill);
@@ -165,7 +165,7 @@ SpillRun(GpuSortState *st)
 static void
 BeginSpillMerge(GpuSortState *st)
 {
-	GpuopsSortRunsBeginMerge(st->spill, &st->store, st->norder, st->bound);
+	GpuopsSortRunsBeginMerge(st->spill, st->store(), st->norder, st->bound);
 	if (!st->random_access)
 		return;
 	/* backward scans: keep the merged output in a tuplestore (it spills too) */
@@ -177,28 +177,10 @@ BeginSpillMerge(GpuSortState *st)
 	}
 }
 
-/*
- * Below a Gather of GpuStage: running the Gather makes the workers (and the
- * leader) read every row into shared memory, and it returns none; the
- * chunks then become the store's batches, full ones in place.  They are
- * not spilled however large (the planner offers this plan only when the
- * estimate fits the host memory limit): their memory is already taken, and
- * only Gather's shutdown frees it.
- */
-static void
-CollectStaged(GpuSortState *st)
-{
-	PlanState  *child = (PlanState *) linitial(st->css.custom_ps);
-
-	if (!TupIsNull(ExecProcNode(child)))
-		elog(ERROR, "GpuSort: a row came through the Gather of GpuStage");
-	GpuStageCollect(st->stage, &st->store);
-}
-
 static void
 GpuSortExecute(GpuSortState *st)
 {
-	bool		more = st->stage == NULL;
+	bool		more = st->input[0].stage == NULL;
 	uint32	   *sorted;
 	instr_time	t0,
 				t1;
@@ -210,16 +192,20 @@ GpuSortExecute(GpuSortState *st)
 	 * Staged input: the workers read every row before the device sees one,
 	 * so the device starts after them.  Starting it first would wait for
 	 * the CUDA context (made on the prewarm thread) before launching them.
+	 * The chunks become the store's batches, full ones in place.  They are
+	 * not spilled however large (the planner offers this plan only when the
+	 * estimate fits the host memory limit): their memory is already taken,
+	 * and only Gather's shutdown frees it.
 	 */
-	if (st->stage != NULL)
-		CollectStaged(st);
+	if (st->input[0].stage != NULL)
+		GpuopsNodeCollectStaged(st, 0);
 	GpuSortStartDevice(st, true);
 	while (more)
 	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(&st->store);
+		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(st->store());
 
 		/* fill returns with the batch full, or at the end of the input */
-		more = st->source->fill(st->source, &st->store, batch);
+		more = GpuopsNodeFill(st, 0, batch);
 		GpuSortStagePending(st, !more);
 		CHECK_FOR_INTERRUPTS();
 		if (!more)
@@ -230,11 +216,11 @@ GpuSortExecute(GpuSortState *st)
 		 * write only `bound` rows of them anyway).
 		 */
 		if (st->bound > 0 &&
-			(st->store.nrows >= (st->cut.active ? st->compact_rows : st->first_compact_rows) ||
-			 (st->store.nrows >= 2 * st->bound &&
-			  GpuopsRowStoreMemory(&st->store) > st->mem_limit)))
+			(st->store()->nrows >= (st->cut.active ? st->compact_rows : st->first_compact_rows) ||
+			 (st->store()->nrows >= 2 * st->bound &&
+			  GpuopsRowStoreMemory(st->store()) > st->mem_limit)))
 			KeepBestRows(st);
-		if (GpuopsRowStoreMemory(&st->store) > st->mem_limit)
+		if (GpuopsRowStoreMemory(st->store()) > st->mem_limit)
 			SpillRun(st);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
@@ -242,10 +228,10 @@ GpuSortExecute(GpuSortState *st)
 	st->staging_ms += INSTR_TIME_GET_MILLISEC(t1);
 
 	sorted = SortStoredRows(st);
-	st->norder = st->bound ? Min(st->bound, st->store.nrows) : st->store.nrows;
+	st->norder = st->bound ? Min(st->bound, st->store()->nrows) : st->store()->nrows;
 	/* rows go out in order: lay the columns out in that order first */
 	INSTR_TIME_SET_CURRENT(t0);
-	GpuopsRowStorePermute(&st->store, sorted, st->norder);
+	GpuopsRowStorePermute(st->store(), sorted, st->norder);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->reorder_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -320,7 +306,7 @@ GpuSortNext(ScanState *ss)
 		row = st->pos - 1;
 	}
 	/* no prefetch: the permutation laid every column, values too, out in this order */
-	GpuopsRowStoreFetchOutput(&st->store, row, slot);
+	GpuopsRowStoreFetchOutput(st->store(), row, slot);
 	return slot;
 }
 
@@ -385,22 +371,18 @@ static void
 BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuSortState *st = (GpuSortState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	PlanState  *child;
 
-	/* the store holds every row: the child never needs to go backward */
-	child = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate,
-						 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
-	node->custom_ps = list_make1(child);
-	st->source = GpuopsChildPlanSource(child);
-	st->stage = GpuStageBelow(child);
+	/*
+	 * The store holds every row (the child never needs to go backward), in
+	 * the scan tuple's columns: the child's, then the computed keys.
+	 */
+	GpuopsNodeBegin(st, estate, eflags, 1, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor);
 	/*
 	 * Over GpuStage the workers only read rows, and a bounded sort's
 	 * workers sort on the CPU: the device budget and the pinned pool are
 	 * this process's alone, not a share of them.
 	 */
-	st->device_shared = st->placement == GPUSORT_ON_DEVICE &&
-		GpuStageDeviceShared(st->stage);
+	st->device_shared &= st->placement == GPUSORT_ON_DEVICE;
 	/*
 	 * A bounded sort planned so sorts its few rows (what passes the cut)
 	 * with the CPU backend, in every process or in parallel workers only: it
@@ -410,7 +392,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 		(st->placement == GPUSORT_WORKERS_ON_HOST && IsParallelWorker()) ?
 		gpuops_cpu_device()->sort : GpuopsPrimaryDevice()->sort;
 	if (st->primary != gpuops_cpu_device()->sort)
-		GpuopsPrewarmDeviceFor(eflags, st->device_shared);
+		GpuopsNodePrewarm(st, eflags);
 	/*
 	 * No cut with computed keys: a row dropped unread would never have its
 	 * keys computed, where PostgreSQL computes (and may fail on) every one.
@@ -418,17 +400,15 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	if (st->bound > 0 && st->ncomputed == 0)
 	{
 		st->cut.col = st->keys[0].col;
-		st->source->cut = &st->cut;
+		st->input[0].source->cut = &st->cut;
 	}
-	GpuopsRowStoreInit(&st->store, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
-					   estate->es_query_cxt);
 	if (st->ncomputed > 0)
 	{
 		List	   *checks = st->checks;
 		int			j = 0;
 
 		/* the computed keys are the scan tuple's last columns, filled after the sort */
-		GpuopsRowStoreSetInputColumns(&st->store, st->store.ncols - st->ncomputed);
+		GpuopsRowStoreSetInputColumns(st->store(), st->store()->ncols - st->ncomputed);
 		for (int k = 0; k < st->nkeys; k++)
 		{
 			Expr	   *e;
@@ -439,7 +419,8 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 			fix_opfuncids((Node *) e);
 			st->keys[k].check = ExecInitExpr(e, &node->ss.ps);
 		}
-		st->check_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(child), &TTSOpsVirtual);
+		st->check_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->input[0].ps),
+												&TTSOpsVirtual);
 	}
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
 										ALLOCSET_DEFAULT_SIZES);
@@ -454,7 +435,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 										 &TTSOpsMinimalTuple);
 	st->mem_limit = GpuopsHostMemoryLimit();
 	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
-	st->dev = NewQueryDevice<GpuSortDevice, GpuSortDeviceRelease>(estate);
+	st->dev = GpuopsNodeDevice<GpuSortDevice, GpuSortDeviceRelease>(st, estate);
 }
 
 static TupleTableSlot *
@@ -474,7 +455,7 @@ ExecGpuSortImpl(CustomScanState *node)
 		CHECK_FOR_INTERRUPTS();
 		return GpuSortNext(&node->ss);
 	}
-	return ExecScan(&node->ss, GpuSortNext, GpuopsScanRecheck);
+	return GpuopsExecScan<GpuSortNext>(node);
 }
 
 /* Closes (deletes) the spilled runs and their replay store. */
@@ -497,10 +478,8 @@ EndGpuSortImpl(CustomScanState *node)
 				t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	GpuSortDeviceRelease(st->dev);
 	ForgetSpill(st);
-	ExecEndNode((PlanState *) linitial(node->custom_ps));
-	GpuopsRowStoreFree(&st->store);
+	GpuopsNodeEnd(st);
 	/* DEBUG1, beside ReportEmission's: only for a sort that ran */
 	if (st->runs > 0 && message_level_is_interesting(DEBUG1))
 	{
@@ -514,18 +493,15 @@ static void
 ReScanGpuSortImpl(CustomScanState *node)
 {
 	GpuSortState *st = (GpuSortState *) node;
-	PlanState  *child = (PlanState *) linitial(node->custom_ps);
 
-	if (node->ss.ps.chgParam != NULL)
-		UpdateChangedParamSet(child, node->ss.ps.chgParam);
+	GpuopsNodeRescanParams(st);
 	if (!st->sorted)
 		return;
 	/*
 	 * Staged rows (and the text values the sorted columns point to) live in
-	 * the parallel query's shared memory, which a Limit above may have
-	 * released already (ExecShutdownNode): read them again.
+	 * the parallel query's shared memory: read again (GpuopsNodeInputChanged).
 	 */
-	if (child->chgParam == NULL && st->stage == NULL)
+	if (!GpuopsNodeInputChanged(st, 0))
 	{
 		/* same input: replay the sorted rows */
 		st->pos = 0;
@@ -533,14 +509,13 @@ ReScanGpuSortImpl(CustomScanState *node)
 		if (st->replay)
 			tuplestore_rescan(st->replay);
 		else if (st->spill)
-			GpuopsSortRunsBeginMerge(st->spill, &st->store, st->norder, st->bound);
+			GpuopsSortRunsBeginMerge(st->spill, st->store(), st->norder, st->bound);
 		return;
 	}
 	/* the input changes with the new parameters: sort again */
 	GpuSortDeviceRelease(st->dev);
 	ForgetSpill(st);
-	GpuopsRowStoreReset(&st->store);
-	st->source->rescan(st->source);
+	GpuopsNodeRestartInput(st, 0);
 	ForgetTruncated(st);
 	st->cut.active = false;		/* the new input's rows decide it again */
 	st->norder = 0;

@@ -40,6 +40,7 @@ extern "C" {
 #include "gpu_sort.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "node.h"
 #include "sort_spill.h"
 
 /* the sort's device session, and the staging buffer being filled */
@@ -64,9 +65,12 @@ typedef struct GpuSortKeyInfo
 	ExprState  *check;			/* PostgreSQL's evaluation of it, for a stopped row */
 } GpuSortKeyInfo;
 
-typedef struct GpuSortState
+/*
+ * The node (node.h): one input, whose store holds the child's columns and
+ * after them the computed keys'.
+ */
+typedef struct GpuSortState : GpuopsNode
 {
-	CustomScanState css;
 	int			nkeys;
 	GpuSortKeyInfo keys[GPUOPS_MAX_SORT_KEYS];
 	int			key_cols[GPUOPS_MAX_SORT_KEYS];
@@ -90,10 +94,6 @@ typedef struct GpuSortState
 	SortSupport ssup;			/* per key, prepared when ties need resolving */
 	SortSupport abbrev;			/* per key, abbreviation for NUMERIC_ABBREV keys */
 
-	GpuopsBatchSource *source;
-	GpuStageState *stage;		/* the child is a Gather of GpuStage, else NULL */
-	bool		device_shared;	/* other processes of the query use the device too */
-	GpuopsRowStore store;
 	GpuSortDevice *dev;
 	bool		healthy;		/* the device has not failed during this sort */
 	int			staged_batches; /* leading store batches staged on the device */
@@ -116,8 +116,6 @@ typedef struct GpuSortState
 
 	/* EXPLAIN ANALYZE */
 	int			runs;
-	const char *backend_name;
-	char	   *fallback;		/* why it fell back, or NULL */
 	GpuopsStats stats;
 	double		staging_ms;
 	double		reorder_ms;		/* laying the columns out in output order */

@@ -79,7 +79,7 @@ GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Spilled Disk", "kB", (int64) (st->spilled_bytes / 1024), es);
 		}
 	}
-	GpuopsExplainDirectRows(es, st->source, NULL);
+	GpuopsNodeExplainInputs(st, es);
 }
 
 /* The boundary: every callback PostgreSQL calls runs through GpuopsGuard. */

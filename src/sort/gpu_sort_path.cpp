@@ -15,11 +15,14 @@
  * compiles is computed by the device (gpu_sort.h, "computed keys"): the
  * child outputs the columns it reads instead of its value, so a plain scan
  * is read from its heap pages directly and not projected row by row.
+ *
+ * This file places, costs and makes the paths (serial, in parallel under a
+ * Gather Merge, staged over GpuStage) and the plan; the keys are found in
+ * gpu_sort_keys.cpp.
  */
 extern "C" {
 #include "postgres.h"
 
-#include "access/stratnum.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
@@ -28,19 +31,17 @@ extern "C" {
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
-#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 }
 
 #include "batch.h"
 #include "boundary.h"
-#include "device_expr.h"
 #include "gpu_sort.h"
+#include "gpu_sort_keys.h"
 #include "gpu_stage.h"
 #include "guc.h"
 #include "device.h"
 #include "join_plan.h"
-#include "types.h"
 
 #include <cmath>
 
@@ -94,14 +95,6 @@ static const CustomPathMethods gpu_sort_path_methods = {
  */
 #define GPUSORT_HOST_WORKER_MAX_BOUND (16 * GPUOPS_BATCH_ROWS)
 
-/* Keys the device computes, for the cost. */
-typedef struct SortComputed
-{
-	int			ncols;			/* program columns staged per row */
-	Cost		per_row;		/* what computing the keys cost the child per row */
-	Path	   *source;			/* what the child reads the columns from */
-} SortComputed;
-
 /* Where a sort with this bound runs, serial or in parallel workers. */
 static GpuSortPlacement
 SortPlacement(uint64 bound, bool partial)
@@ -137,7 +130,7 @@ BoundedRowsKept(double rows, uint64 bound)
 static void
 CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bound,
 			double staging_share, bool staged, GpuSortPlacement placement,
-			const SortComputed *comp)
+			const GpuSortComputed *comp)
 {
 	double		rows = Max(input_rows, 1.0);
 	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
@@ -184,27 +177,6 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	path->total_cost = path->startup_cost + out * cpu_tuple_cost;
 }
 
-/* Finds the input column that is the pathkey's expression; -1 if none. */
-static int
-FindSortColumn(PathKey *pk, PathTarget *target, Oid *type)
-{
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, target->exprs)
-	{
-		Expr	   *expr = (Expr *) lfirst(lc);
-
-		if (find_ec_member_matching_expr(pk->pk_eclass, expr, NULL) != NULL)
-		{
-			*type = exprType((Node *) expr);
-			return i;
-		}
-		i++;
-	}
-	return -1;
-}
-
 /*
  * The rows the query can ever take from the sort: LIMIT + OFFSET when both
  * are constants; 0 when unknown.  Not for FETCH FIRST ... WITH TIES, which
@@ -243,7 +215,7 @@ SortBound(PlannerInfo *root)
 static Path *
 MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double input_rows,
 				List *priv, int key_words, uint64 bound, double staging_share, bool staged,
-				GpuSortPlacement placement, const SortComputed *comp)
+				GpuSortPlacement placement, const GpuSortComputed *comp)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	GpuSortPlan *plan = GpuSortReadPlan((List *) linitial(priv));
@@ -310,224 +282,13 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 	add_path(ordered_rel, path);
 }
 
-/* A sort key as found in the input's target. */
-typedef struct SortKeyFound
-{
-	Expr	   *expr;			/* the input column's expression */
-	GpuopsKeyKind kind;
-	bool		prefix_only;
-	Oid			sortop;
-	bool		computed;		/* the device computes it */
-} SortKeyFound;
-
-/* The path the input's columns come from: below its projection, if any. */
-static Path *
-ProjectedPath(Path *input)
-{
-	return IsA(input, ProjectionPath) ? ((ProjectionPath *) input)->subpath : input;
-}
-
-/*
- * Every Var of expr is a column of source's output (so the child can
- * output it in place of expr), and nothing else is (no aggregates, window
- * functions or placeholders).
- */
-static bool
-ColumnsAvailable(Expr *expr, Path *source)
-{
-	ListCell   *lc;
-
-	foreach(lc, pull_var_clause((Node *) expr, PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
-								PVC_INCLUDE_PLACEHOLDERS))
-		if (!IsA(lfirst(lc), Var) || !list_member(source->pathtarget->exprs, lfirst(lc)))
-			return false;
-	return true;
-}
-
-static bool
-ComputableKind(GpuopsKeyKind kind)
-{
-	return kind == GPUOPS_KEY_INT2 || kind == GPUOPS_KEY_INT4 || kind == GPUOPS_KEY_INT8 ||
-		kind == GPUOPS_KEY_FLOAT4 || kind == GPUOPS_KEY_FLOAT8;
-}
-
-/*
- * Computed keys (gpu_sort.h): each expression key of an integer or float
- * kind whose value program compiles (DeviceExprCompileInput: it stops only
- * where PostgreSQL raises an error) over the columns the input's source
- * gives.  The child then outputs the input's columns less those keys, plus
- * the columns they read (*child_exprs); the keys follow as computed columns
- * (*computed, in key order).  Returns the path storage (gpu_sort.h), or NIL
- * when no key is computed.
- */
-static List *
-ComputedKeys(PlannerInfo *root, Path *input, SortKeyFound *keys, int nkeys, List **child_exprs,
-			 SortComputed *comp)
-{
-	Path	   *source = ProjectedPath(input);
-	List	   *child = list_copy(input->pathtarget->exprs);
-	List	   *computed = NIL;
-	List	   *programs = NIL;
-	List	   *cols = NIL;
-	DeviceExprInputs in;
-	int			ncand = 0;
-	QualCost	cost;
-
-	if (!gpuops_enable_device_exprs)
-		return NIL;
-	for (int k = 0; k < nkeys; k++)
-	{
-		SortKeyFound *key = &keys[k];
-
-		if (IsA(key->expr, Var) || !ComputableKind(key->kind) ||
-			!ColumnsAvailable(key->expr, source))
-			continue;
-		key->computed = true;
-		child = list_delete(child, key->expr);
-		ncand++;
-	}
-	if (ncand == 0)
-		return NIL;
-	/*
-	 * Each program reads the child's columns by position: a key that does
-	 * not compile goes back at the end, where it moves no column read so far.
-	 */
-	memset(&in, 0, sizeof(in));
-	in.outer_exprs = child;
-	for (int k = 0; k < nkeys; k++)
-	{
-		SortKeyFound *key = &keys[k];
-		GpuopsExprProgram prog;
-		List	   *cand;
-		ListCell   *lc;
-
-		if (!key->computed)
-		{
-			programs = lappend(programs, NIL);
-			continue;
-		}
-		cand = list_copy(child);
-		foreach(lc, pull_var_clause((Node *) key->expr, PVC_INCLUDE_PLACEHOLDERS))
-			cand = list_append_unique(cand, lfirst(lc));
-		in.outer_exprs = cand;
-		if (!DeviceExprCompileInput(key->expr, &in, &prog))
-		{
-			key->computed = false;
-			child = lappend(child, key->expr);
-			in.outer_exprs = child;
-			programs = lappend(programs, NIL);
-			continue;
-		}
-		child = cand;
-		computed = lappend(computed, key->expr);
-		programs = lappend(programs, DeviceExprProgramToList(&prog));
-	}
-	if (computed == NIL)
-		return NIL;
-	for (int c = 0; c < in.nouter; c++)
-	{
-		cols = lappend_int(cols, in.outer_cols[c]);
-		cols = lappend_int(cols, (int) in.outer_types[c]);
-	}
-	*child_exprs = child;
-	cost_qual_eval(&cost, computed, root);
-	comp->ncols = in.nouter;
-	comp->per_row = cost.per_tuple;
-	comp->source = source;
-	return list_make4(child, computed, cols, programs);
-}
-
-/*
- * The path storage (gpu_sort.h) of a GpuSort over `input` for the query's
- * ORDER BY: its keys as columns of the input's target, or computed by the
- * device; NIL when a key is not an input column or of a type it cannot
- * sort.  *key_words: the normalized key's words; *comp: with computed keys,
- * their cost.
- */
-static List *
-SortPriv(PlannerInfo *root, Path *input, uint64 bound, int *key_words, SortComputed *comp)
-{
-	SortKeyFound keys[GPUOPS_MAX_SORT_KEYS];
-	int			nkeys = list_length(root->sort_pathkeys);
-	int			ncomputed = 0;
-	List	   *child_exprs = NIL;
-	List	   *computed;
-	GpuSortPlan *plan = (GpuSortPlan *) palloc0(sizeof(GpuSortPlan));
-	PlanFields	fields;
-
-	memset(keys, 0, sizeof(keys));
-	for (int k = 0; k < nkeys; k++)
-	{
-		PathKey    *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
-		Oid			type;
-		int			col = FindSortColumn(pk, input->pathtarget, &type);
-
-		if (col < 0)
-		{
-			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
-			return NIL;
-		}
-		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation,
-							   pk->pk_strategy, &keys[k].kind, &keys[k].prefix_only,
-							   &keys[k].sortop))
-		{
-			elog(DEBUG1, "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
-				 format_type_be(type), pk->pk_eclass->ec_collation);
-			return NIL;
-		}
-		keys[k].expr = (Expr *) list_nth(input->pathtarget->exprs, col);
-	}
-	computed = ComputedKeys(root, input, keys, nkeys, &child_exprs, comp);
-	if (computed == NIL)
-		child_exprs = input->pathtarget->exprs;
-
-	plan->nkeys = nkeys;
-	plan->bound = (int) bound;
-	plan->placement = GPUSORT_ON_DEVICE;
-	*key_words = 0;
-	for (int k = 0; k < nkeys; k++)
-	{
-		PathKey    *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
-		/* a computed key's column follows the child's */
-		int			col = keys[k].computed ? list_length(child_exprs) + ncomputed++
-			: GpuopsFindColumn(child_exprs, (Node *) keys[k].expr);
-
-		plan->keys[k].col = col;
-		plan->keys[k].kind = keys[k].kind;
-		plan->keys[k].descending = pk->pk_strategy == BTGreaterStrategyNumber;
-		plan->keys[k].nulls_first = pk->pk_nulls_first;
-		plan->keys[k].prefix_only = keys[k].prefix_only;
-		plan->keys[k].sortop = keys[k].sortop;
-		plan->keys[k].collation = pk->pk_eclass->ec_collation;
-		*key_words += 1 + gpuops_key_value_words(keys[k].kind);
-	}
-	if (computed != NIL)
-	{
-		List	   *cols = (List *) lthird(computed);
-
-		plan->prog_ncols = list_length(cols) / 2;
-		for (int c = 0; c < plan->prog_ncols; c++)
-		{
-			plan->prog_cols[c] = list_nth_int(cols, 2 * c);
-			plan->prog_types[c] = (Oid) list_nth_int(cols, 2 * c + 1);
-		}
-		plan->programs = (List *) lfourth(computed);
-	}
-	GpuSortPlanFields(fields, plan);
-	pfree(plan);
-	/* the plan's data, then the child's expressions and the computed keys (or NIL) */
-	if (computed == NIL)
-		return list_make3(fields.list(), NIL, NIL);
-	return list_make3(fields.list(), linitial(computed), lsecond(computed));
-}
-
 void
 GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel)
 {
 	Query	   *parse = root->parse;
 	Path	   *input = input_rel->cheapest_total_path;
 	List	   *priv;
-	SortComputed comp = {0, 0.0, NULL};
+	GpuSortComputed comp = {0, 0.0, NULL};
 	int			key_words = 0;
 	uint64		bound = SortBound(root);
 	Path	   *path;
@@ -549,7 +310,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		elog(DEBUG1, "gpuops: GpuSort not used: more than %d sort keys", GPUOPS_MAX_SORT_KEYS);
 		return;
 	}
-	priv = SortPriv(root, input, bound, &key_words, &comp);
+	priv = GpuSortPathKeys(root, input, bound, &key_words, &comp);
 	if (priv == NIL)
 		return;
 
@@ -580,7 +341,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 
 		if (pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
 			return;
-		priv = SortPriv(root, partial, bound, &key_words, &comp);
+		priv = GpuSortPathKeys(root, partial, bound, &key_words, &comp);
 		if (priv == NIL)
 			return;
 		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,

@@ -17,7 +17,7 @@ MarkTruncated(GpuSortState *st, uint64 row)
 
 		st->truncated = (uint8 *) (st->truncated
 								   ? repalloc_huge(st->truncated, bytes)
-								   : MemoryContextAllocHuge(st->store.cxt, bytes));
+								   : MemoryContextAllocHuge(st->store()->cxt, bytes));
 		memset(st->truncated + st->truncated_bytes, 0, bytes - st->truncated_bytes);
 		st->truncated_bytes = bytes;
 	}
@@ -101,7 +101,7 @@ StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint3
 	for (uint32 i = 0; i < n; i++)
 	{
 		bool		isnull;
-		Datum		d = GpuopsBatchDatum(&st->store, batch, key->col, from + i, &isnull);
+		Datum		d = GpuopsBatchDatum(st->store(), batch, key->col, from + i, &isnull);
 		Datum		a = isnull ? (Datum) 0 : ssup->abbrev_converter(d, ssup);
 
 		memcpy(out + (Size) i * 8, &a, 8);
@@ -149,7 +149,7 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 		{
 			uint8	   *out = (uint8 *) buf->values[k] + (Size) (at + i) * 16;
 			bool		isnull;
-			Datum		d = GpuopsBatchDatum(&st->store, batch, key->col, from + i, &isnull);
+			Datum		d = GpuopsBatchDatum(st->store(), batch, key->col, from + i, &isnull);
 
 			if (isnull)
 				memset(out, 0, 16);
@@ -158,7 +158,7 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 		}
 	}
 	if (st->prog_ncols > 0)
-		DeviceExprStageInto(&st->store, batch, from, n, st->prog_cols, st->prog_types,
+		DeviceExprStageInto(st->store(), batch, from, n, st->prog_cols, st->prog_types,
 							st->prog_ncols, buf->input_words, buf->input_nulls, at);
 	MemoryContextReset(st->tmp_cxt);
 }

@@ -35,8 +35,8 @@ CompareRows(const void *a, const void *b, void *arg)
 	{
 		bool		na,
 					nb;
-		Datum		da = GpuopsRowStoreDatum(&st->store, ra, st->keys[k].col, &na);
-		Datum		db = GpuopsRowStoreDatum(&st->store, rb, st->keys[k].col, &nb);
+		Datum		da = GpuopsRowStoreDatum(st->store(), ra, st->keys[k].col, &na);
+		Datum		db = GpuopsRowStoreDatum(st->store(), rb, st->keys[k].col, &nb);
 		int			c = ApplySortComparator(da, na, db, nb, &st->ssup[k]);
 
 		if (c != 0)
@@ -53,7 +53,7 @@ CompareRows(const void *a, const void *b, void *arg)
 void
 GpuSortResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
 {
-	uint64		n = st->store.nrows;
+	uint64		n = st->store()->nrows;
 
 	GpuSortEnsureComparators(st);
 	for (uint64 i = 1; i < n;)

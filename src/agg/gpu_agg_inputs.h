@@ -1,0 +1,48 @@
+/*
+ * gpu_agg_inputs.h
+ *    What GpuAgg's planner gathers about a grouping before it costs a path:
+ *    shared by gpu_agg_inputs.cpp, which decides what the device can take
+ *    and how the child feeds it, and gpu_agg_path.cpp, which makes the
+ *    paths.
+ */
+#ifndef GPUOPS_GPU_AGG_INPUTS_H
+#define GPUOPS_GPU_AGG_INPUTS_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/pathnodes.h"
+}
+
+#include "device_expr.h"
+#include "gpu_agg.h"
+
+/* What a GpuAgg path reads and computes, gathered aggregate by aggregate. */
+typedef struct GpuAggBuild
+{
+	GpuAggPlan *plan;			/* keys and aggregates so far */
+	List	   *child_exprs;	/* the child's output (gpu_agg.h) */
+	bool		partial;		/* partial states, per parallel worker */
+	bool		have_percentile;	/* text inputs of ordered aggregates come as ranks */
+	int			order_arg_col;	/* the ordered aggregates' shared input */
+	int			order_filter_col;
+	int			order_desc;		/* their direction, once a percentile sets it */
+	bool		hashable;		/* every aggregate's state suits the hash strategy */
+	DeviceExprInputs prog_in;	/* computed inputs: their columns */
+	List	   *programs;		/* per aggregate its program (a list), or NIL */
+	List	   *prog_exprs;		/* and its argument, or NULL */
+} GpuAggBuild;
+
+/*
+ * Fills b (zeroed by the caller) for an aggregation producing `target`
+ * (and `having`) over the query's GROUP BY: its group keys, the other
+ * columns taken from a group's first row, its aggregates and their inputs
+ * as child columns or device programs; the scan tuple's expressions (keys,
+ * other columns, aggregates) in *scan_exprs.  False when the device cannot
+ * run it.  partial: partial states, per parallel worker.
+ */
+extern bool GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *having,
+								GroupPathExtraData *extra, bool partial, GpuAggBuild *b,
+								List **scan_exprs);
+
+#endif							/* GPUOPS_GPU_AGG_INPUTS_H */
