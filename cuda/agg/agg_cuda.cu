@@ -28,6 +28,7 @@
 #include "agg_eval.hpp"
 #include "agg_hash.cuh"
 #include "agg_sort.cuh"
+#include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "eval_kernel.cuh"
@@ -70,6 +71,15 @@ struct CudaAgg
 	std::vector<uint64_t> group_rows;
 	std::vector<GpuopsAggResult> results;
 	GpuopsAggStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	static GpuopsStatus agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec,
+									 uint64_t *rows);
+	CudaAgg(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows);
+	GpuopsStatus agg_add(const GpuopsAggBatch *b);
+	GpuopsStatus agg_finish(uint64_t *ngroups_out);
+	GpuopsStatus agg_groups(const uint64_t **group_rows_out, const GpuopsAggResult **results_out);
+	void		agg_stats(GpuopsAggStats *out) const;
 };
 
 size_t
@@ -279,140 +289,125 @@ reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, 
 }
 
 GpuopsStatus
-cuda_agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows) noexcept
+CudaAgg::agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows)
 {
 	*rows = 0;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		Runtime    &rt = Runtime::get(*settings);
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	Runtime    &rt = Runtime::get(*settings);
 
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		*rows = agg_rows_for_budget(rt.limit(), *spec);
-		return GPUOPS_OK;
-	});
+	rt.set_limit(settings->device_memory_limit, settings->device_share);
+	*rows = agg_rows_for_budget(rt.limit(), *spec);
+	return GPUOPS_OK;
+}
+
+CudaAgg::CudaAgg(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows)
+{
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
+		spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
+		fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+	if (nrows > UINT32_MAX)
+		fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
+	if (spec->order_agg >= spec->naggs)
+		fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+	if (agg_sort_words(*spec) > kAggMaxKeyWords)
+		fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", agg_sort_words(*spec));
+	rt = &Runtime::get(*settings);
+	cudaStream_t s;
+
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	this->spec = *spec;
+	this->nrows = nrows;
+	stream = s = rt->stream(0);
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
+	for (int k = 0; k < spec->nkeys; k++)
+	{
+		keys[k].get(rt, nrows * gpuops_key_raw_width(spec->keys[k]) + 16, s);
+		key_nulls[k].get(rt, bitmap_bytes(nrows), s);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(key_nulls[k].as<void>(), 0, bitmap_bytes(nrows), s));
+	}
+	for (int g = 0; g < spec->naggs; g++)
+	{
+		if (spec->kinds[g] != GPUOPS_AGG_COUNT)
+			values[g].get(rt, nrows * gpuops_key_raw_width(spec->value_kinds[g]) + 16, s);
+		value_nulls[g].get(rt, bitmap_bytes(nrows), s);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(value_nulls[g].as<void>(), 0, bitmap_bytes(nrows), s));
+		if (spec->programs[g])
+		{
+			const char *bad = expr_validate(spec->programs[g],
+											spec->program_ncols > 0 ? spec->program_ncols : 1, 0);
+
+			if (bad)
+				fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+			programs[g].get(rt, sizeof(GpuopsExprProgram), s);
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(programs[g].as<void>(), spec->programs[g],
+											sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice, s));
+		}
+	}
+	stats.recheck_row = kAggNoRecheck;
+	recheck.get(rt, sizeof(uint64_t), s);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(recheck.as<void>(), 0xff, sizeof(uint64_t), s));
+	::gpuops::cuda::sync_stream(s);
 }
 
 GpuopsStatus
-cuda_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows,
-			   GpuopsAgg **out) noexcept
+CudaAgg::agg_add(const GpuopsAggBatch *b)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
-			spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
-			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
-		if (nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
-		if (spec->order_agg >= spec->naggs)
-			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
-		if (agg_sort_words(*spec) > kAggMaxKeyWords)
-			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", agg_sort_words(*spec));
-		Runtime    &rt = Runtime::get(*settings);
-		auto		a = std::make_unique<CudaAgg>();
-		cudaStream_t s;
+	cudaStream_t s = stream;
+	uint64_t	at = added;
+	size_t		nb = (b->nrows + 7) / 8;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		a->rt = &rt;
-		a->settings = *settings;
-		a->spec = *spec;
-		a->nrows = nrows;
-		a->stream = s = rt.stream(0);
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
-		for (int k = 0; k < spec->nkeys; k++)
+	if (at + b->nrows > nrows || at % 8 != 0)
+		fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
+			 b->nrows, (unsigned long long) at, (unsigned long long) nrows);
+	for (int k = 0; k < spec.nkeys && b->nrows > 0; k++)
+	{
+		size_t		w = gpuops_key_raw_width(spec.keys[k]);
+
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(keys[k].as<uint8_t>() + at * w, b->keys[k],
+										b->nrows * w, cudaMemcpyHostToDevice, s));
+		if (b->key_nulls[k])
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(key_nulls[k].as<uint8_t>() + at / 8,
+											b->key_nulls[k], nb, cudaMemcpyHostToDevice, s));
+	}
+	for (int g = 0; g < spec.naggs && b->nrows > 0; g++)
+	{
+		if (spec.kinds[g] != GPUOPS_AGG_COUNT && !spec.programs[g])
 		{
-			a->keys[k].get(&rt, nrows * gpuops_key_raw_width(spec->keys[k]) + 16, s);
-			a->key_nulls[k].get(&rt, bitmap_bytes(nrows), s);
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(a->key_nulls[k].as<void>(), 0, bitmap_bytes(nrows), s));
-		}
-		for (int g = 0; g < spec->naggs; g++)
-		{
-			if (spec->kinds[g] != GPUOPS_AGG_COUNT)
-				a->values[g].get(&rt, nrows * gpuops_key_raw_width(spec->value_kinds[g]) + 16, s);
-			a->value_nulls[g].get(&rt, bitmap_bytes(nrows), s);
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(a->value_nulls[g].as<void>(), 0, bitmap_bytes(nrows), s));
-			if (spec->programs[g])
-			{
-				const char *bad = expr_validate(spec->programs[g],
-												spec->program_ncols > 0 ? spec->program_ncols : 1, 0);
+			size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
 
-				if (bad)
-					fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
-				a->programs[g].get(&rt, sizeof(GpuopsExprProgram), s);
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->programs[g].as<void>(), spec->programs[g],
-												sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice, s));
-			}
-		}
-		a->stats.recheck_row = kAggNoRecheck;
-		a->recheck.get(&rt, sizeof(uint64_t), s);
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(a->recheck.as<void>(), 0xff, sizeof(uint64_t), s));
-		::gpuops::cuda::sync_stream(s);
-		*out = reinterpret_cast<GpuopsAgg *>(a.release());
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
-{
-	return guarded([&]() {
-		auto	   *a = reinterpret_cast<CudaAgg *>(agg);
-		const GpuopsAggSpec &spec = a->spec;
-		cudaStream_t s = a->stream;
-		uint64_t	at = a->added;
-		size_t		nb = (b->nrows + 7) / 8;
-		auto		t0 = std::chrono::steady_clock::now();
-
-		if (at + b->nrows > a->nrows || at % 8 != 0)
-			fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
-				 b->nrows, (unsigned long long) at, (unsigned long long) a->nrows);
-		for (int k = 0; k < spec.nkeys && b->nrows > 0; k++)
-		{
-			size_t		w = gpuops_key_raw_width(spec.keys[k]);
-
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->keys[k].as<uint8_t>() + at * w, b->keys[k],
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(values[g].as<uint8_t>() + at * w, b->values[g],
 											b->nrows * w, cudaMemcpyHostToDevice, s));
-			if (b->key_nulls[k])
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->key_nulls[k].as<uint8_t>() + at / 8,
-												b->key_nulls[k], nb, cudaMemcpyHostToDevice, s));
 		}
-		for (int g = 0; g < spec.naggs && b->nrows > 0; g++)
-		{
-			if (spec.kinds[g] != GPUOPS_AGG_COUNT && !spec.programs[g])
-			{
-				size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
-
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->values[g].as<uint8_t>() + at * w, b->values[g],
-												b->nrows * w, cudaMemcpyHostToDevice, s));
-			}
-			if (b->value_nulls[g])
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->value_nulls[g].as<uint8_t>() + at / 8,
-												b->value_nulls[g], nb, cudaMemcpyHostToDevice, s));
-		}
-		if (b->nrows > 0 && std::any_of(spec.programs, spec.programs + spec.naggs,
-										[](const GpuopsExprProgram *p) { return p != nullptr; }))
-		{
-			/*
-			 * computed inputs, after their FILTER masks (queued above); also
-			 * a program that reads no column (sum(NULL::int8)): skipping it
-			 * left its rows 0 and not NULL, and the sum 0
-			 */
-			if (spec.program_ncols > 0)
-				a->inputs.upload(a->rt, s, &b->inputs, spec.program_ncols);
-			for (int g = 0; g < spec.naggs; g++)
-				if (spec.programs[g])
-					eval_input_kernel<<<blocks(nb), kThreads, 0, s>>>(
-						a->programs[g].as<GpuopsExprProgram>(), a->inputs.view(), at, b->nrows,
-						spec.value_kinds[g], a->values[g].as<uint8_t>(),
-						a->value_nulls[g].as<uint8_t>(), 0, a->recheck.as<unsigned long long>());
-			GPUOPS_CUDA_TRY(cudaGetLastError());
-		}
-		/* the caller's buffers may change once this returns */
-		::gpuops::cuda::sync_stream(s);
-		a->added = at + b->nrows;
-		a->stats.copy_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+		if (b->value_nulls[g])
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(value_nulls[g].as<uint8_t>() + at / 8,
+											b->value_nulls[g], nb, cudaMemcpyHostToDevice, s));
+	}
+	if (b->nrows > 0 && std::any_of(spec.programs, spec.programs + spec.naggs,
+									[](const GpuopsExprProgram *p) { return p != nullptr; }))
+	{
+		/*
+		 * computed inputs, after their FILTER masks (queued above); also
+		 * a program that reads no column (sum(NULL::int8)): skipping it
+		 * left its rows 0 and not NULL, and the sum 0
+		 */
+		if (spec.program_ncols > 0)
+			inputs.upload(rt, s, &b->inputs, spec.program_ncols);
+		for (int g = 0; g < spec.naggs; g++)
+			if (spec.programs[g])
+				eval_input_kernel<<<blocks(nb), kThreads, 0, s>>>(
+					programs[g].as<GpuopsExprProgram>(), inputs.view(), at, b->nrows,
+					spec.value_kinds[g], values[g].as<uint8_t>(),
+					value_nulls[g].as<uint8_t>(), 0, recheck.as<unsigned long long>());
+		GPUOPS_CUDA_TRY(cudaGetLastError());
+	}
+	/* the caller's buffers may change once this returns */
+	::gpuops::cuda::sync_stream(s);
+	added = at + b->nrows;
+	stats.copy_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 /*
@@ -536,156 +531,134 @@ percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngrou
 }
 
 GpuopsStatus
-cuda_agg_finish(GpuopsAgg *agg, uint64_t *ngroups_out) noexcept
+CudaAgg::agg_finish(uint64_t *ngroups_out)
 {
-	return guarded([&]() {
-		auto	   *a = reinterpret_cast<CudaAgg *>(agg);
-		Runtime    *rt = a->rt;
-		cudaStream_t s = a->stream;
-		const GpuopsAggSpec &spec = a->spec;
-		uint64_t	n = a->added;
-		uint64_t	ngroups = 0;
-		DeviceArray perm, head, words, gid, grows, gstart, pct_counts, temp;
-		size_t		temp_bytes = 0;
-		auto		t0 = std::chrono::steady_clock::now();
+	cudaStream_t s = stream;
+	uint64_t	n = added;
+	uint64_t	ngroups = 0;
+	DeviceArray perm, head, words, gid, grows, gstart, pct_counts, temp;
+	size_t		temp_bytes = 0;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		/* the first row a computed input stopped at, over every batch added */
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(&a->stats.recheck_row, a->recheck.as<void>(), sizeof(uint64_t),
+	/* the first row a computed input stopped at, over every batch added */
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(&stats.recheck_row, recheck.as<void>(), sizeof(uint64_t),
+									cudaMemcpyDeviceToHost, s));
+	::gpuops::cuda::sync_stream(s);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.rows = n;
+	stats.hash_capacity = agg_hash_capacity(spec, n);
+	group_rows.clear();
+	results.clear();
+	if (n > 0)
+		pack_words(this, n, words);
+	if (stats.hash_capacity > 0)
+	{
+		HashAggInput in = {rt, s, &spec, words.as<uint64_t>(), n, stats.hash_capacity, {}, {}};
+
+		for (int g = 0; g < spec.naggs; g++)
+		{
+			in.values[g] = values[g].as<uint8_t>();
+			in.nulls[g] = value_nulls[g].as<uint8_t>();
+		}
+		if (hash_aggregate(in, group_rows, results, &ngroups, &stats.device_bytes))
+			stats.hashed = 1;
+		else
+			stats.hash_overflow = 1;
+	}
+	if (n > 0 && !stats.hashed)
+	{
+		sort_groups(this, n, words, perm, head);
+		gid.get(rt, n * 4 + 4, s);
+		GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head.as<uint32_t>(),
+													  gid.as<uint32_t>(), n, s));
+		temp.get(rt, temp_bytes + 8, s);
+		GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.as<void>(), temp_bytes,
+													  head.as<uint32_t>(), gid.as<uint32_t>(),
+													  n, s));
+		temp.reset();
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), gid.as<uint32_t>() + n - 1, 4,
 										cudaMemcpyDeviceToHost, s));
 		::gpuops::cuda::sync_stream(s);
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
-		a->stats.rows = n;
-		a->stats.hash_capacity = agg_hash_capacity(spec, n);
-		a->group_rows.clear();
-		a->results.clear();
-		if (n > 0)
-			pack_words(a, n, words);
-		if (a->stats.hash_capacity > 0)
+		ngroups = reinterpret_cast<uint32_t *>(rt->pinned_scalar())[0];
+		grows.get(rt, ngroups * 8 + 8, s);
+		gstart.get(rt, ngroups * 4 + 4, s);
+		group_rows_kernel<<<blocks(n), kThreads, 0, s>>>(head.as<uint32_t>(), gid.as<uint32_t>(),
+														 perm.as<uint32_t>(), n,
+														 grows.as<uint64_t>(),
+														 gstart.as<uint32_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("group rows");
+		head.reset();
+		group_rows.resize(ngroups);
+		::gpuops::cuda::copy_to_host(group_rows.data(), grows.as<uint64_t>(), ngroups * 8, s);
+		results.resize(ngroups * spec.naggs);
+		for (int g = 0; g < spec.naggs; g++)
 		{
-			HashAggInput in = {rt, s, &spec, words.as<uint64_t>(), n, a->stats.hash_capacity, {}, {}};
+			const uint32_t *p = perm.as<uint32_t>();
+			const uint8_t *nulls = value_nulls[g].as<uint8_t>();
+			ValueLeaf	v = {p, values[g].as<uint8_t>(), nulls, spec.value_kinds[g],
+				gpuops_key_raw_width(spec.value_kinds[g])};
+			const uint32_t *gd = gid.as<uint32_t>();
 
-			for (int g = 0; g < spec.naggs; g++)
+			switch (spec.kinds[g])
 			{
-				in.values[g] = a->values[g].as<uint8_t>();
-				in.nulls[g] = a->value_nulls[g].as<uint8_t>();
+				case GPUOPS_AGG_COUNT:
+					reduce_aggregate<CountState>(this, gd, n, ngroups, CountLeaf{p, nulls},
+												 CountOp(), g);
+					break;
+				case GPUOPS_AGG_SUM_INT:
+					reduce_aggregate<SumIntState>(this, gd, n, ngroups, SumIntLeaf{v}, SumIntOp(), g);
+					break;
+				case GPUOPS_AGG_FLOAT:
+					reduce_aggregate<FloatState>(this, gd, n, ngroups, FloatLeaf{v}, FloatOp(), g);
+					break;
+				case GPUOPS_AGG_SUMSQ_INT:
+					reduce_aggregate<SumSqIntState>(this, gd, n, ngroups, SumSqIntLeaf{v},
+													SumSqIntOp(), g);
+					break;
+				case GPUOPS_AGG_MIN:
+					reduce_aggregate<MinMaxState>(this, gd, n, ngroups, MinMaxLeaf{v},
+												  MinMaxOp<false>(), g);
+					break;
+				case GPUOPS_AGG_MAX:
+					reduce_aggregate<MinMaxState>(this, gd, n, ngroups, MinMaxLeaf{v},
+												  MinMaxOp<true>(), g);
+					break;
+				case GPUOPS_AGG_COUNT_DISTINCT:
+					reduce_aggregate<CountState>(this, gd, n, ngroups,
+												 DistinctLeaf{p, nulls, words.as<uint64_t>(),
+															  agg_sort_words(spec), n},
+												 CountOp(), g);
+					break;
+				case GPUOPS_AGG_PERCENTILE_DISC:
+				case GPUOPS_AGG_PERCENTILE_CONT:
+					percentile_aggregate(this, gd, n, ngroups, p, gstart.as<uint32_t>(), g,
+										 pct_counts);
+					break;
 			}
-			if (hash_aggregate(in, a->group_rows, a->results, &ngroups, &a->stats.device_bytes))
-				a->stats.hashed = 1;
-			else
-				a->stats.hash_overflow = 1;
 		}
-		if (n > 0 && !a->stats.hashed)
-		{
-			sort_groups(a, n, words, perm, head);
-			gid.get(rt, n * 4 + 4, s);
-			GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head.as<uint32_t>(),
-														  gid.as<uint32_t>(), n, s));
-			temp.get(rt, temp_bytes + 8, s);
-			GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.as<void>(), temp_bytes,
-														  head.as<uint32_t>(), gid.as<uint32_t>(),
-														  n, s));
-			temp.reset();
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), gid.as<uint32_t>() + n - 1, 4,
-											cudaMemcpyDeviceToHost, s));
-			::gpuops::cuda::sync_stream(s);
-			ngroups = reinterpret_cast<uint32_t *>(rt->pinned_scalar())[0];
-			grows.get(rt, ngroups * 8 + 8, s);
-			gstart.get(rt, ngroups * 4 + 4, s);
-			group_rows_kernel<<<blocks(n), kThreads, 0, s>>>(head.as<uint32_t>(), gid.as<uint32_t>(),
-															 perm.as<uint32_t>(), n,
-															 grows.as<uint64_t>(),
-															 gstart.as<uint32_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("group rows");
-			head.reset();
-			a->group_rows.resize(ngroups);
-			::gpuops::cuda::copy_to_host(a->group_rows.data(), grows.as<uint64_t>(), ngroups * 8, s);
-			a->results.resize(ngroups * spec.naggs);
-			for (int g = 0; g < spec.naggs; g++)
-			{
-				const uint32_t *p = perm.as<uint32_t>();
-				const uint8_t *nulls = a->value_nulls[g].as<uint8_t>();
-				ValueLeaf	v = {p, a->values[g].as<uint8_t>(), nulls, spec.value_kinds[g],
-					gpuops_key_raw_width(spec.value_kinds[g])};
-				const uint32_t *gd = gid.as<uint32_t>();
-
-				switch (spec.kinds[g])
-				{
-					case GPUOPS_AGG_COUNT:
-						reduce_aggregate<CountState>(a, gd, n, ngroups, CountLeaf{p, nulls},
-													 CountOp(), g);
-						break;
-					case GPUOPS_AGG_SUM_INT:
-						reduce_aggregate<SumIntState>(a, gd, n, ngroups, SumIntLeaf{v}, SumIntOp(), g);
-						break;
-					case GPUOPS_AGG_FLOAT:
-						reduce_aggregate<FloatState>(a, gd, n, ngroups, FloatLeaf{v}, FloatOp(), g);
-						break;
-					case GPUOPS_AGG_SUMSQ_INT:
-						reduce_aggregate<SumSqIntState>(a, gd, n, ngroups, SumSqIntLeaf{v},
-														SumSqIntOp(), g);
-						break;
-					case GPUOPS_AGG_MIN:
-						reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
-													  MinMaxOp<false>(), g);
-						break;
-					case GPUOPS_AGG_MAX:
-						reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
-													  MinMaxOp<true>(), g);
-						break;
-					case GPUOPS_AGG_COUNT_DISTINCT:
-						reduce_aggregate<CountState>(a, gd, n, ngroups,
-													 DistinctLeaf{p, nulls, words.as<uint64_t>(),
-																  agg_sort_words(spec), n},
-													 CountOp(), g);
-						break;
-					case GPUOPS_AGG_PERCENTILE_DISC:
-					case GPUOPS_AGG_PERCENTILE_CONT:
-						percentile_aggregate(a, gd, n, ngroups, p, gstart.as<uint32_t>(), g,
-											 pct_counts);
-						break;
-				}
-			}
-			::gpuops::cuda::sync_stream(s);
-		}
-		a->stats.groups = ngroups;
-		a->stats.kernel_ms += ms_since(t0);
-		*ngroups_out = ngroups;
-		return GPUOPS_OK;
-	});
+		::gpuops::cuda::sync_stream(s);
+	}
+	stats.groups = ngroups;
+	stats.kernel_ms += ms_since(t0);
+	*ngroups_out = ngroups;
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_agg_groups(GpuopsAgg *agg, const uint64_t **group_rows, const GpuopsAggResult **results) noexcept
+CudaAgg::agg_groups(const uint64_t **group_rows_out, const GpuopsAggResult **results_out)
 {
-	auto	   *a = reinterpret_cast<CudaAgg *>(agg);
-
-	*group_rows = a->group_rows.data();
-	*results = a->results.data();
+	*group_rows_out = group_rows.data();
+	*results_out = results.data();
 	return GPUOPS_OK;
 }
 
 void
-cuda_agg_stats(const GpuopsAgg *agg, GpuopsAggStats *stats) noexcept
+CudaAgg::agg_stats(GpuopsAggStats *out) const
 {
-	*stats = reinterpret_cast<const CudaAgg *>(agg)->stats;
+	*out = stats;
 }
 
-void
-cuda_agg_end(GpuopsAgg *agg) noexcept
-{
-	delete reinterpret_cast<CudaAgg *>(agg);
-}
-
-const GpuopsAggBackend cuda_agg_backend = {
-	"cuda",
-	cuda_agg_capacity,
-	cuda_agg_begin,
-	cuda_agg_add,
-	cuda_agg_finish,
-	cuda_agg_groups,
-	cuda_agg_stats,
-	cuda_agg_end,
-};
+constexpr GpuopsAggBackend cuda_agg_backend = shell::make_agg_backend<CudaAgg>("cuda");
 
 }								/* namespace */
 }								/* namespace cuda */
