@@ -28,6 +28,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "eval_kernel.cuh"
 #include "key_normalize.hpp"
@@ -212,6 +213,20 @@ struct CudaSort
 	cudaEvent_t sort_end = nullptr;
 	double		result_copy_ms = 0;
 	GpuopsStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	static GpuopsStatus probe(GpuopsDeviceInfo *info);
+	CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec);
+	~CudaSort();
+	GpuopsStatus sort_stage(GpuopsStageBuffer *buf);
+	GpuopsStatus sort_submit(uint32_t nrows);
+	GpuopsStatus sort_finish();
+	GpuopsStatus sort_poll();
+	GpuopsStatus sort_result(uint32_t *order, uint64_t nrows);
+	GpuopsStatus sort_ties(uint8_t *ties, uint64_t nrows);
+	void		sort_stats(GpuopsStats *out) const;
+	GpuopsStatus sort_recheck(uint64_t *row);
+	GpuopsStatus sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls);
 };
 
 cudaEvent_t
@@ -350,214 +365,194 @@ fetch_computed(CudaSort *s)
 }
 
 GpuopsStatus
-cuda_probe(GpuopsDeviceInfo *info) noexcept
+CudaSort::probe(GpuopsDeviceInfo *info)
 {
-	return guarded([&]() {
-		Runtime::probe(info);
-		return GPUOPS_OK;
-	});
+	Runtime::probe(info);
+	return GPUOPS_OK;
 }
 
-GpuopsStatus
-cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
-				GpuopsSort **out) noexcept
+CudaSort::CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
-		Runtime    &rt = Runtime::get(*settings);
-		auto		s = std::make_unique<CudaSort>();
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	this->spec = *spec;
+	nwords = spec_words(*spec);
+	if (nwords * sizeof(uint64_t) > Runtime::kScalarBytes)
+		fail(GPUOPS_ERR_UNSUPPORTED, "sort key too wide: %u words", nwords);
+	check_programs(*spec);
+	has_programs = sort_has_programs(*spec);
+	stage_rows = stage_capacity(*spec, rt->buffer_bytes());
+	if (stage_rows == 0)
+		fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
+	/* a computed key's values stay until fetched: about one more word a row */
+	run_rows = run_rows_for_budget(rt->limit(), nwords + (has_programs ? spec->nkeys : 0));
+	if (run_rows && run_rows < stage_rows)
+		stage_rows = static_cast<uint32_t>(run_rows & ~uint64_t(7));
+	input_off = stage_layout(*spec, stage_rows, values_off, nulls_off);
+	if (input_off + input_bytes(*spec, stage_rows) > rt->buffer_bytes())
+		fail(GPUOPS_ERR_INTERNAL, "staging layout exceeds its buffer");
+	if (has_programs)
+	{
+		cudaStream_t st = rt->stream(0);
 
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		s->rt = &rt;
-		s->settings = *settings;
-		s->spec = *spec;
-		s->nwords = spec_words(*spec);
-		if (s->nwords * sizeof(uint64_t) > Runtime::kScalarBytes)
-			fail(GPUOPS_ERR_UNSUPPORTED, "sort key too wide: %u words", s->nwords);
-		check_programs(*spec);
-		s->has_programs = sort_has_programs(*spec);
-		s->stage_rows = stage_capacity(*spec, rt.buffer_bytes());
-		if (s->stage_rows == 0)
-			fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
-		/* a computed key's values stay until fetched: about one more word a row */
-		s->run_rows = run_rows_for_budget(rt.limit(), s->nwords + (s->has_programs ? spec->nkeys : 0));
-		if (s->run_rows && s->run_rows < s->stage_rows)
-			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
-		s->input_off = stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
-		if (s->input_off + input_bytes(*spec, s->stage_rows) > rt.buffer_bytes())
-			fail(GPUOPS_ERR_INTERNAL, "staging layout exceeds its buffer");
-		if (s->has_programs)
-		{
-			cudaStream_t st = rt.stream(0);
-
-			for (int k = 0; k < spec->nkeys; k++)
-				if (spec->programs[k])
-				{
-					s->programs[k] = take(s.get(), sizeof(GpuopsExprProgram), st);
-					GPUOPS_CUDA_TRY(cudaMemcpyAsync(s->programs[k].p, spec->programs[k],
-													sizeof(GpuopsExprProgram),
-													cudaMemcpyHostToDevice, st));
-				}
-			s->recheck = take(s.get(), sizeof(unsigned long long), st);
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(s->recheck.p, 0xff, sizeof(unsigned long long), st));
-			/* the programs come from the caller's memory, which may go once this returns */
-			::gpuops::cuda::sync_stream(st);
-		}
-		memset(&s->kspec, 0, sizeof(s->kspec));
-		s->kspec.nkeys = spec->nkeys;
-		s->kspec.nwords = s->nwords;
 		for (int k = 0; k < spec->nkeys; k++)
-		{
-			s->kspec.kind[k] = static_cast<uint8_t>(spec->keys[k].kind);
-			s->kspec.desc[k] = spec->keys[k].descending != 0;
-			s->kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
-			s->kspec.computed[k] = spec->programs[k] != nullptr;
-		}
-		s->stats.key_words = s->nwords;
-		s->sort_start = new_event();
-		s->sort_end = new_event();
-		*out = reinterpret_cast<GpuopsSort *>(s.release());
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->held_buffer < 0)
-			s->held_buffer = s->rt->try_acquire_buffer();
-		if (s->held_buffer < 0)
-			return GPUOPS_PENDING;
-		char	   *base = static_cast<char *>(s->rt->buffer(s->held_buffer));
-
-		for (int k = 0; k < s->spec.nkeys; k++)
-		{
-			buf->values[k] = base + s->values_off[k];
-			buf->nulls[k] = reinterpret_cast<uint8_t *>(base + s->nulls_off[k]);
-		}
-		for (int c = 0; c < s->spec.program_ncols; c++)
-		{
-			buf->input_words[c] = reinterpret_cast<uint64_t *>(
-				base + s->input_off + input_words_off(s->stage_rows, c));
-			buf->input_nulls[c] = reinterpret_cast<uint8_t *>(
-				base + s->input_off + input_nulls_off(s->spec, s->stage_rows, c));
-		}
-		buf->capacity_rows = s->stage_rows;
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->held_buffer < 0)
-			fail(GPUOPS_ERR_INTERNAL, "submit without a staged buffer");
-		if (nrows > s->stage_rows)
-			fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
-		if (s->rows + nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
-		if (s->batches.empty())
-			maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, s->settings.fault);
-		/* a new run when this batch would take the current one over budget */
-		if (s->run_rows && s->rows > s->run_base && s->rows - s->run_base + nrows > s->run_rows)
-			cut_run(s);
-		cudaStream_t st = s->rt->stream(s->next_stream++);
-		const char *host = static_cast<const char *>(s->rt->buffer(s->held_buffer));
-		size_t		voff[GPUOPS_MAX_SORT_KEYS],
-					noff[GPUOPS_MAX_SORT_KEYS];
-		size_t		in_off = stage_layout(s->spec, nrows, voff, noff);
-		size_t		raw_bytes = in_off + input_bytes(s->spec, nrows);
-		Batch		b;
-
-		if (s->has_programs && !s->batches.empty() && s->batches.back().rows % 8 != 0)
-			fail(GPUOPS_ERR_INTERNAL, "computed sort keys: a partial batch before the last");
-		b.rows = nrows;
-		b.first = s->rows;
-		b.copy_start = new_event();
-		b.copy_end = new_event();
-		b.kernel_end = new_event();
-		s->batches.push_back(b);	/* owns the events from here on */
-		Batch	   &bb = s->batches.back();
-		DevPtr		raw = take(s, raw_bytes, st);
-
-		bb.words = take(s, static_cast<size_t>(nrows) * s->nwords * sizeof(uint64_t), st);
-		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_start, st));
-		for (int k = 0; k < s->spec.nkeys; k++)
-		{
-			size_t		w = gpuops_key_raw_width(s->spec.keys[k].kind);
-
-			if (s->spec.programs[k])
-				continue;		/* computed below */
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + voff[k], host + s->values_off[k],
-											static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice, st));
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + noff[k], host + s->nulls_off[k],
-											(nrows + 7) / 8, cudaMemcpyHostToDevice, st));
-		}
-		for (int c = 0; c < s->spec.program_ncols; c++)
-		{
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_words_off(nrows, c),
-											host + s->input_off + input_words_off(s->stage_rows, c),
-											static_cast<size_t>(nrows) * sizeof(uint64_t),
-											cudaMemcpyHostToDevice, st));
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_nulls_off(s->spec, nrows, c),
-											host + s->input_off + input_nulls_off(s->spec, s->stage_rows, c),
-											nrows, cudaMemcpyHostToDevice, st));
-		}
-		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_end, st));
-		s->rt->release_after(s->held_buffer, st);
-		s->held_buffer = -1;
-
-		KernelSpec	ks = s->kspec;
-		size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
-					coff_n[GPUOPS_MAX_SORT_KEYS];
-
-		for (int k = 0; k < s->spec.nkeys; k++)
-		{
-			ks.values_off[k] = voff[k];
-			ks.nulls_off[k] = noff[k];
-		}
-		if (s->has_programs)
-		{
-			size_t		cbytes = computed_layout(s->spec, nrows, coff_v, coff_n);
-			ColumnsView in = input_view(s->spec, static_cast<const uint8_t *>(raw.p) + in_off, nrows);
-
-			bb.computed = take(s, cbytes, st);
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(bb.computed.p, 0, cbytes, st));	/* no row masked */
-			for (int k = 0; k < s->spec.nkeys; k++)
+			if (spec->programs[k])
 			{
-				if (!s->spec.programs[k])
-					continue;
-				uint8_t    *comp = static_cast<uint8_t *>(bb.computed.p);
-
-				eval_input_kernel<<<grid_for((nrows + 7) / 8), kThreads, 0, st>>>(
-					static_cast<const GpuopsExprProgram *>(s->programs[k].p), in, 0, nrows,
-					s->spec.keys[k].kind, comp + coff_v[k], comp + coff_n[k], bb.first,
-					static_cast<unsigned long long *>(s->recheck.p));
-				GPUOPS_CUDA_CHECK_LAUNCH("eval keys");
-				ks.values_off[k] = coff_v[k];
-				ks.nulls_off[k] = coff_n[k];
+				programs[k] = take(this, sizeof(GpuopsExprProgram), st);
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(programs[k].p, spec->programs[k],
+												sizeof(GpuopsExprProgram),
+												cudaMemcpyHostToDevice, st));
 			}
+		recheck = take(this, sizeof(unsigned long long), st);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(recheck.p, 0xff, sizeof(unsigned long long), st));
+		/* the programs come from the caller's memory, which may go once this returns */
+		::gpuops::cuda::sync_stream(st);
+	}
+	memset(&kspec, 0, sizeof(kspec));
+	kspec.nkeys = spec->nkeys;
+	kspec.nwords = nwords;
+	for (int k = 0; k < spec->nkeys; k++)
+	{
+		kspec.kind[k] = static_cast<uint8_t>(spec->keys[k].kind);
+		kspec.desc[k] = spec->keys[k].descending != 0;
+		kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
+		kspec.computed[k] = spec->programs[k] != nullptr;
+	}
+	stats.key_words = nwords;
+	sort_start = new_event();
+	sort_end = new_event();
+}
+
+GpuopsStatus
+CudaSort::sort_stage(GpuopsStageBuffer *buf)
+{
+	if (held_buffer < 0)
+		held_buffer = rt->try_acquire_buffer();
+	if (held_buffer < 0)
+		return GPUOPS_PENDING;
+	char	   *base = static_cast<char *>(rt->buffer(held_buffer));
+
+	for (int k = 0; k < spec.nkeys; k++)
+	{
+		buf->values[k] = base + values_off[k];
+		buf->nulls[k] = reinterpret_cast<uint8_t *>(base + nulls_off[k]);
+	}
+	for (int c = 0; c < spec.program_ncols; c++)
+	{
+		buf->input_words[c] = reinterpret_cast<uint64_t *>(
+			base + input_off + input_words_off(stage_rows, c));
+		buf->input_nulls[c] = reinterpret_cast<uint8_t *>(
+			base + input_off + input_nulls_off(spec, stage_rows, c));
+	}
+	buf->capacity_rows = stage_rows;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaSort::sort_submit(uint32_t nrows)
+{
+	if (held_buffer < 0)
+		fail(GPUOPS_ERR_INTERNAL, "submit without a staged buffer");
+	if (nrows > stage_rows)
+		fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
+	if (rows + nrows > UINT32_MAX)
+		fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
+	if (batches.empty())
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	/* a new run when this batch would take the current one over budget */
+	if (run_rows && rows > run_base && rows - run_base + nrows > run_rows)
+		cut_run(this);
+	cudaStream_t st = rt->stream(next_stream++);
+	const char *host = static_cast<const char *>(rt->buffer(held_buffer));
+	size_t		voff[GPUOPS_MAX_SORT_KEYS],
+				noff[GPUOPS_MAX_SORT_KEYS];
+	size_t		in_off = stage_layout(spec, nrows, voff, noff);
+	size_t		raw_bytes = in_off + input_bytes(spec, nrows);
+	Batch		b;
+
+	if (has_programs && !batches.empty() && batches.back().rows % 8 != 0)
+		fail(GPUOPS_ERR_INTERNAL, "computed sort keys: a partial batch before the last");
+	b.rows = nrows;
+	b.first = rows;
+	b.copy_start = new_event();
+	b.copy_end = new_event();
+	b.kernel_end = new_event();
+	batches.push_back(b);	/* owns the events from here on */
+	Batch	   &bb = batches.back();
+	DevPtr		raw = take(this, raw_bytes, st);
+
+	bb.words = take(this, static_cast<size_t>(nrows) * nwords * sizeof(uint64_t), st);
+	GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_start, st));
+	for (int k = 0; k < spec.nkeys; k++)
+	{
+		size_t		w = gpuops_key_raw_width(spec.keys[k].kind);
+
+		if (spec.programs[k])
+			continue;		/* computed below */
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + voff[k], host + values_off[k],
+										static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice, st));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + noff[k], host + nulls_off[k],
+										(nrows + 7) / 8, cudaMemcpyHostToDevice, st));
+	}
+	for (int c = 0; c < spec.program_ncols; c++)
+	{
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_words_off(nrows, c),
+										host + input_off + input_words_off(stage_rows, c),
+										static_cast<size_t>(nrows) * sizeof(uint64_t),
+										cudaMemcpyHostToDevice, st));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_nulls_off(spec, nrows, c),
+										host + input_off + input_nulls_off(spec, stage_rows, c),
+										nrows, cudaMemcpyHostToDevice, st));
+	}
+	GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_end, st));
+	rt->release_after(held_buffer, st);
+	held_buffer = -1;
+
+	KernelSpec	ks = kspec;
+	size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
+				coff_n[GPUOPS_MAX_SORT_KEYS];
+
+	for (int k = 0; k < spec.nkeys; k++)
+	{
+		ks.values_off[k] = voff[k];
+		ks.nulls_off[k] = noff[k];
+	}
+	if (has_programs)
+	{
+		size_t		cbytes = computed_layout(spec, nrows, coff_v, coff_n);
+		ColumnsView in = input_view(spec, static_cast<const uint8_t *>(raw.p) + in_off, nrows);
+
+		bb.computed = take(this, cbytes, st);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(bb.computed.p, 0, cbytes, st));	/* no row masked */
+		for (int k = 0; k < spec.nkeys; k++)
+		{
+			if (!spec.programs[k])
+				continue;
+			uint8_t    *comp = static_cast<uint8_t *>(bb.computed.p);
+
+			eval_input_kernel<<<grid_for((nrows + 7) / 8), kThreads, 0, st>>>(
+				static_cast<const GpuopsExprProgram *>(programs[k].p), in, 0, nrows,
+				spec.keys[k].kind, comp + coff_v[k], comp + coff_n[k], bb.first,
+				static_cast<unsigned long long *>(recheck.p));
+			GPUOPS_CUDA_CHECK_LAUNCH("eval keys");
+			ks.values_off[k] = coff_v[k];
+			ks.nulls_off[k] = coff_n[k];
 		}
-		normalize_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-			ks, static_cast<const uint8_t *>(raw.p), static_cast<const uint8_t *>(bb.computed.p),
-			nrows, static_cast<uint64_t *>(bb.words.p));
-		GPUOPS_CUDA_CHECK_LAUNCH("normalize");
-		GPUOPS_CUDA_TRY(cudaEventRecord(bb.kernel_end, st));
-		give_back(s, raw, st);
-		s->rows += nrows;
-		s->stats.rows = s->rows;
-		s->stats.batches++;
-		return GPUOPS_OK;
-	});
+	}
+	normalize_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
+		ks, static_cast<const uint8_t *>(raw.p), static_cast<const uint8_t *>(bb.computed.p),
+		nrows, static_cast<uint64_t *>(bb.words.p));
+	GPUOPS_CUDA_CHECK_LAUNCH("normalize");
+	GPUOPS_CUDA_TRY(cudaEventRecord(bb.kernel_end, st));
+	give_back(this, raw, st);
+	rows += nrows;
+	stats.rows = rows;
+	stats.batches++;
+	return GPUOPS_OK;
 }
 
 /*
@@ -710,221 +705,174 @@ cut_run(CudaSort *s)
 }
 
 GpuopsStatus
-cuda_sort_finish(GpuopsSort *sort) noexcept
+CudaSort::sort_finish()
 {
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->held_buffer >= 0)
-		{
-			s->rt->release_now(s->held_buffer);
-			s->held_buffer = -1;
-		}
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
-		s->finished = true;
-		if (s->runs.empty())
-		{
-			/* one run: sort on the device, results fetched from there */
-			sort_run(s);
-			s->stats.runs = 1;
-			if (s->spec.tie_words == 0 && s->words.p)
-			{
-				give_back(s, s->words, s->rt->stream(0));
-				s->words = DevPtr();
-			}
-			return GPUOPS_OK;
-		}
-		/* several runs: the last one, then the merge on the host */
-		if (s->rows > s->run_base)
-			cut_run(s);
-		s->host_order.resize(s->rows);
-		if (s->spec.tie_words)
-			s->host_ties.assign((s->rows + 7) / 8, 0);
-		merge_runs(s->runs, s->nwords, s->spec.tie_words, s->host_order.data(),
-				   s->spec.tie_words ? s->host_ties.data() : nullptr);
-		std::vector<SortedRun>().swap(s->runs);
-		s->merged = true;
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_poll(GpuopsSort *sort) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (!s->finished)
-			fail(GPUOPS_ERR_INTERNAL, "sort polled before it was finished");
-		if (s->merged)
-			return GPUOPS_OK;
-		cudaError_t err = cudaEventQuery(s->sort_end);
-
-		if (err == cudaErrorNotReady)
-			return GPUOPS_PENDING;
-		if (err != cudaSuccess)
-			throw_cuda(err, "radix sort");
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (nrows != s->rows)
-			fail(GPUOPS_ERR_INTERNAL, "sort result asked for %llu rows, sort holds %llu",
-				 (unsigned long long) nrows, (unsigned long long) s->rows);
-		if (s->merged)
-		{
-			memcpy(order, s->host_order.data(), nrows * sizeof(uint32_t));
-			return GPUOPS_OK;
-		}
-		if (s->identity)
-		{
-			for (uint64_t i = 0; i < nrows; i++)
-				order[i] = static_cast<uint32_t>(i);
-			return GPUOPS_OK;
-		}
-		s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, nrows * sizeof(uint32_t), order);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->spec.tie_words == 0 || s->spec.tie_words > s->nwords || nrows != s->rows)
-			fail(GPUOPS_ERR_INTERNAL, "sort ties asked for without tie_words or after the wrong sort");
-		if (nrows == 0)
-			return GPUOPS_OK;
-		if (s->merged)
-		{
-			memcpy(ties, s->host_ties.data(), (nrows + 7) / 8);
-			return GPUOPS_OK;
-		}
-		if (s->identity)
-			fail(GPUOPS_ERR_INTERNAL, "ties of a sort that had nothing to order");
-		cudaStream_t st = s->rt->stream(0);
-		uint32_t	n = static_cast<uint32_t>(nrows);
-		uint32_t	nchunks = (n + 31) / 32;
-		DevPtr		d_ties = take(s, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
-
-		ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
-			static_cast<const uint64_t *>(s->words.p), s->spec.tie_words,
-			static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint32_t *>(d_ties.p));
-		GPUOPS_CUDA_CHECK_LAUNCH("ties");
-		s->result_copy_ms += copy_to_host(s, d_ties.p, (nrows + 7) / 8, ties);
-		give_back(s, d_ties, st);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_recheck(GpuopsSort *sort, uint64_t *row) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		*row = GPUOPS_SORT_NO_RECHECK;
-		if (!s->finished)
-			fail(GPUOPS_ERR_INTERNAL, "sort recheck asked for before the sort finished");
-		if (!s->has_programs)
-			return GPUOPS_OK;
-		cudaStream_t st = s->rt->stream(0);
-		uint64_t   *scalar = s->rt->pinned_scalar();
-
-		/* stream 0 waited for every batch's kernels before the sort */
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, s->recheck.p, sizeof(uint64_t),
-										cudaMemcpyDeviceToHost, st));
-		::gpuops::cuda::sync_stream(st);
-		*row = *scalar;
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_values(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
-				 uint8_t *nulls) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (!s->finished)
-			fail(GPUOPS_ERR_INTERNAL, "sort values asked for before the sort finished");
-		fetch_computed(s);
-		s->computed.copy_out(s->spec, key, first, n, values, nulls);
-		return GPUOPS_OK;
-	});
-}
-
-void
-cuda_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
-{
-	const auto *s = reinterpret_cast<const CudaSort *>(sort);
-
-	*stats = s->stats;
-	stats->copy_ms = s->result_copy_ms;
-	for (const Batch &b : s->batches)
+	if (held_buffer >= 0)
 	{
-		stats->copy_ms += elapsed_ms(b.copy_start, b.copy_end);
-		stats->kernel_ms += elapsed_ms(b.copy_end, b.kernel_end);
+		rt->release_now(held_buffer);
+		held_buffer = -1;
 	}
-	stats->kernel_ms += s->merged ? s->runs_kernel_ms : elapsed_ms(s->sort_start, s->sort_end);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	finished = true;
+	if (runs.empty())
+	{
+		/* one run: sort on the device, results fetched from there */
+		sort_run(this);
+		stats.runs = 1;
+		if (spec.tie_words == 0 && words.p)
+		{
+			give_back(this, words, rt->stream(0));
+			words = DevPtr();
+		}
+		return GPUOPS_OK;
+	}
+	/* several runs: the last one, then the merge on the host */
+	if (rows > run_base)
+		cut_run(this);
+	host_order.resize(rows);
+	if (spec.tie_words)
+		host_ties.assign((rows + 7) / 8, 0);
+	merge_runs(runs, nwords, spec.tie_words, host_order.data(),
+			   spec.tie_words ? host_ties.data() : nullptr);
+	std::vector<SortedRun>().swap(runs);
+	merged = true;
+	return GPUOPS_OK;
 }
 
-/* Frees everything, also after a failure or a cancel mid-flight. */
-void
-cuda_sort_end(GpuopsSort *sort) noexcept
+GpuopsStatus
+CudaSort::sort_poll()
 {
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "sort polled before it was finished");
+	if (merged)
+		return GPUOPS_OK;
+	cudaError_t err = cudaEventQuery(sort_end);
 
-	if (!s)
-		return;
-	if (s->rt)
+	if (err == cudaErrorNotReady)
+		return GPUOPS_PENDING;
+	if (err != cudaSuccess)
+		throw_cuda(err, "radix sort");
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaSort::sort_result(uint32_t *order, uint64_t nrows)
+{
+	if (nrows != rows)
+		fail(GPUOPS_ERR_INTERNAL, "sort result asked for %llu rows, sort holds %llu",
+			 (unsigned long long) nrows, (unsigned long long) rows);
+	if (merged)
 	{
-		for (int i = 0; i < s->rt->stream_count(); i++)
-			if (cudaStreamSynchronize(s->rt->stream(i)) != cudaSuccess)
+		memcpy(order, host_order.data(), nrows * sizeof(uint32_t));
+		return GPUOPS_OK;
+	}
+	if (identity)
+	{
+		for (uint64_t i = 0; i < nrows; i++)
+			order[i] = static_cast<uint32_t>(i);
+		return GPUOPS_OK;
+	}
+	result_copy_ms += copy_to_host(this, sorted_rows.p, nrows * sizeof(uint32_t), order);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaSort::sort_ties(uint8_t *ties, uint64_t nrows)
+{
+	if (spec.tie_words == 0 || spec.tie_words > nwords || nrows != rows)
+		fail(GPUOPS_ERR_INTERNAL, "sort ties asked for without tie_words or after the wrong sort");
+	if (nrows == 0)
+		return GPUOPS_OK;
+	if (merged)
+	{
+		memcpy(ties, host_ties.data(), (nrows + 7) / 8);
+		return GPUOPS_OK;
+	}
+	if (identity)
+		fail(GPUOPS_ERR_INTERNAL, "ties of a sort that had nothing to order");
+	cudaStream_t st = rt->stream(0);
+	uint32_t	n = static_cast<uint32_t>(nrows);
+	uint32_t	nchunks = (n + 31) / 32;
+	DevPtr		d_ties = take(this, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
+
+	ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
+		static_cast<const uint64_t *>(words.p), spec.tie_words,
+		static_cast<const uint32_t *>(sorted_rows.p), n, static_cast<uint32_t *>(d_ties.p));
+	GPUOPS_CUDA_CHECK_LAUNCH("ties");
+	result_copy_ms += copy_to_host(this, d_ties.p, (nrows + 7) / 8, ties);
+	give_back(this, d_ties, st);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaSort::sort_recheck(uint64_t *row)
+{
+	*row = GPUOPS_SORT_NO_RECHECK;
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "sort recheck asked for before the sort finished");
+	if (!has_programs)
+		return GPUOPS_OK;
+	cudaStream_t st = rt->stream(0);
+	uint64_t   *scalar = rt->pinned_scalar();
+
+	/* stream 0 waited for every batch's kernels before the sort */
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, recheck.p, sizeof(uint64_t),
+									cudaMemcpyDeviceToHost, st));
+	::gpuops::cuda::sync_stream(st);
+	*row = *scalar;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaSort::sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls)
+{
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "sort values asked for before the sort finished");
+	fetch_computed(this);
+	computed.copy_out(spec, key, first, n, values, nulls);
+	return GPUOPS_OK;
+}
+
+void
+CudaSort::sort_stats(GpuopsStats *out) const
+{
+	*out = stats;
+	out->copy_ms = result_copy_ms;
+	for (const Batch &b : batches)
+	{
+		out->copy_ms += elapsed_ms(b.copy_start, b.copy_end);
+		out->kernel_ms += elapsed_ms(b.copy_end, b.kernel_end);
+	}
+	out->kernel_ms += merged ? runs_kernel_ms : elapsed_ms(sort_start, sort_end);
+}
+
+/* sort_end: frees everything, also after a failure or a cancel mid-flight. */
+CudaSort::~CudaSort()
+{
+	if (rt)
+	{
+		for (int i = 0; i < rt->stream_count(); i++)
+			if (cudaStreamSynchronize(rt->stream(i)) != cudaSuccess)
 				(void) cudaGetLastError();
-		if (s->held_buffer >= 0)
-			s->rt->release_now(s->held_buffer);
-		for (DevPtr &d : s->owned)
-			s->rt->free(d.p, d.bytes, s->rt->stream(0));
+		if (held_buffer >= 0)
+			rt->release_now(held_buffer);
+		for (DevPtr &d : owned)
+			rt->free(d.p, d.bytes, rt->stream(0));
 	}
-	for (Batch &b : s->batches)
+	for (Batch &b : batches)
 	{
 		cudaEventDestroy(b.copy_start);
 		cudaEventDestroy(b.copy_end);
 		cudaEventDestroy(b.kernel_end);
 	}
-	if (s->sort_start)
-		cudaEventDestroy(s->sort_start);
-	if (s->sort_end)
-		cudaEventDestroy(s->sort_end);
+	if (sort_start)
+		cudaEventDestroy(sort_start);
+	if (sort_end)
+		cudaEventDestroy(sort_end);
 	(void) cudaGetLastError();
-	delete s;
 }
 
-const GpuopsBackend cuda_backend = {
-	"cuda",
-	cuda_probe,
-	cuda_sort_begin,
-	cuda_sort_stage,
-	cuda_sort_submit,
-	cuda_sort_finish,
-	cuda_sort_poll,
-	cuda_sort_result,
-	cuda_sort_ties,
-	cuda_sort_stats,
-	cuda_sort_end,
-	cuda_sort_recheck,
-	cuda_sort_values,
-};
+constexpr GpuopsBackend cuda_backend = shell::make_sort_backend<CudaSort>("cuda");
 
 }								/* namespace */
 }								/* namespace cuda */
