@@ -13,6 +13,7 @@
 #include "device_common.hpp"
 #include "host_radix.hpp"
 #include "join_hash.hpp"
+#include "pair_window.hpp"
 
 namespace gpuops {
 namespace {
@@ -34,8 +35,7 @@ struct CpuJoin
 	std::vector<uint64_t> start;	/* per probe row: its entry's first index in build */
 	bool		counts_only = false;	/* the current probe's build rows are not read */
 	uint64_t	probe_n = 0;
-	uint64_t	written = 0;		/* pairs returned so far */
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;			/* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -77,6 +77,7 @@ CpuJoin::CpuJoin(const GpuopsSettings *settings, int nkeys)
 		fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
 	this->settings = *settings;
 	this->nkeys = nkeys;
+	window.max_pairs = join_window_pairs_for_budget(budget(*settings));
 }
 
 GpuopsStatus
@@ -133,7 +134,7 @@ void
 start_probe(CpuJoin *j, uint64_t n)
 {
 	j->probe_n = n;
-	j->written = 0;
+	j->window.start(j->offsets[n]);
 	j->stats.probe_rows += n;
 	j->stats.pairs += j->offsets[n];
 	j->stats.probe_batches++;
@@ -165,51 +166,44 @@ void
 write_window(CpuJoin *j, GpuopsJoinPairs *pairs)
 {
 	uint64_t	n = j->probe_n;
-	uint64_t	total = j->offsets[n];
-	uint64_t	from = j->written;
-	uint64_t	m = std::min(total - from, join_window_pairs_for_budget(budget(j->settings)));
-
 	const uint64_t *offsets = j->offsets.data();
-	uint64_t	end = from + m;
-	uint64_t	w = 0;
 
-	j->probe_out.resize(m);
-	j->build_out.resize(m);
-	/*
-	 * The same pairs as one owner search per pair (the device's way), but
-	 * walking the probe rows: on the host a search per pair is most of a
-	 * shared build worker's time.
-	 */
-	for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
-	{
-		uint64_t	lo = std::max(offsets[p], from);
-		uint64_t	hi = std::min(offsets[p + 1], end);
+	j->window.write_host(pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out,
+									uint32_t *build_out) {
+		uint64_t	end = from + m;
+		uint64_t	w = 0;
 
-		if (lo >= hi)
-			continue;
-		if (j->counts_only)
+		/*
+		 * The same pairs as one owner search per pair (the device's way), but
+		 * walking the probe rows: on the host a search per pair is most of a
+		 * shared build worker's time.
+		 */
+		for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
 		{
-			/* nobody reads the build rows: no random read of sorted_rows */
+			uint64_t	lo = std::max(offsets[p], from);
+			uint64_t	hi = std::min(offsets[p + 1], end);
+
+			if (lo >= hi)
+				continue;
+			if (j->counts_only)
+			{
+				/* nobody reads the build rows: no random read of sorted_rows */
+				for (uint64_t i = lo; i < hi; i++, w++)
+				{
+					probe_out[w] = static_cast<uint32_t>(p);
+					build_out[w] = 0;
+				}
+				continue;
+			}
+			const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
+
 			for (uint64_t i = lo; i < hi; i++, w++)
 			{
-				j->probe_out[w] = static_cast<uint32_t>(p);
-				j->build_out[w] = 0;
+				probe_out[w] = static_cast<uint32_t>(p);
+				build_out[w] = *rows++;
 			}
-			continue;
 		}
-		const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
-
-		for (uint64_t i = lo; i < hi; i++, w++)
-		{
-			j->probe_out[w] = static_cast<uint32_t>(p);
-			j->build_out[w] = *rows++;
-		}
-	}
-	j->written = end;
-	pairs->npairs = m;
-	pairs->probe_rows = j->probe_out.data();
-	pairs->build_rows = j->build_out.data();
-	pairs->more = j->written < total;
+	});
 }
 
 GpuopsStatus

@@ -24,6 +24,7 @@
 #include "device_array.cuh"
 #include "join_hash.hpp"
 #include "launch.cuh"
+#include "pair_window.cuh"
 #include "prefix_sum.cuh"
 
 namespace gpuops {
@@ -62,11 +63,7 @@ struct CudaJoin
 	DeviceArray slot;			/* per probe row: directory entry or -1 */
 	DeviceArray offsets;		/* per probe row: its first pair; [n] = total */
 	uint64_t	probe_n = 0;
-	uint64_t	total = 0;
-	uint64_t	written = 0;	/* pairs returned so far */
-	uint64_t	window = 0;		/* pairs per window */
-
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;			/* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -162,7 +159,7 @@ CudaJoin::CudaJoin(const GpuopsSettings *settings, int nkeys)
 		fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
 	rt = &Runtime::get(*settings);
 	rt->set_limit(settings->device_memory_limit, settings->device_share);
-	window = join_window_pairs_for_budget(rt->limit());
+	window.max_pairs = join_window_pairs_for_budget(rt->limit());
 	this->settings = *settings;
 	this->nkeys = nkeys;
 	stream = rt->stream(0);
@@ -274,36 +271,15 @@ CudaJoin::join_build_finish()
 void
 write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
 {
-	Runtime    *rt = j->rt;
 	cudaStream_t s = j->stream;
-	uint64_t	from = j->written;
-	uint64_t	m = std::min(j->total - from, j->window);
-	DeviceArray pout, bout;
 
-	pout.get(rt, m * 4 + 4, s);
-	bout.get(rt, m * 4 + 4, s);
-	if (m > 0)
-	{
+	write_pair_window(j->window, j->rt, s, &j->stats.device_bytes, pairs,
+					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 		probe_write_kernel<<<blocks(m), kThreads, 0, s>>>(
 			j->offsets.as<uint64_t>(), j->probe_n, from, m, j->slot.as<int64_t>(),
-			j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout.as<uint32_t>(),
-			bout.as<uint32_t>());
+			j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout, bout);
 		GPUOPS_CUDA_CHECK_LAUNCH("probe write");
-	}
-	j->probe_out.resize(m);
-	j->build_out.resize(m);
-	if (m > 0)
-	{
-		::gpuops::cuda::copy_to_host(j->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(j->build_out.data(), bout.as<uint32_t>(), m * 4, s);
-	}
-	::gpuops::cuda::sync_stream(s);
-	j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
-	j->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = j->probe_out.data();
-	pairs->build_rows = j->build_out.data();
-	pairs->more = j->written < j->total;
+	});
 }
 
 GpuopsStatus
@@ -348,14 +324,13 @@ CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 									cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
 	probe_n = n;
-	total = rt->pinned_scalar()[0];
-	written = 0;
+	window.start(rt->pinned_scalar()[0]);
 	words.reset();
 	nulls.reset();
 	counts.reset();
 	write_window(this, pairs);
 	stats.probe_rows += n;
-	stats.pairs += total;
+	stats.pairs += window.total;
 	stats.probe_batches++;
 	stats.kernel_ms += ms_since(t0);
 	return GPUOPS_OK;

@@ -14,6 +14,7 @@
 #include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "merge_common.hpp"
+#include "pair_window.hpp"
 
 namespace gpuops {
 namespace {
@@ -45,9 +46,7 @@ struct CpuMergeJoin
 	Side		side[2];
 	std::vector<uint64_t> offsets;	/* per sorted outer row: its first pair; [m] = total */
 	std::vector<uint64_t> lb;
-	uint64_t	written = 0;
-	uint64_t	window = 0;
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;
 	GpuopsMergeJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -73,7 +72,7 @@ CpuMergeJoin::CpuMergeJoin(const GpuopsSettings *settings, int nkeys)
 		fail(GPUOPS_ERR_INTERNAL, "bad number of merge keys: %d", nkeys);
 	this->settings = *settings;
 	this->nkeys = nkeys;
-	window = join_window_pairs_for_budget(budget(*settings));
+	window.max_pairs = join_window_pairs_for_budget(budget(*settings));
 }
 
 GpuopsStatus
@@ -127,25 +126,18 @@ write_window(CpuMergeJoin *mj, GpuopsJoinPairs *pairs)
 {
 	const Side &o = mj->side[0];
 	const Side &in = mj->side[1];
-	uint64_t	total = mj->offsets[o.n];
-	uint64_t	from = mj->written;
-	uint64_t	m = std::min(total - from, mj->window);
 
-	mj->probe_out.resize(m);
-	mj->build_out.resize(m);
-	for (uint64_t w = 0; w < m; w++)
-	{
-		uint64_t	idx = from + w;
-		uint64_t	i = join_owner(mj->offsets.data(), o.n, idx);
+	mj->window.write_host(pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out,
+									 uint32_t *build_out) {
+		for (uint64_t w = 0; w < m; w++)
+		{
+			uint64_t	idx = from + w;
+			uint64_t	i = join_owner(mj->offsets.data(), o.n, idx);
 
-		mj->probe_out[w] = o.order[i];
-		mj->build_out[w] = in.order[mj->lb[i] + (idx - mj->offsets[i])];
-	}
-	mj->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = mj->probe_out.data();
-	pairs->build_rows = mj->build_out.data();
-	pairs->more = mj->written < total;
+			probe_out[w] = o.order[i];
+			build_out[w] = in.order[mj->lb[i] + (idx - mj->offsets[i])];
+		}
+	});
 }
 
 GpuopsStatus
@@ -167,7 +159,7 @@ CpuMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 	offsets.assign(o.n + 1, 0);
 	for (uint64_t i = 0; i < o.n; i++)
 		offsets[i + 1] = offsets[i] + (o.nullmask[i] ? 0 : ub[i] - lb[i]);
-	written = 0;
+	window.start(offsets[o.n]);
 	stats.pairs = offsets[o.n];
 	if (pairs)
 		write_window(this, pairs);

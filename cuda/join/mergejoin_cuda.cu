@@ -24,6 +24,7 @@
 #include "device_array.cuh"
 #include "launch.cuh"
 #include "merge_common.hpp"
+#include "pair_window.cuh"
 #include "prefix_sum.cuh"
 
 namespace gpuops {
@@ -61,11 +62,8 @@ struct CudaMergeJoin
 	Side		side[2];
 	DeviceArray lb;
 	DeviceArray offsets;
-	uint64_t	total = 0;
-	uint64_t	written = 0;
-	uint64_t	window = 0;
+	PairWindow	window;
 	std::vector<uint32_t> outer_order;
-	std::vector<uint32_t> probe_out, build_out;
 	GpuopsMergeJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -181,7 +179,7 @@ CudaMergeJoin::CudaMergeJoin(const GpuopsSettings *settings, int nkeys)
 	this->settings = *settings;
 	this->nkeys = nkeys;
 	stream = rt->stream(0);
-	window = join_window_pairs_for_budget(rt->limit());
+	window.max_pairs = join_window_pairs_for_budget(rt->limit());
 }
 
 GpuopsStatus
@@ -276,36 +274,16 @@ CudaMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 void
 write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
 {
-	Runtime    *rt = mj->rt;
 	cudaStream_t s = mj->stream;
-	uint64_t	from = mj->written;
-	uint64_t	m = std::min(mj->total - from, mj->window);
-	DeviceArray pout, bout;
 
-	pout.get(rt, m * 4 + 4, s);
-	bout.get(rt, m * 4 + 4, s);
-	if (m > 0)
-	{
+	write_pair_window(mj->window, mj->rt, s, &mj->stats.device_bytes, pairs,
+					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 		write_kernel<<<blocks(m), kThreads, 0, s>>>(
 			mj->offsets.as<uint64_t>(), mj->side[0].n, mj->lb.as<uint64_t>(),
 			mj->side[0].order.as<uint32_t>(), mj->side[1].order.as<uint32_t>(), from, m,
-			pout.as<uint32_t>(), bout.as<uint32_t>());
+			pout, bout);
 		GPUOPS_CUDA_CHECK_LAUNCH("merge write");
-	}
-	mj->probe_out.resize(m);
-	mj->build_out.resize(m);
-	if (m > 0)
-	{
-		::gpuops::cuda::copy_to_host(mj->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(mj->build_out.data(), bout.as<uint32_t>(), m * 4, s);
-	}
-	::gpuops::cuda::sync_stream(s);
-	mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
-	mj->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = mj->probe_out.data();
-	pairs->build_rows = mj->build_out.data();
-	pairs->more = mj->written < mj->total;
+	});
 }
 
 GpuopsStatus
@@ -348,9 +326,8 @@ CudaMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 	if (pairs && m > 0)
 		::gpuops::cuda::copy_to_host(outer_order.data(), o.order.as<uint32_t>(), m * 4, s);
 	::gpuops::cuda::sync_stream(s);
-	total = rt->pinned_scalar()[0];
-	written = 0;
-	stats.pairs = total;
+	window.start(rt->pinned_scalar()[0]);
+	stats.pairs = window.total;
 	ub.reset();
 	counts.reset();
 	if (pairs)

@@ -14,6 +14,7 @@
 #include "device_common.hpp"
 #include "expr_columns.hpp"
 #include "nestloop_common.hpp"
+#include "pair_window.hpp"
 
 namespace gpuops {
 namespace {
@@ -30,12 +31,11 @@ struct CpuNestLoop
 	/* where the current probe's pair generation stands */
 	uint64_t	o = 0;
 	uint64_t	j = 0;
-	uint64_t	window = 0;
 	bool		skip_chunk = false;
 	bool		have_range = false; /* [range_start, range_end) is o's */
 	uint64_t	range_start = 0;
 	uint64_t	range_end = 0;
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;			/* its pairs are generated, not counted: no total */
 	GpuopsNestLoopStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -69,8 +69,8 @@ test_pair(CpuNestLoop *nl, const ColumnsView &outer, const ColumnsView &inner, u
 	nl->stats.pairs_tested++;
 	if (r == GPUOPS_EXPR_FALSE)
 		return;
-	nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
-	nl->build_out.push_back(row | (r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
+	nl->window.probe_out.push_back(static_cast<uint32_t>(nl->o));
+	nl->window.build_out.push_back(row | (r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
 	nl->stats.pairs++;
 	nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
 	if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
@@ -92,9 +92,9 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 				inner = nl->inner.view();
 	uint64_t	steps = 0;
 
-	nl->probe_out.clear();
-	nl->build_out.clear();
-	while (nl->probe_out.size() < nl->window && nl->o < nl->outer.n)
+	nl->window.probe_out.clear();
+	nl->window.build_out.clear();
+	while (nl->window.probe_out.size() < nl->window.max_pairs && nl->o < nl->outer.n)
 	{
 		uint64_t	chunk_end;
 
@@ -130,10 +130,7 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 				  indexed ? nl->perm[nl->j] : static_cast<uint32_t>(nl->j));
 		nl->j++;
 	}
-	pairs->npairs = nl->probe_out.size();
-	pairs->probe_rows = nl->probe_out.data();
-	pairs->build_rows = nl->build_out.data();
-	pairs->more = nl->o < nl->outer.n;
+	nl->window.publish(pairs, nl->o < nl->outer.n);
 }
 
 /*
@@ -195,7 +192,7 @@ CpuNestLoop::CpuNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpe
 		fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
 	this->settings = *settings;
 	this->spec = *spec;
-	window = join_window_pairs_for_budget(budget(*settings));
+	window.max_pairs = join_window_pairs_for_budget(budget(*settings));
 }
 
 GpuopsStatus

@@ -25,6 +25,7 @@
 #include "launch.cuh"
 #include "nestloop_common.hpp"
 #include "nestloop_index.cuh"
+#include "pair_window.cuh"
 #include "prefix_sum.cuh"
 
 namespace gpuops {
@@ -155,10 +156,7 @@ struct CudaNestLoop
 	DeviceArray ranges;
 	DeviceArray item_off;
 	IndexProbe	iprobe = {};
-	uint64_t	total = 0;
-	uint64_t	written = 0;
-	uint64_t	window = 0;
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;
 	GpuopsNestLoopStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -187,44 +185,28 @@ grid(const CudaNestLoop *nl)
 void
 write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 {
-	Runtime    *rt = nl->rt;
 	cudaStream_t s = nl->stream;
-	uint64_t	from = nl->written;
-	uint64_t	m = std::min(nl->total - from, nl->window);
-	DeviceArray pout, bout;
 
-	pout.get(rt, m * 4 + 4, s);
-	bout.get(rt, m * 4 + 4, s);
-	if (m > 0 && nl->spec.index.column >= 0)
-	{
-		nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
-			nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr, nl->offsets.as<uint64_t>(),
-			from, from + m, pout.as<uint32_t>(), bout.as<uint32_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
-	}
-	else if (m > 0)
-	{
-		nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
-			nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
-			from, from + m, pout.as<uint32_t>(), bout.as<uint32_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
-	}
-	nl->probe_out.resize(m);
-	nl->build_out.resize(m);
-	if (m > 0)
-	{
-		::gpuops::cuda::copy_to_host(nl->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(nl->build_out.data(), bout.as<uint32_t>(), m * 4, s);
-	}
-	::gpuops::cuda::sync_stream(s);
-	for (uint64_t i = 0; i < m; i++)
-		nl->stats.rechecks += (nl->build_out[i] & GPUOPS_NL_RECHECK) != 0;
-	nl->stats.device_bytes = std::max<uint64_t>(nl->stats.device_bytes, rt->used());
-	nl->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = nl->probe_out.data();
-	pairs->build_rows = nl->build_out.data();
-	pairs->more = nl->written < nl->total;
+	write_pair_window(nl->window, nl->rt, s, &nl->stats.device_bytes, pairs,
+					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
+		if (nl->spec.index.column >= 0)
+		{
+			nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
+				nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr, nl->offsets.as<uint64_t>(),
+				from, from + m, pout, bout);
+			GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
+		}
+		else
+		{
+			nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
+				nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
+				from, from + m, pout, bout);
+			GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
+		}
+	});
+	/* the window's pairs the program could not decide */
+	for (uint64_t i = 0; i < pairs->npairs; i++)
+		nl->stats.rechecks += (nl->window.build_out[i] & GPUOPS_NL_RECHECK) != 0;
 }
 
 /*
@@ -285,9 +267,8 @@ index_count(CudaNestLoop *nl)
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems,
 									8, cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
-	nl->total = rt->pinned_scalar()[0];
-	nl->written = 0;
-	nl->stats.pairs += nl->total;
+	nl->window.start(rt->pinned_scalar()[0]);
+	nl->stats.pairs += nl->window.total;
 }
 
 CudaNestLoop::CudaNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec)
@@ -302,7 +283,7 @@ CudaNestLoop::CudaNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopS
 	this->settings = *settings;
 	this->spec = *spec;
 	stream = rt->stream(0);
-	window = join_window_pairs_for_budget(rt->limit());
+	window.max_pairs = join_window_pairs_for_budget(rt->limit());
 	prog.get(rt, sizeof(GpuopsExprProgram), stream);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program,
 									sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
@@ -378,13 +359,12 @@ CudaNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pai
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + ncounts,
 									8, cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
-	total = rt->pinned_scalar()[0];
-	written = 0;
+	window.start(rt->pinned_scalar()[0]);
 	counts.reset();
 	write_window(this, pairs);
 	stats.outer_rows += n;
 	stats.pairs_tested += n * inner.n;
-	stats.pairs += total;
+	stats.pairs += window.total;
 	stats.probes++;
 	stats.kernel_ms += ms_since(t0);
 	return GPUOPS_OK;
