@@ -18,6 +18,7 @@
 
 #include "agg_common.hpp"
 #include "agg_eval.hpp"
+#include "backend_tables.hpp"
 #include "device_common.hpp"
 
 namespace gpuops {
@@ -38,6 +39,15 @@ struct CpuAgg
 	std::vector<GpuopsAggResult> results;
 	GpuopsAggStats stats = {};
 	HostColumns inputs;			/* the current batch's program columns */
+
+	/* the entry points (backend_tables.hpp) */
+	static GpuopsStatus agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec,
+									 uint64_t *rows);
+	CpuAgg(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows);
+	GpuopsStatus agg_add(const GpuopsAggBatch *b);
+	GpuopsStatus agg_finish(uint64_t *ngroups);
+	GpuopsStatus agg_groups(const uint64_t **group_rows_out, const GpuopsAggResult **results_out);
+	void		agg_stats(GpuopsAggStats *out) const;
 };
 
 /* the budget the CUDA backend would have (0: unlimited) */
@@ -48,132 +58,119 @@ budget(const GpuopsSettings &s)
 }
 
 GpuopsStatus
-cpu_agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows) noexcept
+CpuAgg::agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows)
 {
 	*rows = agg_rows_for_budget(budget(*settings), *spec);
 	return GPUOPS_OK;
 }
 
-GpuopsStatus
-cpu_agg_begin(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows,
-			  GpuopsAgg **out) noexcept
+CpuAgg::CpuAgg(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
-		if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
-			spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
-			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
-		/* what the device could not hold: the caller must have split it */
-		if (nrows > agg_rows_for_budget(budget(*settings), *spec))
-			fail(GPUOPS_ERR_INTERNAL, "aggregation of %llu rows over the device budget's %llu",
-				 (unsigned long long) nrows,
-				 (unsigned long long) agg_rows_for_budget(budget(*settings), *spec));
-		auto		a = std::make_unique<CpuAgg>();
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
+	if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
+		spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
+		fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+	/* what the device could not hold: the caller must have split it */
+	if (nrows > agg_rows_for_budget(budget(*settings), *spec))
+		fail(GPUOPS_ERR_INTERNAL, "aggregation of %llu rows over the device budget's %llu",
+			 (unsigned long long) nrows,
+			 (unsigned long long) agg_rows_for_budget(budget(*settings), *spec));
+	this->settings = *settings;
+	this->spec = *spec;
+	this->nrows = nrows;
+	stats.recheck_row = kAggNoRecheck;
+	for (int g = 0; g < spec->naggs; g++)
+	{
+		const char *bad = spec->programs[g]
+			? expr_validate(spec->programs[g], spec->program_ncols > 0 ? spec->program_ncols : 1, 0) : nullptr;
 
-		a->settings = *settings;
-		a->spec = *spec;
-		a->nrows = nrows;
-		a->stats.recheck_row = kAggNoRecheck;
-		for (int g = 0; g < spec->naggs; g++)
-		{
-			const char *bad = spec->programs[g]
-				? expr_validate(spec->programs[g], spec->program_ncols > 0 ? spec->program_ncols : 1, 0) : nullptr;
-
-			if (bad)
-				fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
-		}
-		if (spec->order_agg >= spec->naggs)
-			fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
-		a->nwords = agg_sort_words(*spec);
-		a->gwords = agg_key_words(*spec);
-		if (a->nwords > kAggMaxKeyWords)
-			fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", a->nwords);
-		a->words.assign(nrows * a->nwords, 0);
-		a->values.resize(spec->naggs);
-		a->nulls.resize(spec->naggs);
-		for (int g = 0; g < spec->naggs; g++)
-		{
-			if (spec->kinds[g] != GPUOPS_AGG_COUNT)
-				a->values[g].resize(nrows * gpuops_key_raw_width(spec->value_kinds[g]));
-			a->nulls[g].resize(nrows);
-		}
-		*out = reinterpret_cast<GpuopsAgg *>(a.release());
-		return GPUOPS_OK;
-	});
+		if (bad)
+			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+	}
+	if (spec->order_agg >= spec->naggs)
+		fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
+	nwords = agg_sort_words(*spec);
+	gwords = agg_key_words(*spec);
+	if (nwords > kAggMaxKeyWords)
+		fail(GPUOPS_ERR_UNSUPPORTED, "group key of %d words", nwords);
+	words.assign(nrows * nwords, 0);
+	values.resize(spec->naggs);
+	nulls.resize(spec->naggs);
+	for (int g = 0; g < spec->naggs; g++)
+	{
+		if (spec->kinds[g] != GPUOPS_AGG_COUNT)
+			values[g].resize(nrows * gpuops_key_raw_width(spec->value_kinds[g]));
+		nulls[g].resize(nrows);
+	}
 }
 
 GpuopsStatus
-cpu_agg_add(GpuopsAgg *agg, const GpuopsAggBatch *b) noexcept
+CpuAgg::agg_add(const GpuopsAggBatch *b)
 {
-	return guarded([&]() {
-		auto	   *a = reinterpret_cast<CpuAgg *>(agg);
-		const GpuopsAggSpec &spec = a->spec;
-		const uint8_t *keys[GPUOPS_MAX_SORT_KEYS];
-		auto		t0 = std::chrono::steady_clock::now();
+	const uint8_t *keys[GPUOPS_MAX_SORT_KEYS];
+	auto		t0 = std::chrono::steady_clock::now();
 
-		if (a->added + b->nrows > a->nrows || a->added % 8 != 0)
-			fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
-				 b->nrows, (unsigned long long) a->added, (unsigned long long) a->nrows);
-		for (int k = 0; k < spec.nkeys; k++)
-			keys[k] = static_cast<const uint8_t *>(b->keys[k]);
+	if (added + b->nrows > nrows || added % 8 != 0)
+		fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
+			 b->nrows, (unsigned long long) added, (unsigned long long) nrows);
+	for (int k = 0; k < spec.nkeys; k++)
+		keys[k] = static_cast<const uint8_t *>(b->keys[k]);
+	for (uint32_t i = 0; i < b->nrows; i++)
+	{
+		uint64_t   *w = &words[(added + i) * nwords];
+
+		agg_pack_key(spec.keys, spec.nkeys, keys, b->key_nulls, i, w, gwords);
+		if (spec.order_agg >= 0)
+		{
+			int			o = spec.order_agg;
+			GpuopsKeyKind kind = spec.value_kinds[o];
+
+			agg_pack_order(kind, spec.order_desc != 0,
+						   agg_null(b->value_nulls[o], i) ? nullptr
+						   : static_cast<const uint8_t *>(b->values[o]) +
+						   i * gpuops_key_raw_width(kind),
+						   w + gwords);
+		}
+	}
+	if (spec.program_ncols > 0)
+		inputs.load(&b->inputs, spec.program_ncols);
+	for (int g = 0; g < spec.naggs; g++)
+	{
+		size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+
+		if (spec.programs[g])
+			continue;
+		if (spec.kinds[g] != GPUOPS_AGG_COUNT)
+			memcpy(&values[g][added * w], b->values[g], b->nrows * w);
+		for (uint32_t i = 0; i < b->nrows; i++)
+			nulls[g][added + i] = agg_null(b->value_nulls[g], i);
+	}
+	for (int g = 0; g < spec.naggs; g++)
+	{
+		size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+		ColumnsView in = inputs.view();
+
+		if (!spec.programs[g])
+			continue;
 		for (uint32_t i = 0; i < b->nrows; i++)
 		{
-			uint64_t   *w = &a->words[(a->added + i) * a->nwords];
+			uint64_t	r = added + i;
+			bool		isnull = true;
 
-			agg_pack_key(spec.keys, spec.nkeys, keys, b->key_nulls, i, w, a->gwords);
-			if (spec.order_agg >= 0)
+			if (!agg_null(b->value_nulls[g], i) &&
+				!agg_eval_row(spec.programs[g], in, i, spec.value_kinds[g],
+							  &values[g][r * w], &isnull))
 			{
-				int			o = spec.order_agg;
-				GpuopsKeyKind kind = spec.value_kinds[o];
-
-				agg_pack_order(kind, spec.order_desc != 0,
-							   agg_null(b->value_nulls[o], i) ? nullptr
-							   : static_cast<const uint8_t *>(b->values[o]) +
-							   i * gpuops_key_raw_width(kind),
-							   w + a->gwords);
+				stats.recheck_row = std::min(stats.recheck_row, r);
+				isnull = true;
 			}
+			nulls[g][r] = isnull;
 		}
-		if (spec.program_ncols > 0)
-			a->inputs.load(&b->inputs, spec.program_ncols);
-		for (int g = 0; g < spec.naggs; g++)
-		{
-			size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
-
-			if (spec.programs[g])
-				continue;
-			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
-				memcpy(&a->values[g][a->added * w], b->values[g], b->nrows * w);
-			for (uint32_t i = 0; i < b->nrows; i++)
-				a->nulls[g][a->added + i] = agg_null(b->value_nulls[g], i);
-		}
-		for (int g = 0; g < spec.naggs; g++)
-		{
-			size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
-			ColumnsView in = a->inputs.view();
-
-			if (!spec.programs[g])
-				continue;
-			for (uint32_t i = 0; i < b->nrows; i++)
-			{
-				uint64_t	r = a->added + i;
-				bool		isnull = true;
-
-				if (!agg_null(b->value_nulls[g], i) &&
-					!agg_eval_row(spec.programs[g], in, i, spec.value_kinds[g],
-								  &a->values[g][r * w], &isnull))
-				{
-					a->stats.recheck_row = std::min(a->stats.recheck_row, r);
-					isnull = true;
-				}
-				a->nulls[g][r] = isnull;
-			}
-		}
-		a->added += b->nrows;
-		a->stats.copy_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	}
+	added += b->nrows;
+	stats.copy_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 /* Folds rows order[from, to) of aggregate g into one state. */
@@ -278,100 +275,80 @@ aggregate_group(CpuAgg *a, const std::vector<uint32_t> &order, uint64_t from, ui
 }
 
 GpuopsStatus
-cpu_agg_finish(GpuopsAgg *agg, uint64_t *ngroups) noexcept
+CpuAgg::agg_finish(uint64_t *ngroups)
 {
-	return guarded([&]() {
-		auto	   *a = reinterpret_cast<CpuAgg *>(agg);
-		uint64_t	n = a->added;
-		int			nw = a->nwords;
-		const uint64_t *words = a->words.data();
-		std::vector<uint32_t> order(n);
-		auto		t0 = std::chrono::steady_clock::now();
+	uint64_t	n = added;
+	int			nw = nwords;
+	const uint64_t *packed = words.data();
+	std::vector<uint32_t> order(n);
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, a->settings.fault);
-		std::iota(order.begin(), order.end(), 0u);
-		/* ties by row: the same order as the device's stable radix sort */
-		uint64_t	compared = 0;
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	std::iota(order.begin(), order.end(), 0u);
+	/* ties by row: the same order as the device's stable radix sort */
+	uint64_t	compared = 0;
 
-		/* a throwing comparison leaves order a permutation (std::sort is exception-neutral) */
-		if (nw > 0)
-			std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-				check_interrupt_every(++compared);
-				for (int w = 0; w < nw; w++)
-				{
-					uint64_t	a1 = words[(uint64_t) x * nw + w];
-					uint64_t	b1 = words[(uint64_t) y * nw + w];
+	/* a throwing comparison leaves order a permutation (std::sort is exception-neutral) */
+	if (nw > 0)
+		std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+			check_interrupt_every(++compared);
+			for (int w = 0; w < nw; w++)
+			{
+				uint64_t	a1 = packed[(uint64_t) x * nw + w];
+				uint64_t	b1 = packed[(uint64_t) y * nw + w];
 
-					if (a1 != b1)
-						return a1 < b1;
-				}
-				return x < y;
-			});
-		a->group_rows.clear();
-		a->results.clear();
-		for (uint64_t from = 0; from < n;)
-		{
-			uint64_t	to = from + 1;
+				if (a1 != b1)
+					return a1 < b1;
+			}
+			return x < y;
+		});
+	group_rows.clear();
+	results.clear();
+	for (uint64_t from = 0; from < n;)
+	{
+		uint64_t	to = from + 1;
 
-			check_interrupt_every(a->group_rows.size());
-			while (to < n && memcmp(&words[(uint64_t) order[to] * nw],
-									&words[(uint64_t) order[from] * nw], a->gwords * 8) == 0)
-				to++;
-			a->group_rows.push_back(order[from]);
-			a->results.resize(a->results.size() + a->spec.naggs);
-			aggregate_group(a, order, from, to, &a->results[a->results.size() - a->spec.naggs]);
-			from = to;
-		}
-		a->stats.rows = n;
-		a->stats.groups = a->group_rows.size();
-		a->stats.hash_capacity = agg_hash_capacity(a->spec, n);
-		if (a->stats.hash_capacity > 0)
-		{
-			if (a->stats.groups > a->stats.hash_capacity)
-				a->stats.hash_overflow = 1;
-			else
-				a->stats.hashed = 1;
-		}
-		a->stats.key_words = nw;
-		a->stats.sort_bits = agg_key_bits(a->spec);
-		a->stats.kernel_ms += ms_since(t0);
-		*ngroups = a->group_rows.size();
-		return GPUOPS_OK;
-	});
+		check_interrupt_every(group_rows.size());
+		while (to < n && memcmp(&packed[(uint64_t) order[to] * nw],
+								&packed[(uint64_t) order[from] * nw], gwords * 8) == 0)
+			to++;
+		group_rows.push_back(order[from]);
+		results.resize(results.size() + spec.naggs);
+		aggregate_group(this, order, from, to, &results[results.size() - spec.naggs]);
+		from = to;
+	}
+	stats.rows = n;
+	stats.groups = group_rows.size();
+	stats.hash_capacity = agg_hash_capacity(spec, n);
+	if (stats.hash_capacity > 0)
+	{
+		if (stats.groups > stats.hash_capacity)
+			stats.hash_overflow = 1;
+		else
+			stats.hashed = 1;
+	}
+	stats.key_words = nw;
+	stats.sort_bits = agg_key_bits(spec);
+	stats.kernel_ms += ms_since(t0);
+	*ngroups = group_rows.size();
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_agg_groups(GpuopsAgg *agg, const uint64_t **group_rows, const GpuopsAggResult **results) noexcept
+CpuAgg::agg_groups(const uint64_t **group_rows_out, const GpuopsAggResult **results_out)
 {
-	auto	   *a = reinterpret_cast<CpuAgg *>(agg);
-
-	*group_rows = a->group_rows.data();
-	*results = a->results.data();
+	*group_rows_out = group_rows.data();
+	*results_out = results.data();
 	return GPUOPS_OK;
 }
 
 void
-cpu_agg_stats(const GpuopsAgg *agg, GpuopsAggStats *stats) noexcept
+CpuAgg::agg_stats(GpuopsAggStats *out) const
 {
-	*stats = reinterpret_cast<const CpuAgg *>(agg)->stats;
+	*out = stats;
 }
 
-void
-cpu_agg_end(GpuopsAgg *agg) noexcept
-{
-	delete reinterpret_cast<CpuAgg *>(agg);
-}
-
-const GpuopsAggBackend cpu_agg_backend = {
-	"cpu",
-	cpu_agg_capacity,
-	cpu_agg_begin,
-	cpu_agg_add,
-	cpu_agg_finish,
-	cpu_agg_groups,
-	cpu_agg_stats,
-	cpu_agg_end,
-};
+constexpr GpuopsAggBackend cpu_agg_backend = shell::make_agg_backend<CpuAgg>("cpu");
 
 }								/* namespace */
 }								/* namespace gpuops */

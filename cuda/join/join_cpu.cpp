@@ -9,12 +9,16 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "host_radix.hpp"
 #include "join_hash.hpp"
+#include "pair_window.hpp"
 
 namespace gpuops {
 namespace {
+
+struct CpuLookup;
 
 struct CpuJoin
 {
@@ -31,9 +35,23 @@ struct CpuJoin
 	std::vector<uint64_t> start;	/* per probe row: its entry's first index in build */
 	bool		counts_only = false;	/* the current probe's build rows are not read */
 	uint64_t	probe_n = 0;
-	uint64_t	written = 0;		/* pairs returned so far */
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;			/* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	using Lookup = CpuLookup;
+	CpuJoin(const GpuopsSettings *settings, int nkeys);
+	GpuopsStatus join_build(const GpuopsJoinKeys *keys);
+	GpuopsStatus join_build_finish();
+	GpuopsStatus join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs);
+	GpuopsStatus join_next_pairs(GpuopsJoinPairs *pairs);
+	uint64_t	join_capacity() const;
+	uint32_t	join_probe_rows() const;
+	void		join_stats(GpuopsJoinStats *out) const;
+	GpuopsStatus join_directory(uint64_t *ndir, uint64_t *checksum);
+	/* gpuops_cpu_join_probe_slots and gpuops_cpu_join_probe_counts */
+	GpuopsStatus probe_slots(const int64_t *slots, uint64_t nrows, GpuopsJoinPairs *pairs);
+	GpuopsStatus probe_counts(const uint32_t *counts, uint64_t nrows, GpuopsJoinPairs *pairs);
 };
 
 uint64_t
@@ -51,77 +69,64 @@ check_keys(const CpuJoin *j, const GpuopsJoinKeys *keys)
 		fail(GPUOPS_ERR_UNSUPPORTED, "too many rows in one join batch");
 }
 
-GpuopsStatus
-cpu_join_begin(const GpuopsSettings *settings, int nkeys, GpuopsJoin **out) noexcept
+CpuJoin::CpuJoin(const GpuopsSettings *settings, int nkeys)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		/* the same injected faults as the CUDA backend, where it raises them */
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
-		auto		j = std::make_unique<CpuJoin>();
-
-		j->settings = *settings;
-		j->nkeys = nkeys;
-		*out = reinterpret_cast<GpuopsJoin *>(j.release());
-		return GPUOPS_OK;
-	});
+	/* the same injected faults as the CUDA backend, where it raises them */
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
+	this->settings = *settings;
+	this->nkeys = nkeys;
+	window.max_pairs = join_window_pairs_for_budget(budget(*settings));
 }
 
 GpuopsStatus
-cpu_join_build(GpuopsJoin *join, const GpuopsJoinKeys *keys) noexcept
+CpuJoin::join_build(const GpuopsJoinKeys *keys)
 {
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CpuJoin *>(join);
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		check_keys(j, keys);
-		if (j->build_rows + keys->nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "build side over %u rows", UINT32_MAX);
-		for (uint64_t i = 0; i < keys->nrows; i++)
-			if (!join_key_null(keys->nulls, j->nkeys, i))
-			{
-				j->build.push_back(join_hash(keys->words, j->nkeys, i));
-				j->sorted_rows.push_back(static_cast<uint32_t>(j->build_rows + i));
-			}
-		j->build_rows += keys->nrows;
-		j->stats.build_rows = j->build_rows;
-		j->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cpu_join_build_finish(GpuopsJoin *join) noexcept
-{
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CpuJoin *>(join);
-		auto		t0 = std::chrono::steady_clock::now();
-
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, j->settings.fault);
-		/* the device's limit, kept here too so that tests without a GPU catch a caller over it */
-		uint64_t	capacity = join_build_rows_for_budget(budget(j->settings), j->nkeys);
-
-		if (capacity > 0 && j->build.size() > capacity)
-			fail(GPUOPS_ERR_INTERNAL, "build of %llu rows over the capacity of %llu",
-				 (unsigned long long) j->build.size(), (unsigned long long) capacity);
-		/* stable: equal hashes keep build order, as the device's radix sort does */
-		radix_sort_pairs(j->build, j->sorted_rows, 64);
-		for (uint64_t i = 0; i < j->build.size(); i++)
+	check_keys(this, keys);
+	if (build_rows + keys->nrows > UINT32_MAX)
+		fail(GPUOPS_ERR_UNSUPPORTED, "build side over %u rows", UINT32_MAX);
+	for (uint64_t i = 0; i < keys->nrows; i++)
+		if (!join_key_null(keys->nulls, nkeys, i))
 		{
-			if (i == 0 || j->build[i] != j->build[i - 1])
-			{
-				j->dir.push_back(j->build[i]);
-				j->first.push_back(i);
-			}
+			build.push_back(join_hash(keys->words, nkeys, i));
+			sorted_rows.push_back(static_cast<uint32_t>(build_rows + i));
 		}
-		j->first.push_back(j->build.size());
-		std::vector<uint64_t>().swap(j->build);	/* the directory holds what probes need */
-		j->stats.directory = j->dir.size();
-		j->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	build_rows += keys->nrows;
+	stats.build_rows = build_rows;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuJoin::join_build_finish()
+{
+	auto		t0 = std::chrono::steady_clock::now();
+
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	/* the device's limit, kept here too so that tests without a GPU catch a caller over it */
+	uint64_t	capacity = join_build_rows_for_budget(budget(settings), nkeys);
+
+	if (capacity > 0 && build.size() > capacity)
+		fail(GPUOPS_ERR_INTERNAL, "build of %llu rows over the capacity of %llu",
+			 (unsigned long long) build.size(), (unsigned long long) capacity);
+	/* stable: equal hashes keep build order, as the device's radix sort does */
+	radix_sort_pairs(build, sorted_rows, 64);
+	for (uint64_t i = 0; i < build.size(); i++)
+	{
+		if (i == 0 || build[i] != build[i - 1])
+		{
+			dir.push_back(build[i]);
+			first.push_back(i);
+		}
+	}
+	first.push_back(build.size());
+	std::vector<uint64_t>().swap(build);	/* the directory holds what probes need */
+	stats.directory = dir.size();
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 /* j->offsets holds the probe's n rows' prefix sums: its windows start. */
@@ -129,7 +134,7 @@ void
 start_probe(CpuJoin *j, uint64_t n)
 {
 	j->probe_n = n;
-	j->written = 0;
+	j->window.start(j->offsets[n]);
 	j->stats.probe_rows += n;
 	j->stats.pairs += j->offsets[n];
 	j->stats.probe_batches++;
@@ -161,125 +166,125 @@ void
 write_window(CpuJoin *j, GpuopsJoinPairs *pairs)
 {
 	uint64_t	n = j->probe_n;
-	uint64_t	total = j->offsets[n];
-	uint64_t	from = j->written;
-	uint64_t	m = std::min(total - from, join_window_pairs_for_budget(budget(j->settings)));
-
 	const uint64_t *offsets = j->offsets.data();
-	uint64_t	end = from + m;
-	uint64_t	w = 0;
 
-	j->probe_out.resize(m);
-	j->build_out.resize(m);
-	/*
-	 * The same pairs as one owner search per pair (the device's way), but
-	 * walking the probe rows: on the host a search per pair is most of a
-	 * shared build worker's time.
-	 */
-	for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
-	{
-		uint64_t	lo = std::max(offsets[p], from);
-		uint64_t	hi = std::min(offsets[p + 1], end);
+	j->window.write_host(pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out,
+									uint32_t *build_out) {
+		uint64_t	end = from + m;
+		uint64_t	w = 0;
 
-		if (lo >= hi)
-			continue;
-		if (j->counts_only)
+		/*
+		 * The same pairs as one owner search per pair (the device's way), but
+		 * walking the probe rows: on the host a search per pair is most of a
+		 * shared build worker's time.
+		 */
+		for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
 		{
-			/* nobody reads the build rows: no random read of sorted_rows */
+			uint64_t	lo = std::max(offsets[p], from);
+			uint64_t	hi = std::min(offsets[p + 1], end);
+
+			if (lo >= hi)
+				continue;
+			if (j->counts_only)
+			{
+				/* nobody reads the build rows: no random read of sorted_rows */
+				for (uint64_t i = lo; i < hi; i++, w++)
+				{
+					probe_out[w] = static_cast<uint32_t>(p);
+					build_out[w] = 0;
+				}
+				continue;
+			}
+			const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
+
 			for (uint64_t i = lo; i < hi; i++, w++)
 			{
-				j->probe_out[w] = static_cast<uint32_t>(p);
-				j->build_out[w] = 0;
+				probe_out[w] = static_cast<uint32_t>(p);
+				build_out[w] = *rows++;
 			}
-			continue;
 		}
-		const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
-
-		for (uint64_t i = lo; i < hi; i++, w++)
-		{
-			j->probe_out[w] = static_cast<uint32_t>(p);
-			j->build_out[w] = *rows++;
-		}
-	}
-	j->written = end;
-	pairs->npairs = m;
-	pairs->probe_rows = j->probe_out.data();
-	pairs->build_rows = j->build_out.data();
-	pairs->more = j->written < total;
-}
-
-GpuopsStatus
-cpu_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs) noexcept
-{
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CpuJoin *>(join);
-		auto		t0 = std::chrono::steady_clock::now();
-		uint64_t	n = keys->nrows;
-		std::vector<int64_t> &slot = j->slot;
-
-		check_keys(j, keys);
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
-		if (n > join_probe_rows_for_budget(budget(j->settings), j->nkeys))
-			fail(GPUOPS_ERR_INTERNAL, "probe of %llu rows over the budget's %u",
-				 (unsigned long long) n, join_probe_rows_for_budget(budget(j->settings), j->nkeys));
-		slot.resize(n);
-		for (uint64_t i = 0; i < n; i++)
-			slot[i] = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(), j->dir.size());
-		count_slots(j, n);
-		j->stats.kernel_ms += ms_since(t0);
-		write_window(j, pairs);
-		return GPUOPS_OK;
 	});
 }
 
 GpuopsStatus
-cpu_join_next_pairs(GpuopsJoin *join, GpuopsJoinPairs *pairs) noexcept
+CpuJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+	auto		t0 = std::chrono::steady_clock::now();
+	uint64_t	n = keys->nrows;
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
-		j->stats.windows++;
-		write_window(j, pairs);
-		return GPUOPS_OK;
-	});
+	check_keys(this, keys);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	if (n > join_probe_rows_for_budget(budget(settings), nkeys))
+		fail(GPUOPS_ERR_INTERNAL, "probe of %llu rows over the budget's %u",
+			 (unsigned long long) n, join_probe_rows_for_budget(budget(settings), nkeys));
+	slot.resize(n);
+	for (uint64_t i = 0; i < n; i++)
+		slot[i] = join_slot(keys->words, keys->nulls, nkeys, i, dir.data(), dir.size());
+	count_slots(this, n);
+	stats.kernel_ms += ms_since(t0);
+	write_window(this, pairs);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuJoin::join_next_pairs(GpuopsJoinPairs *pairs)
+{
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.windows++;
+	write_window(this, pairs);
+	return GPUOPS_OK;
 }
 
 uint64_t
-cpu_join_capacity(const GpuopsJoin *join) noexcept
+CpuJoin::join_capacity() const
 {
-	auto	   *j = reinterpret_cast<const CpuJoin *>(join);
-
-	return join_build_rows_for_budget(budget(j->settings), j->nkeys);
+	return join_build_rows_for_budget(budget(settings), nkeys);
 }
 
 void
-cpu_join_stats(const GpuopsJoin *join, GpuopsJoinStats *stats) noexcept
+CpuJoin::join_stats(GpuopsJoinStats *out) const
 {
-	*stats = reinterpret_cast<const CpuJoin *>(join)->stats;
-}
-
-void
-cpu_join_end(GpuopsJoin *join) noexcept
-{
-	delete reinterpret_cast<CpuJoin *>(join);
+	*out = stats;
 }
 
 uint32_t
-cpu_join_probe_rows(const GpuopsJoin *join) noexcept
+CpuJoin::join_probe_rows() const
 {
-	auto	   *j = reinterpret_cast<const CpuJoin *>(join);
-
-	return join_probe_rows_for_budget(budget(j->settings), j->nkeys);
+	return join_probe_rows_for_budget(budget(settings), nkeys);
 }
 
 GpuopsStatus
-cpu_join_directory(GpuopsJoin *join, uint64_t *ndir, uint64_t *checksum) noexcept
+CpuJoin::join_directory(uint64_t *ndir, uint64_t *checksum)
 {
-	auto	   *j = reinterpret_cast<CpuJoin *>(join);
+	*ndir = dir.size();
+	*checksum = join_directory_checksum(dir.data(), dir.size());
+	return GPUOPS_OK;
+}
 
-	*ndir = j->dir.size();
-	*checksum = join_directory_checksum(j->dir.data(), j->dir.size());
+/* A probe whose rows' directory entries a shared build's lookup found. */
+GpuopsStatus
+CpuJoin::probe_slots(const int64_t *slots, uint64_t nrows, GpuopsJoinPairs *pairs)
+{
+	for (uint64_t i = 0; i < nrows; i++)
+		if (slots[i] >= (int64_t) dir.size())
+			fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu",
+				 (long long) slots[i], dir.size());
+	slot.assign(slots, slots + nrows);
+	count_slots(this, nrows);
+	write_window(this, pairs);
+	return GPUOPS_OK;
+}
+
+/* A probe whose rows' match counts a shared build's lookup found, its build rows unread. */
+GpuopsStatus
+CpuJoin::probe_counts(const uint32_t *counts, uint64_t nrows, GpuopsJoinPairs *pairs)
+{
+	offsets.assign(nrows + 1, 0);
+	for (uint64_t i = 0; i < nrows; i++)
+		offsets[i + 1] = offsets[i] + counts[i];
+	counts_only = true;
+	start_probe(this, nrows);
+	write_window(this, pairs);
 	return GPUOPS_OK;
 }
 
@@ -288,64 +293,31 @@ struct CpuLookup
 {
 	const CpuJoin *join;
 	GpuopsFault fault;
+
+	/* the entry points (backend_tables.hpp) */
+	CpuLookup(CpuJoin *j, uint32_t /* max_rows */) : join(j), fault(j->settings.fault) {}
+	GpuopsStatus lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts);
 };
 
 GpuopsStatus
-cpu_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) noexcept
+CpuLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CpuJoin *>(join);
+	const CpuJoin *j = join;
 
-		*out = reinterpret_cast<GpuopsJoinLookup *>(new CpuLookup{j, j->settings.fault});
-		return GPUOPS_OK;
-	});
+	check_keys(j, keys);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, fault);
+	for (uint64_t i = 0; i < keys->nrows; i++)
+	{
+		int64_t		d = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(),
+								  j->dir.size());
+
+		slots[i] = d;
+		counts[i] = d < 0 ? 0 : static_cast<uint32_t>(j->first[d + 1] - j->first[d]);
+	}
+	return GPUOPS_OK;
 }
 
-GpuopsStatus
-cpu_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots,
-		   uint32_t *counts) noexcept
-{
-	return guarded([&]() {
-		auto	   *l = reinterpret_cast<CpuLookup *>(lookup);
-		const CpuJoin *j = l->join;
-
-		check_keys(j, keys);
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, l->fault);
-		for (uint64_t i = 0; i < keys->nrows; i++)
-		{
-			int64_t		d = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(),
-									  j->dir.size());
-
-			slots[i] = d;
-			counts[i] = d < 0 ? 0 : static_cast<uint32_t>(j->first[d + 1] - j->first[d]);
-		}
-		return GPUOPS_OK;
-	});
-}
-
-void
-cpu_lookup_end(GpuopsJoinLookup *lookup) noexcept
-{
-	delete reinterpret_cast<CpuLookup *>(lookup);
-}
-
-const GpuopsJoinBackend cpu_join_backend = {
-	"cpu",
-	cpu_join_begin,
-	cpu_join_build,
-	cpu_join_build_finish,
-	cpu_join_probe,
-	cpu_join_next_pairs,
-	cpu_join_capacity,
-	cpu_join_probe_rows,
-	cpu_join_stats,
-	cpu_join_end,
-	cpu_join_directory,
-	cpu_lookup_begin,
-	cpu_lookup,
-	cpu_lookup_end,
-};
+constexpr GpuopsJoinBackend cpu_join_backend = shell::make_join_backend<CpuJoin>("cpu");
 
 }								/* namespace */
 }								/* namespace gpuops */
@@ -360,33 +332,14 @@ extern "C" GpuopsStatus
 gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots, uint64_t nrows,
 							GpuopsJoinPairs *pairs) noexcept
 {
-	return gpuops::guarded([&]() {
-		auto	   *j = reinterpret_cast<gpuops::CpuJoin *>(join);
-
-		for (uint64_t i = 0; i < nrows; i++)
-			if (slots[i] >= (int64_t) j->dir.size())
-				gpuops::fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu",
-							 (long long) slots[i], j->dir.size());
-		j->slot.assign(slots, slots + nrows);
-		gpuops::count_slots(j, nrows);
-		gpuops::write_window(j, pairs);
-		return GPUOPS_OK;
-	});
+	return gpuops::shell::entry<GpuopsJoin, &gpuops::CpuJoin::probe_slots>(join, slots, nrows,
+																			pairs);
 }
 
 extern "C" GpuopsStatus
 gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts, uint64_t nrows,
 							 GpuopsJoinPairs *pairs) noexcept
 {
-	return gpuops::guarded([&]() {
-		auto	   *j = reinterpret_cast<gpuops::CpuJoin *>(join);
-
-		j->offsets.assign(nrows + 1, 0);
-		for (uint64_t i = 0; i < nrows; i++)
-			j->offsets[i + 1] = j->offsets[i] + counts[i];
-		j->counts_only = true;
-		gpuops::start_probe(j, nrows);
-		gpuops::write_window(j, pairs);
-		return GPUOPS_OK;
-	});
+	return gpuops::shell::entry<GpuopsJoin, &gpuops::CpuJoin::probe_counts>(join, counts, nrows,
+																			 pairs);
 }

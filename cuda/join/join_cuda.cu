@@ -19,10 +19,12 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "join_hash.hpp"
 #include "launch.cuh"
+#include "pair_window.cuh"
 #include "prefix_sum.cuh"
 
 namespace gpuops {
@@ -34,6 +36,8 @@ struct KeyPtrs
 	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS];
 	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS];
 };
+
+struct CudaLookup;
 
 struct CudaJoin
 {
@@ -59,12 +63,21 @@ struct CudaJoin
 	DeviceArray slot;			/* per probe row: directory entry or -1 */
 	DeviceArray offsets;		/* per probe row: its first pair; [n] = total */
 	uint64_t	probe_n = 0;
-	uint64_t	total = 0;
-	uint64_t	written = 0;	/* pairs returned so far */
-	uint64_t	window = 0;		/* pairs per window */
-
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;			/* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	using Lookup = CudaLookup;
+	CudaJoin(const GpuopsSettings *settings, int nkeys);
+	~CudaJoin();
+	GpuopsStatus join_build(const GpuopsJoinKeys *keys);
+	GpuopsStatus join_build_finish();
+	GpuopsStatus join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs);
+	GpuopsStatus join_next_pairs(GpuopsJoinPairs *pairs);
+	uint64_t	join_capacity() const;
+	uint32_t	join_probe_rows() const;
+	void		join_stats(GpuopsJoinStats *out) const;
+	GpuopsStatus join_directory(uint64_t *ndir_out, uint64_t *checksum);
 };
 
 __global__ void
@@ -139,134 +152,116 @@ probe_write_kernel(const uint64_t *offsets, uint64_t n, uint64_t from, uint64_t 
 	}
 }
 
-GpuopsStatus
-cuda_join_begin(const GpuopsSettings *settings, int nkeys, GpuopsJoin **out) noexcept
+CudaJoin::CudaJoin(const GpuopsSettings *settings, int nkeys)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
-		Runtime    &rt = Runtime::get(*settings);
-		auto		j = std::make_unique<CudaJoin>();
-
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		j->rt = &rt;
-		j->window = join_window_pairs_for_budget(rt.limit());
-		j->settings = *settings;
-		j->nkeys = nkeys;
-		j->stream = rt.stream(0);
-		*out = reinterpret_cast<GpuopsJoin *>(j.release());
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of join keys: %d", nkeys);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	window.max_pairs = join_window_pairs_for_budget(rt->limit());
+	this->settings = *settings;
+	this->nkeys = nkeys;
+	stream = rt->stream(0);
 }
 
 GpuopsStatus
-cuda_join_build(GpuopsJoin *join, const GpuopsJoinKeys *keys) noexcept
+CudaJoin::join_build(const GpuopsJoinKeys *keys)
 {
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CudaJoin *>(join);
-
-		if (keys->nkeys != j->nkeys)
-			fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, j->nkeys);
-		if (j->build_rows + keys->nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "build side over %u rows", UINT32_MAX);
-		/* NULL keys never match: they stay out of the directory */
-		for (uint64_t i = 0; i < keys->nrows; i++)
-			if (!join_key_null(keys->nulls, j->nkeys, i))
-			{
-				for (int k = 0; k < j->nkeys; k++)
-					j->h_words[k].push_back(keys->words[k][i]);
-				j->h_rows.push_back(static_cast<uint32_t>(j->build_rows + i));
-			}
-		j->build_rows += keys->nrows;
-		j->stats.build_rows = j->build_rows;
-		return GPUOPS_OK;
-	});
+	if (keys->nkeys != nkeys)
+		fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, nkeys);
+	if (build_rows + keys->nrows > UINT32_MAX)
+		fail(GPUOPS_ERR_UNSUPPORTED, "build side over %u rows", UINT32_MAX);
+	/* NULL keys never match: they stay out of the directory */
+	for (uint64_t i = 0; i < keys->nrows; i++)
+		if (!join_key_null(keys->nulls, nkeys, i))
+		{
+			for (int k = 0; k < nkeys; k++)
+				h_words[k].push_back(keys->words[k][i]);
+			h_rows.push_back(static_cast<uint32_t>(build_rows + i));
+		}
+	build_rows += keys->nrows;
+	stats.build_rows = build_rows;
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_join_build_finish(GpuopsJoin *join) noexcept
+CudaJoin::join_build_finish()
 {
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CudaJoin *>(join);
-		Runtime    *rt = j->rt;
-		cudaStream_t s = j->stream;
-		uint64_t	n = j->h_rows.size();
-		int			nkeys = j->nkeys;
-		DeviceArray words, rows_in, hash_in, hash_out, head, nsel, temp;
-		KeyPtrs		kp = {};
-		size_t		temp_bytes = 0,
-					t2 = 0;
-		auto		t0 = std::chrono::steady_clock::now();
+	cudaStream_t s = stream;
+	uint64_t	n = h_rows.size();
+	DeviceArray words, rows_in, hash_in, hash_out, head, nsel, temp;
+	KeyPtrs		kp = {};
+	size_t		temp_bytes = 0,
+				t2 = 0;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, j->settings.fault);
-		/* one device array holding each key's words, key after key */
-		words.get(rt, n * nkeys * 8 + 8, s);
-		rows_in.get(rt, n * 4 + 4, s);
-		for (int k = 0; k < nkeys && n > 0; k++)
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + k * n, j->h_words[k].data(),
-											n * 8, cudaMemcpyHostToDevice, s));
-		if (n > 0)
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows_in.as<uint32_t>(), j->h_rows.data(), n * 4,
-											cudaMemcpyHostToDevice, s));
-		::gpuops::cuda::sync_stream(s);
-		j->stats.copy_ms += ms_since(t0);
-		t0 = std::chrono::steady_clock::now();
-		for (int k = 0; k < nkeys; k++)
-			std::vector<uint64_t>().swap(j->h_words[k]);
-		std::vector<uint32_t>().swap(j->h_rows);
-		for (int k = 0; k < nkeys; k++)
-			kp.words[k] = words.as<uint64_t>() + k * n;
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	/* one device array holding each key's words, key after key */
+	words.get(rt, n * nkeys * 8 + 8, s);
+	rows_in.get(rt, n * 4 + 4, s);
+	for (int k = 0; k < nkeys && n > 0; k++)
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + k * n, h_words[k].data(),
+										n * 8, cudaMemcpyHostToDevice, s));
+	if (n > 0)
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows_in.as<uint32_t>(), h_rows.data(), n * 4,
+										cudaMemcpyHostToDevice, s));
+	::gpuops::cuda::sync_stream(s);
+	stats.copy_ms += ms_since(t0);
+	t0 = std::chrono::steady_clock::now();
+	for (int k = 0; k < nkeys; k++)
+		std::vector<uint64_t>().swap(h_words[k]);
+	std::vector<uint32_t>().swap(h_rows);
+	for (int k = 0; k < nkeys; k++)
+		kp.words[k] = words.as<uint64_t>() + k * n;
 
-		hash_in.get(rt, n * 8 + 8, s);
-		hash_out.get(rt, n * 8 + 8, s);
-		j->sorted_rows.get(rt, n * 4 + 4, s);
-		if (n > 0)
-		{
-			hash_kernel<<<blocks(n), kThreads, 0, s>>>(kp, nkeys, n, hash_in.as<uint64_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("hash");
-			GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-				nullptr, temp_bytes, hash_in.as<uint64_t>(), hash_out.as<uint64_t>(),
-				rows_in.as<uint32_t>(), j->sorted_rows.as<uint32_t>(), n, 0, 64, s));
-			head.get(rt, n + 1, s);
-			j->first.get(rt, n * 8 + 8, s);
-			nsel.get(rt, 8, s);
-			GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
-				nullptr, t2, thrust::counting_iterator<uint64_t>(0), head.as<uint8_t>(),
-				j->first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
-			temp.get(rt, std::max(temp_bytes, t2) + 8, s);
-			temp_bytes = std::max(temp_bytes, t2);
-			GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-				temp.as<void>(), temp_bytes, hash_in.as<uint64_t>(), hash_out.as<uint64_t>(),
-				rows_in.as<uint32_t>(), j->sorted_rows.as<uint32_t>(), n, 0, 64, s));
-			head_kernel<<<blocks(n), kThreads, 0, s>>>(hash_out.as<uint64_t>(), n, head.as<uint8_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("head");
-			GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
-				temp.as<void>(), temp_bytes, thrust::counting_iterator<uint64_t>(0),
-				head.as<uint8_t>(), j->first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
-											cudaMemcpyDeviceToHost, s));
-			::gpuops::cuda::sync_stream(s);
-			j->ndir = rt->pinned_scalar()[0];
-		}
-		j->dir.get(rt, j->ndir * 8 + 8, s);
-		j->count.get(rt, j->ndir * 8 + 8, s);
-		if (j->ndir > 0)
-		{
-			dir_kernel<<<blocks(j->ndir), kThreads, 0, s>>>(hash_out.as<uint64_t>(),
-															j->first.as<uint64_t>(), j->ndir, n,
-															j->dir.as<uint64_t>(),
-															j->count.as<uint64_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("directory");
-		}
+	hash_in.get(rt, n * 8 + 8, s);
+	hash_out.get(rt, n * 8 + 8, s);
+	sorted_rows.get(rt, n * 4 + 4, s);
+	if (n > 0)
+	{
+		hash_kernel<<<blocks(n), kThreads, 0, s>>>(kp, nkeys, n, hash_in.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("hash");
+		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+			nullptr, temp_bytes, hash_in.as<uint64_t>(), hash_out.as<uint64_t>(),
+			rows_in.as<uint32_t>(), sorted_rows.as<uint32_t>(), n, 0, 64, s));
+		head.get(rt, n + 1, s);
+		first.get(rt, n * 8 + 8, s);
+		nsel.get(rt, 8, s);
+		GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
+			nullptr, t2, thrust::counting_iterator<uint64_t>(0), head.as<uint8_t>(),
+			first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
+		temp.get(rt, std::max(temp_bytes, t2) + 8, s);
+		temp_bytes = std::max(temp_bytes, t2);
+		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+			temp.as<void>(), temp_bytes, hash_in.as<uint64_t>(), hash_out.as<uint64_t>(),
+			rows_in.as<uint32_t>(), sorted_rows.as<uint32_t>(), n, 0, 64, s));
+		head_kernel<<<blocks(n), kThreads, 0, s>>>(hash_out.as<uint64_t>(), n, head.as<uint8_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("head");
+		GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
+			temp.as<void>(), temp_bytes, thrust::counting_iterator<uint64_t>(0),
+			head.as<uint8_t>(), first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
+										cudaMemcpyDeviceToHost, s));
 		::gpuops::cuda::sync_stream(s);
-		j->stats.directory = j->ndir;
-		j->build_bytes = n * 4 + j->ndir * 24 + n * 8;
-		j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
-		j->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+		ndir = rt->pinned_scalar()[0];
+	}
+	dir.get(rt, ndir * 8 + 8, s);
+	count.get(rt, ndir * 8 + 8, s);
+	if (ndir > 0)
+	{
+		dir_kernel<<<blocks(ndir), kThreads, 0, s>>>(hash_out.as<uint64_t>(),
+														first.as<uint64_t>(), ndir, n,
+														dir.as<uint64_t>(),
+														count.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("directory");
+	}
+	::gpuops::cuda::sync_stream(s);
+	stats.directory = ndir;
+	build_bytes = n * 4 + ndir * 24 + n * 8;
+	stats.device_bytes = std::max<uint64_t>(stats.device_bytes, rt->used());
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 /*
@@ -276,170 +271,127 @@ cuda_join_build_finish(GpuopsJoin *join) noexcept
 void
 write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
 {
-	Runtime    *rt = j->rt;
 	cudaStream_t s = j->stream;
-	uint64_t	from = j->written;
-	uint64_t	m = std::min(j->total - from, j->window);
-	DeviceArray pout, bout;
 
-	pout.get(rt, m * 4 + 4, s);
-	bout.get(rt, m * 4 + 4, s);
-	if (m > 0)
-	{
+	write_pair_window(j->window, j->rt, s, &j->stats.device_bytes, pairs,
+					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 		probe_write_kernel<<<blocks(m), kThreads, 0, s>>>(
 			j->offsets.as<uint64_t>(), j->probe_n, from, m, j->slot.as<int64_t>(),
-			j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout.as<uint32_t>(),
-			bout.as<uint32_t>());
+			j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout, bout);
 		GPUOPS_CUDA_CHECK_LAUNCH("probe write");
-	}
-	j->probe_out.resize(m);
-	j->build_out.resize(m);
-	if (m > 0)
+	});
+}
+
+GpuopsStatus
+CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
+{
+	cudaStream_t s = stream;
+	uint64_t	n = keys->nrows;
+	DeviceArray words, nulls, counts;
+	KeyPtrs		kp = {};
+	size_t		nbytes = (n + 7) / 8;
+	auto		t0 = std::chrono::steady_clock::now();
+
+	if (keys->nkeys != nkeys)
+		fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, nkeys);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	slot.reset();
+	offsets.reset();
+	words.get(rt, n * 8 * nkeys + 8, s);
+	nulls.get(rt, nbytes * nkeys + 8, s);
+	for (int k = 0; k < nkeys; k++)
 	{
-		::gpuops::cuda::copy_to_host(j->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(j->build_out.data(), bout.as<uint32_t>(), m * 4, s);
-	}
-	::gpuops::cuda::sync_stream(s);
-	j->stats.device_bytes = std::max<uint64_t>(j->stats.device_bytes, rt->used());
-	j->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = j->probe_out.data();
-	pairs->build_rows = j->build_out.data();
-	pairs->more = j->written < j->total;
-}
-
-GpuopsStatus
-cuda_join_probe(GpuopsJoin *join, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs) noexcept
-{
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CudaJoin *>(join);
-		Runtime    *rt = j->rt;
-		cudaStream_t s = j->stream;
-		uint64_t	n = keys->nrows;
-		int			nkeys = j->nkeys;
-		DeviceArray words, nulls, counts;
-		KeyPtrs		kp = {};
-		size_t		nbytes = (n + 7) / 8;
-		auto		t0 = std::chrono::steady_clock::now();
-
-		if (keys->nkeys != nkeys)
-			fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, nkeys);
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
-		j->slot.reset();
-		j->offsets.reset();
-		words.get(rt, n * 8 * nkeys + 8, s);
-		nulls.get(rt, nbytes * nkeys + 8, s);
-		for (int k = 0; k < nkeys; k++)
+		kp.words[k] = words.as<uint64_t>() + k * n;
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
+										n * 8, cudaMemcpyHostToDevice, s));
+		if (keys->nulls[k])
 		{
-			kp.words[k] = words.as<uint64_t>() + k * n;
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
-											n * 8, cudaMemcpyHostToDevice, s));
-			if (keys->nulls[k])
-			{
-				kp.nulls[k] = nulls.as<uint8_t>() + k * nbytes;
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint8_t *>(kp.nulls[k]), keys->nulls[k],
-												nbytes, cudaMemcpyHostToDevice, s));
-			}
+			kp.nulls[k] = nulls.as<uint8_t>() + k * nbytes;
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint8_t *>(kp.nulls[k]), keys->nulls[k],
+											nbytes, cudaMemcpyHostToDevice, s));
 		}
-		j->slot.get(rt, n * 8 + 8, s);
-		counts.get(rt, (n + 1) * 8, s);
-		j->offsets.get(rt, (n + 1) * 8, s);
-		probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, nkeys, n, j->dir.as<uint64_t>(),
-															   j->ndir, j->count.as<uint64_t>(),
-															   j->slot.as<int64_t>(),
-															   counts.as<uint64_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("probe count");
-		exclusive_sum(rt, s, counts, j->offsets, n);
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), j->offsets.as<uint64_t>() + n, 8,
-										cudaMemcpyDeviceToHost, s));
-		::gpuops::cuda::sync_stream(s);
-		j->probe_n = n;
-		j->total = rt->pinned_scalar()[0];
-		j->written = 0;
-		words.reset();
-		nulls.reset();
-		counts.reset();
-		write_window(j, pairs);
-		j->stats.probe_rows += n;
-		j->stats.pairs += j->total;
-		j->stats.probe_batches++;
-		j->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	}
+	slot.get(rt, n * 8 + 8, s);
+	counts.get(rt, (n + 1) * 8, s);
+	offsets.get(rt, (n + 1) * 8, s);
+	probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, nkeys, n, dir.as<uint64_t>(),
+														   ndir, count.as<uint64_t>(),
+														   slot.as<int64_t>(),
+														   counts.as<uint64_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("probe count");
+	exclusive_sum(rt, s, counts, offsets, n);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + n, 8,
+									cudaMemcpyDeviceToHost, s));
+	::gpuops::cuda::sync_stream(s);
+	probe_n = n;
+	window.start(rt->pinned_scalar()[0]);
+	words.reset();
+	nulls.reset();
+	counts.reset();
+	write_window(this, pairs);
+	stats.probe_rows += n;
+	stats.pairs += window.total;
+	stats.probe_batches++;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_join_next_pairs(GpuopsJoin *join, GpuopsJoinPairs *pairs) noexcept
+CudaJoin::join_next_pairs(GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CudaJoin *>(join);
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, j->settings.fault);
-		j->stats.windows++;
-		write_window(j, pairs);
-		j->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.windows++;
+	write_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 uint64_t
-cuda_join_capacity(const GpuopsJoin *join) noexcept
+CudaJoin::join_capacity() const
 {
-	auto	   *j = reinterpret_cast<const CudaJoin *>(join);
-
-	return join_build_rows_for_budget(j->rt->limit(), j->nkeys);
+	return join_build_rows_for_budget(rt->limit(), nkeys);
 }
 
 void
-cuda_join_stats(const GpuopsJoin *join, GpuopsJoinStats *stats) noexcept
+CudaJoin::join_stats(GpuopsJoinStats *out) const
 {
-	*stats = reinterpret_cast<const CudaJoin *>(join)->stats;
+	*out = stats;
 }
 
-void
-cuda_join_end(GpuopsJoin *join) noexcept
+/* join_end */
+CudaJoin::~CudaJoin()
 {
-	auto	   *j = reinterpret_cast<CudaJoin *>(join);
-
-	if (j)
-	{
-		/* device arrays go back to the pool on the stream; then wait for it */
-		j->sorted_rows.reset();
-		j->dir.reset();
-		j->first.reset();
-		j->count.reset();
-		j->slot.reset();
-		j->offsets.reset();
-		(void) cudaStreamSynchronize(j->stream);
-	}
-	delete j;
+	/* device arrays go back to the pool on the stream; then wait for it */
+	sorted_rows.reset();
+	dir.reset();
+	first.reset();
+	count.reset();
+	slot.reset();
+	offsets.reset();
+	(void) cudaStreamSynchronize(stream);
 }
 
 uint32_t
-cuda_join_probe_rows(const GpuopsJoin *join) noexcept
+CudaJoin::join_probe_rows() const
 {
-	auto	   *j = reinterpret_cast<const CudaJoin *>(join);
-
-	return join_probe_rows_for_budget(j->rt->limit(), j->nkeys);
+	return join_probe_rows_for_budget(rt->limit(), nkeys);
 }
 
 GpuopsStatus
-cuda_join_directory(GpuopsJoin *join, uint64_t *ndir, uint64_t *checksum) noexcept
+CudaJoin::join_directory(uint64_t *ndir_out, uint64_t *checksum)
 {
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CudaJoin *>(join);
-		std::vector<uint64_t> dir(j->ndir);
+	std::vector<uint64_t> host_dir(ndir);
 
-		if (j->ndir > 0)
-		{
-			::gpuops::cuda::copy_to_host(dir.data(), j->dir.as<uint64_t>(), j->ndir * 8, j->stream);
-			::gpuops::cuda::sync_stream(j->stream);
-		}
-		*ndir = j->ndir;
-		*checksum = join_directory_checksum(dir.data(), dir.size());
-		return GPUOPS_OK;
-	});
+	if (ndir > 0)
+	{
+		::gpuops::cuda::copy_to_host(host_dir.data(), dir.as<uint64_t>(), ndir * 8, stream);
+		::gpuops::cuda::sync_stream(stream);
+	}
+	*ndir_out = ndir;
+	*checksum = join_directory_checksum(host_dir.data(), host_dir.size());
+	return GPUOPS_OK;
 }
 
 /*
@@ -455,7 +407,12 @@ struct CudaLookup
 	cudaStream_t stream = nullptr;
 	DeviceArray words, nulls, slot, counts;
 
-	~CudaLookup()
+	/* the entry points (backend_tables.hpp) */
+	CudaLookup(CudaJoin *j, uint32_t max_rows);
+	~CudaLookup() { release(); }
+	GpuopsStatus lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_out);
+
+	void		release() noexcept
 	{
 		words.reset();
 		nulls.reset();
@@ -469,94 +426,70 @@ struct CudaLookup
 	}
 };
 
-GpuopsStatus
-cuda_lookup_begin(GpuopsJoin *join, uint32_t max_rows, GpuopsJoinLookup **out) noexcept
+CudaLookup::CudaLookup(CudaJoin *j, uint32_t max_rows)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		auto	   *j = reinterpret_cast<CudaJoin *>(join);
-		auto		l = std::make_unique<CudaLookup>();
-		size_t		nbytes = (max_rows + 7) / 8;
+	size_t		nbytes = (max_rows + 7) / 8;
 
-		l->join = j;
-		l->fault = j->settings.fault;
-		l->max_rows = max_rows;
-		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
-		l->words.get(j->rt, (size_t) max_rows * 8 * j->nkeys + 8, l->stream);
-		l->nulls.get(j->rt, nbytes * j->nkeys + 8, l->stream);
-		l->slot.get(j->rt, (size_t) max_rows * 8 + 8, l->stream);
-		l->counts.get(j->rt, ((size_t) max_rows + 1) * 4, l->stream);	/* the kernel's [n] too */
-		::gpuops::cuda::sync_stream(l->stream);
-		*out = reinterpret_cast<GpuopsJoinLookup *>(l.release());
-		return GPUOPS_OK;
-	});
+	join = j;
+	fault = j->settings.fault;
+	this->max_rows = max_rows;
+	/* a lookup_begin that fails frees what it has, stream included */
+	try
+	{
+		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+		words.get(j->rt, (size_t) max_rows * 8 * j->nkeys + 8, stream);
+		nulls.get(j->rt, nbytes * j->nkeys + 8, stream);
+		slot.get(j->rt, (size_t) max_rows * 8 + 8, stream);
+		counts.get(j->rt, ((size_t) max_rows + 1) * 4, stream);	/* the kernel's [n] too */
+		::gpuops::cuda::sync_stream(stream);
+	}
+	catch (...)
+	{
+		release();
+		throw;
+	}
 }
 
 GpuopsStatus
-cuda_lookup(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots,
-			uint32_t *counts) noexcept
+CudaLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_out)
 {
-	return guarded([&]() {
-		auto	   *l = reinterpret_cast<CudaLookup *>(lookup);
-		const CudaJoin *j = l->join;
-		cudaStream_t s = l->stream;
-		uint64_t	n = keys->nrows;
-		size_t		nbytes = (n + 7) / 8;
-		KeyPtrs		kp = {};
+	const CudaJoin *j = join;
+	cudaStream_t s = stream;
+	uint64_t	n = keys->nrows;
+	size_t		nbytes = (n + 7) / 8;
+	KeyPtrs		kp = {};
 
-		if (keys->nkeys != j->nkeys || n > l->max_rows)
-			fail(GPUOPS_ERR_INTERNAL, "lookup of %llu rows, %d keys",
-				 (unsigned long long) n, keys->nkeys);
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, l->fault);
-		if (n == 0)
-			return GPUOPS_OK;
-		for (int k = 0; k < j->nkeys; k++)
+	if (keys->nkeys != j->nkeys || n > max_rows)
+		fail(GPUOPS_ERR_INTERNAL, "lookup of %llu rows, %d keys",
+			 (unsigned long long) n, keys->nkeys);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, fault);
+	if (n == 0)
+		return GPUOPS_OK;
+	for (int k = 0; k < j->nkeys; k++)
+	{
+		kp.words[k] = words.as<uint64_t>() + k * n;
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
+										n * 8, cudaMemcpyHostToDevice, s));
+		if (keys->nulls[k])
 		{
-			kp.words[k] = l->words.as<uint64_t>() + k * n;
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
-											n * 8, cudaMemcpyHostToDevice, s));
-			if (keys->nulls[k])
-			{
-				kp.nulls[k] = l->nulls.as<uint8_t>() + k * nbytes;
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint8_t *>(kp.nulls[k]), keys->nulls[k],
-												nbytes, cudaMemcpyHostToDevice, s));
-			}
+			kp.nulls[k] = nulls.as<uint8_t>() + k * nbytes;
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint8_t *>(kp.nulls[k]), keys->nulls[k],
+											nbytes, cudaMemcpyHostToDevice, s));
 		}
-		probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, j->nkeys, n,
-															   j->dir.as<uint64_t>(), j->ndir,
-															   j->count.as<uint64_t>(),
-															   l->slot.as<int64_t>(),
-															   l->counts.as<uint32_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("lookup");
-		::gpuops::cuda::copy_to_host(slots, l->slot.as<int64_t>(), n * 8, s);
-		::gpuops::cuda::copy_to_host(counts, l->counts.as<uint32_t>(), n * 4, s);
-		::gpuops::cuda::sync_stream(s);
-		return GPUOPS_OK;
-	});
+	}
+	probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, j->nkeys, n,
+														   j->dir.as<uint64_t>(), j->ndir,
+														   j->count.as<uint64_t>(),
+														   slot.as<int64_t>(),
+														   counts.as<uint32_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("lookup");
+	::gpuops::cuda::copy_to_host(slots, slot.as<int64_t>(), n * 8, s);
+	::gpuops::cuda::copy_to_host(counts_out, counts.as<uint32_t>(), n * 4, s);
+	::gpuops::cuda::sync_stream(s);
+	return GPUOPS_OK;
 }
 
-void
-cuda_lookup_end(GpuopsJoinLookup *lookup) noexcept
-{
-	delete reinterpret_cast<CudaLookup *>(lookup);
-}
-
-const GpuopsJoinBackend cuda_join_backend = {
-	"cuda",
-	cuda_join_begin,
-	cuda_join_build,
-	cuda_join_build_finish,
-	cuda_join_probe,
-	cuda_join_next_pairs,
-	cuda_join_capacity,
-	cuda_join_probe_rows,
-	cuda_join_stats,
-	cuda_join_end,
-	cuda_join_directory,
-	cuda_lookup_begin,
-	cuda_lookup,
-	cuda_lookup_end,
-};
+constexpr GpuopsJoinBackend cuda_join_backend = shell::make_join_backend<CudaJoin>("cuda");
 
 }								/* namespace */
 }								/* namespace cuda */

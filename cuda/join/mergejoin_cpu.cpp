@@ -11,8 +11,10 @@
 #include <numeric>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "merge_common.hpp"
+#include "pair_window.hpp"
 
 namespace gpuops {
 namespace {
@@ -44,10 +46,17 @@ struct CpuMergeJoin
 	Side		side[2];
 	std::vector<uint64_t> offsets;	/* per sorted outer row: its first pair; [m] = total */
 	std::vector<uint64_t> lb;
-	uint64_t	written = 0;
-	uint64_t	window = 0;
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;
 	GpuopsMergeJoinStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	CpuMergeJoin(const GpuopsSettings *settings, int nkeys);
+	GpuopsStatus mj_side(int which, const GpuopsJoinKeys *keys);
+	GpuopsStatus mj_join(GpuopsJoinPairs *pairs);
+	GpuopsStatus mj_next_pairs(GpuopsJoinPairs *pairs);
+	GpuopsStatus mj_outer_order(const uint32_t **order);
+	uint64_t	mj_capacity() const;
+	void		mj_stats(GpuopsMergeJoinStats *out) const;
 };
 
 uint64_t
@@ -56,71 +65,60 @@ budget(const GpuopsSettings &s)
 	return s.device_memory_limit / (s.device_share ? s.device_share : 1);
 }
 
-GpuopsStatus
-cpu_mj_begin(const GpuopsSettings *settings, int nkeys, GpuopsMergeJoin **out) noexcept
+CpuMergeJoin::CpuMergeJoin(const GpuopsSettings *settings, int nkeys)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of merge keys: %d", nkeys);
-		auto		mj = std::make_unique<CpuMergeJoin>();
-
-		mj->settings = *settings;
-		mj->nkeys = nkeys;
-		mj->window = join_window_pairs_for_budget(budget(*settings));
-		*out = reinterpret_cast<GpuopsMergeJoin *>(mj.release());
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of merge keys: %d", nkeys);
+	this->settings = *settings;
+	this->nkeys = nkeys;
+	window.max_pairs = join_window_pairs_for_budget(budget(*settings));
 }
 
 GpuopsStatus
-cpu_mj_side(GpuopsMergeJoin *h, int which, const GpuopsJoinKeys *keys) noexcept
+CpuMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 {
-	return guarded([&]() {
-		auto	   *mj = reinterpret_cast<CpuMergeJoin *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
-		uint64_t	n = keys->nrows;
-		int			nk = mj->nkeys;
-		Side	   &s = mj->side[which ? 1 : 0];
-		std::vector<uint8_t> mask(n, 0);
-		MjKeys		raw = {};
+	auto		t0 = std::chrono::steady_clock::now();
+	uint64_t	n = keys->nrows;
+	int			nk = nkeys;
+	Side	   &s = side[which ? 1 : 0];
+	std::vector<uint8_t> mask(n, 0);
+	MjKeys		raw = {};
 
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, mj->settings.fault);
-		if (keys->nkeys != nk || n > UINT32_MAX)
-			fail(GPUOPS_ERR_INTERNAL, "merge join side: bad keys");
-		for (int k = 0; k < nk; k++)
-		{
-			raw.words[k] = keys->words[k];
-			if (keys->nulls[k])
-				for (uint64_t i = 0; i < n; i++)
-					mask[i] |= ((keys->nulls[k][i >> 3] >> (i & 7)) & 1) << k;
-		}
-		raw.nullmask = mask.data();
-		raw.nkeys = nk;
-		s.order.resize(n);
-		std::iota(s.order.begin(), s.order.end(), 0u);
-		uint64_t	compared = 0;
-
-		std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
-			check_interrupt_every(++compared);
-			return mj_cmp(raw, a, raw, b) < 0;
-		});
-		for (int k = 0; k < nk; k++)
-		{
-			s.words[k].resize(n);
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	if (keys->nkeys != nk || n > UINT32_MAX)
+		fail(GPUOPS_ERR_INTERNAL, "merge join side: bad keys");
+	for (int k = 0; k < nk; k++)
+	{
+		raw.words[k] = keys->words[k];
+		if (keys->nulls[k])
 			for (uint64_t i = 0; i < n; i++)
-				s.words[k][i] = keys->words[k][s.order[i]];
-		}
-		s.nullmask.resize(n);
-		for (uint64_t i = 0; i < n; i++)
-			s.nullmask[i] = mask[s.order[i]];
-		s.n = n;
-		s.loaded = true;
-		(which ? mj->stats.inner_rows : mj->stats.outer_rows) = n;
-		mj->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
+				mask[i] |= ((keys->nulls[k][i >> 3] >> (i & 7)) & 1) << k;
+	}
+	raw.nullmask = mask.data();
+	raw.nkeys = nk;
+	s.order.resize(n);
+	std::iota(s.order.begin(), s.order.end(), 0u);
+	uint64_t	compared = 0;
+
+	std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
+		check_interrupt_every(++compared);
+		return mj_cmp(raw, a, raw, b) < 0;
 	});
+	for (int k = 0; k < nk; k++)
+	{
+		s.words[k].resize(n);
+		for (uint64_t i = 0; i < n; i++)
+			s.words[k][i] = keys->words[k][s.order[i]];
+	}
+	s.nullmask.resize(n);
+	for (uint64_t i = 0; i < n; i++)
+		s.nullmask[i] = mask[s.order[i]];
+	s.n = n;
+	s.loaded = true;
+	(which ? stats.inner_rows : stats.outer_rows) = n;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 void
@@ -128,110 +126,80 @@ write_window(CpuMergeJoin *mj, GpuopsJoinPairs *pairs)
 {
 	const Side &o = mj->side[0];
 	const Side &in = mj->side[1];
-	uint64_t	total = mj->offsets[o.n];
-	uint64_t	from = mj->written;
-	uint64_t	m = std::min(total - from, mj->window);
 
-	mj->probe_out.resize(m);
-	mj->build_out.resize(m);
-	for (uint64_t w = 0; w < m; w++)
-	{
-		uint64_t	idx = from + w;
-		uint64_t	i = join_owner(mj->offsets.data(), o.n, idx);
+	mj->window.write_host(pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out,
+									 uint32_t *build_out) {
+		for (uint64_t w = 0; w < m; w++)
+		{
+			uint64_t	idx = from + w;
+			uint64_t	i = join_owner(mj->offsets.data(), o.n, idx);
 
-		mj->probe_out[w] = o.order[i];
-		mj->build_out[w] = in.order[mj->lb[i] + (idx - mj->offsets[i])];
-	}
-	mj->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = mj->probe_out.data();
-	pairs->build_rows = mj->build_out.data();
-	pairs->more = mj->written < total;
-}
-
-GpuopsStatus
-cpu_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
-{
-	return guarded([&]() {
-		auto	   *mj = reinterpret_cast<CpuMergeJoin *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
-		const Side &o = mj->side[0];
-		const Side &in = mj->side[1];
-		MjKeys		ok = o.keys(mj->nkeys),
-					ik = in.keys(mj->nkeys);
-		std::vector<uint64_t> ub(o.n + 1);
-
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
-		if (!o.loaded || !in.loaded)
-			fail(GPUOPS_ERR_INTERNAL, "merge join: a side is missing");
-		mj->lb.assign(o.n + 1, 0);
-		mj_merge_segment<false>(ok, o.n, ik, in.n, 0, o.n + in.n, mj->lb.data());
-		mj_merge_segment<true>(ok, o.n, ik, in.n, 0, o.n + in.n, ub.data());
-		mj->offsets.assign(o.n + 1, 0);
-		for (uint64_t i = 0; i < o.n; i++)
-			mj->offsets[i + 1] = mj->offsets[i] + (o.nullmask[i] ? 0 : ub[i] - mj->lb[i]);
-		mj->written = 0;
-		mj->stats.pairs = mj->offsets[o.n];
-		if (pairs)
-			write_window(mj, pairs);
-		mj->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
+			probe_out[w] = o.order[i];
+			build_out[w] = in.order[mj->lb[i] + (idx - mj->offsets[i])];
+		}
 	});
 }
 
 GpuopsStatus
-cpu_mj_next_pairs(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
+CpuMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *mj = reinterpret_cast<CpuMergeJoin *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
+	const Side &o = side[0];
+	const Side &in = side[1];
+	MjKeys		ok = o.keys(nkeys),
+				ik = in.keys(nkeys);
+	std::vector<uint64_t> ub(o.n + 1);
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
-		mj->stats.windows++;
-		write_window(mj, pairs);
-		mj->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	if (!o.loaded || !in.loaded)
+		fail(GPUOPS_ERR_INTERNAL, "merge join: a side is missing");
+	lb.assign(o.n + 1, 0);
+	mj_merge_segment<false>(ok, o.n, ik, in.n, 0, o.n + in.n, lb.data());
+	mj_merge_segment<true>(ok, o.n, ik, in.n, 0, o.n + in.n, ub.data());
+	offsets.assign(o.n + 1, 0);
+	for (uint64_t i = 0; i < o.n; i++)
+		offsets[i + 1] = offsets[i] + (o.nullmask[i] ? 0 : ub[i] - lb[i]);
+	window.start(offsets[o.n]);
+	stats.pairs = offsets[o.n];
+	if (pairs)
+		write_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_mj_outer_order(GpuopsMergeJoin *h, const uint32_t **order) noexcept
+CpuMergeJoin::mj_next_pairs(GpuopsJoinPairs *pairs)
 {
-	*order = reinterpret_cast<CpuMergeJoin *>(h)->side[0].order.data();
+	auto		t0 = std::chrono::steady_clock::now();
+
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.windows++;
+	write_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuMergeJoin::mj_outer_order(const uint32_t **order)
+{
+	*order = side[0].order.data();
 	return GPUOPS_OK;
 }
 
 uint64_t
-cpu_mj_capacity(const GpuopsMergeJoin *h) noexcept
+CpuMergeJoin::mj_capacity() const
 {
-	auto	   *mj = reinterpret_cast<const CpuMergeJoin *>(h);
-
-	return mj_rows_for_budget(budget(mj->settings), mj->nkeys);
+	return mj_rows_for_budget(budget(settings), nkeys);
 }
 
 void
-cpu_mj_stats(const GpuopsMergeJoin *h, GpuopsMergeJoinStats *stats) noexcept
+CpuMergeJoin::mj_stats(GpuopsMergeJoinStats *out) const
 {
-	*stats = reinterpret_cast<const CpuMergeJoin *>(h)->stats;
+	*out = stats;
 }
 
-void
-cpu_mj_end(GpuopsMergeJoin *h) noexcept
-{
-	delete reinterpret_cast<CpuMergeJoin *>(h);
-}
-
-const GpuopsMergeJoinBackend cpu_mergejoin_backend = {
-	"cpu",
-	cpu_mj_begin,
-	cpu_mj_side,
-	cpu_mj_join,
-	cpu_mj_next_pairs,
-	cpu_mj_outer_order,
-	cpu_mj_capacity,
-	cpu_mj_stats,
-	cpu_mj_end,
-};
+constexpr GpuopsMergeJoinBackend cpu_mergejoin_backend =
+	shell::make_mergejoin_backend<CpuMergeJoin>("cpu");
 
 }								/* namespace */
 }								/* namespace gpuops */

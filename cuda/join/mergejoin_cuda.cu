@@ -19,10 +19,12 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "launch.cuh"
 #include "merge_common.hpp"
+#include "pair_window.cuh"
 #include "prefix_sum.cuh"
 
 namespace gpuops {
@@ -60,12 +62,19 @@ struct CudaMergeJoin
 	Side		side[2];
 	DeviceArray lb;
 	DeviceArray offsets;
-	uint64_t	total = 0;
-	uint64_t	written = 0;
-	uint64_t	window = 0;
+	PairWindow	window;
 	std::vector<uint32_t> outer_order;
-	std::vector<uint32_t> probe_out, build_out;
 	GpuopsMergeJoinStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	CudaMergeJoin(const GpuopsSettings *settings, int nkeys);
+	~CudaMergeJoin();
+	GpuopsStatus mj_side(int which, const GpuopsJoinKeys *keys);
+	GpuopsStatus mj_join(GpuopsJoinPairs *pairs);
+	GpuopsStatus mj_next_pairs(GpuopsJoinPairs *pairs);
+	GpuopsStatus mj_outer_order(const uint32_t **order);
+	uint64_t	mj_capacity() const;
+	void		mj_stats(GpuopsMergeJoinStats *out) const;
 };
 
 /* mask[i] bit k: key k of row i is NULL */
@@ -160,279 +169,221 @@ sort_pass(CudaMergeJoin *mj, DeviceArray &keys_in, DeviceArray &order, uint64_t 
 	mj->stats.sort_passes++;
 }
 
-GpuopsStatus
-cuda_mj_begin(const GpuopsSettings *settings, int nkeys, GpuopsMergeJoin **out) noexcept
+CudaMergeJoin::CudaMergeJoin(const GpuopsSettings *settings, int nkeys)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of merge keys: %d", nkeys);
-		Runtime    &rt = Runtime::get(*settings);
-		auto		mj = std::make_unique<CudaMergeJoin>();
-
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		mj->rt = &rt;
-		mj->settings = *settings;
-		mj->nkeys = nkeys;
-		mj->stream = rt.stream(0);
-		mj->window = join_window_pairs_for_budget(rt.limit());
-		*out = reinterpret_cast<GpuopsMergeJoin *>(mj.release());
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (nkeys < 1 || nkeys > GPUOPS_MAX_JOIN_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of merge keys: %d", nkeys);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	this->nkeys = nkeys;
+	stream = rt->stream(0);
+	window.max_pairs = join_window_pairs_for_budget(rt->limit());
 }
 
 GpuopsStatus
-cuda_mj_side(GpuopsMergeJoin *h, int which, const GpuopsJoinKeys *keys) noexcept
+CudaMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 {
-	return guarded([&]() {
-		auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
-		Runtime    *rt = mj->rt;
-		cudaStream_t s = mj->stream;
-		uint64_t	n = keys->nrows;
-		int			nk = mj->nkeys;
-		Side	   &sd = mj->side[which ? 1 : 0];
-		DeviceArray raw[GPUOPS_MAX_JOIN_KEYS];
-		DeviceArray mask, nulls, tmp;
-		auto		t0 = std::chrono::steady_clock::now();
+	cudaStream_t s = stream;
+	uint64_t	n = keys->nrows;
+	int			nk = nkeys;
+	Side	   &sd = side[which ? 1 : 0];
+	DeviceArray raw[GPUOPS_MAX_JOIN_KEYS];
+	DeviceArray mask, nulls, tmp;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, mj->settings.fault);
-		if (keys->nkeys != nk || n > UINT32_MAX)
-			fail(GPUOPS_ERR_INTERNAL, "merge join side: bad keys");
-		mask.get(rt, n + 8, s);
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(mask.as<void>(), 0, n + 8, s));
-		nulls.get(rt, (n + 7) / 8 + 8, s);
-		for (int k = 0; k < nk; k++)
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	if (keys->nkeys != nk || n > UINT32_MAX)
+		fail(GPUOPS_ERR_INTERNAL, "merge join side: bad keys");
+	mask.get(rt, n + 8, s);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(mask.as<void>(), 0, n + 8, s));
+	nulls.get(rt, (n + 7) / 8 + 8, s);
+	for (int k = 0; k < nk; k++)
+	{
+		raw[k].get(rt, n * 8 + 8, s);
+		if (n > 0)
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(raw[k].as<void>(), keys->words[k], n * 8,
+											cudaMemcpyHostToDevice, s));
+		if (keys->nulls[k] && n > 0)
 		{
-			raw[k].get(rt, n * 8 + 8, s);
-			if (n > 0)
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(raw[k].as<void>(), keys->words[k], n * 8,
-												cudaMemcpyHostToDevice, s));
-			if (keys->nulls[k] && n > 0)
-			{
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(nulls.as<void>(), keys->nulls[k], (n + 7) / 8,
-												cudaMemcpyHostToDevice, s));
-				mask_kernel<<<blocks(n), kThreads, 0, s>>>(nulls.as<uint8_t>(), k, n,
-														   mask.as<uint8_t>());
-				GPUOPS_CUDA_CHECK_LAUNCH("merge null mask");
-			}
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(nulls.as<void>(), keys->nulls[k], (n + 7) / 8,
+											cudaMemcpyHostToDevice, s));
+			mask_kernel<<<blocks(n), kThreads, 0, s>>>(nulls.as<uint8_t>(), k, n,
+													   mask.as<uint8_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge null mask");
 		}
-		::gpuops::cuda::sync_stream(s);
-		mj->stats.copy_ms += ms_since(t0);
-		t0 = std::chrono::steady_clock::now();
-		sd.order.get(rt, n * 4 + 4, s);
+	}
+	::gpuops::cuda::sync_stream(s);
+	stats.copy_ms += ms_since(t0);
+	t0 = std::chrono::steady_clock::now();
+	sd.order.get(rt, n * 4 + 4, s);
+	if (n > 0)
+	{
+		iota_kernel<<<blocks(n), kThreads, 0, s>>>(sd.order.as<uint32_t>(), n);
+		GPUOPS_CUDA_CHECK_LAUNCH("merge iota");
+	}
+	/* least significant first: key k's words, then its NULL flags */
+	for (int k = nk - 1; k >= 0 && n > 1; k--)
+	{
+		tmp.get(rt, n * 8 + 8, s);
+		gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
+															sd.order.as<uint32_t>(), n,
+															tmp.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("merge gather");
+		sort_pass<uint64_t>(this, tmp, sd.order, n, 64);
+		if (keys->nulls[k])
+		{
+			tmp.get(rt, n + 8, s);
+			gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
+															   sd.order.as<uint32_t>(), n, k,
+															   tmp.as<uint8_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge gather nulls");
+			sort_pass<uint8_t>(this, tmp, sd.order, n, 1);
+		}
+	}
+	for (int k = 0; k < nk; k++)
+	{
+		sd.words[k].get(rt, n * 8 + 8, s);
 		if (n > 0)
 		{
-			iota_kernel<<<blocks(n), kThreads, 0, s>>>(sd.order.as<uint32_t>(), n);
-			GPUOPS_CUDA_CHECK_LAUNCH("merge iota");
-		}
-		/* least significant first: key k's words, then its NULL flags */
-		for (int k = nk - 1; k >= 0 && n > 1; k--)
-		{
-			tmp.get(rt, n * 8 + 8, s);
 			gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
 																sd.order.as<uint32_t>(), n,
-																tmp.as<uint64_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("merge gather");
-			sort_pass<uint64_t>(mj, tmp, sd.order, n, 64);
-			if (keys->nulls[k])
-			{
-				tmp.get(rt, n + 8, s);
-				gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
-																   sd.order.as<uint32_t>(), n, k,
-																   tmp.as<uint8_t>());
-				GPUOPS_CUDA_CHECK_LAUNCH("merge gather nulls");
-				sort_pass<uint8_t>(mj, tmp, sd.order, n, 1);
-			}
+																sd.words[k].as<uint64_t>());
+			GPUOPS_CUDA_CHECK_LAUNCH("merge gather keys");
 		}
-		for (int k = 0; k < nk; k++)
-		{
-			sd.words[k].get(rt, n * 8 + 8, s);
-			if (n > 0)
-			{
-				gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
-																	sd.order.as<uint32_t>(), n,
-																	sd.words[k].as<uint64_t>());
-				GPUOPS_CUDA_CHECK_LAUNCH("merge gather keys");
-			}
-			raw[k].reset();
-		}
-		sd.mask.get(rt, n + 8, s);
-		if (n > 0)
-		{
-			gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
-															   sd.order.as<uint32_t>(), n, 8,
-															   sd.mask.as<uint8_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("merge gather masks");
-		}
-		::gpuops::cuda::sync_stream(s);
-		sd.n = n;
-		sd.loaded = true;
-		(which ? mj->stats.inner_rows : mj->stats.outer_rows) = n;
-		mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
-		mj->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+		raw[k].reset();
+	}
+	sd.mask.get(rt, n + 8, s);
+	if (n > 0)
+	{
+		gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
+														   sd.order.as<uint32_t>(), n, 8,
+														   sd.mask.as<uint8_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("merge gather masks");
+	}
+	::gpuops::cuda::sync_stream(s);
+	sd.n = n;
+	sd.loaded = true;
+	(which ? stats.inner_rows : stats.outer_rows) = n;
+	stats.device_bytes = std::max<uint64_t>(stats.device_bytes, rt->used());
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 void
 write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
 {
-	Runtime    *rt = mj->rt;
 	cudaStream_t s = mj->stream;
-	uint64_t	from = mj->written;
-	uint64_t	m = std::min(mj->total - from, mj->window);
-	DeviceArray pout, bout;
 
-	pout.get(rt, m * 4 + 4, s);
-	bout.get(rt, m * 4 + 4, s);
-	if (m > 0)
-	{
+	write_pair_window(mj->window, mj->rt, s, &mj->stats.device_bytes, pairs,
+					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 		write_kernel<<<blocks(m), kThreads, 0, s>>>(
 			mj->offsets.as<uint64_t>(), mj->side[0].n, mj->lb.as<uint64_t>(),
 			mj->side[0].order.as<uint32_t>(), mj->side[1].order.as<uint32_t>(), from, m,
-			pout.as<uint32_t>(), bout.as<uint32_t>());
+			pout, bout);
 		GPUOPS_CUDA_CHECK_LAUNCH("merge write");
-	}
-	mj->probe_out.resize(m);
-	mj->build_out.resize(m);
-	if (m > 0)
+	});
+}
+
+GpuopsStatus
+CudaMergeJoin::mj_join(GpuopsJoinPairs *pairs)
+{
+	cudaStream_t s = stream;
+	const Side &o = side[0];
+	const Side &in = side[1];
+	uint64_t	m = o.n,
+				n = in.n;
+	DeviceArray ub, counts;
+	auto		t0 = std::chrono::steady_clock::now();
+
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	if (!o.loaded || !in.loaded)
+		fail(GPUOPS_ERR_INTERNAL, "merge join: a side is missing");
+	lb.get(rt, (m + 1) * 8, s);
+	ub.get(rt, (m + 1) * 8, s);
+	if (m + n > 0)
 	{
-		::gpuops::cuda::copy_to_host(mj->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(mj->build_out.data(), bout.as<uint32_t>(), m * 4, s);
+		uint64_t	threads = (m + n + kSegment - 1) / kSegment;
+
+		merge_kernel<false><<<blocks(threads), kThreads, 0, s>>>(
+			o.keys(nkeys), m, in.keys(nkeys), n, lb.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("merge path (start)");
+		merge_kernel<true><<<blocks(threads), kThreads, 0, s>>>(
+			o.keys(nkeys), m, in.keys(nkeys), n, ub.as<uint64_t>());
+		GPUOPS_CUDA_CHECK_LAUNCH("merge path (end)");
 	}
+	counts.get(rt, (m + 1) * 8, s);
+	offsets.get(rt, (m + 1) * 8, s);
+	count_kernel<<<blocks(m + 1), kThreads, 0, s>>>(o.mask.as<uint8_t>(), lb.as<uint64_t>(),
+													ub.as<uint64_t>(), m, counts.as<uint64_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("merge count");
+	exclusive_sum(rt, s, counts, offsets, m);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + m, 8,
+									cudaMemcpyDeviceToHost, s));
+	/* counting only: neither the outer order nor a pair comes back */
+	outer_order.resize(pairs ? m : 0);
+	if (pairs && m > 0)
+		::gpuops::cuda::copy_to_host(outer_order.data(), o.order.as<uint32_t>(), m * 4, s);
 	::gpuops::cuda::sync_stream(s);
-	mj->stats.device_bytes = std::max<uint64_t>(mj->stats.device_bytes, rt->used());
-	mj->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = mj->probe_out.data();
-	pairs->build_rows = mj->build_out.data();
-	pairs->more = mj->written < mj->total;
+	window.start(rt->pinned_scalar()[0]);
+	stats.pairs = window.total;
+	ub.reset();
+	counts.reset();
+	if (pairs)
+		write_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_mj_join(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
+CudaMergeJoin::mj_next_pairs(GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
-		Runtime    *rt = mj->rt;
-		cudaStream_t s = mj->stream;
-		const Side &o = mj->side[0];
-		const Side &in = mj->side[1];
-		uint64_t	m = o.n,
-					n = in.n;
-		DeviceArray ub, counts;
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
-		if (!o.loaded || !in.loaded)
-			fail(GPUOPS_ERR_INTERNAL, "merge join: a side is missing");
-		mj->lb.get(rt, (m + 1) * 8, s);
-		ub.get(rt, (m + 1) * 8, s);
-		if (m + n > 0)
-		{
-			uint64_t	threads = (m + n + kSegment - 1) / kSegment;
-
-			merge_kernel<false><<<blocks(threads), kThreads, 0, s>>>(
-				o.keys(mj->nkeys), m, in.keys(mj->nkeys), n, mj->lb.as<uint64_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("merge path (start)");
-			merge_kernel<true><<<blocks(threads), kThreads, 0, s>>>(
-				o.keys(mj->nkeys), m, in.keys(mj->nkeys), n, ub.as<uint64_t>());
-			GPUOPS_CUDA_CHECK_LAUNCH("merge path (end)");
-		}
-		counts.get(rt, (m + 1) * 8, s);
-		mj->offsets.get(rt, (m + 1) * 8, s);
-		count_kernel<<<blocks(m + 1), kThreads, 0, s>>>(o.mask.as<uint8_t>(), mj->lb.as<uint64_t>(),
-														ub.as<uint64_t>(), m, counts.as<uint64_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("merge count");
-		exclusive_sum(rt, s, counts, mj->offsets, m);
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), mj->offsets.as<uint64_t>() + m, 8,
-										cudaMemcpyDeviceToHost, s));
-		/* counting only: neither the outer order nor a pair comes back */
-		mj->outer_order.resize(pairs ? m : 0);
-		if (pairs && m > 0)
-			::gpuops::cuda::copy_to_host(mj->outer_order.data(), o.order.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::sync_stream(s);
-		mj->total = rt->pinned_scalar()[0];
-		mj->written = 0;
-		mj->stats.pairs = mj->total;
-		ub.reset();
-		counts.reset();
-		if (pairs)
-			write_window(mj, pairs);
-		mj->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.windows++;
+	write_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_mj_next_pairs(GpuopsMergeJoin *h, GpuopsJoinPairs *pairs) noexcept
+CudaMergeJoin::mj_outer_order(const uint32_t **order)
 {
-	return guarded([&]() {
-		auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
-
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, mj->settings.fault);
-		mj->stats.windows++;
-		write_window(mj, pairs);
-		mj->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_mj_outer_order(GpuopsMergeJoin *h, const uint32_t **order) noexcept
-{
-	*order = reinterpret_cast<CudaMergeJoin *>(h)->outer_order.data();
+	*order = outer_order.data();
 	return GPUOPS_OK;
 }
 
 uint64_t
-cuda_mj_capacity(const GpuopsMergeJoin *h) noexcept
+CudaMergeJoin::mj_capacity() const
 {
-	auto	   *mj = reinterpret_cast<const CudaMergeJoin *>(h);
-
-	return mj_rows_for_budget(mj->rt->limit(), mj->nkeys);
+	return mj_rows_for_budget(rt->limit(), nkeys);
 }
 
 void
-cuda_mj_stats(const GpuopsMergeJoin *h, GpuopsMergeJoinStats *stats) noexcept
+CudaMergeJoin::mj_stats(GpuopsMergeJoinStats *out) const
 {
-	*stats = reinterpret_cast<const CudaMergeJoin *>(h)->stats;
+	*out = stats;
 }
 
-void
-cuda_mj_end(GpuopsMergeJoin *h) noexcept
+/* mj_end */
+CudaMergeJoin::~CudaMergeJoin()
 {
-	auto	   *mj = reinterpret_cast<CudaMergeJoin *>(h);
-
-	if (mj)
+	for (auto &sd : side)
 	{
-		for (auto &sd : mj->side)
-		{
-			for (auto &w : sd.words)
-				w.reset();
-			sd.mask.reset();
-			sd.order.reset();
-		}
-		mj->lb.reset();
-		mj->offsets.reset();
-		(void) cudaStreamSynchronize(mj->stream);
+		for (auto &w : sd.words)
+			w.reset();
+		sd.mask.reset();
+		sd.order.reset();
 	}
-	delete mj;
+	lb.reset();
+	offsets.reset();
+	(void) cudaStreamSynchronize(stream);
 }
 
-const GpuopsMergeJoinBackend cuda_mergejoin_backend = {
-	"cuda",
-	cuda_mj_begin,
-	cuda_mj_side,
-	cuda_mj_join,
-	cuda_mj_next_pairs,
-	cuda_mj_outer_order,
-	cuda_mj_capacity,
-	cuda_mj_stats,
-	cuda_mj_end,
-};
+constexpr GpuopsMergeJoinBackend cuda_mergejoin_backend =
+	shell::make_mergejoin_backend<CudaMergeJoin>("cuda");
 
 }								/* namespace */
 }								/* namespace cuda */

@@ -10,9 +10,11 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "expr_columns.hpp"
 #include "nestloop_common.hpp"
+#include "pair_window.hpp"
 
 namespace gpuops {
 namespace {
@@ -29,13 +31,21 @@ struct CpuNestLoop
 	/* where the current probe's pair generation stands */
 	uint64_t	o = 0;
 	uint64_t	j = 0;
-	uint64_t	window = 0;
 	bool		skip_chunk = false;
 	bool		have_range = false; /* [range_start, range_end) is o's */
 	uint64_t	range_start = 0;
 	uint64_t	range_end = 0;
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;			/* its pairs are generated, not counted: no total */
 	GpuopsNestLoopStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	CpuNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec);
+	GpuopsStatus nl_inner(const GpuopsExprColumns *cols);
+	GpuopsStatus nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs);
+	GpuopsStatus nl_next_pairs(GpuopsJoinPairs *pairs);
+	uint64_t	nl_capacity() const;
+	uint32_t	nl_probe_rows() const;
+	void		nl_stats(GpuopsNestLoopStats *out) const;
 };
 
 uint64_t
@@ -59,8 +69,8 @@ test_pair(CpuNestLoop *nl, const ColumnsView &outer, const ColumnsView &inner, u
 	nl->stats.pairs_tested++;
 	if (r == GPUOPS_EXPR_FALSE)
 		return;
-	nl->probe_out.push_back(static_cast<uint32_t>(nl->o));
-	nl->build_out.push_back(row | (r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
+	nl->window.probe_out.push_back(static_cast<uint32_t>(nl->o));
+	nl->window.build_out.push_back(row | (r == GPUOPS_EXPR_RECHECK ? GPUOPS_NL_RECHECK : 0));
 	nl->stats.pairs++;
 	nl->stats.rechecks += r == GPUOPS_EXPR_RECHECK;
 	if (r == GPUOPS_EXPR_TRUE && nl->spec.first_only)
@@ -82,9 +92,9 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 				inner = nl->inner.view();
 	uint64_t	steps = 0;
 
-	nl->probe_out.clear();
-	nl->build_out.clear();
-	while (nl->probe_out.size() < nl->window && nl->o < nl->outer.n)
+	nl->window.probe_out.clear();
+	nl->window.build_out.clear();
+	while (nl->window.probe_out.size() < nl->window.max_pairs && nl->o < nl->outer.n)
 	{
 		uint64_t	chunk_end;
 
@@ -120,10 +130,7 @@ next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 				  indexed ? nl->perm[nl->j] : static_cast<uint32_t>(nl->j));
 		nl->j++;
 	}
-	pairs->npairs = nl->probe_out.size();
-	pairs->probe_rows = nl->probe_out.data();
-	pairs->build_rows = nl->build_out.data();
-	pairs->more = nl->o < nl->outer.n;
+	nl->window.publish(pairs, nl->o < nl->outer.n);
 }
 
 /*
@@ -176,122 +183,85 @@ sort_inner(CpuNestLoop *nl, const GpuopsExprColumns *cols)
 		}
 }
 
-GpuopsStatus
-cpu_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
-			 GpuopsNestLoop **out) noexcept
+CpuNestLoop::CpuNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		const char *bad = nl_validate(spec);
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	const char *bad = nl_validate(spec);
 
-		if (bad)
-			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
-		auto		nl = std::make_unique<CpuNestLoop>();
-
-		nl->settings = *settings;
-		nl->spec = *spec;
-		nl->window = join_window_pairs_for_budget(budget(*settings));
-		*out = reinterpret_cast<GpuopsNestLoop *>(nl.release());
-		return GPUOPS_OK;
-	});
+	if (bad)
+		fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+	this->settings = *settings;
+	this->spec = *spec;
+	window.max_pairs = join_window_pairs_for_budget(budget(*settings));
 }
 
 GpuopsStatus
-cpu_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
+CpuNestLoop::nl_inner(const GpuopsExprColumns *cols)
 {
-	return guarded([&]() {
-		auto	   *nl = reinterpret_cast<CpuNestLoop *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		if (cols->nrows >= GPUOPS_NL_RECHECK)
-			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
-		if (nl->spec.index.column >= 0)
-			sort_inner(nl, cols);
-		else
-			nl->inner.load(cols, nl->spec.inner_ncols);
-		nl->stats.inner_rows += cols->nrows;
-		nl->stats.blocks++;
-		nl->stats.copy_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	if (cols->nrows >= GPUOPS_NL_RECHECK)
+		fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
+	if (spec.index.column >= 0)
+		sort_inner(this, cols);
+	else
+		inner.load(cols, spec.inner_ncols);
+	stats.inner_rows += cols->nrows;
+	stats.blocks++;
+	stats.copy_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs *pairs) noexcept
+CpuNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *nl = reinterpret_cast<CpuNestLoop *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
-		nl->outer.load(outer, nl->spec.outer_ncols);
-		nl->o = nl->j = 0;
-		nl->skip_chunk = false;
-		nl->have_range = false;
-		next_window(nl, pairs);
-		nl->stats.outer_rows += outer->nrows;
-		nl->stats.probes++;
-		nl->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	outer.load(outer_cols, spec.outer_ncols);
+	o = j = 0;
+	skip_chunk = false;
+	have_range = false;
+	next_window(this, pairs);
+	stats.outer_rows += outer_cols->nrows;
+	stats.probes++;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_nl_next_pairs(GpuopsNestLoop *h, GpuopsJoinPairs *pairs) noexcept
+CpuNestLoop::nl_next_pairs(GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *nl = reinterpret_cast<CpuNestLoop *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
-		nl->stats.windows++;
-		next_window(nl, pairs);
-		nl->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.windows++;
+	next_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 uint64_t
-cpu_nl_capacity(const GpuopsNestLoop *h) noexcept
+CpuNestLoop::nl_capacity() const
 {
-	auto	   *nl = reinterpret_cast<const CpuNestLoop *>(h);
-
-	return nl_inner_rows_for_budget(budget(nl->settings), nl->spec.inner_ncols,
-									nl->spec.index.column >= 0);
+	return nl_inner_rows_for_budget(budget(settings), spec.inner_ncols,
+									spec.index.column >= 0);
 }
 
 uint32_t
-cpu_nl_probe_rows(const GpuopsNestLoop *h) noexcept
+CpuNestLoop::nl_probe_rows() const
 {
-	auto	   *nl = reinterpret_cast<const CpuNestLoop *>(h);
-
-	return nl_probe_rows_for_budget(budget(nl->settings), nl->spec.outer_ncols);
+	return nl_probe_rows_for_budget(budget(settings), spec.outer_ncols);
 }
 
 void
-cpu_nl_stats(const GpuopsNestLoop *h, GpuopsNestLoopStats *stats) noexcept
+CpuNestLoop::nl_stats(GpuopsNestLoopStats *out) const
 {
-	*stats = reinterpret_cast<const CpuNestLoop *>(h)->stats;
+	*out = stats;
 }
 
-void
-cpu_nl_end(GpuopsNestLoop *h) noexcept
-{
-	delete reinterpret_cast<CpuNestLoop *>(h);
-}
-
-const GpuopsNestLoopBackend cpu_nestloop_backend = {
-	"cpu",
-	cpu_nl_begin,
-	cpu_nl_inner,
-	cpu_nl_probe,
-	cpu_nl_next_pairs,
-	cpu_nl_capacity,
-	cpu_nl_probe_rows,
-	cpu_nl_stats,
-	cpu_nl_end,
-};
+constexpr GpuopsNestLoopBackend cpu_nestloop_backend =
+	shell::make_nestloop_backend<CpuNestLoop>("cpu");
 
 }								/* namespace */
 }								/* namespace gpuops */

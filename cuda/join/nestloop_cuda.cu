@@ -18,12 +18,14 @@
 #include <chrono>
 #include <memory>
 
+#include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "expr_columns.cuh"
 #include "launch.cuh"
 #include "nestloop_common.hpp"
 #include "nestloop_index.cuh"
+#include "pair_window.cuh"
 #include "prefix_sum.cuh"
 
 namespace gpuops {
@@ -154,11 +156,18 @@ struct CudaNestLoop
 	DeviceArray ranges;
 	DeviceArray item_off;
 	IndexProbe	iprobe = {};
-	uint64_t	total = 0;
-	uint64_t	written = 0;
-	uint64_t	window = 0;
-	std::vector<uint32_t> probe_out, build_out;
+	PairWindow	window;
 	GpuopsNestLoopStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	CudaNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec);
+	~CudaNestLoop();
+	GpuopsStatus nl_inner(const GpuopsExprColumns *cols);
+	GpuopsStatus nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs);
+	GpuopsStatus nl_next_pairs(GpuopsJoinPairs *pairs);
+	uint64_t	nl_capacity() const;
+	uint32_t	nl_probe_rows() const;
+	void		nl_stats(GpuopsNestLoopStats *out) const;
 };
 
 size_t
@@ -176,44 +185,28 @@ grid(const CudaNestLoop *nl)
 void
 write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 {
-	Runtime    *rt = nl->rt;
 	cudaStream_t s = nl->stream;
-	uint64_t	from = nl->written;
-	uint64_t	m = std::min(nl->total - from, nl->window);
-	DeviceArray pout, bout;
 
-	pout.get(rt, m * 4 + 4, s);
-	bout.get(rt, m * 4 + 4, s);
-	if (m > 0 && nl->spec.index.column >= 0)
-	{
-		nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
-			nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr, nl->offsets.as<uint64_t>(),
-			from, from + m, pout.as<uint32_t>(), bout.as<uint32_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
-	}
-	else if (m > 0)
-	{
-		nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
-			nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
-			from, from + m, pout.as<uint32_t>(), bout.as<uint32_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
-	}
-	nl->probe_out.resize(m);
-	nl->build_out.resize(m);
-	if (m > 0)
-	{
-		::gpuops::cuda::copy_to_host(nl->probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(nl->build_out.data(), bout.as<uint32_t>(), m * 4, s);
-	}
-	::gpuops::cuda::sync_stream(s);
-	for (uint64_t i = 0; i < m; i++)
-		nl->stats.rechecks += (nl->build_out[i] & GPUOPS_NL_RECHECK) != 0;
-	nl->stats.device_bytes = std::max<uint64_t>(nl->stats.device_bytes, rt->used());
-	nl->written = from + m;
-	pairs->npairs = m;
-	pairs->probe_rows = nl->probe_out.data();
-	pairs->build_rows = nl->build_out.data();
-	pairs->more = nl->written < nl->total;
+	write_pair_window(nl->window, nl->rt, s, &nl->stats.device_bytes, pairs,
+					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
+		if (nl->spec.index.column >= 0)
+		{
+			nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
+				nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr, nl->offsets.as<uint64_t>(),
+				from, from + m, pout, bout);
+			GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
+		}
+		else
+		{
+			nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
+				nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
+				from, from + m, pout, bout);
+			GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
+		}
+	});
+	/* the window's pairs the program could not decide */
+	for (uint64_t i = 0; i < pairs->npairs; i++)
+		nl->stats.rechecks += (nl->window.build_out[i] & GPUOPS_NL_RECHECK) != 0;
 }
 
 /*
@@ -274,198 +267,157 @@ index_count(CudaNestLoop *nl)
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems,
 									8, cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
-	nl->total = rt->pinned_scalar()[0];
-	nl->written = 0;
-	nl->stats.pairs += nl->total;
+	nl->window.start(rt->pinned_scalar()[0]);
+	nl->stats.pairs += nl->window.total;
+}
+
+CudaNestLoop::CudaNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec)
+{
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	const char *bad = nl_validate(spec);
+
+	if (bad)
+		fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	this->spec = *spec;
+	stream = rt->stream(0);
+	window.max_pairs = join_window_pairs_for_budget(rt->limit());
+	prog.get(rt, sizeof(GpuopsExprProgram), stream);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program,
+									sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
+									stream));
+	if (spec->index.column >= 0)
+	{
+		index.get(rt, sizeof(GpuopsNestLoopIndex), stream);
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(index.as<void>(), &this->spec.index,
+										sizeof(GpuopsNestLoopIndex), cudaMemcpyHostToDevice,
+										stream));
+	}
+	::gpuops::cuda::sync_stream(stream);
 }
 
 GpuopsStatus
-cuda_nl_begin(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
-			  GpuopsNestLoop **out) noexcept
+CudaNestLoop::nl_inner(const GpuopsExprColumns *cols)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		const char *bad = nl_validate(spec);
+	auto		t0 = std::chrono::steady_clock::now();
 
-		if (bad)
-			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
-		Runtime    &rt = Runtime::get(*settings);
-		auto		nl = std::make_unique<CudaNestLoop>();
-
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		nl->rt = &rt;
-		nl->settings = *settings;
-		nl->spec = *spec;
-		nl->stream = rt.stream(0);
-		nl->window = join_window_pairs_for_budget(rt.limit());
-		nl->prog.get(&rt, sizeof(GpuopsExprProgram), nl->stream);
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->prog.as<void>(), &nl->spec.program,
-										sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
-										nl->stream));
-		if (spec->index.column >= 0)
-		{
-			nl->index.get(&rt, sizeof(GpuopsNestLoopIndex), nl->stream);
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(nl->index.as<void>(), &nl->spec.index,
-											sizeof(GpuopsNestLoopIndex), cudaMemcpyHostToDevice,
-											nl->stream));
-		}
-		::gpuops::cuda::sync_stream(nl->stream);
-		*out = reinterpret_cast<GpuopsNestLoop *>(nl.release());
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	if (cols->nrows >= GPUOPS_NL_RECHECK)
+		fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
+	inner.upload(rt, stream, cols, spec.inner_ncols);
+	if (spec.index.column >= 0)
+		nl_index_build(rt, stream, spec.index, spec.inner_ncols, inner,
+					   keys, perm, &nkeys);
+	::gpuops::cuda::sync_stream(stream);
+	stats.inner_rows += cols->nrows;
+	stats.blocks++;
+	stats.copy_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_nl_inner(GpuopsNestLoop *h, const GpuopsExprColumns *cols) noexcept
+CudaNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
+	cudaStream_t s = stream;
+	uint64_t	n = outer_cols->nrows;
+	DeviceArray counts;
+	uint64_t	ncounts;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, nl->settings.fault);
-		if (cols->nrows >= GPUOPS_NL_RECHECK)
-			fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
-		nl->inner.upload(nl->rt, nl->stream, cols, nl->spec.inner_ncols);
-		if (nl->spec.index.column >= 0)
-			nl_index_build(nl->rt, nl->stream, nl->spec.index, nl->spec.inner_ncols, nl->inner,
-						   nl->keys, nl->perm, &nl->nkeys);
-		::gpuops::cuda::sync_stream(nl->stream);
-		nl->stats.inner_rows += cols->nrows;
-		nl->stats.blocks++;
-		nl->stats.copy_ms += ms_since(t0);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	offsets.reset();
+	outer.upload(rt, s, outer_cols, spec.outer_ncols);
+	if (spec.index.column >= 0)
+	{
+		index_count(this);
+		write_window(this, pairs);
+		stats.outer_rows += n;
+		stats.probes++;
+		stats.kernel_ms += ms_since(t0);
 		return GPUOPS_OK;
-	});
+	}
+	probe.outer = outer.view();
+	probe.inner = inner.view();
+	probe.inner_ncols = spec.inner_ncols;
+	probe.chunk_rows = nl_chunk_rows(inner.n);
+	probe.nchunks = static_cast<uint32_t>(nl_chunks(inner.n));
+	probe.first_only = spec.first_only;
+	ncounts = n * probe.nchunks;
+	counts.get(rt, (ncounts + 1) * 8, s);
+	offsets.get(rt, (ncounts + 1) * 8, s);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (ncounts + 1) * 8, s));
+	if (n > 0 && inner.n > 0)
+	{
+		nl_kernel<false><<<grid(this), kNlTile, tile_bytes(this), s>>>(
+			prog.as<GpuopsExprProgram>(), probe, counts.as<uint64_t>(), nullptr, 0, 0,
+			nullptr, nullptr);
+		GPUOPS_CUDA_CHECK_LAUNCH("nested loop count");
+	}
+	exclusive_sum(rt, s, counts, offsets, ncounts);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + ncounts,
+									8, cudaMemcpyDeviceToHost, s));
+	::gpuops::cuda::sync_stream(s);
+	window.start(rt->pinned_scalar()[0]);
+	counts.reset();
+	write_window(this, pairs);
+	stats.outer_rows += n;
+	stats.pairs_tested += n * inner.n;
+	stats.pairs += window.total;
+	stats.probes++;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_nl_probe(GpuopsNestLoop *h, const GpuopsExprColumns *outer, GpuopsJoinPairs *pairs) noexcept
+CudaNestLoop::nl_next_pairs(GpuopsJoinPairs *pairs)
 {
-	return guarded([&]() {
-		auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
-		Runtime    *rt = nl->rt;
-		cudaStream_t s = nl->stream;
-		uint64_t	n = outer->nrows;
-		DeviceArray counts;
-		uint64_t	ncounts;
-		auto		t0 = std::chrono::steady_clock::now();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
-		nl->offsets.reset();
-		nl->outer.upload(rt, s, outer, nl->spec.outer_ncols);
-		if (nl->spec.index.column >= 0)
-		{
-			index_count(nl);
-			write_window(nl, pairs);
-			nl->stats.outer_rows += n;
-			nl->stats.probes++;
-			nl->stats.kernel_ms += ms_since(t0);
-			return GPUOPS_OK;
-		}
-		nl->probe.outer = nl->outer.view();
-		nl->probe.inner = nl->inner.view();
-		nl->probe.inner_ncols = nl->spec.inner_ncols;
-		nl->probe.chunk_rows = nl_chunk_rows(nl->inner.n);
-		nl->probe.nchunks = static_cast<uint32_t>(nl_chunks(nl->inner.n));
-		nl->probe.first_only = nl->spec.first_only;
-		ncounts = n * nl->probe.nchunks;
-		counts.get(rt, (ncounts + 1) * 8, s);
-		nl->offsets.get(rt, (ncounts + 1) * 8, s);
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (ncounts + 1) * 8, s));
-		if (n > 0 && nl->inner.n > 0)
-		{
-			nl_kernel<false><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
-				nl->prog.as<GpuopsExprProgram>(), nl->probe, counts.as<uint64_t>(), nullptr, 0, 0,
-				nullptr, nullptr);
-			GPUOPS_CUDA_CHECK_LAUNCH("nested loop count");
-		}
-		exclusive_sum(rt, s, counts, nl->offsets, ncounts);
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + ncounts,
-										8, cudaMemcpyDeviceToHost, s));
-		::gpuops::cuda::sync_stream(s);
-		nl->total = rt->pinned_scalar()[0];
-		nl->written = 0;
-		counts.reset();
-		write_window(nl, pairs);
-		nl->stats.outer_rows += n;
-		nl->stats.pairs_tested += n * nl->inner.n;
-		nl->stats.pairs += nl->total;
-		nl->stats.probes++;
-		nl->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_nl_next_pairs(GpuopsNestLoop *h, GpuopsJoinPairs *pairs) noexcept
-{
-	return guarded([&]() {
-		auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
-		auto		t0 = std::chrono::steady_clock::now();
-
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, nl->settings.fault);
-		nl->stats.windows++;
-		write_window(nl, pairs);
-		nl->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	stats.windows++;
+	write_window(this, pairs);
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 uint64_t
-cuda_nl_capacity(const GpuopsNestLoop *h) noexcept
+CudaNestLoop::nl_capacity() const
 {
-	auto	   *nl = reinterpret_cast<const CudaNestLoop *>(h);
-
-	return nl_inner_rows_for_budget(nl->rt->limit(), nl->spec.inner_ncols,
-									nl->spec.index.column >= 0);
+	return nl_inner_rows_for_budget(rt->limit(), spec.inner_ncols,
+									spec.index.column >= 0);
 }
 
 uint32_t
-cuda_nl_probe_rows(const GpuopsNestLoop *h) noexcept
+CudaNestLoop::nl_probe_rows() const
 {
-	auto	   *nl = reinterpret_cast<const CudaNestLoop *>(h);
-
-	return nl_probe_rows_for_budget(nl->rt->limit(), nl->spec.outer_ncols);
+	return nl_probe_rows_for_budget(rt->limit(), spec.outer_ncols);
 }
 
 void
-cuda_nl_stats(const GpuopsNestLoop *h, GpuopsNestLoopStats *stats) noexcept
+CudaNestLoop::nl_stats(GpuopsNestLoopStats *out) const
 {
-	*stats = reinterpret_cast<const CudaNestLoop *>(h)->stats;
+	*out = stats;
 }
 
-void
-cuda_nl_end(GpuopsNestLoop *h) noexcept
+/* nl_end */
+CudaNestLoop::~CudaNestLoop()
 {
-	auto	   *nl = reinterpret_cast<CudaNestLoop *>(h);
-
-	if (nl)
-	{
-		nl->prog.reset();
-		nl->index.reset();
-		nl->keys.reset();
-		nl->perm.reset();
-		nl->ranges.reset();
-		nl->item_off.reset();
-		nl->inner.reset();
-		nl->outer.reset();
-		nl->offsets.reset();
-		(void) cudaStreamSynchronize(nl->stream);
-	}
-	delete nl;
+	prog.reset();
+	index.reset();
+	keys.reset();
+	perm.reset();
+	ranges.reset();
+	item_off.reset();
+	inner.reset();
+	outer.reset();
+	offsets.reset();
+	(void) cudaStreamSynchronize(stream);
 }
 
-const GpuopsNestLoopBackend cuda_nestloop_backend = {
-	"cuda",
-	cuda_nl_begin,
-	cuda_nl_inner,
-	cuda_nl_probe,
-	cuda_nl_next_pairs,
-	cuda_nl_capacity,
-	cuda_nl_probe_rows,
-	cuda_nl_stats,
-	cuda_nl_end,
-};
+constexpr GpuopsNestLoopBackend cuda_nestloop_backend =
+	shell::make_nestloop_backend<CudaNestLoop>("cuda");
 
 }								/* namespace */
 }								/* namespace cuda */

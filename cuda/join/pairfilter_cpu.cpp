@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "expr_columns.hpp"
 
@@ -20,82 +21,64 @@ struct CpuPairFilter
 	HostColumns side[2];
 	uint64_t	pairs = 0;
 	double		ms = 0;
+
+	/* the entry points (backend_tables.hpp) */
+	CpuPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec);
+	GpuopsStatus pf_side(int which, const GpuopsExprColumns *cols);
+	GpuopsStatus pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows,
+						  uint64_t npairs, uint8_t *results);
+	void		pf_stats(uint64_t *pairs_out, double *ms_out) const;
 };
 
-GpuopsStatus
-cpu_pf_begin(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec,
-			 GpuopsPairFilter **out) noexcept
+CpuPairFilter::CpuPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+	const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
 
-		if (bad)
-			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
-		auto		pf = std::make_unique<CpuPairFilter>();
-
-		pf->settings = *settings;
-		pf->spec = *spec;
-		*out = reinterpret_cast<GpuopsPairFilter *>(pf.release());
-		return GPUOPS_OK;
-	});
+	if (bad)
+		fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+	this->settings = *settings;
+	this->spec = *spec;
 }
 
 GpuopsStatus
-cpu_pf_side(GpuopsPairFilter *h, int which, const GpuopsExprColumns *cols) noexcept
+CpuPairFilter::pf_side(int which, const GpuopsExprColumns *cols)
 {
-	return guarded([&]() {
-		auto	   *pf = reinterpret_cast<CpuPairFilter *>(h);
-
-		pf->side[which ? 1 : 0].load(cols, which ? pf->spec.inner_ncols : pf->spec.outer_ncols);
-		return GPUOPS_OK;
-	});
+	side[which ? 1 : 0].load(cols, which ? spec.inner_ncols : spec.outer_ncols);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *inner_rows,
-			 uint64_t npairs, uint8_t *results) noexcept
+CpuPairFilter::pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows, uint64_t npairs,
+						uint8_t *results)
 {
-	return guarded([&]() {
-		auto	   *pf = reinterpret_cast<CpuPairFilter *>(h);
-		const GpuopsExprProgram &p = pf->spec.program;
-		ColumnsView outer = pf->side[0].view(),
-					inner = pf->side[1].view();
-		auto		t0 = std::chrono::steady_clock::now();
+	const GpuopsExprProgram &p = spec.program;
+	ColumnsView outer = side[0].view(),
+				inner = side[1].view();
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, pf->settings.fault);
-		for (uint64_t k = 0; k < npairs; k++)
-		{
-			if (outer_rows[k] >= pf->side[0].n || inner_rows[k] >= pf->side[1].n)
-				fail(GPUOPS_ERR_INTERNAL, "pair filter: row out of range");
-			results[k] = static_cast<uint8_t>(
-				expr_eval(p.steps, p.nsteps, p.consts, p.const_null, ColumnsRow{&outer, outer_rows[k]},
-						  ColumnsRow{&inner, inner_rows[k]}));
-		}
-		pf->pairs += npairs;
-		pf->ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	for (uint64_t k = 0; k < npairs; k++)
+	{
+		if (outer_rows[k] >= side[0].n || inner_rows[k] >= side[1].n)
+			fail(GPUOPS_ERR_INTERNAL, "pair filter: row out of range");
+		results[k] = static_cast<uint8_t>(
+			expr_eval(p.steps, p.nsteps, p.consts, p.const_null, ColumnsRow{&outer, outer_rows[k]},
+					  ColumnsRow{&inner, inner_rows[k]}));
+	}
+	pairs += npairs;
+	ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 void
-cpu_pf_stats(const GpuopsPairFilter *h, uint64_t *pairs, double *ms) noexcept
+CpuPairFilter::pf_stats(uint64_t *pairs_out, double *ms_out) const
 {
-	auto	   *pf = reinterpret_cast<const CpuPairFilter *>(h);
-
-	*pairs = pf->pairs;
-	*ms = pf->ms;
+	*pairs_out = pairs;
+	*ms_out = ms;
 }
 
-void
-cpu_pf_end(GpuopsPairFilter *h) noexcept
-{
-	delete reinterpret_cast<CpuPairFilter *>(h);
-}
-
-const GpuopsPairFilterBackend cpu_pairfilter_backend = {
-	"cpu", cpu_pf_begin, cpu_pf_side, cpu_pf_apply, cpu_pf_stats, cpu_pf_end,
-};
+constexpr GpuopsPairFilterBackend cpu_pairfilter_backend =
+	shell::make_pairfilter_backend<CpuPairFilter>("cpu");
 
 }								/* namespace */
 }								/* namespace gpuops */

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
 #include "expr_columns.cuh"
@@ -45,113 +46,96 @@ struct CudaPairFilter
 	DeviceColumns side[2];
 	uint64_t	pairs = 0;
 	double		ms = 0;
+
+	/* the entry points (backend_tables.hpp) */
+	CudaPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec);
+	~CudaPairFilter();
+	GpuopsStatus pf_side(int which, const GpuopsExprColumns *cols);
+	GpuopsStatus pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows,
+						  uint64_t npairs, uint8_t *results);
+	void		pf_stats(uint64_t *pairs_out, double *ms_out) const;
 };
 
-GpuopsStatus
-cuda_pf_begin(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec,
-			  GpuopsPairFilter **out) noexcept
+CudaPairFilter::CudaPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	const char *bad = expr_validate(&spec->program, spec->outer_ncols, spec->inner_ncols);
 
-		if (bad)
-			fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
-		Runtime    &rt = Runtime::get(*settings);
-		auto		pf = std::make_unique<CudaPairFilter>();
-
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		pf->rt = &rt;
-		pf->settings = *settings;
-		pf->spec = *spec;
-		pf->stream = rt.stream(0);
-		pf->prog.get(&rt, sizeof(GpuopsExprProgram), pf->stream);
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(pf->prog.as<void>(), &pf->spec.program,
-										sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
-										pf->stream));
-		::gpuops::cuda::sync_stream(pf->stream);
-		*out = reinterpret_cast<GpuopsPairFilter *>(pf.release());
-		return GPUOPS_OK;
-	});
+	if (bad)
+		fail(GPUOPS_ERR_INTERNAL, "bad device program: %s", bad);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	this->spec = *spec;
+	stream = rt->stream(0);
+	prog.get(rt, sizeof(GpuopsExprProgram), stream);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program,
+									sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
+									stream));
+	::gpuops::cuda::sync_stream(stream);
 }
 
 GpuopsStatus
-cuda_pf_side(GpuopsPairFilter *h, int which, const GpuopsExprColumns *cols) noexcept
+CudaPairFilter::pf_side(int which, const GpuopsExprColumns *cols)
 {
-	return guarded([&]() {
-		auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
-		int			s = which ? 1 : 0;
-		cudaStream_t st = pf->stream;
-		auto		t0 = std::chrono::steady_clock::now();
+	int			s = which ? 1 : 0;
+	cudaStream_t st = stream;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, pf->settings.fault);
-		pf->side[s].upload(pf->rt, st, cols, s ? pf->spec.inner_ncols : pf->spec.outer_ncols);
-		::gpuops::cuda::sync_stream(st);
-		pf->ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	side[s].upload(rt, st, cols, s ? spec.inner_ncols : spec.outer_ncols);
+	::gpuops::cuda::sync_stream(st);
+	ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cuda_pf_apply(GpuopsPairFilter *h, const uint32_t *outer_rows, const uint32_t *inner_rows,
-			  uint64_t npairs, uint8_t *results) noexcept
+CudaPairFilter::pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows, uint64_t npairs,
+						 uint8_t *results)
 {
-	return guarded([&]() {
-		auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
-		cudaStream_t st = pf->stream;
-		DeviceArray rows, res;
-		auto		t0 = std::chrono::steady_clock::now();
+	cudaStream_t st = stream;
+	DeviceArray rows, res;
+	auto		t0 = std::chrono::steady_clock::now();
 
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, pf->settings.fault);
-		if (npairs == 0)
-			return GPUOPS_OK;
-		rows.get(pf->rt, npairs * 8, st);
-		res.get(pf->rt, npairs, st);
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>(), outer_rows, npairs * 4,
-										cudaMemcpyHostToDevice, st));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>() + npairs, inner_rows, npairs * 4,
-										cudaMemcpyHostToDevice, st));
-		filter_kernel<<<blocks(npairs), kThreads, 0, st>>>(
-			pf->prog.as<GpuopsExprProgram>(),
-			pf->side[0].view(), pf->side[1].view(),
-			rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
-		GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
-		::gpuops::cuda::copy_to_host(results, res.as<uint8_t>(), npairs, st);
-		::gpuops::cuda::sync_stream(st);
-		pf->pairs += npairs;
-		pf->ms += ms_since(t0);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	if (npairs == 0)
 		return GPUOPS_OK;
-	});
+	rows.get(rt, npairs * 8, st);
+	res.get(rt, npairs, st);
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>(), outer_rows, npairs * 4,
+									cudaMemcpyHostToDevice, st));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>() + npairs, inner_rows, npairs * 4,
+									cudaMemcpyHostToDevice, st));
+	filter_kernel<<<blocks(npairs), kThreads, 0, st>>>(
+		prog.as<GpuopsExprProgram>(),
+		side[0].view(), side[1].view(),
+		rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
+	::gpuops::cuda::copy_to_host(results, res.as<uint8_t>(), npairs, st);
+	::gpuops::cuda::sync_stream(st);
+	pairs += npairs;
+	ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 void
-cuda_pf_stats(const GpuopsPairFilter *h, uint64_t *pairs, double *ms) noexcept
+CudaPairFilter::pf_stats(uint64_t *pairs_out, double *ms_out) const
 {
-	auto	   *pf = reinterpret_cast<const CudaPairFilter *>(h);
-
-	*pairs = pf->pairs;
-	*ms = pf->ms;
+	*pairs_out = pairs;
+	*ms_out = ms;
 }
 
-void
-cuda_pf_end(GpuopsPairFilter *h) noexcept
+/* pf_end: the device memory goes back to the pool on the stream; then wait for it */
+CudaPairFilter::~CudaPairFilter()
 {
-	auto	   *pf = reinterpret_cast<CudaPairFilter *>(h);
-
-	if (pf)
-	{
-		pf->prog.reset();
-		pf->side[0].reset();
-		pf->side[1].reset();
-		(void) cudaStreamSynchronize(pf->stream);
-	}
-	delete pf;
+	prog.reset();
+	side[0].reset();
+	side[1].reset();
+	(void) cudaStreamSynchronize(stream);
 }
 
-const GpuopsPairFilterBackend cuda_pairfilter_backend = {
-	"cuda", cuda_pf_begin, cuda_pf_side, cuda_pf_apply, cuda_pf_stats, cuda_pf_end,
-};
+constexpr GpuopsPairFilterBackend cuda_pairfilter_backend =
+	shell::make_pairfilter_backend<CudaPairFilter>("cuda");
 
 }								/* namespace */
 }								/* namespace cuda */

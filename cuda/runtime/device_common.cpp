@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 #include "device_common.hpp"
 
@@ -70,11 +71,63 @@ interrupt_due() noexcept
 	return check != nullptr && pthread_equal(pthread_self(), interrupt_thread) && check() != 0;
 }
 
+/*
+ * The name of an entry point the backend shell generated (backend_shell.hpp)
+ * is its template's __PRETTY_FUNCTION__, e.g. "static R gpuops::shell::
+ * MemberEntry<...>::call(...) [with Handle = GpuopsJoin; ...; R (Impl::*
+ * Method)(A ...) = &gpuops::{anonymous}::CpuJoin::join_build]": the member
+ * it runs is its last template argument, or for a begin the class (Impl).
+ * Into buf: "CpuJoin::join_build", "CpuJoin::begin"; any other name as is.
+ */
+static const char *
+entry_name(const char *what, char *buf, size_t size)
+{
+	const char *with = strstr(what, " [with ");
+	const char *name;
+	const char *stop;
+	const char *suffix = "";
+	const char *colon;
+	int			keep = 2;		/* components kept: Class::member */
+	int			seps = 0;
+
+	if (with == nullptr)
+		return what;
+	if (strstr(what, "::Begin") != nullptr && strstr(what, "::Begin") < with &&
+		(name = strstr(with, "Impl = ")) != nullptr)
+	{
+		name += strlen("Impl = ");
+		suffix = "::begin";
+		keep = 1;
+	}
+	else
+	{
+		/* the value of the last argument: from its " = " to the closing ']' */
+		name = nullptr;
+		for (const char *p = strstr(with, " = "); p != nullptr; p = strstr(p + 3, " = "))
+			name = p + 3;
+		if (name == nullptr)
+			return what;
+		if (*name == '&')
+			name++;
+	}
+	stop = name + strcspn(name, ";]");
+	/* without the namespaces: the last `keep` components */
+	for (colon = stop; colon > name; colon--)
+		if (colon[-1] == ':' && colon - 1 > name && colon[-2] == ':' && ++seps == keep)
+			break;
+	if (seps == keep)
+		name = colon;
+	snprintf(buf, size, "%.*s%s", static_cast<int>(stop - name), name, suffix);
+	return buf;
+}
+
 void
 report_slow_call(const char *what, double ms) noexcept
 {
+	char		buf[256];
+
 	fprintf(stderr, "gpuops device layer [%d]: %s took %.0f ms and returned with an interrupt due; last CUDA call: %s\n",
-			static_cast<int>(getpid()), what, ms, last_cuda_call);
+			static_cast<int>(getpid()), entry_name(what, buf, sizeof(buf)), ms, last_cuda_call);
 	fflush(stderr);
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "host_radix.hpp"
 #include "key_normalize.hpp"
@@ -50,6 +51,19 @@ struct CpuSort
 	std::vector<uint8_t> merged_ties;
 	bool		sorted = false;
 	GpuopsStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	static GpuopsStatus probe(GpuopsDeviceInfo *info);
+	CpuSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec);
+	GpuopsStatus sort_stage(GpuopsStageBuffer *buf);
+	GpuopsStatus sort_submit(uint32_t nrows);
+	GpuopsStatus sort_finish();
+	GpuopsStatus sort_poll();
+	GpuopsStatus sort_result(uint32_t *order_out, uint64_t nrows);
+	GpuopsStatus sort_ties(uint8_t *ties, uint64_t nrows);
+	void		sort_stats(GpuopsStats *out) const;
+	GpuopsStatus sort_recheck(uint64_t *row);
+	GpuopsStatus sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls);
 };
 
 /* Number of low bits in which the words differ from each other. */
@@ -160,7 +174,7 @@ cut_run(CpuSort *s)
 }
 
 GpuopsStatus
-cpu_probe(GpuopsDeviceInfo *info) noexcept
+CpuSort::probe(GpuopsDeviceInfo *info)
 {
 	memset(info, 0, sizeof(*info));
 	snprintf(info->name, sizeof(info->name), "host CPU");
@@ -168,156 +182,135 @@ cpu_probe(GpuopsDeviceInfo *info) noexcept
 	return GPUOPS_OK;
 }
 
-GpuopsStatus
-cpu_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
-			   GpuopsSort **out) noexcept
+CpuSort::CpuSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
-		auto		s = std::make_unique<CpuSort>();
-
-		s->settings = *settings;
-		s->spec = *spec;
-		s->nwords = spec_words(*spec);
-		s->words.resize(s->nwords);
-		check_programs(*spec);
-		s->stage_rows = stage_capacity(*spec, settings->batch_bytes);
-		if (s->stage_rows == 0)
-			fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
-		s->run_rows = run_rows_for_budget(settings->device_memory_limit /
-										  (settings->device_share > 1 ? settings->device_share : 1),
-										  s->nwords);
-		if (s->run_rows && s->run_rows < s->stage_rows)
-			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
-		s->input_off = stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
-		s->stage.resize(s->input_off + input_bytes(*spec, s->stage_rows));
-		s->stats.key_words = s->nwords;
-		*out = reinterpret_cast<GpuopsSort *>(s.release());
-		return GPUOPS_OK;
-	});
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
+	this->settings = *settings;
+	this->spec = *spec;
+	nwords = spec_words(*spec);
+	words.resize(nwords);
+	check_programs(*spec);
+	stage_rows = stage_capacity(*spec, settings->batch_bytes);
+	if (stage_rows == 0)
+		fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
+	run_rows = run_rows_for_budget(settings->device_memory_limit /
+								   (settings->device_share > 1 ? settings->device_share : 1),
+								   nwords);
+	if (run_rows && run_rows < stage_rows)
+		stage_rows = static_cast<uint32_t>(run_rows & ~uint64_t(7));
+	input_off = stage_layout(*spec, stage_rows, values_off, nulls_off);
+	stage.resize(input_off + input_bytes(*spec, stage_rows));
+	stats.key_words = nwords;
 }
 
 GpuopsStatus
-cpu_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
+CpuSort::sort_stage(GpuopsStageBuffer *buf)
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
-
-	for (int k = 0; k < s->spec.nkeys; k++)
+	for (int k = 0; k < spec.nkeys; k++)
 	{
-		buf->values[k] = s->stage.data() + s->values_off[k];
-		buf->nulls[k] = s->stage.data() + s->nulls_off[k];
+		buf->values[k] = stage.data() + values_off[k];
+		buf->nulls[k] = stage.data() + nulls_off[k];
 	}
-	for (int c = 0; c < s->spec.program_ncols; c++)
+	for (int c = 0; c < spec.program_ncols; c++)
 	{
 		buf->input_words[c] = reinterpret_cast<uint64_t *>(
-			s->stage.data() + s->input_off + input_words_off(s->stage_rows, c));
-		buf->input_nulls[c] = s->stage.data() + s->input_off +
-			input_nulls_off(s->spec, s->stage_rows, c);
+			stage.data() + input_off + input_words_off(stage_rows, c));
+		buf->input_nulls[c] = stage.data() + input_off +
+			input_nulls_off(spec, stage_rows, c);
 	}
-	buf->capacity_rows = s->stage_rows;
+	buf->capacity_rows = stage_rows;
 	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
+CpuSort::sort_submit(uint32_t nrows)
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
+	if (nrows > stage_rows)
+		fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
+	if (stats.batches == 0)
+		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
+	if (rows + nrows > UINT32_MAX)
+		fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
+	auto		t0 = Clock::now();
+	uint32_t	j = 0;
 
-	return guarded([&]() {
-		if (nrows > s->stage_rows)
-			fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
-		if (s->stats.batches == 0)
-			maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, s->settings.fault);
-		if (s->rows + nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
-		auto		t0 = Clock::now();
-		uint32_t	j = 0;
+	/* a new run when this batch would take the current one over budget */
+	if (run_rows && rows > run_base && rows - run_base + nrows > run_rows)
+		cut_run(this);
+	const ComputedChunk *comp = sort_has_programs(spec) ? &eval_computed(this, nrows) : nullptr;
+	size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
+				coff_n[GPUOPS_MAX_SORT_KEYS];
 
-		/* a new run when this batch would take the current one over budget */
-		if (s->run_rows && s->rows > s->run_base && s->rows - s->run_base + nrows > s->run_rows)
-			cut_run(s);
-		const ComputedChunk *comp = sort_has_programs(s->spec) ? &eval_computed(s, nrows) : nullptr;
-		size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
-					coff_n[GPUOPS_MAX_SORT_KEYS];
+	if (comp)
+		computed_layout(spec, nrows, coff_v, coff_n);
+	for (int k = 0; k < spec.nkeys; k++)
+	{
+		const GpuopsSortKey &key = spec.keys[k];
+		const uint8_t *vals = spec.programs[k] ? comp->bytes.data() + coff_v[k]
+			: stage.data() + values_off[k];
+		const uint8_t *nulls = spec.programs[k] ? comp->bytes.data() + coff_n[k]
+			: stage.data() + nulls_off[k];
+		uint32_t	width = gpuops_key_raw_width(key.kind);
+		uint32_t	nv = gpuops_key_value_words(key.kind);
+		std::vector<uint64_t> &nw = words[j];
 
-		if (comp)
-			computed_layout(s->spec, nrows, coff_v, coff_n);
-		for (int k = 0; k < s->spec.nkeys; k++)
+		for (uint32_t i = 0; i < nrows; i++)
 		{
-			const GpuopsSortKey &key = s->spec.keys[k];
-			const uint8_t *vals = s->spec.programs[k] ? comp->bytes.data() + coff_v[k]
-				: s->stage.data() + s->values_off[k];
-			const uint8_t *nulls = s->spec.programs[k] ? comp->bytes.data() + coff_n[k]
-				: s->stage.data() + s->nulls_off[k];
-			uint32_t	width = gpuops_key_raw_width(key.kind);
-			uint32_t	nv = gpuops_key_value_words(key.kind);
-			std::vector<uint64_t> &nw = s->words[j];
+			bool		isnull = (nulls[i >> 3] >> (i & 7)) & 1;
+			uint64_t	w[2] = {0, 0};
 
-			for (uint32_t i = 0; i < nrows; i++)
+			nw.push_back(isnull == (key.nulls_first != 0) ? 0 : 1);
+			if (!isnull)
 			{
-				bool		isnull = (nulls[i >> 3] >> (i & 7)) & 1;
-				uint64_t	w[2] = {0, 0};
-
-				nw.push_back(isnull == (key.nulls_first != 0) ? 0 : 1);
-				if (!isnull)
-				{
-					value_words(key.kind, vals + static_cast<size_t>(i) * width, w);
-					if (key.descending)
-						w[0] = ~w[0], w[1] = ~w[1];
-				}
-				for (uint32_t v = 0; v < nv; v++)
-					s->words[j + 1 + v].push_back(w[v]);
+				value_words(key.kind, vals + static_cast<size_t>(i) * width, w);
+				if (key.descending)
+					w[0] = ~w[0], w[1] = ~w[1];
 			}
-			j += 1 + nv;
+			for (uint32_t v = 0; v < nv; v++)
+				words[j + 1 + v].push_back(w[v]);
 		}
-		s->rows += nrows;
-		s->stats.rows = s->rows;
-		s->stats.batches++;
-		s->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+		j += 1 + nv;
+	}
+	rows += nrows;
+	stats.rows = rows;
+	stats.batches++;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_sort_finish(GpuopsSort *sort) noexcept
+CpuSort::sort_finish()
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	auto		t0 = Clock::now();
 
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
-		auto		t0 = Clock::now();
-
-		if (s->runs.empty())
-			sort_current_run(s, s->order);	/* one run: the order is final */
-		else
-		{
-			if (s->rows > s->run_base)
-				cut_run(s);
-			s->order.resize(s->rows);
-			if (s->spec.tie_words)
-				s->merged_ties.assign((s->rows + 7) / 8, 0);
-			merge_runs(s->runs, s->nwords, s->spec.tie_words, s->order.data(),
-					   s->spec.tie_words ? s->merged_ties.data() : nullptr);
-			std::vector<SortedRun>().swap(s->runs);
-		}
-		s->stats.runs = std::max<uint32_t>(1, s->stats.runs);
-		if (s->spec.tie_words == 0)
-			std::vector<std::vector<uint64_t>>().swap(s->words);
-		s->sorted = true;
-		s->stats.kernel_ms += ms_since(t0);
-		return GPUOPS_OK;
-	});
+	if (runs.empty())
+		sort_current_run(this, order);	/* one run: the order is final */
+	else
+	{
+		if (rows > run_base)
+			cut_run(this);
+		order.resize(rows);
+		if (spec.tie_words)
+			merged_ties.assign((rows + 7) / 8, 0);
+		merge_runs(runs, nwords, spec.tie_words, order.data(),
+				   spec.tie_words ? merged_ties.data() : nullptr);
+		std::vector<SortedRun>().swap(runs);
+	}
+	stats.runs = std::max<uint32_t>(1, stats.runs);
+	if (spec.tie_words == 0)
+		std::vector<std::vector<uint64_t>>().swap(words);
+	sorted = true;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_sort_poll(GpuopsSort *sort) noexcept
+CpuSort::sort_poll()
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
-
-	if (!s->sorted)
+	if (!sorted)
 	{
 		set_last_error("sort polled before it was finished");
 		return GPUOPS_ERR_INTERNAL;
@@ -326,101 +319,67 @@ cpu_sort_poll(GpuopsSort *sort) noexcept
 }
 
 GpuopsStatus
-cpu_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
+CpuSort::sort_result(uint32_t *order_out, uint64_t nrows)
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
-
-	if (!s->sorted || nrows != s->order.size())
+	if (!sorted || nrows != order.size())
 	{
 		set_last_error("sort result asked for %llu rows, sort holds %zu",
-					   (unsigned long long) nrows, s->order.size());
+					   (unsigned long long) nrows, order.size());
 		return GPUOPS_ERR_INTERNAL;
 	}
 	if (nrows > 0)
-		memcpy(order, s->order.data(), nrows * sizeof(uint32_t));
+		memcpy(order_out, order.data(), nrows * sizeof(uint32_t));
 	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
+CpuSort::sort_ties(uint8_t *ties, uint64_t nrows)
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
-
-	if (!s->sorted || s->spec.tie_words == 0 || s->spec.tie_words > s->nwords ||
-		nrows != s->order.size())
+	if (!sorted || spec.tie_words == 0 || spec.tie_words > nwords || nrows != order.size())
 	{
 		set_last_error("sort ties asked for without tie_words or after the wrong sort");
 		return GPUOPS_ERR_INTERNAL;
 	}
-	if (!s->merged_ties.empty())
+	if (!merged_ties.empty())
 	{
-		memcpy(ties, s->merged_ties.data(), (nrows + 7) / 8);
+		memcpy(ties, merged_ties.data(), (nrows + 7) / 8);
 		return GPUOPS_OK;
 	}
-	return guarded([&]() {
-		memset(ties, 0, (nrows + 7) / 8);
-		for (uint64_t i = 1; i < nrows; i++)
-		{
-			bool		same = true;
+	memset(ties, 0, (nrows + 7) / 8);
+	for (uint64_t i = 1; i < nrows; i++)
+	{
+		bool		same = true;
 
-			check_interrupt_every(i);
-			for (uint32_t j = 0; j < s->spec.tie_words && same; j++)
-				same = s->words[j][s->order[i]] == s->words[j][s->order[i - 1]];
-			if (same)
-				ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
-		}
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cpu_sort_recheck(GpuopsSort *sort, uint64_t *row) noexcept
-{
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
-
-	*row = s->computed.first_stop;
+		check_interrupt_every(i);
+		for (uint32_t j = 0; j < spec.tie_words && same; j++)
+			same = words[j][order[i]] == words[j][order[i - 1]];
+		if (same)
+			ties[i >> 3] |= static_cast<uint8_t>(1 << (i & 7));
+	}
 	return GPUOPS_OK;
 }
 
 GpuopsStatus
-cpu_sort_values(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
-				uint8_t *nulls) noexcept
+CpuSort::sort_recheck(uint64_t *row)
 {
-	auto	   *s = reinterpret_cast<CpuSort *>(sort);
+	*row = computed.first_stop;
+	return GPUOPS_OK;
+}
 
-	return guarded([&]() {
-		s->computed.copy_out(s->spec, key, first, n, values, nulls);
-		return GPUOPS_OK;
-	});
+GpuopsStatus
+CpuSort::sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls)
+{
+	computed.copy_out(spec, key, first, n, values, nulls);
+	return GPUOPS_OK;
 }
 
 void
-cpu_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
+CpuSort::sort_stats(GpuopsStats *out) const
 {
-	*stats = reinterpret_cast<const CpuSort *>(sort)->stats;
+	*out = stats;
 }
 
-void
-cpu_sort_end(GpuopsSort *sort) noexcept
-{
-	delete reinterpret_cast<CpuSort *>(sort);
-}
-
-const GpuopsBackend cpu_backend = {
-	"cpu",
-	cpu_probe,
-	cpu_sort_begin,
-	cpu_sort_stage,
-	cpu_sort_submit,
-	cpu_sort_finish,
-	cpu_sort_poll,
-	cpu_sort_result,
-	cpu_sort_ties,
-	cpu_sort_stats,
-	cpu_sort_end,
-	cpu_sort_recheck,
-	cpu_sort_values,
-};
+constexpr GpuopsBackend cpu_backend = shell::make_sort_backend<CpuSort>("cpu");
 
 }								/* namespace */
 }								/* namespace gpuops */

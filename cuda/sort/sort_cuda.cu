@@ -22,197 +22,23 @@
  * instead of the key, and a kernel ahead of the normalize evaluates the
  * program into the batch's computed values (eval_kernel.cuh), which stay
  * on the device until the caller asks for them (sort_values).
+ *
+ * Files (sort_cuda.cuh): this one holds the backend, its begin and end,
+ * the polls and results, the device memory a sort holds and the copies of
+ * results and computed values back to the host; sort_stage_cuda.cu the
+ * batches' upload and normalization; sort_run_cuda.cu the radix sort, the
+ * runs and their merge.
  */
-#include <cub/device/device_radix_sort.cuh>
-
-#include <memory>
+#include <cstring>
 #include <vector>
 
-#include "cuda_runtime.cuh"
-#include "eval_kernel.cuh"
+#include "backend_tables.hpp"
 #include "key_normalize.hpp"
-#include "run_merge.hpp"
-#include "sort_computed.hpp"
+#include "sort_cuda.cuh"
 
 namespace gpuops {
 namespace cuda {
-namespace {
-
-constexpr int kThreads = 256;
-
-unsigned
-grid_for(uint64_t n)
-{
-	uint64_t	blocks = (n + kThreads - 1) / kThreads;
-
-	return static_cast<unsigned>(blocks > 65535u * 16 ? 65535u * 16 : (blocks ? blocks : 1));
-}
-
-/* The sort spec as a kernel parameter (passed by value, < 1 KB). */
-struct KernelSpec
-{
-	int			nkeys;
-	uint32_t	nwords;
-	uint8_t		kind[GPUOPS_MAX_SORT_KEYS];
-	uint8_t		desc[GPUOPS_MAX_SORT_KEYS];
-	uint8_t		nulls_first[GPUOPS_MAX_SORT_KEYS];
-	uint8_t		computed[GPUOPS_MAX_SORT_KEYS];	/* read from `comp`, not `raw` */
-	uint64_t	values_off[GPUOPS_MAX_SORT_KEYS];
-	uint64_t	nulls_off[GPUOPS_MAX_SORT_KEYS];
-};
-
-/* Raw staged (or computed) columns of one batch -> key words [word][row]. */
-__global__ void
-normalize_kernel(KernelSpec spec, const uint8_t *raw_in, const uint8_t *comp, uint32_t n,
-				 uint64_t *words)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-	{
-		uint32_t	j = 0;
-
-		for (int k = 0; k < spec.nkeys; k++)
-		{
-			const uint8_t *raw = spec.computed[k] ? comp : raw_in;
-			GpuopsKeyKind kind = static_cast<GpuopsKeyKind>(spec.kind[k]);
-			bool		isnull = (raw[spec.nulls_off[k] + (i >> 3)] >> (i & 7)) & 1;
-			uint64_t	w[2] = {0, 0};
-			int			nv = gpuops_key_value_words(kind);
-
-			words[static_cast<size_t>(j) * n + i] = (isnull == (spec.nulls_first[k] != 0)) ? 0 : 1;
-			if (!isnull)
-			{
-				value_words(kind, raw + spec.values_off[k] +
-							static_cast<size_t>(i) * gpuops_key_raw_width(kind), w);
-				if (spec.desc[k])
-					w[0] = ~w[0], w[1] = ~w[1];
-			}
-			for (int v = 0; v < nv; v++)
-				words[static_cast<size_t>(j + 1 + v) * n + i] = w[v];
-			j += 1 + nv;
-		}
-	}
-}
-
-__global__ void
-iota_kernel(uint32_t *out, uint32_t n)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		out[i] = i;
-}
-
-/* out[i] = word[rows[i]]: one key word in the current sorted order */
-__global__ void
-gather_kernel(const uint64_t *word, const uint32_t *rows, uint32_t n, uint64_t *out)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		out[i] = word[rows[i]];
-}
-
-/* out[i * nwords + j] = word j of sorted row i: a run's words for the merge */
-__global__ void
-rowmajor_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, uint32_t n,
-				uint64_t *out)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		for (uint32_t j = 0; j < nwords; j++)
-			out[static_cast<size_t>(i) * nwords + j] = words[static_cast<size_t>(j) * n + rows[i]];
-}
-
-/* OR of (w XOR w[0]) over one word: its highest bit bounds that word's sort. */
-__global__ void
-diff_bits_kernel(const uint64_t *w, uint32_t n, unsigned long long *out)
-{
-	uint64_t	first = w[0];
-	unsigned long long acc = 0;
-
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		acc |= w[i] ^ first;
-	for (int off = 16; off > 0; off /= 2)
-		acc |= __shfl_down_sync(0xffffffffu, acc, off);
-	if ((threadIdx.x & 31) == 0 && acc)
-		atomicOr(out, acc);
-}
-
-/* Bit i of ties: sorted row i has the same key words as sorted row i-1. */
-__global__ void
-ties_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, uint32_t n,
-			uint32_t *ties)
-{
-	uint32_t	nchunks = (n + 31) / 32;
-
-	for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < nchunks; c += gridDim.x * blockDim.x)
-	{
-		uint32_t	bits = 0;
-
-		for (uint32_t b = 0; b < 32; b++)
-		{
-			uint32_t	i = c * 32 + b;
-			bool		same = i > 0 && i < n;
-
-			for (uint32_t j = 0; j < nwords && same; j++)
-				same = words[static_cast<size_t>(j) * n + rows[i]] ==
-					words[static_cast<size_t>(j) * n + rows[i - 1]];
-			if (same)
-				bits |= 1u << b;
-		}
-		ties[c] = bits;
-	}
-}
-
-struct DevPtr
-{
-	void	   *p = nullptr;
-	size_t		bytes = 0;
-};
-
-struct Batch
-{
-	DevPtr		words;			/* [word][row] for this batch's rows */
-	DevPtr		computed;		/* computed keys' values (computed_layout), until fetched */
-	uint64_t	first = 0;		/* its first row */
-	uint32_t	rows = 0;
-	cudaEvent_t copy_start = nullptr;
-	cudaEvent_t copy_end = nullptr;
-	cudaEvent_t kernel_end = nullptr;
-};
-
-struct CudaSort
-{
-	Runtime    *rt = nullptr;
-	GpuopsSettings settings;
-	GpuopsSortSpec spec;
-	KernelSpec	kspec;
-	uint32_t	nwords = 0;
-	uint32_t	stage_rows = 0;
-	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
-	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
-	size_t		input_off = 0;	/* program columns in the staging buffer */
-	bool		has_programs = false;
-	DevPtr		programs[GPUOPS_MAX_SORT_KEYS];	/* computed keys' programs */
-	DevPtr		recheck;		/* the first row a program stopped at */
-	ComputedValues computed;	/* computed values fetched to the host */
-	int			held_buffer = -1;	/* pinned buffer handed to the caller */
-	std::vector<Batch> batches;
-	size_t		run_first_batch = 0;	/* batches of the current run start here */
-	uint64_t	rows = 0;		/* all rows submitted */
-	uint64_t	run_base = 0;	/* first row of the current run */
-	uint64_t	run_rows = 0;	/* rows per run under the budget */
-	std::vector<SortedRun> runs;	/* finished runs, when there are several */
-	bool		merged = false;	/* order and ties come from the host merge */
-	std::vector<uint32_t> host_order;
-	std::vector<uint8_t> host_ties;
-	double		runs_kernel_ms = 0;
-	int			next_stream = 0;
-	std::vector<DevPtr> owned;	/* device memory to free at the end */
-	DevPtr		words;			/* all rows' key words [word][row] */
-	DevPtr		sorted_rows;	/* row numbers in sorted order */
-	bool		identity = false;	/* nothing to sort: input order is sorted */
-	bool		finished = false;
-	cudaEvent_t sort_start = nullptr;
-	cudaEvent_t sort_end = nullptr;
-	double		result_copy_ms = 0;
-	GpuopsStats stats = {};
-};
+namespace gpusort {
 
 cudaEvent_t
 new_event()
@@ -319,8 +145,6 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 	return ms;
 }
 
-void		cut_run(CudaSort *s);
-
 /*
  * Brings the computed values of every batch still holding them on the
  * device to the host (in batch order, so chunks stay in row order) and
@@ -350,590 +174,183 @@ fetch_computed(CudaSort *s)
 }
 
 GpuopsStatus
-cuda_probe(GpuopsDeviceInfo *info) noexcept
+CudaSort::probe(GpuopsDeviceInfo *info)
 {
-	return guarded([&]() {
-		Runtime::probe(info);
-		return GPUOPS_OK;
-	});
+	Runtime::probe(info);
+	return GPUOPS_OK;
 }
 
-GpuopsStatus
-cuda_sort_begin(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
-				GpuopsSort **out) noexcept
+CudaSort::CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
 {
-	*out = nullptr;
-	return guarded([&]() {
-		maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-		if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
-			fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
-		Runtime    &rt = Runtime::get(*settings);
-		auto		s = std::make_unique<CudaSort>();
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
+		fail(GPUOPS_ERR_INTERNAL, "bad number of sort keys: %d", spec->nkeys);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	this->spec = *spec;
+	nwords = spec_words(*spec);
+	if (nwords * sizeof(uint64_t) > Runtime::kScalarBytes)
+		fail(GPUOPS_ERR_UNSUPPORTED, "sort key too wide: %u words", nwords);
+	check_programs(*spec);
+	has_programs = sort_has_programs(*spec);
+	stage_rows = stage_capacity(*spec, rt->buffer_bytes());
+	if (stage_rows == 0)
+		fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
+	/* a computed key's values stay until fetched: about one more word a row */
+	run_rows = run_rows_for_budget(rt->limit(), nwords + (has_programs ? spec->nkeys : 0));
+	if (run_rows && run_rows < stage_rows)
+		stage_rows = static_cast<uint32_t>(run_rows & ~uint64_t(7));
+	input_off = stage_layout(*spec, stage_rows, values_off, nulls_off);
+	if (input_off + input_bytes(*spec, stage_rows) > rt->buffer_bytes())
+		fail(GPUOPS_ERR_INTERNAL, "staging layout exceeds its buffer");
+	if (has_programs)
+	{
+		cudaStream_t st = rt->stream(0);
 
-		rt.set_limit(settings->device_memory_limit, settings->device_share);
-		s->rt = &rt;
-		s->settings = *settings;
-		s->spec = *spec;
-		s->nwords = spec_words(*spec);
-		if (s->nwords * sizeof(uint64_t) > Runtime::kScalarBytes)
-			fail(GPUOPS_ERR_UNSUPPORTED, "sort key too wide: %u words", s->nwords);
-		check_programs(*spec);
-		s->has_programs = sort_has_programs(*spec);
-		s->stage_rows = stage_capacity(*spec, rt.buffer_bytes());
-		if (s->stage_rows == 0)
-			fail(GPUOPS_ERR_UNSUPPORTED, "staging buffer too small for the sort key");
-		/* a computed key's values stay until fetched: about one more word a row */
-		s->run_rows = run_rows_for_budget(rt.limit(), s->nwords + (s->has_programs ? spec->nkeys : 0));
-		if (s->run_rows && s->run_rows < s->stage_rows)
-			s->stage_rows = static_cast<uint32_t>(s->run_rows & ~uint64_t(7));
-		s->input_off = stage_layout(*spec, s->stage_rows, s->values_off, s->nulls_off);
-		if (s->input_off + input_bytes(*spec, s->stage_rows) > rt.buffer_bytes())
-			fail(GPUOPS_ERR_INTERNAL, "staging layout exceeds its buffer");
-		if (s->has_programs)
-		{
-			cudaStream_t st = rt.stream(0);
-
-			for (int k = 0; k < spec->nkeys; k++)
-				if (spec->programs[k])
-				{
-					s->programs[k] = take(s.get(), sizeof(GpuopsExprProgram), st);
-					GPUOPS_CUDA_TRY(cudaMemcpyAsync(s->programs[k].p, spec->programs[k],
-													sizeof(GpuopsExprProgram),
-													cudaMemcpyHostToDevice, st));
-				}
-			s->recheck = take(s.get(), sizeof(unsigned long long), st);
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(s->recheck.p, 0xff, sizeof(unsigned long long), st));
-			/* the programs come from the caller's memory, which may go once this returns */
-			::gpuops::cuda::sync_stream(st);
-		}
-		memset(&s->kspec, 0, sizeof(s->kspec));
-		s->kspec.nkeys = spec->nkeys;
-		s->kspec.nwords = s->nwords;
 		for (int k = 0; k < spec->nkeys; k++)
-		{
-			s->kspec.kind[k] = static_cast<uint8_t>(spec->keys[k].kind);
-			s->kspec.desc[k] = spec->keys[k].descending != 0;
-			s->kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
-			s->kspec.computed[k] = spec->programs[k] != nullptr;
-		}
-		s->stats.key_words = s->nwords;
-		s->sort_start = new_event();
-		s->sort_end = new_event();
-		*out = reinterpret_cast<GpuopsSort *>(s.release());
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_stage(GpuopsSort *sort, GpuopsStageBuffer *buf) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->held_buffer < 0)
-			s->held_buffer = s->rt->try_acquire_buffer();
-		if (s->held_buffer < 0)
-			return GPUOPS_PENDING;
-		char	   *base = static_cast<char *>(s->rt->buffer(s->held_buffer));
-
-		for (int k = 0; k < s->spec.nkeys; k++)
-		{
-			buf->values[k] = base + s->values_off[k];
-			buf->nulls[k] = reinterpret_cast<uint8_t *>(base + s->nulls_off[k]);
-		}
-		for (int c = 0; c < s->spec.program_ncols; c++)
-		{
-			buf->input_words[c] = reinterpret_cast<uint64_t *>(
-				base + s->input_off + input_words_off(s->stage_rows, c));
-			buf->input_nulls[c] = reinterpret_cast<uint8_t *>(
-				base + s->input_off + input_nulls_off(s->spec, s->stage_rows, c));
-		}
-		buf->capacity_rows = s->stage_rows;
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_submit(GpuopsSort *sort, uint32_t nrows) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->held_buffer < 0)
-			fail(GPUOPS_ERR_INTERNAL, "submit without a staged buffer");
-		if (nrows > s->stage_rows)
-			fail(GPUOPS_ERR_INTERNAL, "batch of %u rows exceeds its buffer", nrows);
-		if (s->rows + nrows > UINT32_MAX)
-			fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
-		if (s->batches.empty())
-			maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, s->settings.fault);
-		/* a new run when this batch would take the current one over budget */
-		if (s->run_rows && s->rows > s->run_base && s->rows - s->run_base + nrows > s->run_rows)
-			cut_run(s);
-		cudaStream_t st = s->rt->stream(s->next_stream++);
-		const char *host = static_cast<const char *>(s->rt->buffer(s->held_buffer));
-		size_t		voff[GPUOPS_MAX_SORT_KEYS],
-					noff[GPUOPS_MAX_SORT_KEYS];
-		size_t		in_off = stage_layout(s->spec, nrows, voff, noff);
-		size_t		raw_bytes = in_off + input_bytes(s->spec, nrows);
-		Batch		b;
-
-		if (s->has_programs && !s->batches.empty() && s->batches.back().rows % 8 != 0)
-			fail(GPUOPS_ERR_INTERNAL, "computed sort keys: a partial batch before the last");
-		b.rows = nrows;
-		b.first = s->rows;
-		b.copy_start = new_event();
-		b.copy_end = new_event();
-		b.kernel_end = new_event();
-		s->batches.push_back(b);	/* owns the events from here on */
-		Batch	   &bb = s->batches.back();
-		DevPtr		raw = take(s, raw_bytes, st);
-
-		bb.words = take(s, static_cast<size_t>(nrows) * s->nwords * sizeof(uint64_t), st);
-		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_start, st));
-		for (int k = 0; k < s->spec.nkeys; k++)
-		{
-			size_t		w = gpuops_key_raw_width(s->spec.keys[k].kind);
-
-			if (s->spec.programs[k])
-				continue;		/* computed below */
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + voff[k], host + s->values_off[k],
-											static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice, st));
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + noff[k], host + s->nulls_off[k],
-											(nrows + 7) / 8, cudaMemcpyHostToDevice, st));
-		}
-		for (int c = 0; c < s->spec.program_ncols; c++)
-		{
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_words_off(nrows, c),
-											host + s->input_off + input_words_off(s->stage_rows, c),
-											static_cast<size_t>(nrows) * sizeof(uint64_t),
-											cudaMemcpyHostToDevice, st));
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_nulls_off(s->spec, nrows, c),
-											host + s->input_off + input_nulls_off(s->spec, s->stage_rows, c),
-											nrows, cudaMemcpyHostToDevice, st));
-		}
-		GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_end, st));
-		s->rt->release_after(s->held_buffer, st);
-		s->held_buffer = -1;
-
-		KernelSpec	ks = s->kspec;
-		size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
-					coff_n[GPUOPS_MAX_SORT_KEYS];
-
-		for (int k = 0; k < s->spec.nkeys; k++)
-		{
-			ks.values_off[k] = voff[k];
-			ks.nulls_off[k] = noff[k];
-		}
-		if (s->has_programs)
-		{
-			size_t		cbytes = computed_layout(s->spec, nrows, coff_v, coff_n);
-			ColumnsView in = input_view(s->spec, static_cast<const uint8_t *>(raw.p) + in_off, nrows);
-
-			bb.computed = take(s, cbytes, st);
-			GPUOPS_CUDA_TRY(cudaMemsetAsync(bb.computed.p, 0, cbytes, st));	/* no row masked */
-			for (int k = 0; k < s->spec.nkeys; k++)
+			if (spec->programs[k])
 			{
-				if (!s->spec.programs[k])
-					continue;
-				uint8_t    *comp = static_cast<uint8_t *>(bb.computed.p);
-
-				eval_input_kernel<<<grid_for((nrows + 7) / 8), kThreads, 0, st>>>(
-					static_cast<const GpuopsExprProgram *>(s->programs[k].p), in, 0, nrows,
-					s->spec.keys[k].kind, comp + coff_v[k], comp + coff_n[k], bb.first,
-					static_cast<unsigned long long *>(s->recheck.p));
-				GPUOPS_CUDA_CHECK_LAUNCH("eval keys");
-				ks.values_off[k] = coff_v[k];
-				ks.nulls_off[k] = coff_n[k];
+				programs[k] = take(this, sizeof(GpuopsExprProgram), st);
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(programs[k].p, spec->programs[k],
+												sizeof(GpuopsExprProgram),
+												cudaMemcpyHostToDevice, st));
 			}
-		}
-		normalize_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-			ks, static_cast<const uint8_t *>(raw.p), static_cast<const uint8_t *>(bb.computed.p),
-			nrows, static_cast<uint64_t *>(bb.words.p));
-		GPUOPS_CUDA_CHECK_LAUNCH("normalize");
-		GPUOPS_CUDA_TRY(cudaEventRecord(bb.kernel_end, st));
-		give_back(s, raw, st);
-		s->rows += nrows;
-		s->stats.rows = s->rows;
-		s->stats.batches++;
-		return GPUOPS_OK;
-	});
-}
-
-/*
- * Sorts the current run's batches on stream 0: lays their words out as one
- * [word][row] array and orders the row numbers one word at a time.  Leaves
- * s->words and s->sorted_rows (local row numbers), queued, not waited for.
- */
-void
-sort_run(CudaSort *s)
-{
-	cudaStream_t st = s->rt->stream(0);
-	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
-
-	s->identity = false;
-	for (size_t b = s->run_first_batch; b < s->batches.size(); b++)
-		GPUOPS_CUDA_TRY(cudaStreamWaitEvent(st, s->batches[b].kernel_end, 0));
-	GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_start, st));
-	if (n == 0)
-	{
-		s->identity = true;
-		GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
-		return;
-	}
-
-	/* every batch's words into one [word][row] array (device-to-device) */
-	if (s->batches.size() - s->run_first_batch == 1)
-		s->words = s->batches[s->run_first_batch].words;
-	else
-	{
-		s->words = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
-		size_t		row0 = 0;
-
-		for (size_t bi = s->run_first_batch; bi < s->batches.size(); bi++)
-		{
-			Batch	   &b = s->batches[bi];
-
-			GPUOPS_CUDA_TRY(cudaMemcpy2DAsync(
-				static_cast<uint64_t *>(s->words.p) + row0, static_cast<size_t>(n) * sizeof(uint64_t),
-				b.words.p, static_cast<size_t>(b.rows) * sizeof(uint64_t),
-				static_cast<size_t>(b.rows) * sizeof(uint64_t), s->nwords,
-				cudaMemcpyDeviceToDevice, st));
-			row0 += b.rows;
-			give_back(s, b.words, st);
-		}
-	}
-	for (size_t bi = s->run_first_batch; bi < s->batches.size(); bi++)
-		s->batches[bi].words = DevPtr();
-	const uint64_t *words = static_cast<const uint64_t *>(s->words.p);
-
-	/* which words differ at all, and in how many low bits */
-	DevPtr		d_diff = take(s, s->nwords * sizeof(uint64_t), st);
-
-	GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.p, 0, s->nwords * sizeof(uint64_t), st));
-	for (uint32_t j = 0; j < s->nwords; j++)
-	{
-		diff_bits_kernel<<<grid_for(n), kThreads, 0, st>>>(
-			words + static_cast<size_t>(j) * n, n,
-			static_cast<unsigned long long *>(d_diff.p) + j);
-		GPUOPS_CUDA_CHECK_LAUNCH("diff_bits");
-	}
-	uint64_t   *diff = s->rt->pinned_scalar();
-
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t),
-									cudaMemcpyDeviceToHost, st));
-	/* the passes' bit ranges are host-side launch parameters: wait for them */
-	::gpuops::cuda::sync_stream(st);
-	give_back(s, d_diff, st);
-	std::vector<unsigned> bits(s->nwords);
-
-	for (uint32_t j = 0; j < s->nwords; j++)
-		bits[j] = diff[j] ? 64 - __builtin_clzll(diff[j]) : 0;
-
-	DevPtr		rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-	DevPtr		rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-	DevPtr		keys = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
-	DevPtr		keys_alt = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
-	size_t		temp_bytes = 0;
-
-	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-		nullptr, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
-		static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0, 64, st));
-	DevPtr		temp = take(s, temp_bytes, st);
-
-	iota_kernel<<<grid_for(n), kThreads, 0, st>>>(static_cast<uint32_t *>(rows.p), n);
-	GPUOPS_CUDA_CHECK_LAUNCH("iota");
-	/* least significant word first; every pass is stable */
-	for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
-	{
-		if (bits[j] == 0)
-			continue;			/* the same in every row: decides nothing */
-		gather_kernel<<<grid_for(n), kThreads, 0, st>>>(
-			words + static_cast<size_t>(j) * n, static_cast<const uint32_t *>(rows.p), n,
-			static_cast<uint64_t *>(keys.p));
-		GPUOPS_CUDA_CHECK_LAUNCH("gather");
-		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-			temp.p, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
-			static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0,
-			static_cast<int>(bits[j]), st));
-		std::swap(rows, rows_alt);
-		s->stats.sort_passes++;
-		s->stats.sort_bits += bits[j];
-	}
-	GPUOPS_CUDA_TRY(cudaEventRecord(s->sort_end, st));
-	give_back(s, temp, st);
-	give_back(s, keys, st);
-	give_back(s, keys_alt, st);
-	give_back(s, rows_alt, st);
-	s->sorted_rows = rows;
-}
-
-/*
- * Sorts the current run and brings it back to the host (row numbers and
- * words in sorted order) for the merge, freeing its device memory.
- */
-void
-cut_run(CudaSort *s)
-{
-	cudaStream_t st = s->rt->stream(0);
-	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
-	SortedRun	run;
-
-	sort_run(s);				/* n > 0: runs are cut only when they hold rows */
-	run.rows.resize(n);
-	run.words.resize(static_cast<size_t>(n) * s->nwords);
-	DevPtr		rowmajor = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
-
-	rowmajor_kernel<<<grid_for(n), kThreads, 0, st>>>(
-		static_cast<const uint64_t *>(s->words.p), s->nwords,
-		static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint64_t *>(rowmajor.p));
-	GPUOPS_CUDA_CHECK_LAUNCH("rowmajor");
-	s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, static_cast<size_t>(n) * sizeof(uint32_t),
-									  run.rows.data());
-	s->result_copy_ms += copy_to_host(s, rowmajor.p, run.words.size() * sizeof(uint64_t),
-									  run.words.data());
-	give_back(s, rowmajor, st);
-	give_back(s, s->words, st);
-	give_back(s, s->sorted_rows, st);
-	s->words = DevPtr();
-	s->sorted_rows = DevPtr();
-	::gpuops::cuda::sync_stream(st);
-	s->runs_kernel_ms += elapsed_ms(s->sort_start, s->sort_end);
-	for (uint32_t i = 0; i < n; i++)
-		run.rows[i] += static_cast<uint32_t>(s->run_base);
-	/* the run's computed values leave the device with it, freeing room for the next */
-	fetch_computed(s);
-	s->runs.push_back(std::move(run));
-	s->stats.runs++;
-	s->run_base = s->rows;
-	s->run_first_batch = s->batches.size();
-}
-
-GpuopsStatus
-cuda_sort_finish(GpuopsSort *sort) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->held_buffer >= 0)
-		{
-			s->rt->release_now(s->held_buffer);
-			s->held_buffer = -1;
-		}
-		maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, s->settings.fault);
-		s->finished = true;
-		if (s->runs.empty())
-		{
-			/* one run: sort on the device, results fetched from there */
-			sort_run(s);
-			s->stats.runs = 1;
-			if (s->spec.tie_words == 0 && s->words.p)
-			{
-				give_back(s, s->words, s->rt->stream(0));
-				s->words = DevPtr();
-			}
-			return GPUOPS_OK;
-		}
-		/* several runs: the last one, then the merge on the host */
-		if (s->rows > s->run_base)
-			cut_run(s);
-		s->host_order.resize(s->rows);
-		if (s->spec.tie_words)
-			s->host_ties.assign((s->rows + 7) / 8, 0);
-		merge_runs(s->runs, s->nwords, s->spec.tie_words, s->host_order.data(),
-				   s->spec.tie_words ? s->host_ties.data() : nullptr);
-		std::vector<SortedRun>().swap(s->runs);
-		s->merged = true;
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_poll(GpuopsSort *sort) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (!s->finished)
-			fail(GPUOPS_ERR_INTERNAL, "sort polled before it was finished");
-		if (s->merged)
-			return GPUOPS_OK;
-		cudaError_t err = cudaEventQuery(s->sort_end);
-
-		if (err == cudaErrorNotReady)
-			return GPUOPS_PENDING;
-		if (err != cudaSuccess)
-			throw_cuda(err, "radix sort");
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_result(GpuopsSort *sort, uint32_t *order, uint64_t nrows) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (nrows != s->rows)
-			fail(GPUOPS_ERR_INTERNAL, "sort result asked for %llu rows, sort holds %llu",
-				 (unsigned long long) nrows, (unsigned long long) s->rows);
-		if (s->merged)
-		{
-			memcpy(order, s->host_order.data(), nrows * sizeof(uint32_t));
-			return GPUOPS_OK;
-		}
-		if (s->identity)
-		{
-			for (uint64_t i = 0; i < nrows; i++)
-				order[i] = static_cast<uint32_t>(i);
-			return GPUOPS_OK;
-		}
-		s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, nrows * sizeof(uint32_t), order);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_ties(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (s->spec.tie_words == 0 || s->spec.tie_words > s->nwords || nrows != s->rows)
-			fail(GPUOPS_ERR_INTERNAL, "sort ties asked for without tie_words or after the wrong sort");
-		if (nrows == 0)
-			return GPUOPS_OK;
-		if (s->merged)
-		{
-			memcpy(ties, s->host_ties.data(), (nrows + 7) / 8);
-			return GPUOPS_OK;
-		}
-		if (s->identity)
-			fail(GPUOPS_ERR_INTERNAL, "ties of a sort that had nothing to order");
-		cudaStream_t st = s->rt->stream(0);
-		uint32_t	n = static_cast<uint32_t>(nrows);
-		uint32_t	nchunks = (n + 31) / 32;
-		DevPtr		d_ties = take(s, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
-
-		ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
-			static_cast<const uint64_t *>(s->words.p), s->spec.tie_words,
-			static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint32_t *>(d_ties.p));
-		GPUOPS_CUDA_CHECK_LAUNCH("ties");
-		s->result_copy_ms += copy_to_host(s, d_ties.p, (nrows + 7) / 8, ties);
-		give_back(s, d_ties, st);
-		return GPUOPS_OK;
-	});
-}
-
-GpuopsStatus
-cuda_sort_recheck(GpuopsSort *sort, uint64_t *row) noexcept
-{
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		*row = GPUOPS_SORT_NO_RECHECK;
-		if (!s->finished)
-			fail(GPUOPS_ERR_INTERNAL, "sort recheck asked for before the sort finished");
-		if (!s->has_programs)
-			return GPUOPS_OK;
-		cudaStream_t st = s->rt->stream(0);
-		uint64_t   *scalar = s->rt->pinned_scalar();
-
-		/* stream 0 waited for every batch's kernels before the sort */
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, s->recheck.p, sizeof(uint64_t),
-										cudaMemcpyDeviceToHost, st));
+		recheck = take(this, sizeof(unsigned long long), st);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(recheck.p, 0xff, sizeof(unsigned long long), st));
+		/* the programs come from the caller's memory, which may go once this returns */
 		::gpuops::cuda::sync_stream(st);
-		*row = *scalar;
-		return GPUOPS_OK;
-	});
+	}
+	memset(&kspec, 0, sizeof(kspec));
+	kspec.nkeys = spec->nkeys;
+	kspec.nwords = nwords;
+	for (int k = 0; k < spec->nkeys; k++)
+	{
+		kspec.kind[k] = static_cast<uint8_t>(spec->keys[k].kind);
+		kspec.desc[k] = spec->keys[k].descending != 0;
+		kspec.nulls_first[k] = spec->keys[k].nulls_first != 0;
+		kspec.computed[k] = spec->programs[k] != nullptr;
+	}
+	stats.key_words = nwords;
+	sort_start = new_event();
+	sort_end = new_event();
 }
 
 GpuopsStatus
-cuda_sort_values(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
-				 uint8_t *nulls) noexcept
+CudaSort::sort_poll()
 {
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
-
-	return guarded([&]() {
-		if (!s->finished)
-			fail(GPUOPS_ERR_INTERNAL, "sort values asked for before the sort finished");
-		fetch_computed(s);
-		s->computed.copy_out(s->spec, key, first, n, values, nulls);
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "sort polled before it was finished");
+	if (merged)
 		return GPUOPS_OK;
-	});
+	cudaError_t err = cudaEventQuery(sort_end);
+
+	if (err == cudaErrorNotReady)
+		return GPUOPS_PENDING;
+	if (err != cudaSuccess)
+		throw_cuda(err, "radix sort");
+	return GPUOPS_OK;
 }
 
-void
-cuda_sort_stats(const GpuopsSort *sort, GpuopsStats *stats) noexcept
+GpuopsStatus
+CudaSort::sort_result(uint32_t *order, uint64_t nrows)
 {
-	const auto *s = reinterpret_cast<const CudaSort *>(sort);
-
-	*stats = s->stats;
-	stats->copy_ms = s->result_copy_ms;
-	for (const Batch &b : s->batches)
+	if (nrows != rows)
+		fail(GPUOPS_ERR_INTERNAL, "sort result asked for %llu rows, sort holds %llu",
+			 (unsigned long long) nrows, (unsigned long long) rows);
+	if (merged)
 	{
-		stats->copy_ms += elapsed_ms(b.copy_start, b.copy_end);
-		stats->kernel_ms += elapsed_ms(b.copy_end, b.kernel_end);
+		memcpy(order, host_order.data(), nrows * sizeof(uint32_t));
+		return GPUOPS_OK;
 	}
-	stats->kernel_ms += s->merged ? s->runs_kernel_ms : elapsed_ms(s->sort_start, s->sort_end);
+	if (identity)
+	{
+		for (uint64_t i = 0; i < nrows; i++)
+			order[i] = static_cast<uint32_t>(i);
+		return GPUOPS_OK;
+	}
+	result_copy_ms += copy_to_host(this, sorted_rows.p, nrows * sizeof(uint32_t), order);
+	return GPUOPS_OK;
 }
 
-/* Frees everything, also after a failure or a cancel mid-flight. */
-void
-cuda_sort_end(GpuopsSort *sort) noexcept
+GpuopsStatus
+CudaSort::sort_recheck(uint64_t *row)
 {
-	auto	   *s = reinterpret_cast<CudaSort *>(sort);
+	*row = GPUOPS_SORT_NO_RECHECK;
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "sort recheck asked for before the sort finished");
+	if (!has_programs)
+		return GPUOPS_OK;
+	cudaStream_t st = rt->stream(0);
+	uint64_t   *scalar = rt->pinned_scalar();
 
-	if (!s)
-		return;
-	if (s->rt)
+	/* stream 0 waited for every batch's kernels before the sort */
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, recheck.p, sizeof(uint64_t),
+									cudaMemcpyDeviceToHost, st));
+	::gpuops::cuda::sync_stream(st);
+	*row = *scalar;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaSort::sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls)
+{
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "sort values asked for before the sort finished");
+	fetch_computed(this);
+	computed.copy_out(spec, key, first, n, values, nulls);
+	return GPUOPS_OK;
+}
+
+void
+CudaSort::sort_stats(GpuopsStats *out) const
+{
+	*out = stats;
+	out->copy_ms = result_copy_ms;
+	for (const Batch &b : batches)
 	{
-		for (int i = 0; i < s->rt->stream_count(); i++)
-			if (cudaStreamSynchronize(s->rt->stream(i)) != cudaSuccess)
+		out->copy_ms += elapsed_ms(b.copy_start, b.copy_end);
+		out->kernel_ms += elapsed_ms(b.copy_end, b.kernel_end);
+	}
+	out->kernel_ms += merged ? runs_kernel_ms : elapsed_ms(sort_start, sort_end);
+}
+
+/* sort_end: frees everything, also after a failure or a cancel mid-flight. */
+CudaSort::~CudaSort()
+{
+	if (rt)
+	{
+		for (int i = 0; i < rt->stream_count(); i++)
+			if (cudaStreamSynchronize(rt->stream(i)) != cudaSuccess)
 				(void) cudaGetLastError();
-		if (s->held_buffer >= 0)
-			s->rt->release_now(s->held_buffer);
-		for (DevPtr &d : s->owned)
-			s->rt->free(d.p, d.bytes, s->rt->stream(0));
+		if (held_buffer >= 0)
+			rt->release_now(held_buffer);
+		for (DevPtr &d : owned)
+			rt->free(d.p, d.bytes, rt->stream(0));
 	}
-	for (Batch &b : s->batches)
+	for (Batch &b : batches)
 	{
 		cudaEventDestroy(b.copy_start);
 		cudaEventDestroy(b.copy_end);
 		cudaEventDestroy(b.kernel_end);
 	}
-	if (s->sort_start)
-		cudaEventDestroy(s->sort_start);
-	if (s->sort_end)
-		cudaEventDestroy(s->sort_end);
+	if (sort_start)
+		cudaEventDestroy(sort_start);
+	if (sort_end)
+		cudaEventDestroy(sort_end);
 	(void) cudaGetLastError();
-	delete s;
 }
 
-const GpuopsBackend cuda_backend = {
-	"cuda",
-	cuda_probe,
-	cuda_sort_begin,
-	cuda_sort_stage,
-	cuda_sort_submit,
-	cuda_sort_finish,
-	cuda_sort_poll,
-	cuda_sort_result,
-	cuda_sort_ties,
-	cuda_sort_stats,
-	cuda_sort_end,
-	cuda_sort_recheck,
-	cuda_sort_values,
-};
+constexpr GpuopsBackend cuda_backend = shell::make_sort_backend<CudaSort>("cuda");
 
-}								/* namespace */
+}								/* namespace gpusort */
 }								/* namespace cuda */
 }								/* namespace gpuops */
 
 extern "C" const GpuopsBackend *
 gpuops_cuda_backend(void) noexcept
 {
-	return &gpuops::cuda::cuda_backend;
+	return &gpuops::cuda::gpusort::cuda_backend;
 }
 
 extern "C" const char *
