@@ -18,6 +18,13 @@
 #   make check-cassert  the same against a PostgreSQL built with
 #                   --enable-cassert (test/cassert.sh; CI runs both)
 #   make demo       a throwaway cluster, a query with gpuops off and on
+#   make device-test  the device engine's unit tests (test/device, no PostgreSQL)
+#   make format     clang-format src/ cuda/ test/device/ in place (.clang-format;
+#                   Debian's clang-format 14, which test/setup.sh installs)
+#   make format-check  change nothing, list the files that differ, fail if any
+#                   (test/format.sh --check; a CI job)
+# check, check-cassert, demo, device-test, format and format-check do not need
+# PostgreSQL's headers; the rest do.
 
 EXTENSION  = gpuops
 MODULE_big = gpuops
@@ -59,9 +66,9 @@ EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.di
 override with_llvm = no
 
 # check, check-cassert and demo set the machine up first (headers may be
-# missing), so they must not need PGXS themselves; nor does device-test
-# (no PostgreSQL).
-ifneq ($(filter-out check check-cassert demo device-test,$(or $(MAKECMDGOALS),all)),)
+# missing), so they must not need PGXS themselves; nor do device-test (no
+# PostgreSQL), format and format-check (clang-format alone).
+ifneq ($(filter-out check check-cassert demo device-test format format-check,$(or $(MAKECMDGOALS),all)),)
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(wildcard $(PGXS)),)
 $(error PostgreSQL server headers not found (pg_config: $(PG_CONFIG)); run "make check", which installs them, or apt-get install postgresql-server-dev-15)
@@ -81,6 +88,15 @@ check-cassert:
 demo:
 	bash test/demo.sh
 endif
+
+# clang-format (.clang-format) over src/ cuda/ test/device/: format rewrites
+# the files, format-check lists those that differ and fails (test/format.sh)
+.PHONY: format format-check
+format:
+	bash test/format.sh
+
+format-check:
+	bash test/format.sh --check
 
 $(DEVICE_LIB): $(DEVICE_OBJS)
 	rm -f $@
