@@ -23,6 +23,10 @@
 #                   Debian's clang-format 14, which test/setup.sh installs)
 #   make format-check  change nothing, list the files that differ, fail if any
 #                   (test/format.sh --check; a CI job)
+#   make GPUOPS_WERROR=1  built with -Wall -Wextra -Werror: src/, cuda/*.cpp,
+#                   and cuda/*.cu (g++ under nvcc, and nvcc's own warnings);
+#                   CI's switch is in .ci/run; objects already built are not
+#                   rebuilt when it changes (make clean)
 # check, check-cassert, demo, device-test, format and format-check do not need
 # PostgreSQL's headers; the rest do.
 
@@ -58,6 +62,25 @@ DEVICE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall $(DEVICE_INC)
 PG_CPPFLAGS = -I$(API_DIR) $(addprefix -I,$(SRC_DIRS))
 # gnu++17: PostgreSQL's headers use typeof
 PG_CXXFLAGS = -std=gnu++17 -Wno-register
+
+# GPUOPS_WERROR=1 (CI, .ci/run): -Wall -Wextra, and every warning an error,
+# for src/ (after PGXS's CXXFLAGS, which have -Wall and a few others),
+# cuda/*.cpp, and cuda/*.cu: g++ under nvcc (-Xcompiler; CUDA's own headers,
+# CUB included, are system headers there and stay quiet) and nvcc's own
+# front end (-Werror all-warnings: "#177-D: variable declared but never
+# referenced" and the like, in device code too)
+GPUOPS_WERROR ?= 0
+ifeq ($(GPUOPS_WERROR),1)
+WERROR_FLAGS = -Wall -Wextra -Werror
+PG_CXXFLAGS += $(WERROR_FLAGS)
+# PostgreSQL's headers are not written for -Wextra (lib/ilist.h's inline
+# functions have unused parameters, ...): searched as system headers, they
+# are not warned about, and src/'s own code still is (PGXS's -I of the same
+# folders keeps their place in the search order)
+PG_CPPFLAGS += -isystem $(includedir_server) -isystem $(includedir_internal)
+DEVICE_CXXFLAGS += $(WERROR_FLAGS)
+NVCC_FLAGS += -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
+endif
 SHLIB_LINK += $(DEVICE_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 
 EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out
