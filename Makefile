@@ -27,6 +27,10 @@
 #                   and cuda/*.cu (g++ under nvcc, and nvcc's own warnings);
 #                   CI's switch is in .ci/run; objects already built are not
 #                   rebuilt when it changes (make clean)
+#   make compile_commands.json  every src/ and cuda/ compile command, for clangd
+#                   and clang-tidy -p . (make all writes it too; cuda/*.cu as
+#                   clang++ -x cuda, which Debian's clang 14 cannot read with
+#                   CUDA 13; CC_JSON_NVCC=exact for nvcc's own command)
 # check, check-cassert, demo, device-test, format and format-check do not need
 # PostgreSQL's headers; the rest do.
 
@@ -83,7 +87,8 @@ NVCC_FLAGS += -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
 endif
 SHLIB_LINK += $(DEVICE_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 
-EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out
+EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out \
+              compile_commands.json
 
 # PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
 override with_llvm = no
@@ -100,6 +105,36 @@ include $(PGXS)
 
 $(shlib): $(DEVICE_LIB)
 $(OBJS): $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) $(API_HDRS)
+
+# compile_commands.json (clangd, clang-tidy -p .): every translation unit's
+# command from the variables its rule compiles it with: src/ PGXS's COMPILE.cc
+# (make's %.o: %.cpp), cuda/ DEVICE_COMPILE.cpp and DEVICE_COMPILE.cu.  clang
+# does not read nvcc's options, so a .cu entry is, by default, the clang++
+# -x cuda command of the same file, host side only (clang-tidy wants one
+# compile job); CC_JSON_NVCC=exact writes nvcc's own.  Either way Debian 12's
+# clang 14 cannot read the .cu files: it knows CUDA up to 11.5 and no sm_90,
+# and CUDA 13's headers fail in its CUDA wrappers (a newer clang may).
+# Rewritten only when it changes; make all writes it too.
+CC_JSON_NVCC ?= clang
+CC_JSON_CLANG_CUDA = clang++ -x cuda --cuda-host-only -std=c++17 -O3 -fPIC -fvisibility=hidden \
+                     --cuda-path=$(CUDA_HOME) --cuda-gpu-arch=sm_90 -nocudalib \
+                     $(DEVICE_INC) -c
+CC_JSON_TUS = $(OBJS:.o=.cpp) $(DEVICE_OBJS:.host.o=.cpp)
+CC_JSON_TUS := $(CC_JSON_TUS:.cu.o=.cu)
+cc_json_str = "$(subst ",\",$(subst \,\\,$(strip $1)))"
+cc_json_cmd = $(strip \
+  $(if $(filter src/%,$1),$(COMPILE.cc) -o $(1:.cpp=.o) $1, \
+  $(if $(filter %.cpp,$1),$(DEVICE_COMPILE.cpp) $1 -o $(1:.cpp=.host.o), \
+  $(if $(filter exact,$(CC_JSON_NVCC)),$(DEVICE_COMPILE.cu),$(CC_JSON_CLANG_CUDA)) $1 -o $1.o)))
+cc_json_entry = {"directory": $(call cc_json_str,$(CURDIR)), "file": $(call cc_json_str,$1), "command": $(call cc_json_str,$(call cc_json_cmd,$1))}
+
+.PHONY: compile_commands.json
+all: compile_commands.json
+compile_commands.json:
+	$(file >$@.tmp,[$(call cc_json_entry,$(firstword $(CC_JSON_TUS))))
+	$(foreach f,$(wordlist 2,$(words $(CC_JSON_TUS)),$(CC_JSON_TUS)),$(file >>$@.tmp,,$(call cc_json_entry,$f)))
+	$(file >>$@.tmp,])
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@ && echo "wrote $@ ($(words $(CC_JSON_TUS)) files)"; fi
 else
 .PHONY: check check-cassert demo
 check:
@@ -132,8 +167,12 @@ $(DEVICE_LIB): $(DEVICE_OBJS)
 device-test: $(DEVICE_LIB)
 	bash test/device/run.sh
 
+# the device objects' compile commands (also written to compile_commands.json)
+DEVICE_COMPILE.cu  = $(NVCC) $(NVCC_FLAGS) $(DEVICE_INC) -c
+DEVICE_COMPILE.cpp = $(CXX) $(DEVICE_CXXFLAGS) -c
+
 cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
-	$(NVCC) $(NVCC_FLAGS) $(DEVICE_INC) -c $< -o $@
+	$(DEVICE_COMPILE.cu) $< -o $@
 
 # The .cu sources are never made: without this, GNU make's built-in
 # "%: %.o" rule looks for a way to make x.cu out of x.cu.o and prints
@@ -141,5 +180,5 @@ cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
 $(foreach d,$(CUDA_DIRS),$(wildcard $(d)/*.cu)): ;
 
 cuda/%.host.o: cuda/%.cpp $(DEVICE_HDRS)
-	$(CXX) $(DEVICE_CXXFLAGS) -c $< -o $@
+	$(DEVICE_COMPILE.cpp) $< -o $@
 
