@@ -99,15 +99,17 @@ as_test_user() {
 
 # build_install REPO LOGFILE: make (default target) then make install; sudo
 # for the install step when not root and the install dirs are not writable.
+# GPUOPS_WERROR=1 in the environment (CI: .ci/run) builds with -Wall -Wextra
+# -Werror (the Makefile's GPUOPS_WERROR).
 build_install() {
-  local repo="$1" logf="$2" sudo=()
+  local repo="$1" logf="$2" sudo=() werror="GPUOPS_WERROR=${GPUOPS_WERROR:-0}"
   if [ "$(id -u)" -ne 0 ] && [ ! -w "$("$PG_CONFIG" --pkglibdir)" ]; then
     command -v sudo >/dev/null 2>&1 || { warn "make install needs root (or sudo)"; return 1; }
     sudo=(sudo)
   fi
-  log "building gpuops (make -C $repo -j2; log: $logf)"
-  if ! { make -C "$repo" -j2 PG_CONFIG="$PG_CONFIG" &&
-         "${sudo[@]}" make -C "$repo" -j2 install PG_CONFIG="$PG_CONFIG"; } >"$logf" 2>&1; then
+  log "building gpuops (make -C $repo -j2 $werror; log: $logf)"
+  if ! { make -C "$repo" -j2 PG_CONFIG="$PG_CONFIG" "$werror" &&
+         "${sudo[@]}" make -C "$repo" -j2 install PG_CONFIG="$PG_CONFIG" "$werror"; } >"$logf" 2>&1; then
     warn "--- build/install failed; last 60 lines of $logf:"
     tail -n 60 "$logf" >&2
     return 1

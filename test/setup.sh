@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing gpuops needs and is missing (idempotent):
 #   postgresql-server-dev-15 (headers, PGXS), postgresql-15-pgtap + pg_prove,
+#   clang-format (make format-check, a CI job; Debian 12's is version 14),
 #   and the PostgreSQL 15 server itself and make/g++ if they are absent.
 # Checks that CUDA is at /usr/local/cuda (nvcc). Runs as root, or via sudo.
 set -euo pipefail
@@ -17,6 +18,7 @@ done
 command -v pg_prove >/dev/null 2>&1 || missing+=(libtap-parser-sourcehandler-pgtap-perl)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v clang-format >/dev/null 2>&1 || missing+=(clang-format)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
@@ -37,7 +39,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}" || { echo "setup.sh: could not install ${missing[*]}" >&2; exit 1; }
   fi
 else
-  echo "setup.sh: packages ok (postgresql-server-dev-15, postgresql-15-pgtap, pg_prove)"
+  echo "setup.sh: packages ok (postgresql-server-dev-15, postgresql-15-pgtap, pg_prove, clang-format)"
 fi
 
 if [ -x "$CUDA_HOME/bin/nvcc" ]; then
