@@ -314,26 +314,29 @@ accumulate_kernel(HashAggParams p, const uint32_t *slot_of_row, const uint32_t *
 		uint64_t	g = rank[slot_of_row[i]];
 		ull		   *s = states + g * p.stride;
 
-		if (!Rows)
+		/* if constexpr: the other pass's loop is not compiled in (nvcc warns that it is unreachable) */
+		if constexpr (!Rows)
 		{
 			atomicMin(&s[0], static_cast<ull>(i));
 			for (int a = 0; a < p.naggs; a++)
 				accumulate(p, a, i, s + p.offs[a]);
-			continue;
 		}
-		for (int a = 0; a < p.naggs; a++)
+		else
 		{
-			const uint8_t *raw;
-			uint64_t	w[2] = {0, 0};
+			for (int a = 0; a < p.naggs; a++)
+			{
+				const uint8_t *raw;
+				uint64_t	w[2] = {0, 0};
 
-			if (p.kinds[a] != GPUOPS_AGG_MIN && p.kinds[a] != GPUOPS_AGG_MAX)
-				continue;
-			raw = raw_value(p, a, i);
-			if (raw == nullptr)
-				continue;
-			value_words(static_cast<GpuopsKeyKind>(p.value_kinds[a]), raw, w);
-			if (w[0] == gstates[g * p.stride + p.offs[a]])
-				atomicMax(&s[p.offs[a] + 1], static_cast<ull>(i + 1));
+				if (p.kinds[a] != GPUOPS_AGG_MIN && p.kinds[a] != GPUOPS_AGG_MAX)
+					continue;
+				raw = raw_value(p, a, i);
+				if (raw == nullptr)
+					continue;
+				value_words(static_cast<GpuopsKeyKind>(p.value_kinds[a]), raw, w);
+				if (w[0] == gstates[g * p.stride + p.offs[a]])
+					atomicMax(&s[p.offs[a] + 1], static_cast<ull>(i + 1));
+			}
 		}
 	}
 	if (!Shared)
@@ -344,19 +347,21 @@ accumulate_kernel(HashAggParams p, const uint32_t *slot_of_row, const uint32_t *
 		const ull  *s = shared_states + g * p.stride;
 		ull		   *gs = gstates + g * p.stride;
 
-		if (!Rows)
+		if constexpr (!Rows)
 		{
 			if (s[0] == ULLONG_MAX)
 				continue;		/* no row of this block */
 			atomicMin(&gs[0], s[0]);
 			for (int a = 0; a < p.naggs; a++)
 				combine(p, a, s + p.offs[a], gs + p.offs[a]);
-			continue;
 		}
-		for (int a = 0; a < p.naggs; a++)
-			if ((p.kinds[a] == GPUOPS_AGG_MIN || p.kinds[a] == GPUOPS_AGG_MAX) &&
-				s[p.offs[a] + 1] != 0)
-				atomicMax(&gs[p.offs[a] + 1], s[p.offs[a] + 1]);
+		else
+		{
+			for (int a = 0; a < p.naggs; a++)
+				if ((p.kinds[a] == GPUOPS_AGG_MIN || p.kinds[a] == GPUOPS_AGG_MAX) &&
+					s[p.offs[a] + 1] != 0)
+					atomicMax(&gs[p.offs[a] + 1], s[p.offs[a] + 1]);
+		}
 	}
 }
 

@@ -42,7 +42,7 @@ extern "C" {
 #include "gpu_agg_exec.h"
 
 static uint32
-DictHash(const void *key, Size keysize)
+DictHash(const void *key, Size)
 {
 	const DictKey *k = (const DictKey *) key;
 
@@ -50,7 +50,7 @@ DictHash(const void *key, Size keysize)
 }
 
 static int
-DictMatch(const void *a, const void *b, Size keysize)
+DictMatch(const void *a, const void *b, Size)
 {
 	const DictKey *x = (const DictKey *) a;
 	const DictKey *y = (const DictKey *) b;

@@ -51,7 +51,7 @@ AggFinalFn(Oid aggfnoid)
 }
 
 bool
-GpuAggClassify(Oid aggfnoid, Oid argtype, GpuopsAggKind *kind, GpuAggFinal *final, Oid *final_fn)
+GpuAggClassify(Oid aggfnoid, Oid, GpuopsAggKind *kind, GpuAggFinal *final, Oid *final_fn)
 {
 	*final_fn = InvalidOid;
 	switch (aggfnoid)

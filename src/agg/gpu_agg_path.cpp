@@ -44,6 +44,7 @@ static Plan *PlanGpuAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best
 static const CustomPathMethods gpu_agg_path_methods = {
 	GPUAGG_NAME,
 	PlanGpuAggPath,
+	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /*
@@ -349,8 +350,8 @@ PlanPrograms(List *path_fields, List *child_exprs)
 }
 
 static Plan *
-PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
-				   List *clauses, List *custom_plans)
+PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *, CustomPath *best_path, List *tlist,
+				   List *, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *priv = best_path->custom_private;

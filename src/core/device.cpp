@@ -138,7 +138,7 @@ EndWithoutTeardown(void)
  * without waiting (EndWithoutTeardown); one whose helper is done joins it.
  */
 static void
-JoinHelperAtExit(int code, Datum arg)
+JoinHelperAtExit(int code, Datum)
 {
 	if (gpuops_cuda_prewarm_pending())
 	{

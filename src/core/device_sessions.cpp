@@ -126,7 +126,7 @@ GiveBack(void)
  * holds device memory any more.
  */
 static void
-XactEnd(XactEvent event, void *arg)
+XactEnd(XactEvent event, void *)
 {
 	bool		committed,
 				release,
@@ -177,7 +177,7 @@ XactEnd(XactEvent event, void *arg)
 }
 
 static void
-ProcessExit(int code, Datum arg)
+ProcessExit(int, Datum)
 {
 	/*
 	 * The context goes with the process, and the count with it (without

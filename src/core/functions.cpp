@@ -21,7 +21,7 @@ PG_FUNCTION_INFO_V1(gpuops_device_info);
 #define GPUOPS_VERSION "0.1.0"
 
 static Datum
-VersionImpl(FunctionCallInfo fcinfo)
+VersionImpl(FunctionCallInfo)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("gpuops %s (%s)", GPUOPS_VERSION,
 											  gpuops_build_info())));

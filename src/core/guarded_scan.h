@@ -40,7 +40,7 @@ NewCustomScanState(CustomScan *cscan, const CustomExecMethods *methods)
 
 /* ExecScan's recheck: the nodes emit only rows they made themselves */
 static inline bool
-GpuopsScanRecheck(ScanState *ss, TupleTableSlot *slot)
+GpuopsScanRecheck(ScanState *, TupleTableSlot *)
 {
 	return true;
 }

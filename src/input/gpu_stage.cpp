@@ -401,13 +401,13 @@ ReScanGpuStageImpl(CustomScanState *node)
 }
 
 static Size
-EstimateDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt)
+EstimateDSMGpuStageImpl(CustomScanState *, ParallelContext *)
 {
 	return sizeof(GpuStageShared);
 }
 
 static void
-InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *coordinate)
 {
 	GpuStageState *st = (GpuStageState *) node;
 	GpuStageShared *shared = (GpuStageShared *) coordinate;
@@ -421,7 +421,7 @@ InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt, void *co
 }
 
 static void
-ReInitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+ReInitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *)
 {
 	GpuStageState *st = (GpuStageState *) node;
 
@@ -430,7 +430,7 @@ ReInitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *pcxt, void *
 }
 
 static void
-InitializeWorkerGpuStageImpl(CustomScanState *node, shm_toc *toc, void *coordinate)
+InitializeWorkerGpuStageImpl(CustomScanState *node, shm_toc *, void *coordinate)
 {
 	((GpuStageState *) node)->shared = (GpuStageShared *) coordinate;
 }
@@ -452,7 +452,7 @@ ShutdownGpuStageImpl(CustomScanState *node)
 }
 
 static void
-ExplainGpuStageImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+ExplainGpuStageImpl(CustomScanState *node, List *, ExplainState *es)
 {
 	GpuStageState *st = (GpuStageState *) node;
 	uint64		rows = st->shared ? st->shared->rows : st->rows;

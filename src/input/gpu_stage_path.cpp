@@ -39,8 +39,8 @@ GpuopsExprTlist(List *exprs)
 }
 
 static Plan *
-PlanGpuStagePathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
-					 List *clauses, List *custom_plans)
+PlanGpuStagePathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path, List *tlist,
+					 List *, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *exprs = (List *) linitial(best_path->custom_private);
@@ -70,6 +70,7 @@ PlanGpuStagePath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List
 static const CustomPathMethods gpu_stage_path_methods = {
 	GPUSTAGE_NAME,
 	PlanGpuStagePath,
+	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 Path *

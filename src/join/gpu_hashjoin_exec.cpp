@@ -375,13 +375,13 @@ InitializeDSMGpuHashJoinImpl(CustomScanState *node, ParallelContext *pcxt, void 
 }
 
 static void
-ReInitializeDSMGpuHashJoinImpl(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+ReInitializeDSMGpuHashJoinImpl(CustomScanState *node, ParallelContext *, void *coordinate)
 {
 	GpuHashJoinReInitializeDSM((GpuHashJoinState *) node, coordinate);
 }
 
 static void
-InitializeWorkerGpuHashJoinImpl(CustomScanState *node, shm_toc *toc, void *coordinate)
+InitializeWorkerGpuHashJoinImpl(CustomScanState *node, shm_toc *, void *coordinate)
 {
 	GpuHashJoinInitializeWorker((GpuHashJoinState *) node, coordinate);
 }

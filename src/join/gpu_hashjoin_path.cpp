@@ -45,6 +45,7 @@ static Plan *PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath 
 static const CustomPathMethods gpu_hashjoin_path_methods = {
 	GPUHASHJOIN_NAME,
 	PlanGpuHashJoinPath,
+	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /* Equality functions whose two sides become the same 64-bit word. */
@@ -327,8 +328,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 }
 
 static Plan *
-PlanGpuHashJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-						List *tlist, List *clauses, List *custom_plans)
+PlanGpuHashJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
+						List *tlist, List *, List *custom_plans)
 {
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_hashjoin_scan_methods);

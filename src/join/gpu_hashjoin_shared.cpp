@@ -85,7 +85,7 @@ typedef struct GpuHashJoinSharedControl
 #define CONTROL_BYTES TYPEALIGN(64, sizeof(GpuHashJoinSharedControl))
 
 static void
-ServiceDetach(dsm_segment *seg, Datum arg)
+ServiceDetach(dsm_segment *, Datum arg)
 {
 	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) DatumGetPointer(arg);
 

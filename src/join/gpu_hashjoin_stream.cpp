@@ -84,7 +84,7 @@ GpuHashJoinStreamRescan(GpuHashJoinState *st)
 
 /* Nothing of its own to free. */
 void
-GpuHashJoinStreamEnd(GpuHashJoinState *st)
+GpuHashJoinStreamEnd(GpuHashJoinState *)
 {
 }
 

@@ -60,6 +60,7 @@ static Plan *PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath
 static const CustomPathMethods gpu_mergejoin_path_methods = {
 	GPUMERGEJOIN_NAME,
 	PlanGpuMergeJoinPath,
+	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /* 1: integers (across widths), 2: floats (across widths), else the type itself; 0: none */
@@ -488,8 +489,8 @@ GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *
 }
 
 static Plan *
-PlanGpuMergeJoinPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-						 List *tlist, List *clauses, List *custom_plans)
+PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
+						 List *tlist, List *, List *custom_plans)
 {
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_mergejoin_scan_methods);

@@ -52,6 +52,7 @@ static Plan *PlanGpuNestLoopPath(PlannerInfo *root, RelOptInfo *rel, CustomPath 
 static const CustomPathMethods gpu_nestloop_path_methods = {
 	GPUNESTLOOP_NAME,
 	PlanGpuNestLoopPath,
+	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /* An equality between the two sides that a hash or merge join can use. */
@@ -512,8 +513,8 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 }
 
 static Plan *
-PlanGpuNestLoopPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-						List *tlist, List *clauses, List *custom_plans)
+PlanGpuNestLoopPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
+						List *tlist, List *, List *custom_plans)
 {
 	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans,
 										  &gpu_nestloop_scan_methods);

@@ -51,6 +51,7 @@ static Plan *PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *bes
 static const CustomPathMethods gpu_sort_path_methods = {
 	GPUSORT_NAME,
 	PlanGpuSortPath,
+	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /*
@@ -368,7 +369,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
  * targetlist into INDEX_VAR references to it.
  */
 static Plan *
-PlanGpuSortPathImpl(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+PlanGpuSortPathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path,
 					List *tlist, List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
