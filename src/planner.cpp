@@ -38,12 +38,14 @@ static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 static bool
 NamesNoRelation(List *exprs)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
-	foreach(lc, pull_var_clause((Node *) exprs, PVC_RECURSE_AGGREGATES |
-								PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS))
+	foreach (lc,
+			 pull_var_clause((Node *) exprs,
+							 PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+								 PVC_INCLUDE_PLACEHOLDERS))
 	{
-		Var		   *v = (Var *) lfirst(lc);
+		Var *v = (Var *) lfirst(lc);
 
 		if (IsA(v, Var) && (v->varno == 0 || IS_SPECIAL_VARNO(v->varno)))
 			return true;
@@ -79,7 +81,7 @@ SelectsSubqueryFieldWalker(Node *node, PlannerInfo *root)
 		return false;
 	if (IsA(node, FieldSelect) && IsA(((FieldSelect *) node)->arg, Var))
 	{
-		Var		   *v = (Var *) ((FieldSelect *) node)->arg;
+		Var *v = (Var *) ((FieldSelect *) node)->arg;
 
 		if (v->varlevelsup == 0 && v->varno > 0 && v->varno < root->simple_rel_array_size &&
 			root->simple_rte_array[v->varno] != NULL &&
@@ -87,7 +89,8 @@ SelectsSubqueryFieldWalker(Node *node, PlannerInfo *root)
 			 root->simple_rte_array[v->varno]->rtekind == RTE_CTE))
 			return true;
 	}
-	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) SelectsSubqueryFieldWalker, root);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) SelectsSubqueryFieldWalker,
+								  root);
 }
 
 static bool
@@ -137,17 +140,16 @@ GpuopsUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 {
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
-	GpuopsGuard("create_upper_paths_hook", UpperPathsImpl, root, stage, input_rel,
-				output_rel, extra);
+	GpuopsGuard("create_upper_paths_hook", UpperPathsImpl, root, stage, input_rel, output_rel,
+				extra);
 }
 
 static void
-JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-			  RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInfo *innerrel,
+			  JoinType jointype, JoinPathExtraData *extra)
 {
-	if (!gpuops_enabled || RelNamesNoRelation(joinrel) ||
-		RelNamesNoRelation(outerrel) || RelNamesNoRelation(innerrel) ||
-		RelSelectsSubqueryField(root, joinrel) ||
+	if (!gpuops_enabled || RelNamesNoRelation(joinrel) || RelNamesNoRelation(outerrel) ||
+		RelNamesNoRelation(innerrel) || RelSelectsSubqueryField(root, joinrel) ||
 		SelectsSubqueryField(root, (Node *) get_actual_clauses(extra->restrictlist)))
 		return;
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
@@ -156,8 +158,8 @@ JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 }
 
 static void
-GpuopsJoinPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-				RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+GpuopsJoinPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInfo *innerrel,
+				JoinType jointype, JoinPathExtraData *extra)
 {
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);

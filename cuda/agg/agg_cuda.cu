@@ -42,14 +42,14 @@ bitmap_bytes(uint64_t n)
 	return (n + 7) / 8 + 8;
 }
 
-}								/* namespace */
+} /* namespace */
 
 GpuopsStatus
 CudaAgg::agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t *rows)
 {
 	*rows = 0;
 	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-	Runtime    &rt = Runtime::get(*settings);
+	Runtime &rt = Runtime::get(*settings);
 
 	rt.set_limit(settings->device_memory_limit, settings->device_share);
 	*rows = agg_rows_for_budget(rt.limit(), *spec);
@@ -59,8 +59,8 @@ CudaAgg::agg_capacity(const GpuopsSettings *settings, const GpuopsAggSpec *spec,
 CudaAgg::CudaAgg(const GpuopsSettings *settings, const GpuopsAggSpec *spec, uint64_t nrows)
 {
 	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-	if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS ||
-		spec->naggs < 0 || spec->naggs > GPUOPS_MAX_AGGS)
+	if (spec->nkeys < 0 || spec->nkeys > GPUOPS_MAX_SORT_KEYS || spec->naggs < 0 ||
+		spec->naggs > GPUOPS_MAX_AGGS)
 		fail(GPUOPS_ERR_INTERNAL, "bad aggregation spec");
 	if (nrows > UINT32_MAX)
 		fail(GPUOPS_ERR_UNSUPPORTED, "aggregation over %u rows", UINT32_MAX);
@@ -111,28 +111,28 @@ GpuopsStatus
 CudaAgg::agg_add(const GpuopsAggBatch *b)
 {
 	cudaStream_t s = stream;
-	uint64_t	at = added;
-	size_t		nb = (b->nrows + 7) / 8;
-	auto		t0 = std::chrono::steady_clock::now();
+	uint64_t at = added;
+	size_t nb = (b->nrows + 7) / 8;
+	auto t0 = std::chrono::steady_clock::now();
 
 	if (at + b->nrows > nrows || at % 8 != 0)
-		fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu",
-			 b->nrows, (unsigned long long) at, (unsigned long long) nrows);
+		fail(GPUOPS_ERR_INTERNAL, "aggregation batch of %u rows after %llu of %llu", b->nrows,
+			 (unsigned long long) at, (unsigned long long) nrows);
 	for (int k = 0; k < spec.nkeys && b->nrows > 0; k++)
 	{
-		size_t		w = gpuops_key_raw_width(spec.keys[k]);
+		size_t w = gpuops_key_raw_width(spec.keys[k]);
 
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(keys[k].as<uint8_t>() + at * w, b->keys[k],
-										b->nrows * w, cudaMemcpyHostToDevice, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(keys[k].as<uint8_t>() + at * w, b->keys[k], b->nrows * w,
+										cudaMemcpyHostToDevice, s));
 		if (b->key_nulls[k])
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(key_nulls[k].as<uint8_t>() + at / 8,
-											b->key_nulls[k], nb, cudaMemcpyHostToDevice, s));
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(key_nulls[k].as<uint8_t>() + at / 8, b->key_nulls[k],
+											nb, cudaMemcpyHostToDevice, s));
 	}
 	for (int g = 0; g < spec.naggs && b->nrows > 0; g++)
 	{
 		if (spec.kinds[g] != GPUOPS_AGG_COUNT && !spec.programs[g])
 		{
-			size_t		w = gpuops_key_raw_width(spec.value_kinds[g]);
+			size_t w = gpuops_key_raw_width(spec.value_kinds[g]);
 
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(values[g].as<uint8_t>() + at * w, b->values[g],
 											b->nrows * w, cudaMemcpyHostToDevice, s));
@@ -141,8 +141,9 @@ CudaAgg::agg_add(const GpuopsAggBatch *b)
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(value_nulls[g].as<uint8_t>() + at / 8,
 											b->value_nulls[g], nb, cudaMemcpyHostToDevice, s));
 	}
-	if (b->nrows > 0 && std::any_of(spec.programs, spec.programs + spec.naggs,
-									[](const GpuopsExprProgram *p) { return p != nullptr; }))
+	if (b->nrows > 0 &&
+		std::any_of(spec.programs, spec.programs + spec.naggs,
+					[](const GpuopsExprProgram *p) { return p != nullptr; }))
 	{
 		/*
 		 * computed inputs, after their FILTER masks (queued above); also
@@ -155,8 +156,8 @@ CudaAgg::agg_add(const GpuopsAggBatch *b)
 			if (spec.programs[g])
 				eval_input_kernel<<<blocks(nb), kThreads, 0, s>>>(
 					programs[g].as<GpuopsExprProgram>(), inputs.view(), at, b->nrows,
-					spec.value_kinds[g], values[g].as<uint8_t>(),
-					value_nulls[g].as<uint8_t>(), 0, recheck.as<unsigned long long>());
+					spec.value_kinds[g], values[g].as<uint8_t>(), value_nulls[g].as<uint8_t>(), 0,
+					recheck.as<unsigned long long>());
 		GPUOPS_CUDA_TRY(cudaGetLastError());
 	}
 	/* the caller's buffers may change once this returns */
@@ -170,10 +171,10 @@ GpuopsStatus
 CudaAgg::agg_finish(uint64_t *ngroups_out)
 {
 	cudaStream_t s = stream;
-	uint64_t	n = added;
-	uint64_t	ngroups = 0;
+	uint64_t n = added;
+	uint64_t ngroups = 0;
 	DeviceArray perm, head, words, gid, grows, gstart, pct_counts;
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	/* the first row a computed input stopped at, over every batch added */
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(&stats.recheck_row, recheck.as<void>(), sizeof(uint64_t),
@@ -230,9 +231,9 @@ CudaAgg::agg_stats(GpuopsAggStats *out) const
 
 constexpr GpuopsAggBackend cuda_agg_backend = shell::make_agg_backend<CudaAgg>("cuda");
 
-}								/* namespace gpuagg */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpuagg */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" const GpuopsAggBackend *
 gpuops_cuda_agg_backend(void) noexcept

@@ -25,19 +25,19 @@ namespace gpuagg {
 
 struct CudaAgg
 {
-	Runtime    *rt = nullptr;
+	Runtime *rt = nullptr;
 	GpuopsSettings settings;
 	GpuopsAggSpec spec;
 	cudaStream_t stream = nullptr;
-	uint64_t	nrows = 0;
-	uint64_t	added = 0;
+	uint64_t nrows = 0;
+	uint64_t added = 0;
 	DeviceArray keys[GPUOPS_MAX_SORT_KEYS];
 	DeviceArray key_nulls[GPUOPS_MAX_SORT_KEYS];
 	DeviceArray values[GPUOPS_MAX_AGGS];
 	DeviceArray value_nulls[GPUOPS_MAX_AGGS];
-	DeviceArray programs[GPUOPS_MAX_AGGS];	/* computed inputs' programs */
-	DeviceColumns inputs;		/* the current batch's program columns */
-	DeviceArray recheck;		/* the first row a program stopped at */
+	DeviceArray programs[GPUOPS_MAX_AGGS]; /* computed inputs' programs */
+	DeviceColumns inputs;				   /* the current batch's program columns */
+	DeviceArray recheck;				   /* the first row a program stopped at */
 	std::vector<uint64_t> group_rows;
 	std::vector<GpuopsAggResult> results;
 	GpuopsAggStats stats = {};
@@ -49,21 +49,19 @@ struct CudaAgg
 	GpuopsStatus agg_add(const GpuopsAggBatch *b);
 	GpuopsStatus agg_finish(uint64_t *ngroups_out);
 	GpuopsStatus agg_groups(const uint64_t **group_rows_out, const GpuopsAggResult **results_out);
-	void		agg_stats(GpuopsAggStats *out) const;
+	void agg_stats(GpuopsAggStats *out) const;
 };
 
 /* the sort strategy's steps, in the order agg_finish takes them */
-void		pack_words(CudaAgg *a, uint64_t n, DeviceArray &words);
-void		sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm,
-						DeviceArray &head);
-uint64_t	number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head,
-						  DeviceArray &gid, DeviceArray &grows, DeviceArray &gstart);
-void		reduce_groups(CudaAgg *a, uint64_t n, uint64_t ngroups, DeviceArray &perm,
-						  DeviceArray &gid, DeviceArray &gstart, DeviceArray &words,
-						  DeviceArray &pct_counts);
+void pack_words(CudaAgg *a, uint64_t n, DeviceArray &words);
+void sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm, DeviceArray &head);
+uint64_t number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head,
+					   DeviceArray &gid, DeviceArray &grows, DeviceArray &gstart);
+void reduce_groups(CudaAgg *a, uint64_t n, uint64_t ngroups, DeviceArray &perm, DeviceArray &gid,
+				   DeviceArray &gstart, DeviceArray &words, DeviceArray &pct_counts);
 
-}								/* namespace gpuagg */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpuagg */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -24,10 +24,10 @@ struct KeyCols
 	const uint8_t *raw[GPUOPS_MAX_SORT_KEYS];
 	const uint8_t *nulls[GPUOPS_MAX_SORT_KEYS];
 	/* the ordered aggregates' sub-key, when order_words > 0 */
-	int			group_words;
-	int			order_words;
+	int group_words;
+	int order_words;
 	GpuopsKeyKind order_kind;
-	bool		order_desc;
+	bool order_desc;
 	const uint8_t *order_raw;
 	const uint8_t *order_nulls;
 };
@@ -35,17 +35,18 @@ struct KeyCols
 __global__ void
 pack_kernel(KeyCols kc, int nkeys, uint64_t n, uint64_t *words)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	uint64_t	w[kAggMaxKeyWords];
-	int			nwords = kc.group_words + kc.order_words;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t w[kAggMaxKeyWords];
+	int nwords = kc.group_words + kc.order_words;
 
 	if (i >= n)
 		return;
 	agg_pack_key(kc.kinds, nkeys, kc.raw, kc.nulls, i, w, kc.group_words);
 	if (kc.order_words > 0)
 		agg_pack_order(kc.order_kind, kc.order_desc,
-					   agg_null(kc.order_nulls, i) ? nullptr
-					   : kc.order_raw + i * gpuops_key_raw_width(kc.order_kind),
+					   agg_null(kc.order_nulls, i)
+						   ? nullptr
+						   : kc.order_raw + i * gpuops_key_raw_width(kc.order_kind),
 					   w + kc.group_words);
 	for (int j = 0; j < nwords; j++)
 		words[j * n + i] = w[j];
@@ -55,7 +56,7 @@ pack_kernel(KeyCols kc, int nkeys, uint64_t n, uint64_t *words)
 __global__ void
 gather_word_kernel(const uint64_t *word, const uint32_t *perm, uint64_t n, uint64_t *out)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		out[i] = word[perm[i]];
@@ -65,11 +66,11 @@ gather_word_kernel(const uint64_t *word, const uint32_t *perm, uint64_t n, uint6
 __global__ void
 head_kernel(const uint64_t *words, int nwords, const uint32_t *perm, uint64_t n, uint32_t *head)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i >= n)
 		return;
-	uint32_t	h = (i == 0);
+	uint32_t h = (i == 0);
 
 	for (int w = 0; w < nwords && !h; w++)
 		h = words[w * n + perm[i]] != words[w * n + perm[i - 1]];
@@ -81,7 +82,7 @@ __global__ void
 group_rows_kernel(const uint32_t *head, const uint32_t *gid, const uint32_t *perm, uint64_t n,
 				  uint64_t *group_rows, uint32_t *group_start)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n && head[i])
 	{
@@ -90,7 +91,7 @@ group_rows_kernel(const uint32_t *head, const uint32_t *gid, const uint32_t *per
 	}
 }
 
-}								/* namespace */
+} /* namespace */
 
 /*
  * Packs each row's group key (and sub-key) into words, column-major; the
@@ -99,12 +100,12 @@ group_rows_kernel(const uint32_t *head, const uint32_t *gid, const uint32_t *per
 void
 pack_words(CudaAgg *a, uint64_t n, DeviceArray &words)
 {
-	Runtime    *rt = a->rt;
+	Runtime *rt = a->rt;
 	cudaStream_t s = a->stream;
 	const GpuopsAggSpec &spec = a->spec;
-	int			nwords = agg_sort_words(spec);
-	int			gwords = agg_key_words(spec);
-	KeyCols		kc = {};
+	int nwords = agg_sort_words(spec);
+	int gwords = agg_key_words(spec);
+	KeyCols kc = {};
 
 	if (nwords == 0)
 		return;
@@ -143,11 +144,11 @@ pack_words(CudaAgg *a, uint64_t n, DeviceArray &words)
 void
 sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm, DeviceArray &head)
 {
-	Runtime    *rt = a->rt;
+	Runtime *rt = a->rt;
 	cudaStream_t s = a->stream;
 	const GpuopsAggSpec &spec = a->spec;
-	int			nwords = agg_sort_words(spec);
-	int			gwords = agg_key_words(spec);
+	int nwords = agg_sort_words(spec);
+	int gwords = agg_key_words(spec);
 
 	perm.get(rt, n * 4 + 4, s);
 	head.get(rt, n * 4 + 4, s);
@@ -162,11 +163,12 @@ sort_groups(CudaAgg *a, uint64_t n, DeviceArray &words, DeviceArray &perm, Devic
 	}
 	a->stats.sort_bits += sort_by_words(rt, s, spec, nwords, n, perm,
 										[&](int w, const uint32_t *p, uint64_t *out) {
-			gather_word_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>() + w * n, p, n, out);
-			GPUOPS_CUDA_CHECK_LAUNCH("gather word");
-		});
-	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), gwords, perm.as<uint32_t>(),
-											   n, head.as<uint32_t>());
+											gather_word_kernel<<<blocks(n), kThreads, 0, s>>>(
+												words.as<uint64_t>() + w * n, p, n, out);
+											GPUOPS_CUDA_CHECK_LAUNCH("gather word");
+										});
+	head_kernel<<<blocks(n), kThreads, 0, s>>>(words.as<uint64_t>(), gwords, perm.as<uint32_t>(), n,
+											   head.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("head");
 	a->stats.device_bytes = std::max<uint64_t>(a->stats.device_bytes, rt->used());
 	if (spec.order_agg < 0)
@@ -185,17 +187,16 @@ number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Devi
 			  DeviceArray &grows, DeviceArray &gstart)
 {
 	cudaStream_t s = a->stream;
-	uint64_t	ngroups;
+	uint64_t ngroups;
 	DeviceArray temp;
-	size_t		temp_bytes = 0;
+	size_t temp_bytes = 0;
 
 	gid.get(a->rt, n * 4 + 4, s);
 	GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, head.as<uint32_t>(),
 												  gid.as<uint32_t>(), n, s));
 	temp.get(a->rt, temp_bytes + 8, s);
-	GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.as<void>(), temp_bytes,
-												  head.as<uint32_t>(), gid.as<uint32_t>(),
-												  n, s));
+	GPUOPS_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.as<void>(), temp_bytes, head.as<uint32_t>(),
+												  gid.as<uint32_t>(), n, s));
 	temp.reset();
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->rt->pinned_scalar(), gid.as<uint32_t>() + n - 1, 4,
 									cudaMemcpyDeviceToHost, s));
@@ -204,8 +205,7 @@ number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Devi
 	grows.get(a->rt, ngroups * 8 + 8, s);
 	gstart.get(a->rt, ngroups * 4 + 4, s);
 	group_rows_kernel<<<blocks(n), kThreads, 0, s>>>(head.as<uint32_t>(), gid.as<uint32_t>(),
-													 perm.as<uint32_t>(), n,
-													 grows.as<uint64_t>(),
+													 perm.as<uint32_t>(), n, grows.as<uint64_t>(),
 													 gstart.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("group rows");
 	head.reset();
@@ -214,6 +214,6 @@ number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Devi
 	return ngroups;
 }
 
-}								/* namespace gpuagg */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpuagg */
+} /* namespace cuda */
+} /* namespace gpuops */

@@ -17,12 +17,12 @@ namespace cuda {
 
 struct HashAggInput
 {
-	Runtime    *rt;
+	Runtime *rt;
 	cudaStream_t stream;
 	const GpuopsAggSpec *spec;
-	const uint64_t *words;		/* packed group keys, column-major (word w of row i at w * n + i) */
-	uint64_t	n;
-	uint64_t	capacity;		/* agg_hash_capacity */
+	const uint64_t *words; /* packed group keys, column-major (word w of row i at w * n + i) */
+	uint64_t n;
+	uint64_t capacity; /* agg_hash_capacity */
 	const uint8_t *values[GPUOPS_MAX_AGGS];
 	const uint8_t *nulls[GPUOPS_MAX_AGGS];
 };
@@ -32,11 +32,11 @@ struct HashAggInput
  * naggs results.  Returns false, with nothing produced, when the input has
  * more groups than input.capacity.  *device_bytes: the peak in use.
  */
-bool		hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
-						   std::vector<GpuopsAggResult> &results, uint64_t *ngroups,
-						   uint64_t *device_bytes);
+bool hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
+					std::vector<GpuopsAggResult> &results, uint64_t *ngroups,
+					uint64_t *device_bytes);
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -44,11 +44,11 @@ constexpr size_t kSharedStateBytes = 48 * 1024;
 
 struct HashAggParams
 {
-	int			naggs;
-	int			stride;			/* words per group (agg_hash_stride) */
-	uint8_t		kinds[GPUOPS_MAX_AGGS];
-	uint8_t		value_kinds[GPUOPS_MAX_AGGS];
-	uint16_t	offs[GPUOPS_MAX_AGGS];	/* each state's first word in the group's */
+	int naggs;
+	int stride; /* words per group (agg_hash_stride) */
+	uint8_t kinds[GPUOPS_MAX_AGGS];
+	uint8_t value_kinds[GPUOPS_MAX_AGGS];
+	uint16_t offs[GPUOPS_MAX_AGGS]; /* each state's first word in the group's */
 	const uint8_t *values[GPUOPS_MAX_AGGS];
 	const uint8_t *nulls[GPUOPS_MAX_AGGS];
 };
@@ -56,7 +56,7 @@ struct HashAggParams
 __device__ uint64_t
 hash_key(const uint64_t *words, int nwords, uint64_t n, uint64_t row)
 {
-	uint64_t	h = 0x9e3779b97f4a7c15ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
 
 	for (int w = 0; w < nwords; w++)
 	{
@@ -88,15 +88,15 @@ __global__ void
 insert_kernel(const uint64_t *words, int nwords, uint64_t n, uint32_t *table, uint64_t mask,
 			  uint32_t *slot_of_row, ull *claimed, uint64_t capacity)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i >= n)
 		return;
-	uint64_t	h = hash_key(words, nwords, n, i) & mask;
+	uint64_t h = hash_key(words, nwords, n, i) & mask;
 
 	for (uint64_t probe = 0; probe <= mask; probe++)
 	{
-		uint32_t	owner;
+		uint32_t owner;
 
 		if ((probe & 15) == 15 && *reinterpret_cast<volatile ull *>(claimed) > capacity)
 		{
@@ -138,7 +138,7 @@ __global__ void
 group_word_kernel(const uint64_t *words, uint64_t n, int w, const uint32_t *table,
 				  const uint32_t *slots, const uint32_t *perm, uint64_t ngroups, uint64_t *out)
 {
-	uint64_t	j = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t j = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (j < ngroups)
 		out[j] = words[w * n + table[slots[perm[j]]]];
@@ -147,7 +147,7 @@ group_word_kernel(const uint64_t *words, uint64_t n, int w, const uint32_t *tabl
 __global__ void
 rank_kernel(const uint32_t *slots, const uint32_t *perm, uint64_t ngroups, uint32_t *rank)
 {
-	uint64_t	k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (k < ngroups)
 		rank[slots[perm[k]]] = static_cast<uint32_t>(k);
@@ -168,7 +168,7 @@ init_word(const HashAggParams &p, int word)
 __global__ void
 init_states_kernel(HashAggParams p, uint64_t ngroups, ull *states)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < ngroups * p.stride)
 		states[i] = init_word(p, static_cast<int>(i % p.stride));
@@ -178,7 +178,7 @@ init_states_kernel(HashAggParams p, uint64_t ngroups, ull *states)
 __device__ void
 add128(ull *p, ull lo, ull hi)
 {
-	ull			old = atomicAdd(&p[0], lo);
+	ull old = atomicAdd(&p[0], lo);
 
 	hi += (old + lo < old) ? 1 : 0;
 	if (hi != 0)
@@ -189,8 +189,8 @@ add128(ull *p, ull lo, ull hi)
 __device__ void
 add192(ull *p, ull lo, ull mid, ull top)
 {
-	ull			old = atomicAdd(&p[0], lo);
-	ull			m = mid + ((old + lo < old) ? 1 : 0);
+	ull old = atomicAdd(&p[0], lo);
+	ull m = mid + ((old + lo < old) ? 1 : 0);
 
 	top += (m < mid) ? 1 : 0;
 	old = atomicAdd(&p[1], m);
@@ -228,13 +228,14 @@ accumulate(const HashAggParams &p, int a, uint64_t i, ull *s)
 		case GPUOPS_AGG_SUM_INT:
 		case GPUOPS_AGG_SUMSQ_INT:
 			{
-				int64_t		v = agg_int_value(vkind, raw);
+				int64_t v = agg_int_value(vkind, raw);
 
 				add128(s, static_cast<ull>(v), v < 0 ? ULLONG_MAX : 0);
 				atomicAdd(&s[2], 1ull);
 				if (p.kinds[a] == GPUOPS_AGG_SUMSQ_INT)
 				{
-					unsigned __int128 m = v < 0 ? static_cast<unsigned __int128>(-static_cast<__int128>(v))
+					unsigned __int128 m = v < 0
+						? static_cast<unsigned __int128>(-static_cast<__int128>(v))
 						: static_cast<unsigned __int128>(v);
 					unsigned __int128 sq = m * m;
 
@@ -245,7 +246,7 @@ accumulate(const HashAggParams &p, int a, uint64_t i, ull *s)
 		case GPUOPS_AGG_MIN:
 		case GPUOPS_AGG_MAX:
 			{
-				uint64_t	w[2] = {0, 0};
+				uint64_t w[2] = {0, 0};
 
 				value_words(vkind, raw, w);
 				if (p.kinds[a] == GPUOPS_AGG_MIN)
@@ -299,8 +300,8 @@ accumulate_kernel(HashAggParams p, const uint32_t *slot_of_row, const uint32_t *
 				  uint64_t ngroups, ull *gstates)
 {
 	extern __shared__ ull shared_states[];
-	ull		   *states = Shared ? shared_states : gstates;
-	uint64_t	nwords = ngroups * p.stride;
+	ull *states = Shared ? shared_states : gstates;
+	uint64_t nwords = ngroups * p.stride;
 
 	if (Shared)
 	{
@@ -311,8 +312,8 @@ accumulate_kernel(HashAggParams p, const uint32_t *slot_of_row, const uint32_t *
 	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < n;
 		 i += gridDim.x * (uint64_t) blockDim.x)
 	{
-		uint64_t	g = rank[slot_of_row[i]];
-		ull		   *s = states + g * p.stride;
+		uint64_t g = rank[slot_of_row[i]];
+		ull *s = states + g * p.stride;
 
 		/* if constexpr: the other pass's loop is not compiled in (nvcc warns that it is unreachable) */
 		if constexpr (!Rows)
@@ -326,7 +327,7 @@ accumulate_kernel(HashAggParams p, const uint32_t *slot_of_row, const uint32_t *
 			for (int a = 0; a < p.naggs; a++)
 			{
 				const uint8_t *raw;
-				uint64_t	w[2] = {0, 0};
+				uint64_t w[2] = {0, 0};
 
 				if (p.kinds[a] != GPUOPS_AGG_MIN && p.kinds[a] != GPUOPS_AGG_MAX)
 					continue;
@@ -344,13 +345,13 @@ accumulate_kernel(HashAggParams p, const uint32_t *slot_of_row, const uint32_t *
 	__syncthreads();
 	for (uint64_t g = threadIdx.x; g < ngroups; g += blockDim.x)
 	{
-		const ull  *s = shared_states + g * p.stride;
-		ull		   *gs = gstates + g * p.stride;
+		const ull *s = shared_states + g * p.stride;
+		ull *gs = gstates + g * p.stride;
 
 		if constexpr (!Rows)
 		{
 			if (s[0] == ULLONG_MAX)
-				continue;		/* no row of this block */
+				continue; /* no row of this block */
 			atomicMin(&gs[0], s[0]);
 			for (int a = 0; a < p.naggs; a++)
 				combine(p, a, s + p.offs[a], gs + p.offs[a]);
@@ -401,38 +402,40 @@ launch_accumulate(bool rows, bool shared, unsigned grid, size_t shmem, cudaStrea
 				  uint64_t n, uint64_t ngroups, ull *states)
 {
 	if (shared && rows)
-		accumulate_kernel<true, true><<<grid, kThreads, shmem, s>>>(p, slot_of_row, rank, n, ngroups, states);
+		accumulate_kernel<true, true>
+			<<<grid, kThreads, shmem, s>>>(p, slot_of_row, rank, n, ngroups, states);
 	else if (shared)
-		accumulate_kernel<true, false><<<grid, kThreads, shmem, s>>>(p, slot_of_row, rank, n, ngroups, states);
+		accumulate_kernel<true, false>
+			<<<grid, kThreads, shmem, s>>>(p, slot_of_row, rank, n, ngroups, states);
 	else if (rows)
-		accumulate_kernel<false, true><<<grid, kThreads, 0, s>>>(p, slot_of_row, rank, n, ngroups, states);
+		accumulate_kernel<false, true>
+			<<<grid, kThreads, 0, s>>>(p, slot_of_row, rank, n, ngroups, states);
 	else
-		accumulate_kernel<false, false><<<grid, kThreads, 0, s>>>(p, slot_of_row, rank, n, ngroups, states);
+		accumulate_kernel<false, false>
+			<<<grid, kThreads, 0, s>>>(p, slot_of_row, rank, n, ngroups, states);
 	GPUOPS_CUDA_CHECK_LAUNCH("hash aggregate");
 }
 
-}								/* namespace */
+} /* namespace */
 
 bool
 hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
-			   std::vector<GpuopsAggResult> &results, uint64_t *ngroups_out,
-			   uint64_t *device_bytes)
+			   std::vector<GpuopsAggResult> &results, uint64_t *ngroups_out, uint64_t *device_bytes)
 {
-	Runtime    *rt = in.rt;
+	Runtime *rt = in.rt;
 	cudaStream_t s = in.stream;
 	const GpuopsAggSpec &spec = *in.spec;
-	uint64_t	n = in.n;
-	int			nwords = agg_key_words(spec);
-	uint64_t	slots = 64;
-	uint64_t	ngroups;
-	bool		minmax = false;
+	uint64_t n = in.n;
+	int nwords = agg_key_words(spec);
+	uint64_t slots = 64;
+	uint64_t ngroups;
+	bool minmax = false;
 	HashAggParams p = {};
 	DeviceArray table, slot_of_row, counter, gslots, nsel, perm, rank, states, temp;
-	size_t		temp_bytes = 0;
-	int			device = 0,
-				sms = 0;
-	unsigned	grid;
-	size_t		shmem;
+	size_t temp_bytes = 0;
+	int device = 0, sms = 0;
+	unsigned grid;
+	size_t shmem;
 
 	while (slots < 2 * in.capacity)
 		slots *= 2;
@@ -443,11 +446,11 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	counter.get(rt, 8, s);
 	GPUOPS_CUDA_TRY(cudaMemsetAsync(counter.as<void>(), 0, 8, s));
 	insert_kernel<<<blocks(n), kThreads, 0, s>>>(in.words, nwords, n, table.as<uint32_t>(),
-												  slots - 1, slot_of_row.as<uint32_t>(),
-												  counter.as<ull>(), in.capacity);
+												 slots - 1, slot_of_row.as<uint32_t>(),
+												 counter.as<ull>(), in.capacity);
 	GPUOPS_CUDA_CHECK_LAUNCH("hash insert");
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), counter.as<void>(), 8,
-									cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(rt->pinned_scalar(), counter.as<void>(), 8, cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
 	ngroups = rt->pinned_scalar()[0];
 	if (ngroups > in.capacity)
@@ -456,21 +459,20 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	/* step 2 */
 	gslots.get(rt, ngroups * 4 + 4, s);
 	nsel.get(rt, 8, s);
-	GPUOPS_CUDA_TRY(cub::DeviceSelect::If(nullptr, temp_bytes, thrust::counting_iterator<uint32_t>(0),
-										  gslots.as<uint32_t>(), nsel.as<uint64_t>(),
-										  static_cast<int64_t>(slots), Claimed{table.as<uint32_t>()}, s));
+	GPUOPS_CUDA_TRY(cub::DeviceSelect::If(
+		nullptr, temp_bytes, thrust::counting_iterator<uint32_t>(0), gslots.as<uint32_t>(),
+		nsel.as<uint64_t>(), static_cast<int64_t>(slots), Claimed{table.as<uint32_t>()}, s));
 	temp.get(rt, temp_bytes + 8, s);
-	GPUOPS_CUDA_TRY(cub::DeviceSelect::If(temp.as<void>(), temp_bytes,
-										  thrust::counting_iterator<uint32_t>(0), gslots.as<uint32_t>(),
-										  nsel.as<uint64_t>(), static_cast<int64_t>(slots),
-										  Claimed{table.as<uint32_t>()}, s));
+	GPUOPS_CUDA_TRY(cub::DeviceSelect::If(
+		temp.as<void>(), temp_bytes, thrust::counting_iterator<uint32_t>(0), gslots.as<uint32_t>(),
+		nsel.as<uint64_t>(), static_cast<int64_t>(slots), Claimed{table.as<uint32_t>()}, s));
 	perm.get(rt, ngroups * 4 + 4, s);
 	iota_kernel<<<blocks(ngroups), kThreads, 0, s>>>(perm.as<uint32_t>(), ngroups);
 	GPUOPS_CUDA_CHECK_LAUNCH("iota");
 	sort_by_words(rt, s, spec, nwords, ngroups, perm, [&](int w, const uint32_t *p, uint64_t *out) {
 		group_word_kernel<<<blocks(ngroups), kThreads, 0, s>>>(in.words, n, w, table.as<uint32_t>(),
-																gslots.as<uint32_t>(), p, ngroups,
-																out);
+															   gslots.as<uint32_t>(), p, ngroups,
+															   out);
 		GPUOPS_CUDA_CHECK_LAUNCH("group word");
 	});
 	temp.reset();
@@ -493,7 +495,8 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 		minmax |= spec.kinds[a] == GPUOPS_AGG_MIN || spec.kinds[a] == GPUOPS_AGG_MAX;
 	}
 	states.get(rt, ngroups * p.stride * 8 + 8, s);
-	init_states_kernel<<<blocks(ngroups * p.stride), kThreads, 0, s>>>(p, ngroups, states.as<ull>());
+	init_states_kernel<<<blocks(ngroups * p.stride), kThreads, 0, s>>>(p, ngroups,
+																	   states.as<ull>());
 	GPUOPS_CUDA_CHECK_LAUNCH("init states");
 	shmem = ngroups * p.stride * 8;
 	GPUOPS_CUDA_TRY(cudaGetDevice(&device));
@@ -501,7 +504,8 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	/* enough blocks to fill the device; each shared-memory block adds its totals once */
 	grid = std::max(1u, std::min(blocks(n), static_cast<unsigned>(sms) * 8));
 	launch_accumulate(false, shmem <= kSharedStateBytes, grid, shmem, s, p,
-					  slot_of_row.as<uint32_t>(), rank.as<uint32_t>(), n, ngroups, states.as<ull>());
+					  slot_of_row.as<uint32_t>(), rank.as<uint32_t>(), n, ngroups,
+					  states.as<ull>());
 	if (minmax)
 		launch_accumulate(true, shmem <= kSharedStateBytes, grid, shmem, s, p,
 						  slot_of_row.as<uint32_t>(), rank.as<uint32_t>(), n, ngroups,
@@ -515,7 +519,7 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	results.resize(ngroups * spec.naggs);
 	for (uint64_t g = 0; g < ngroups; g++)
 	{
-		const ull  *gs = &h[g * p.stride];
+		const ull *gs = &h[g * p.stride];
 
 		::gpuops::check_interrupt_every(g);
 		group_rows[g] = gs[0];
@@ -526,5 +530,5 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	return true;
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */

@@ -31,9 +31,8 @@ __global__ void
 percentile_kernel(const CountState *counts, const uint32_t *group_start, const uint32_t *perm,
 				  uint64_t ngroups, GpuopsAggKind kind, double f, uint64_t *rows)
 {
-	uint64_t	j = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	uint64_t	lo = 0,
-				hi = 0;
+	uint64_t j = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t lo = 0, hi = 0;
 
 	if (j >= ngroups)
 		return;
@@ -48,7 +47,10 @@ struct CountLeaf
 {
 	const uint32_t *perm;
 	const uint8_t *nulls;
-	__device__ CountState operator()(uint32_t i) const { return count_leaf(agg_null(nulls, perm[i])); }
+	__device__ CountState operator()(uint32_t i) const
+	{
+		return count_leaf(agg_null(nulls, perm[i]));
+	}
 };
 
 struct ValueLeaf
@@ -57,7 +59,7 @@ struct ValueLeaf
 	const uint8_t *vals;
 	const uint8_t *nulls;
 	GpuopsKeyKind kind;
-	uint32_t	width;
+	uint32_t width;
 
 	__device__ const uint8_t *raw(uint32_t r) const
 	{
@@ -72,12 +74,18 @@ struct SumIntLeaf : ValueLeaf
 
 struct SumSqIntLeaf : ValueLeaf
 {
-	__device__ SumSqIntState operator()(uint32_t i) const { return sumsq_int_leaf(kind, raw(perm[i])); }
+	__device__ SumSqIntState operator()(uint32_t i) const
+	{
+		return sumsq_int_leaf(kind, raw(perm[i]));
+	}
 };
 
 struct FloatLeaf : ValueLeaf
 {
-	__device__ FloatState operator()(uint32_t i) const { return float_value_leaf(kind, raw(perm[i])); }
+	__device__ FloatState operator()(uint32_t i) const
+	{
+		return float_value_leaf(kind, raw(perm[i]));
+	}
 };
 
 /*
@@ -91,13 +99,13 @@ struct DistinctLeaf
 	const uint32_t *perm;
 	const uint8_t *nulls;
 	const uint64_t *words;
-	int			nwords;
-	uint64_t	n;
+	int nwords;
+	uint64_t n;
 
 	__device__ CountState operator()(uint32_t i) const
 	{
-		uint32_t	r = perm[i];
-		bool		first = (i == 0);
+		uint32_t r = perm[i];
+		bool first = (i == 0);
 
 		if (agg_null(nulls, r))
 			return CountState{0};
@@ -111,7 +119,7 @@ struct MinMaxLeaf : ValueLeaf
 {
 	__device__ MinMaxState operator()(uint32_t i) const
 	{
-		uint32_t	r = perm[i];
+		uint32_t r = perm[i];
 
 		return minmax_leaf(kind, raw(r), r);
 	}
@@ -123,18 +131,18 @@ void
 reduce_states(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, Leaf leaf, Op op,
 			  DeviceArray &states)
 {
-	Runtime    *rt = a->rt;
+	Runtime *rt = a->rt;
 	cudaStream_t s = a->stream;
 	DeviceArray unique, nruns, temp;
-	size_t		temp_bytes = 0;
-	auto		in = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), leaf);
+	size_t temp_bytes = 0;
+	auto in = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), leaf);
 
 	unique.get(rt, ngroups * 4 + 4, s);
 	states.get(rt, ngroups * sizeof(State) + sizeof(State), s);
 	nruns.get(rt, 8, s);
 	GPUOPS_CUDA_TRY(cub::DeviceReduce::ReduceByKey(nullptr, temp_bytes, gid, unique.as<uint32_t>(),
-												   in, states.as<State>(), nruns.as<uint64_t>(),
-												   op, static_cast<int64_t>(n), s));
+												   in, states.as<State>(), nruns.as<uint64_t>(), op,
+												   static_cast<int64_t>(n), s));
 	temp.get(rt, temp_bytes + 8, s);
 	GPUOPS_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp.as<void>(), temp_bytes, gid,
 												   unique.as<uint32_t>(), in, states.as<State>(),
@@ -190,7 +198,8 @@ percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngrou
 														   a->spec.fractions[g],
 														   rows.as<uint64_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("percentile");
-	::gpuops::cuda::copy_to_host(hc.data(), counts.as<CountState>(), ngroups * sizeof(CountState), s);
+	::gpuops::cuda::copy_to_host(hc.data(), counts.as<CountState>(), ngroups * sizeof(CountState),
+								 s);
 	::gpuops::cuda::copy_to_host(hr.data(), rows.as<uint64_t>(), ngroups * 16, s);
 	for (uint64_t k = 0; k < ngroups; k++)
 	{
@@ -204,7 +213,7 @@ percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngrou
 	}
 }
 
-}								/* namespace */
+} /* namespace */
 
 /*
  * Every aggregate's states per group, over the sorted rows (perm) and their
@@ -219,15 +228,14 @@ reduce_groups(CudaAgg *a, uint64_t n, uint64_t ngroups, DeviceArray &perm, Devic
 	{
 		const uint32_t *p = perm.as<uint32_t>();
 		const uint8_t *nulls = a->value_nulls[g].as<uint8_t>();
-		ValueLeaf	v = {p, a->values[g].as<uint8_t>(), nulls, a->spec.value_kinds[g],
-			gpuops_key_raw_width(a->spec.value_kinds[g])};
+		ValueLeaf v = {p, a->values[g].as<uint8_t>(), nulls, a->spec.value_kinds[g],
+					   gpuops_key_raw_width(a->spec.value_kinds[g])};
 		const uint32_t *gd = gid.as<uint32_t>();
 
 		switch (a->spec.kinds[g])
 		{
 			case GPUOPS_AGG_COUNT:
-				reduce_aggregate<CountState>(a, gd, n, ngroups, CountLeaf{p, nulls},
-											 CountOp(), g);
+				reduce_aggregate<CountState>(a, gd, n, ngroups, CountLeaf{p, nulls}, CountOp(), g);
 				break;
 			case GPUOPS_AGG_SUM_INT:
 				reduce_aggregate<SumIntState>(a, gd, n, ngroups, SumIntLeaf{v}, SumIntOp(), g);
@@ -236,16 +244,16 @@ reduce_groups(CudaAgg *a, uint64_t n, uint64_t ngroups, DeviceArray &perm, Devic
 				reduce_aggregate<FloatState>(a, gd, n, ngroups, FloatLeaf{v}, FloatOp(), g);
 				break;
 			case GPUOPS_AGG_SUMSQ_INT:
-				reduce_aggregate<SumSqIntState>(a, gd, n, ngroups, SumSqIntLeaf{v},
-												SumSqIntOp(), g);
+				reduce_aggregate<SumSqIntState>(a, gd, n, ngroups, SumSqIntLeaf{v}, SumSqIntOp(),
+												g);
 				break;
 			case GPUOPS_AGG_MIN:
-				reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
-											  MinMaxOp<false>(), g);
+				reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v}, MinMaxOp<false>(),
+											  g);
 				break;
 			case GPUOPS_AGG_MAX:
-				reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v},
-											  MinMaxOp<true>(), g);
+				reduce_aggregate<MinMaxState>(a, gd, n, ngroups, MinMaxLeaf{v}, MinMaxOp<true>(),
+											  g);
 				break;
 			case GPUOPS_AGG_COUNT_DISTINCT:
 				reduce_aggregate<CountState>(a, gd, n, ngroups,
@@ -255,13 +263,12 @@ reduce_groups(CudaAgg *a, uint64_t n, uint64_t ngroups, DeviceArray &perm, Devic
 				break;
 			case GPUOPS_AGG_PERCENTILE_DISC:
 			case GPUOPS_AGG_PERCENTILE_CONT:
-				percentile_aggregate(a, gd, n, ngroups, p, gstart.as<uint32_t>(), g,
-									 pct_counts);
+				percentile_aggregate(a, gd, n, ngroups, p, gstart.as<uint32_t>(), g, pct_counts);
 				break;
 		}
 	}
 }
 
-}								/* namespace gpuagg */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpuagg */
+} /* namespace cuda */
+} /* namespace gpuops */

@@ -28,8 +28,8 @@ sort_by_words(Runtime *rt, cudaStream_t s, const GpuopsAggSpec &spec, int nwords
 			  DeviceArray &perm, Keys keys)
 {
 	DeviceArray kin, kout, perm2, temp;
-	size_t		temp_bytes = 0;
-	uint32_t	bits = 0;
+	size_t temp_bytes = 0;
+	uint32_t bits = 0;
 
 	kin.get(rt, n * 8 + 8, s);
 	kout.get(rt, n * 8 + 8, s);
@@ -40,7 +40,7 @@ sort_by_words(Runtime *rt, cudaStream_t s, const GpuopsAggSpec &spec, int nwords
 	temp.get(rt, temp_bytes + 8, s);
 	for (int w = nwords - 1; w >= 0; w--)
 	{
-		int			wb = agg_word_bits(spec, w);
+		int wb = agg_word_bits(spec, w);
 
 		keys(w, perm.as<uint32_t>(), kin.as<uint64_t>());
 		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.as<void>(), temp_bytes,
@@ -53,7 +53,7 @@ sort_by_words(Runtime *rt, cudaStream_t s, const GpuopsAggSpec &spec, int nwords
 	return bits;
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

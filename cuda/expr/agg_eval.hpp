@@ -21,9 +21,9 @@ GPUOPS_HD bool
 agg_eval_row(const GpuopsExprProgram *p, const ColumnsView &in, uint64_t i, GpuopsKeyKind kind,
 			 uint8_t *dst, bool *isnull)
 {
-	uint64_t	w;
-	bool		wn;
-	ColumnsRow	row{&in, i};
+	uint64_t w;
+	bool wn;
+	ColumnsRow row{&in, i};
 
 	if (expr_eval(p->steps, p->nsteps, p->consts, p->const_null, row, row, &w, &wn) ==
 		GPUOPS_EXPR_RECHECK)
@@ -35,32 +35,32 @@ agg_eval_row(const GpuopsExprProgram *p, const ColumnsView &in, uint64_t i, Gpuo
 	{
 		case GPUOPS_KEY_INT2:
 			{
-				int16_t		v = (int16_t) (int64_t) w;
+				int16_t v = (int16_t) (int64_t) w;
 
 				memcpy(dst, &v, sizeof(v));
 				break;
 			}
 		case GPUOPS_KEY_INT4:
 			{
-				int32_t		v = (int32_t) (int64_t) w;
+				int32_t v = (int32_t) (int64_t) w;
 
 				memcpy(dst, &v, sizeof(v));
 				break;
 			}
 		case GPUOPS_KEY_FLOAT4:
 			{
-				float		v = (float) expr_as_double(w);	/* exact: a float4 result */
+				float v = (float) expr_as_double(w); /* exact: a float4 result */
 
 				memcpy(dst, &v, sizeof(v));
 				break;
 			}
-		default:				/* INT8 as int64, FLOAT8 as double: the word itself */
+		default: /* INT8 as int64, FLOAT8 as double: the word itself */
 			memcpy(dst, &w, sizeof(w));
 			break;
 	}
 	return true;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

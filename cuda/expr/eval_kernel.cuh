@@ -25,18 +25,17 @@ eval_input_kernel(const GpuopsExprProgram *p, ColumnsView in, uint64_t at, uint6
 				  GpuopsKeyKind kind, uint8_t *values, uint8_t *nulls, uint64_t recheck_base,
 				  unsigned long long *recheck)
 {
-	uint64_t	byte = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	size_t		w = gpuops_key_raw_width(kind);
-	uint8_t		mask,
-				out;
+	uint64_t byte = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	size_t w = gpuops_key_raw_width(kind);
+	uint8_t mask, out;
 
 	if (byte * 8 >= n)
 		return;
 	mask = out = nulls[at / 8 + byte];
 	for (int j = 0; j < 8 && byte * 8 + j < n; j++)
 	{
-		uint64_t	i = byte * 8 + j;
-		bool		isnull = true;
+		uint64_t i = byte * 8 + j;
+		bool isnull = true;
 
 		if (mask & (1 << j))
 			continue;
@@ -51,8 +50,8 @@ eval_input_kernel(const GpuopsExprProgram *p, ColumnsView in, uint64_t at, uint6
 	nulls[at / 8 + byte] = out;
 }
 
-}								/* namespace */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -16,12 +16,12 @@ struct DeviceColumns
 {
 	DeviceArray words;
 	DeviceArray nulls;
-	uint64_t	n = 0;
+	uint64_t n = 0;
 
 	/* copies the caller's columns in (queued on s; NULL bytes 0 where none given) */
-	void		upload(Runtime *rt, cudaStream_t s, const GpuopsExprColumns *cols, int want)
+	void upload(Runtime *rt, cudaStream_t s, const GpuopsExprColumns *cols, int want)
 	{
-		uint64_t	rows = cols->nrows;
+		uint64_t rows = cols->nrows;
 
 		check_columns(cols, want);
 		words.get(rt, rows * want * 8 + 8, s);
@@ -38,7 +38,7 @@ struct DeviceColumns
 		}
 		n = rows;
 	}
-	void		reset()
+	void reset()
 	{
 		words.reset();
 		nulls.reset();
@@ -47,7 +47,7 @@ struct DeviceColumns
 	ColumnsView view() const { return ColumnsView{words.as<uint64_t>(), nulls.as<uint8_t>(), n}; }
 };
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -20,13 +20,13 @@ struct ColumnsView
 {
 	const uint64_t *words;
 	const uint8_t *nulls;
-	uint64_t	n;
+	uint64_t n;
 };
 
 struct ColumnsRow
 {
 	const ColumnsView *side;
-	uint64_t	i;
+	uint64_t i;
 
 	GPUOPS_HD uint64_t word(int c) const { return side->words[c * side->n + i]; }
 	GPUOPS_HD bool null(int c) const { return side->nulls[c * side->n + i] != 0; }
@@ -37,7 +37,8 @@ inline void
 check_columns(const GpuopsExprColumns *cols, int want)
 {
 	if (cols->ncols != want)
-		fail(GPUOPS_ERR_INTERNAL, "device program: %d columns given, %d expected", cols->ncols, want);
+		fail(GPUOPS_ERR_INTERNAL, "device program: %d columns given, %d expected", cols->ncols,
+			 want);
 }
 
 /* Host copy of one side's columns (the CPU twins). */
@@ -45,9 +46,9 @@ struct HostColumns
 {
 	std::vector<uint64_t> words;
 	std::vector<uint8_t> nulls;
-	uint64_t	n = 0;
+	uint64_t n = 0;
 
-	void		load(const GpuopsExprColumns *cols, int want)
+	void load(const GpuopsExprColumns *cols, int want)
 	{
 		check_columns(cols, want);
 		n = cols->nrows;
@@ -63,6 +64,6 @@ struct HostColumns
 	ColumnsView view() const { return ColumnsView{words.data(), nulls.data(), n}; }
 };
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

@@ -42,29 +42,30 @@ constexpr uint64_t kPrefetchAhead = 16;
 
 template <typename T>
 void
-gather_range(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo,
-			 uint64_t hi, unsigned shift)
+gather_range(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo, uint64_t hi,
+			 unsigned shift)
 {
 	const uint32_t mask = (1u << shift) - 1;
-	T		   *dst = reinterpret_cast<T *>(col.out);
+	T *dst = reinterpret_cast<T *>(col.out);
 
 	for (uint64_t i = lo; i < hi; i++)
 	{
-		uint32_t	r = order[i];
+		uint32_t r = order[i];
 
 		if (i + kPrefetchAhead < hi)
 		{
-			uint32_t	a = order[i + kPrefetchAhead];
+			uint32_t a = order[i + kPrefetchAhead];
 
-			__builtin_prefetch(reinterpret_cast<const T *>(col.batch_values[a >> shift]) + (a & mask));
+			__builtin_prefetch(reinterpret_cast<const T *>(col.batch_values[a >> shift]) +
+							   (a & mask));
 		}
 		dst[i] = reinterpret_cast<const T *>(col.batch_values[r >> shift])[r & mask];
 	}
 }
 
 void
-gather_any(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo,
-		   uint64_t hi, unsigned shift)
+gather_any(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo, uint64_t hi,
+		   unsigned shift)
 {
 	switch (col.width)
 	{
@@ -82,7 +83,7 @@ gather_any(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo,
 
 				for (uint64_t i = lo; i < hi; i++)
 				{
-					uint32_t	r = order[i];
+					uint32_t r = order[i];
 
 					memcpy(col.out + i * col.width,
 						   col.batch_values[r >> shift] + static_cast<size_t>(r & mask) * col.width,
@@ -100,10 +101,10 @@ gather_any(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo,
 unsigned
 thread_count(uint64_t work)
 {
-	unsigned	hw = std::thread::hardware_concurrency();
+	unsigned hw = std::thread::hardware_concurrency();
 
 	return std::min<unsigned>({kMaxThreads, std::max(hw, 1u),
-		static_cast<unsigned>(std::max<uint64_t>(1, work / kMinPerThread))});
+							   static_cast<unsigned>(std::max<uint64_t>(1, work / kMinPerThread))});
 }
 
 /*
@@ -155,20 +156,20 @@ range_start(uint64_t n, unsigned r)
 	return n / GPUOPS_PACK_RANGES * r + std::min<uint64_t>(r, n % GPUOPS_PACK_RANGES);
 }
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" GpuopsStatus
-gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols, const uint32_t *order,
-				   uint64_t n, unsigned batch_shift) noexcept
+gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols, const uint32_t *order, uint64_t n,
+				   unsigned batch_shift) noexcept
 {
 	using namespace gpuops;
 
 	return guarded([&]() {
-		uint64_t	work = n * static_cast<uint64_t>(ncols > 0 ? ncols : 1);
-		unsigned	nthreads = thread_count(work);
+		uint64_t work = n * static_cast<uint64_t>(ncols > 0 ? ncols : 1);
+		unsigned nthreads = thread_count(work);
 		/* work items: (column, row range) slices of about equal size */
-		uint64_t	slice = std::max<uint64_t>(kMinPerThread, (n + nthreads - 1) / nthreads);
+		uint64_t slice = std::max<uint64_t>(kMinPerThread, (n + nthreads - 1) / nthreads);
 		std::vector<std::pair<int, uint64_t>> items;
 
 		for (int c = 0; c < ncols; c++)
@@ -177,7 +178,7 @@ gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols, const uint32_t *or
 		run_threads(nthreads, [&](size_t first, size_t step) {
 			for (size_t k = first; k < items.size(); k += step)
 			{
-				uint64_t	lo = items[k].second;
+				uint64_t lo = items[k].second;
 
 				gather_any(cols[items[k].first], order, lo, std::min(n, lo + slice), batch_shift);
 			}
@@ -199,8 +200,8 @@ merge_words_range(const char *const *batch_values, uint64_t lo, uint64_t hi, uns
 	/* batch by batch: a contiguous run of each, which the compiler vectorizes */
 	for (uint64_t i = lo; i < hi;)
 	{
-		const T    *src = reinterpret_cast<const T *>(batch_values[i >> shift]);
-		uint64_t	end = std::min(hi, (i | mask) + 1);
+		const T *src = reinterpret_cast<const T *>(batch_values[i >> shift]);
+		uint64_t end = std::min(hi, (i | mask) + 1);
 
 		for (; i < end; i++)
 			out[i] = word(src[i & mask]);
@@ -233,21 +234,20 @@ merge_words_any(const char *const *bv, uint64_t lo, uint64_t hi, unsigned shift,
 			});
 		case GPUOPS_MW_FLOAT4:
 			return merge_words_range<float>(bv, lo, hi, shift, out, [&](float v) {
-				double		d = v;
-				uint64_t	bits;
+				double d = v;
+				uint64_t bits;
 
 				memcpy(&bits, &d, 8);
 				return float8_key(bits);
 			});
 		case GPUOPS_MW_FLOAT8:
-			return merge_words_range<uint64_t>(bv, lo, hi, shift, out, [&](uint64_t bits) {
-				return float8_key(bits);
-			});
+			return merge_words_range<uint64_t>(bv, lo, hi, shift, out,
+											   [&](uint64_t bits) { return float8_key(bits); });
 	}
 }
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" GpuopsStatus
 gpuops_host_merge_words(const char *const *batch_values, uint64_t n, unsigned batch_shift,
@@ -256,8 +256,8 @@ gpuops_host_merge_words(const char *const *batch_values, uint64_t n, unsigned ba
 	using namespace gpuops;
 
 	return guarded([&]() {
-		unsigned	nthreads = thread_count(n);
-		uint64_t	per = (n + nthreads - 1) / nthreads;
+		unsigned nthreads = thread_count(n);
+		uint64_t per = (n + nthreads - 1) / nthreads;
 
 		run_threads(nthreads, [&](size_t first, size_t step) {
 			for (size_t t = first; t < nthreads; t += step)
@@ -278,9 +278,9 @@ gpuops_host_value_bytes(char *const *ptrs, const uint8_t *nulls, uint64_t n,
 		run_threads(thread_count(n), [&](size_t first, size_t step) {
 			for (size_t r = first; r < GPUOPS_PACK_RANGES; r += step)
 			{
-				uint64_t	bytes = 0;
+				uint64_t bytes = 0;
 
-				uint64_t	end = range_start(n, r + 1);
+				uint64_t end = range_start(n, r + 1);
 
 				for (uint64_t i = range_start(n, r); i < end; i++)
 				{
@@ -306,8 +306,8 @@ gpuops_host_pack_values(char **ptrs, const uint8_t *nulls, uint64_t n, GpuopsVal
 	using namespace gpuops;
 
 	return guarded([&]() {
-		uint64_t	offsets[GPUOPS_PACK_RANGES];
-		uint64_t	at = 0;
+		uint64_t offsets[GPUOPS_PACK_RANGES];
+		uint64_t at = 0;
 
 		for (unsigned r = 0; r < GPUOPS_PACK_RANGES; r++)
 		{
@@ -317,12 +317,12 @@ gpuops_host_pack_values(char **ptrs, const uint8_t *nulls, uint64_t n, GpuopsVal
 		run_threads(thread_count(n), [&](size_t first, size_t step) {
 			for (size_t r = first; r < GPUOPS_PACK_RANGES; r += step)
 			{
-				char	   *dst = arena + offsets[r];
-				uint64_t	end = range_start(n, r + 1);
+				char *dst = arena + offsets[r];
+				uint64_t end = range_start(n, r + 1);
 
 				for (uint64_t i = range_start(n, r); i < end; i++)
 				{
-					size_t		len;
+					size_t len;
 
 					if (i + kPrefetchAhead < end)
 						__builtin_prefetch(ptrs[i + kPrefetchAhead]);

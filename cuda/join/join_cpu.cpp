@@ -23,19 +23,19 @@ struct CpuLookup;
 struct CpuJoin
 {
 	GpuopsSettings settings;
-	int			nkeys = 0;
-	std::vector<uint64_t> build;	/* per build row its hash; sorted once finished */
-	std::vector<uint32_t> sorted_rows;	/* build rows, in the order of build */
-	uint64_t	build_rows = 0;
-	std::vector<uint64_t> dir;		/* distinct hashes, sorted */
-	std::vector<uint64_t> first;	/* their first index in build; [ndir] = build size */
+	int nkeys = 0;
+	std::vector<uint64_t> build;	   /* per build row its hash; sorted once finished */
+	std::vector<uint32_t> sorted_rows; /* build rows, in the order of build */
+	uint64_t build_rows = 0;
+	std::vector<uint64_t> dir;	 /* distinct hashes, sorted */
+	std::vector<uint64_t> first; /* their first index in build; [ndir] = build size */
 	/* the current probe: candidates counted, pairs written window by window */
-	std::vector<int64_t> slot;		/* per probe row: directory entry or -1 */
-	std::vector<uint64_t> offsets;	/* per probe row: its first pair */
-	std::vector<uint64_t> start;	/* per probe row: its entry's first index in build */
-	bool		counts_only = false;	/* the current probe's build rows are not read */
-	uint64_t	probe_n = 0;
-	PairWindow	window;			/* pairs returned so far, the last window */
+	std::vector<int64_t> slot;	   /* per probe row: directory entry or -1 */
+	std::vector<uint64_t> offsets; /* per probe row: its first pair */
+	std::vector<uint64_t> start;   /* per probe row: its entry's first index in build */
+	bool counts_only = false;	   /* the current probe's build rows are not read */
+	uint64_t probe_n = 0;
+	PairWindow window; /* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -45,9 +45,9 @@ struct CpuJoin
 	GpuopsStatus join_build_finish();
 	GpuopsStatus join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs);
 	GpuopsStatus join_next_pairs(GpuopsJoinPairs *pairs);
-	uint64_t	join_capacity() const;
-	uint32_t	join_probe_rows() const;
-	void		join_stats(GpuopsJoinStats *out) const;
+	uint64_t join_capacity() const;
+	uint32_t join_probe_rows() const;
+	void join_stats(GpuopsJoinStats *out) const;
 	GpuopsStatus join_directory(uint64_t *ndir, uint64_t *checksum);
 	/* gpuops_cpu_join_probe_slots and gpuops_cpu_join_probe_counts */
 	GpuopsStatus probe_slots(const int64_t *slots, uint64_t nrows, GpuopsJoinPairs *pairs);
@@ -83,7 +83,7 @@ CpuJoin::CpuJoin(const GpuopsSettings *settings, int nkeys)
 GpuopsStatus
 CpuJoin::join_build(const GpuopsJoinKeys *keys)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	check_keys(this, keys);
 	if (build_rows + keys->nrows > UINT32_MAX)
@@ -103,11 +103,11 @@ CpuJoin::join_build(const GpuopsJoinKeys *keys)
 GpuopsStatus
 CpuJoin::join_build_finish()
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	/* the device's limit, kept here too so that tests without a GPU catch a caller over it */
-	uint64_t	capacity = join_build_rows_for_budget(budget(settings), nkeys);
+	uint64_t capacity = join_build_rows_for_budget(budget(settings), nkeys);
 
 	if (capacity > 0 && build.size() > capacity)
 		fail(GPUOPS_ERR_INTERNAL, "build of %llu rows over the capacity of %llu",
@@ -123,7 +123,7 @@ CpuJoin::join_build_finish()
 		}
 	}
 	first.push_back(build.size());
-	std::vector<uint64_t>().swap(build);	/* the directory holds what probes need */
+	std::vector<uint64_t>().swap(build); /* the directory holds what probes need */
 	stats.directory = dir.size();
 	stats.kernel_ms += ms_since(t0);
 	return GPUOPS_OK;
@@ -148,7 +148,7 @@ count_slots(CpuJoin *j, uint64_t n)
 	j->start.resize(n);
 	for (uint64_t i = 0; i < n; i++)
 	{
-		int64_t		d = j->slot[i];
+		int64_t d = j->slot[i];
 
 		/* the entry's rows, read here once: the window walk reads start[] in order */
 		j->start[i] = d < 0 ? 0 : j->first[d];
@@ -165,58 +165,58 @@ count_slots(CpuJoin *j, uint64_t n)
 void
 write_window(CpuJoin *j, GpuopsJoinPairs *pairs)
 {
-	uint64_t	n = j->probe_n;
+	uint64_t n = j->probe_n;
 	const uint64_t *offsets = j->offsets.data();
 
-	j->window.write_host(pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out,
-									uint32_t *build_out) {
-		uint64_t	end = from + m;
-		uint64_t	w = 0;
+	j->window.write_host(
+		pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out, uint32_t *build_out) {
+			uint64_t end = from + m;
+			uint64_t w = 0;
 
-		/*
+			/*
 		 * The same pairs as one owner search per pair (the device's way), but
 		 * walking the probe rows: on the host a search per pair is most of a
 		 * shared build worker's time.
 		 */
-		for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
-		{
-			uint64_t	lo = std::max(offsets[p], from);
-			uint64_t	hi = std::min(offsets[p + 1], end);
-
-			if (lo >= hi)
-				continue;
-			if (j->counts_only)
+			for (uint64_t p = m > 0 ? join_owner(offsets, n, from) : n; p < n && w < m; p++)
 			{
-				/* nobody reads the build rows: no random read of sorted_rows */
+				uint64_t lo = std::max(offsets[p], from);
+				uint64_t hi = std::min(offsets[p + 1], end);
+
+				if (lo >= hi)
+					continue;
+				if (j->counts_only)
+				{
+					/* nobody reads the build rows: no random read of sorted_rows */
+					for (uint64_t i = lo; i < hi; i++, w++)
+					{
+						probe_out[w] = static_cast<uint32_t>(p);
+						build_out[w] = 0;
+					}
+					continue;
+				}
+				const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
+
 				for (uint64_t i = lo; i < hi; i++, w++)
 				{
 					probe_out[w] = static_cast<uint32_t>(p);
-					build_out[w] = 0;
+					build_out[w] = *rows++;
 				}
-				continue;
 			}
-			const uint32_t *rows = j->sorted_rows.data() + j->start[p] + (lo - offsets[p]);
-
-			for (uint64_t i = lo; i < hi; i++, w++)
-			{
-				probe_out[w] = static_cast<uint32_t>(p);
-				build_out[w] = *rows++;
-			}
-		}
-	});
+		});
 }
 
 GpuopsStatus
 CpuJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
-	uint64_t	n = keys->nrows;
+	auto t0 = std::chrono::steady_clock::now();
+	uint64_t n = keys->nrows;
 
 	check_keys(this, keys);
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	if (n > join_probe_rows_for_budget(budget(settings), nkeys))
-		fail(GPUOPS_ERR_INTERNAL, "probe of %llu rows over the budget's %u",
-			 (unsigned long long) n, join_probe_rows_for_budget(budget(settings), nkeys));
+		fail(GPUOPS_ERR_INTERNAL, "probe of %llu rows over the budget's %u", (unsigned long long) n,
+			 join_probe_rows_for_budget(budget(settings), nkeys));
 	slot.resize(n);
 	for (uint64_t i = 0; i < n; i++)
 		slot[i] = join_slot(keys->words, keys->nulls, nkeys, i, dir.data(), dir.size());
@@ -267,8 +267,8 @@ CpuJoin::probe_slots(const int64_t *slots, uint64_t nrows, GpuopsJoinPairs *pair
 {
 	for (uint64_t i = 0; i < nrows; i++)
 		if (slots[i] >= (int64_t) dir.size())
-			fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu",
-				 (long long) slots[i], dir.size());
+			fail(GPUOPS_ERR_INTERNAL, "directory entry %lld of %zu", (long long) slots[i],
+				 dir.size());
 	slot.assign(slots, slots + nrows);
 	count_slots(this, nrows);
 	write_window(this, pairs);
@@ -308,8 +308,7 @@ CpuLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts)
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, fault);
 	for (uint64_t i = 0; i < keys->nrows; i++)
 	{
-		int64_t		d = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(),
-								  j->dir.size());
+		int64_t d = join_slot(keys->words, keys->nulls, j->nkeys, i, j->dir.data(), j->dir.size());
 
 		slots[i] = d;
 		counts[i] = d < 0 ? 0 : static_cast<uint32_t>(j->first[d + 1] - j->first[d]);
@@ -319,8 +318,8 @@ CpuLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts)
 
 constexpr GpuopsJoinBackend cpu_join_backend = shell::make_join_backend<CpuJoin>("cpu");
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" const GpuopsJoinBackend *
 gpuops_cpu_join_backend(void) noexcept
@@ -333,7 +332,7 @@ gpuops_cpu_join_probe_slots(GpuopsJoin *join, const int64_t *slots, uint64_t nro
 							GpuopsJoinPairs *pairs) noexcept
 {
 	return gpuops::shell::entry<GpuopsJoin, &gpuops::CpuJoin::probe_slots>(join, slots, nrows,
-																			pairs);
+																		   pairs);
 }
 
 extern "C" GpuopsStatus
@@ -341,5 +340,5 @@ gpuops_cpu_join_probe_counts(GpuopsJoin *join, const uint32_t *counts, uint64_t 
 							 GpuopsJoinPairs *pairs) noexcept
 {
 	return gpuops::shell::entry<GpuopsJoin, &gpuops::CpuJoin::probe_counts>(join, counts, nrows,
-																			 pairs);
+																			pairs);
 }

@@ -41,29 +41,29 @@ struct CudaLookup;
 
 struct CudaJoin
 {
-	Runtime    *rt = nullptr;
+	Runtime *rt = nullptr;
 	GpuopsSettings settings;
-	int			nkeys = 0;
+	int nkeys = 0;
 	cudaStream_t stream = nullptr;
 
 	/* build side, gathered on the host until build_finish: one array per key */
 	std::vector<uint64_t> h_words[GPUOPS_MAX_JOIN_KEYS];
 	std::vector<uint32_t> h_rows;
-	uint64_t	build_rows = 0;
+	uint64_t build_rows = 0;
 
 	/* on the device after build_finish */
-	DeviceArray sorted_rows;	/* build rows in hash order */
-	DeviceArray dir;			/* distinct hashes */
-	DeviceArray first;			/* their first index in sorted_rows */
+	DeviceArray sorted_rows; /* build rows in hash order */
+	DeviceArray dir;		 /* distinct hashes */
+	DeviceArray first;		 /* their first index in sorted_rows */
 	DeviceArray count;
-	uint64_t	ndir = 0;
-	size_t		build_bytes = 0;
+	uint64_t ndir = 0;
+	size_t build_bytes = 0;
 
 	/* the current probe: candidates counted, pairs written window by window */
-	DeviceArray slot;			/* per probe row: directory entry or -1 */
-	DeviceArray offsets;		/* per probe row: its first pair; [n] = total */
-	uint64_t	probe_n = 0;
-	PairWindow	window;			/* pairs returned so far, the last window */
+	DeviceArray slot;	 /* per probe row: directory entry or -1 */
+	DeviceArray offsets; /* per probe row: its first pair; [n] = total */
+	uint64_t probe_n = 0;
+	PairWindow window; /* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -74,16 +74,16 @@ struct CudaJoin
 	GpuopsStatus join_build_finish();
 	GpuopsStatus join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs);
 	GpuopsStatus join_next_pairs(GpuopsJoinPairs *pairs);
-	uint64_t	join_capacity() const;
-	uint32_t	join_probe_rows() const;
-	void		join_stats(GpuopsJoinStats *out) const;
+	uint64_t join_capacity() const;
+	uint32_t join_probe_rows() const;
+	void join_stats(GpuopsJoinStats *out) const;
 	GpuopsStatus join_directory(uint64_t *ndir_out, uint64_t *checksum);
 };
 
 __global__ void
 hash_kernel(KeyPtrs keys, int nkeys, uint64_t n, uint64_t *hash)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		hash[i] = join_hash(keys.words, nkeys, i);
@@ -92,17 +92,17 @@ hash_kernel(KeyPtrs keys, int nkeys, uint64_t n, uint64_t *hash)
 __global__ void
 head_kernel(const uint64_t *hash, uint64_t n, uint8_t *head)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		head[i] = (i == 0 || hash[i] != hash[i - 1]);
 }
 
 __global__ void
-dir_kernel(const uint64_t *hash, const uint64_t *first, uint64_t ndir, uint64_t n,
-		   uint64_t *dir, uint64_t *count)
+dir_kernel(const uint64_t *hash, const uint64_t *first, uint64_t ndir, uint64_t n, uint64_t *dir,
+		   uint64_t *count)
 {
-	uint64_t	d = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t d = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (d < ndir)
 	{
@@ -121,17 +121,17 @@ __global__ void
 probe_count_kernel(KeyPtrs keys, int nkeys, uint64_t n, const uint64_t *dir, uint64_t ndir,
 				   const uint64_t *count, int64_t *slot, Count *counts)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 	{
-		int64_t		d = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
+		int64_t d = join_slot(keys.words, keys.nulls, nkeys, i, dir, ndir);
 
 		slot[i] = d;
 		counts[i] = d < 0 ? 0 : static_cast<Count>(count[d]);
 	}
 	if (i == n)
-		counts[n] = 0;			/* the scan's last element: offsets[n] = total */
+		counts[n] = 0; /* the scan's last element: offsets[n] = total */
 }
 
 /* one thread per output pair (of the window from `from`): skew does not serialize */
@@ -140,12 +140,12 @@ probe_write_kernel(const uint64_t *offsets, uint64_t n, uint64_t from, uint64_t 
 				   const int64_t *slot, const uint64_t *first, const uint32_t *sorted_rows,
 				   uint32_t *probe_out, uint32_t *build_out)
 {
-	uint64_t	w = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t w = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (w < m)
 	{
-		uint64_t	i = from + w;
-		uint64_t	p = join_owner(offsets, n, i);
+		uint64_t i = from + w;
+		uint64_t p = join_owner(offsets, n, i);
 
 		probe_out[w] = static_cast<uint32_t>(p);
 		build_out[w] = sorted_rows[first[slot[p]] + (i - offsets[p])];
@@ -189,20 +189,19 @@ GpuopsStatus
 CudaJoin::join_build_finish()
 {
 	cudaStream_t s = stream;
-	uint64_t	n = h_rows.size();
+	uint64_t n = h_rows.size();
 	DeviceArray words, rows_in, hash_in, hash_out, head, nsel, temp;
-	KeyPtrs		kp = {};
-	size_t		temp_bytes = 0,
-				t2 = 0;
-	auto		t0 = std::chrono::steady_clock::now();
+	KeyPtrs kp = {};
+	size_t temp_bytes = 0, t2 = 0;
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	/* one device array holding each key's words, key after key */
 	words.get(rt, n * nkeys * 8 + 8, s);
 	rows_in.get(rt, n * 4 + 4, s);
 	for (int k = 0; k < nkeys && n > 0; k++)
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + k * n, h_words[k].data(),
-										n * 8, cudaMemcpyHostToDevice, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(words.as<uint64_t>() + k * n, h_words[k].data(), n * 8,
+										cudaMemcpyHostToDevice, s));
 	if (n > 0)
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows_in.as<uint32_t>(), h_rows.data(), n * 4,
 										cudaMemcpyHostToDevice, s));
@@ -222,15 +221,17 @@ CudaJoin::join_build_finish()
 	{
 		hash_kernel<<<blocks(n), kThreads, 0, s>>>(kp, nkeys, n, hash_in.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("hash");
-		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-			nullptr, temp_bytes, hash_in.as<uint64_t>(), hash_out.as<uint64_t>(),
-			rows_in.as<uint32_t>(), sorted_rows.as<uint32_t>(), n, 0, 64, s));
+		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, hash_in.as<uint64_t>(),
+														hash_out.as<uint64_t>(),
+														rows_in.as<uint32_t>(),
+														sorted_rows.as<uint32_t>(), n, 0, 64, s));
 		head.get(rt, n + 1, s);
 		first.get(rt, n * 8 + 8, s);
 		nsel.get(rt, 8, s);
-		GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
-			nullptr, t2, thrust::counting_iterator<uint64_t>(0), head.as<uint8_t>(),
-			first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
+		GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, t2,
+												   thrust::counting_iterator<uint64_t>(0),
+												   head.as<uint8_t>(), first.as<uint64_t>(),
+												   nsel.as<uint64_t>(), n, s));
 		temp.get(rt, std::max(temp_bytes, t2) + 8, s);
 		temp_bytes = std::max(temp_bytes, t2);
 		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
@@ -238,9 +239,10 @@ CudaJoin::join_build_finish()
 			rows_in.as<uint32_t>(), sorted_rows.as<uint32_t>(), n, 0, 64, s));
 		head_kernel<<<blocks(n), kThreads, 0, s>>>(hash_out.as<uint64_t>(), n, head.as<uint8_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("head");
-		GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(
-			temp.as<void>(), temp_bytes, thrust::counting_iterator<uint64_t>(0),
-			head.as<uint8_t>(), first.as<uint64_t>(), nsel.as<uint64_t>(), n, s));
+		GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(temp.as<void>(), temp_bytes,
+												   thrust::counting_iterator<uint64_t>(0),
+												   head.as<uint8_t>(), first.as<uint64_t>(),
+												   nsel.as<uint64_t>(), n, s));
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
 										cudaMemcpyDeviceToHost, s));
 		::gpuops::cuda::sync_stream(s);
@@ -250,10 +252,9 @@ CudaJoin::join_build_finish()
 	count.get(rt, ndir * 8 + 8, s);
 	if (ndir > 0)
 	{
-		dir_kernel<<<blocks(ndir), kThreads, 0, s>>>(hash_out.as<uint64_t>(),
-														first.as<uint64_t>(), ndir, n,
-														dir.as<uint64_t>(),
-														count.as<uint64_t>());
+		dir_kernel<<<blocks(ndir), kThreads, 0, s>>>(hash_out.as<uint64_t>(), first.as<uint64_t>(),
+													 ndir, n, dir.as<uint64_t>(),
+													 count.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("directory");
 	}
 	::gpuops::cuda::sync_stream(s);
@@ -275,22 +276,22 @@ write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
 
 	write_pair_window(j->window, j->rt, s, &j->stats.device_bytes, pairs,
 					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
-		probe_write_kernel<<<blocks(m), kThreads, 0, s>>>(
-			j->offsets.as<uint64_t>(), j->probe_n, from, m, j->slot.as<int64_t>(),
-			j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout, bout);
-		GPUOPS_CUDA_CHECK_LAUNCH("probe write");
-	});
+						  probe_write_kernel<<<blocks(m), kThreads, 0, s>>>(
+							  j->offsets.as<uint64_t>(), j->probe_n, from, m, j->slot.as<int64_t>(),
+							  j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout, bout);
+						  GPUOPS_CUDA_CHECK_LAUNCH("probe write");
+					  });
 }
 
 GpuopsStatus
 CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 {
 	cudaStream_t s = stream;
-	uint64_t	n = keys->nrows;
+	uint64_t n = keys->nrows;
 	DeviceArray words, nulls, counts;
-	KeyPtrs		kp = {};
-	size_t		nbytes = (n + 7) / 8;
-	auto		t0 = std::chrono::steady_clock::now();
+	KeyPtrs kp = {};
+	size_t nbytes = (n + 7) / 8;
+	auto t0 = std::chrono::steady_clock::now();
 
 	if (keys->nkeys != nkeys)
 		fail(GPUOPS_ERR_INTERNAL, "join keys: %d given, %d expected", keys->nkeys, nkeys);
@@ -302,8 +303,8 @@ CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 	for (int k = 0; k < nkeys; k++)
 	{
 		kp.words[k] = words.as<uint64_t>() + k * n;
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
-										n * 8, cudaMemcpyHostToDevice, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k], n * 8,
+										cudaMemcpyHostToDevice, s));
 		if (keys->nulls[k])
 		{
 			kp.nulls[k] = nulls.as<uint8_t>() + k * nbytes;
@@ -314,10 +315,9 @@ CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 	slot.get(rt, n * 8 + 8, s);
 	counts.get(rt, (n + 1) * 8, s);
 	offsets.get(rt, (n + 1) * 8, s);
-	probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, nkeys, n, dir.as<uint64_t>(),
-														   ndir, count.as<uint64_t>(),
-														   slot.as<int64_t>(),
-														   counts.as<uint64_t>());
+	probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, nkeys, n, dir.as<uint64_t>(), ndir,
+														  count.as<uint64_t>(), slot.as<int64_t>(),
+														  counts.as<uint64_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("probe count");
 	exclusive_sum(rt, s, counts, offsets, n);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + n, 8,
@@ -339,7 +339,7 @@ CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 GpuopsStatus
 CudaJoin::join_next_pairs(GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	stats.windows++;
@@ -403,7 +403,7 @@ struct CudaLookup
 {
 	const CudaJoin *join = nullptr;
 	GpuopsFault fault = GPUOPS_FAULT_NONE;
-	uint32_t	max_rows = 0;
+	uint32_t max_rows = 0;
 	cudaStream_t stream = nullptr;
 	DeviceArray words, nulls, slot, counts;
 
@@ -412,7 +412,7 @@ struct CudaLookup
 	~CudaLookup() { release(); }
 	GpuopsStatus lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_out);
 
-	void		release() noexcept
+	void release() noexcept
 	{
 		words.reset();
 		nulls.reset();
@@ -428,7 +428,7 @@ struct CudaLookup
 
 CudaLookup::CudaLookup(CudaJoin *j, uint32_t max_rows)
 {
-	size_t		nbytes = (max_rows + 7) / 8;
+	size_t nbytes = (max_rows + 7) / 8;
 
 	join = j;
 	fault = j->settings.fault;
@@ -440,7 +440,7 @@ CudaLookup::CudaLookup(CudaJoin *j, uint32_t max_rows)
 		words.get(j->rt, (size_t) max_rows * 8 * j->nkeys + 8, stream);
 		nulls.get(j->rt, nbytes * j->nkeys + 8, stream);
 		slot.get(j->rt, (size_t) max_rows * 8 + 8, stream);
-		counts.get(j->rt, ((size_t) max_rows + 1) * 4, stream);	/* the kernel's [n] too */
+		counts.get(j->rt, ((size_t) max_rows + 1) * 4, stream); /* the kernel's [n] too */
 		::gpuops::cuda::sync_stream(stream);
 	}
 	catch (...)
@@ -455,21 +455,21 @@ CudaLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_
 {
 	const CudaJoin *j = join;
 	cudaStream_t s = stream;
-	uint64_t	n = keys->nrows;
-	size_t		nbytes = (n + 7) / 8;
-	KeyPtrs		kp = {};
+	uint64_t n = keys->nrows;
+	size_t nbytes = (n + 7) / 8;
+	KeyPtrs kp = {};
 
 	if (keys->nkeys != j->nkeys || n > max_rows)
-		fail(GPUOPS_ERR_INTERNAL, "lookup of %llu rows, %d keys",
-			 (unsigned long long) n, keys->nkeys);
+		fail(GPUOPS_ERR_INTERNAL, "lookup of %llu rows, %d keys", (unsigned long long) n,
+			 keys->nkeys);
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, fault);
 	if (n == 0)
 		return GPUOPS_OK;
 	for (int k = 0; k < j->nkeys; k++)
 	{
 		kp.words[k] = words.as<uint64_t>() + k * n;
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k],
-										n * 8, cudaMemcpyHostToDevice, s));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(const_cast<uint64_t *>(kp.words[k]), keys->words[k], n * 8,
+										cudaMemcpyHostToDevice, s));
 		if (keys->nulls[k])
 		{
 			kp.nulls[k] = nulls.as<uint8_t>() + k * nbytes;
@@ -477,11 +477,10 @@ CudaLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_
 											nbytes, cudaMemcpyHostToDevice, s));
 		}
 	}
-	probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, j->nkeys, n,
-														   j->dir.as<uint64_t>(), j->ndir,
-														   j->count.as<uint64_t>(),
-														   slot.as<int64_t>(),
-														   counts.as<uint32_t>());
+	probe_count_kernel<<<blocks(n + 1), kThreads, 0, s>>>(kp, j->nkeys, n, j->dir.as<uint64_t>(),
+														  j->ndir, j->count.as<uint64_t>(),
+														  slot.as<int64_t>(),
+														  counts.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("lookup");
 	::gpuops::cuda::copy_to_host(slots, slot.as<int64_t>(), n * 8, s);
 	::gpuops::cuda::copy_to_host(counts_out, counts.as<uint32_t>(), n * 4, s);
@@ -491,9 +490,9 @@ CudaLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_
 
 constexpr GpuopsJoinBackend cuda_join_backend = shell::make_join_backend<CudaJoin>("cuda");
 
-}								/* namespace */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" const GpuopsJoinBackend *
 gpuops_cuda_join_backend(void) noexcept

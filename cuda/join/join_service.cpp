@@ -43,24 +43,24 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared atomics must b
 struct alignas(64) Header
 {
 	std::atomic<uint32_t> state;
-	uint32_t	nslots;
-	int32_t		nkeys;
-	uint32_t	slot_rows;
-	uint64_t	slot_bytes;		/* one slot, header and arrays */
-	uint64_t	ndir;
-	uint64_t	checksum;
+	uint32_t nslots;
+	int32_t nkeys;
+	uint32_t slot_rows;
+	uint64_t slot_bytes; /* one slot, header and arrays */
+	uint64_t ndir;
+	uint64_t checksum;
 	std::atomic<uint64_t> requests;
 	std::atomic<uint64_t> rows;
-	sem_t		wake;			/* a slot was requested */
+	sem_t wake; /* a slot was requested */
 };
 
 struct alignas(64) Slot
 {
 	std::atomic<uint32_t> state;
-	uint32_t	nrows;
-	uint32_t	null_mask;		/* bit k: key k has a null bitmap */
-	sem_t		done;			/* the service answered */
-	GpuopsJoinWorkerStats stats;	/* the worker's, written once at its end */
+	uint32_t nrows;
+	uint32_t null_mask;			 /* bit k: key k has a null bitmap */
+	sem_t done;					 /* the service answered */
+	GpuopsJoinWorkerStats stats; /* the worker's, written once at its end */
 };
 
 constexpr size_t
@@ -79,8 +79,7 @@ size_t
 slot_bytes(int nkeys, uint32_t rows)
 {
 	return align64(sizeof(Slot)) + (size_t) nkeys * align64((size_t) rows * 8) +
-		(size_t) nkeys * null_bytes(rows) + align64((size_t) rows * 8) +
-		align64((size_t) rows * 4);
+		(size_t) nkeys * null_bytes(rows) + align64((size_t) rows * 8) + align64((size_t) rows * 4);
 }
 
 Header *
@@ -98,7 +97,7 @@ header(const void *shm)
 Slot *
 slot_at(void *shm, uint32_t i)
 {
-	Header	   *h = header(shm);
+	Header *h = header(shm);
 
 	return reinterpret_cast<Slot *>(static_cast<char *>(shm) + align64(sizeof(Header)) +
 									i * h->slot_bytes);
@@ -142,11 +141,11 @@ wait_ms(sem_t *sem, int ms)
 	(void) sem_clockwait(sem, CLOCK_MONOTONIC, &ts);
 }
 
-}								/* namespace */
+} /* namespace */
 
 struct JoinService
 {
-	void	   *shm = nullptr;
+	void *shm = nullptr;
 	const GpuopsJoinBackend *backend = nullptr;
 	GpuopsJoinLookup *lookup = nullptr;
 	std::atomic<bool> stop{false};
@@ -159,12 +158,12 @@ namespace {
 void
 serve_requests(JoinService *svc)
 {
-	Header	   *h = header(svc->shm);
+	Header *h = header(svc->shm);
 
 	for (uint32_t i = 0; i < h->nslots; i++)
 	{
-		Slot	   *s = slot_at(svc->shm, i);
-		uint32_t	want = SLOT_REQUESTED;
+		Slot *s = slot_at(svc->shm, i);
+		uint32_t want = SLOT_REQUESTED;
 		GpuopsJoinKeys keys = {};
 
 		if (!s->state.compare_exchange_strong(want, SLOT_SERVING, std::memory_order_acq_rel))
@@ -192,7 +191,7 @@ serve_requests(JoinService *svc)
 void
 service_main(JoinService *svc) noexcept
 {
-	Header	   *h = header(svc->shm);
+	Header *h = header(svc->shm);
 
 	while (!svc->stop.load(std::memory_order_acquire))
 	{
@@ -201,8 +200,8 @@ service_main(JoinService *svc) noexcept
 	}
 }
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 using gpuops::Header;
 using gpuops::Slot;
@@ -217,7 +216,7 @@ extern "C" void
 gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys, uint32_t slot_rows,
 						 int state) noexcept
 {
-	Header	   *h = new (shm) Header;
+	Header *h = new (shm) Header;
 
 	h->state.store(state);
 	h->nslots = nslots;
@@ -230,7 +229,7 @@ gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys, uint32_t slot_ro
 	sem_init(&h->wake, 1, 0);
 	for (uint32_t i = 0; i < nslots; i++)
 	{
-		Slot	   *s = new (gpuops::slot_at(shm, i)) Slot;
+		Slot *s = new (gpuops::slot_at(shm, i)) Slot;
 
 		s->state.store(gpuops::SLOT_FREE);
 		s->nrows = s->null_mask = 0;
@@ -242,7 +241,7 @@ gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys, uint32_t slot_ro
 extern "C" void
 gpuops_join_service_reset_slots(void *shm) noexcept
 {
-	Header	   *h = gpuops::header(shm);
+	Header *h = gpuops::header(shm);
 
 	for (uint32_t i = 0; i < h->nslots; i++)
 	{
@@ -270,10 +269,10 @@ extern "C" void
 gpuops_join_service_worker_stats(const void *shm, uint32_t slot,
 								 GpuopsJoinWorkerStats *stats) noexcept
 {
-	void	   *m = const_cast<void *>(shm);
+	void *m = const_cast<void *>(shm);
 
 	*stats = slot < gpuops::header(shm)->nslots ? gpuops::slot_at(m, slot)->stats
-		: GpuopsJoinWorkerStats{};
+												: GpuopsJoinWorkerStats{};
 }
 
 extern "C" int
@@ -320,8 +319,8 @@ gpuops_join_service_start(void *shm, const GpuopsJoinBackend *backend, GpuopsJoi
 {
 	*out = nullptr;
 	return gpuops::guarded([&]() {
-		Header	   *h = gpuops::header(shm);
-		auto	   *svc = new gpuops::JoinService;
+		Header *h = gpuops::header(shm);
+		auto *svc = new gpuops::JoinService;
 		GpuopsStatus rc;
 
 		svc->shm = shm;
@@ -339,8 +338,7 @@ gpuops_join_service_start(void *shm, const GpuopsJoinBackend *backend, GpuopsJoi
 		 * PostgreSQL's signal handlers expect the backend's own thread: the
 		 * service blocks every signal.
 		 */
-		sigset_t	all,
-					old;
+		sigset_t all, old;
 
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -365,11 +363,11 @@ gpuops_join_service_start(void *shm, const GpuopsJoinBackend *backend, GpuopsJoi
 extern "C" void
 gpuops_join_service_stop(GpuopsJoinService *service) noexcept
 {
-	auto	   *svc = reinterpret_cast<gpuops::JoinService *>(service);
+	auto *svc = reinterpret_cast<gpuops::JoinService *>(service);
 
 	if (svc == nullptr)
 		return;
-	Header	   *h = gpuops::header(svc->shm);
+	Header *h = gpuops::header(svc->shm);
 
 	h->state.store(GPUOPS_SERVICE_CLOSED, std::memory_order_release);
 	svc->stop.store(true, std::memory_order_release);
@@ -379,8 +377,8 @@ gpuops_join_service_stop(GpuopsJoinService *service) noexcept
 	/* requests that came after the last round fail; their workers build alone */
 	for (uint32_t i = 0; i < h->nslots; i++)
 	{
-		Slot	   *s = gpuops::slot_at(svc->shm, i);
-		uint32_t	want = gpuops::SLOT_REQUESTED;
+		Slot *s = gpuops::slot_at(svc->shm, i);
+		uint32_t want = gpuops::SLOT_REQUESTED;
 
 		if (s->state.compare_exchange_strong(want, gpuops::SLOT_FAILED))
 			sem_post(&s->done);
@@ -392,8 +390,8 @@ gpuops_join_service_stop(GpuopsJoinService *service) noexcept
 extern "C" int
 gpuops_join_service_submit(void *shm, uint32_t slot, const GpuopsJoinKeys *keys) noexcept
 {
-	Header	   *h = gpuops::header(shm);
-	Slot	   *s;
+	Header *h = gpuops::header(shm);
+	Slot *s;
 
 	if (slot >= h->nslots || keys->nkeys != h->nkeys || keys->nrows > h->slot_rows ||
 		h->state.load(std::memory_order_acquire) != GPUOPS_SERVICE_READY)
@@ -419,9 +417,9 @@ extern "C" int
 gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms, const int64_t **slots,
 						 const uint32_t **counts) noexcept
 {
-	Header	   *h = gpuops::header(shm);
-	Slot	   *s = gpuops::slot_at(shm, slot);
-	uint32_t	st = s->state.load(std::memory_order_acquire);
+	Header *h = gpuops::header(shm);
+	Slot *s = gpuops::slot_at(shm, slot);
+	uint32_t st = s->state.load(std::memory_order_acquire);
 
 	if (st == gpuops::SLOT_REQUESTED || st == gpuops::SLOT_SERVING)
 	{

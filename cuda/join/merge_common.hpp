@@ -18,7 +18,7 @@ struct MjKeys
 {
 	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS];
 	const uint8_t *nullmask;
-	int			nkeys;
+	int nkeys;
 };
 
 /* Row i of a against row j of b: key by key, NULL after every value. */
@@ -27,8 +27,7 @@ mj_cmp(const MjKeys &a, uint64_t i, const MjKeys &b, uint64_t j)
 {
 	for (int k = 0; k < a.nkeys; k++)
 	{
-		int			na = (a.nullmask[i] >> k) & 1,
-					nb = (b.nullmask[j] >> k) & 1;
+		int na = (a.nullmask[i] >> k) & 1, nb = (b.nullmask[j] >> k) & 1;
 
 		if (na != nb)
 			return na ? 1 : -1;
@@ -56,30 +55,29 @@ GPUOPS_HD void
 mj_merge_segment(const MjKeys &o, uint64_t m, const MjKeys &in, uint64_t n, uint64_t d0,
 				 uint64_t d1, uint64_t *at)
 {
-	uint64_t	lo = d0 > n ? d0 - n : 0;
-	uint64_t	hi = d0 < m ? d0 : m;
+	uint64_t lo = d0 > n ? d0 - n : 0;
+	uint64_t hi = d0 < m ? d0 : m;
 
 	while (lo < hi)
 	{
-		uint64_t	mid = lo + (hi - lo) / 2;
-		int			c = mj_cmp(o, mid, in, d0 - 1 - mid);
+		uint64_t mid = lo + (hi - lo) / 2;
+		int c = mj_cmp(o, mid, in, d0 - 1 - mid);
 
 		if (kUpper ? c < 0 : c <= 0)
-			lo = mid + 1;		/* outer row mid comes before that inner row */
+			lo = mid + 1; /* outer row mid comes before that inner row */
 		else
 			hi = mid;
 	}
 
-	uint64_t	i = lo,
-				j = d0 - lo;
+	uint64_t i = lo, j = d0 - lo;
 
 	for (uint64_t d = d0; d < d1; d++)
 	{
-		bool		take_outer = j >= n;
+		bool take_outer = j >= n;
 
 		if (!take_outer && i < m)
 		{
-			int			c = mj_cmp(o, i, in, j);
+			int c = mj_cmp(o, i, in, j);
 
 			take_outer = kUpper ? c < 0 : c <= 0;
 		}
@@ -101,11 +99,11 @@ mj_rows_for_budget(uint64_t budget, int nkeys)
 {
 	if (budget == 0)
 		return 0;
-	uint64_t	rows = budget / 2 / (16ull * nkeys + 48);
+	uint64_t rows = budget / 2 / (16ull * nkeys + 48);
 
 	return rows < 1024 ? 1024 : rows;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

@@ -21,15 +21,15 @@ namespace {
 
 struct Side
 {
-	std::vector<uint64_t> words[GPUOPS_MAX_JOIN_KEYS];	/* in sorted order */
+	std::vector<uint64_t> words[GPUOPS_MAX_JOIN_KEYS]; /* in sorted order */
 	std::vector<uint8_t> nullmask;
-	std::vector<uint32_t> order;	/* sorted position -> row */
-	uint64_t	n = 0;
-	bool		loaded = false;
+	std::vector<uint32_t> order; /* sorted position -> row */
+	uint64_t n = 0;
+	bool loaded = false;
 
-	MjKeys		keys(int nkeys) const
+	MjKeys keys(int nkeys) const
 	{
-		MjKeys		k = {};
+		MjKeys k = {};
 
 		for (int i = 0; i < nkeys; i++)
 			k.words[i] = words[i].data();
@@ -42,11 +42,11 @@ struct Side
 struct CpuMergeJoin
 {
 	GpuopsSettings settings;
-	int			nkeys = 0;
-	Side		side[2];
-	std::vector<uint64_t> offsets;	/* per sorted outer row: its first pair; [m] = total */
+	int nkeys = 0;
+	Side side[2];
+	std::vector<uint64_t> offsets; /* per sorted outer row: its first pair; [m] = total */
 	std::vector<uint64_t> lb;
-	PairWindow	window;
+	PairWindow window;
 	GpuopsMergeJoinStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -55,8 +55,8 @@ struct CpuMergeJoin
 	GpuopsStatus mj_join(GpuopsJoinPairs *pairs);
 	GpuopsStatus mj_next_pairs(GpuopsJoinPairs *pairs);
 	GpuopsStatus mj_outer_order(const uint32_t **order);
-	uint64_t	mj_capacity() const;
-	void		mj_stats(GpuopsMergeJoinStats *out) const;
+	uint64_t mj_capacity() const;
+	void mj_stats(GpuopsMergeJoinStats *out) const;
 };
 
 uint64_t
@@ -78,12 +78,12 @@ CpuMergeJoin::CpuMergeJoin(const GpuopsSettings *settings, int nkeys)
 GpuopsStatus
 CpuMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 {
-	auto		t0 = std::chrono::steady_clock::now();
-	uint64_t	n = keys->nrows;
-	int			nk = nkeys;
-	Side	   &s = side[which ? 1 : 0];
+	auto t0 = std::chrono::steady_clock::now();
+	uint64_t n = keys->nrows;
+	int nk = nkeys;
+	Side &s = side[which ? 1 : 0];
 	std::vector<uint8_t> mask(n, 0);
-	MjKeys		raw = {};
+	MjKeys raw = {};
 
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	if (keys->nkeys != nk || n > UINT32_MAX)
@@ -99,7 +99,7 @@ CpuMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 	raw.nkeys = nk;
 	s.order.resize(n);
 	std::iota(s.order.begin(), s.order.end(), 0u);
-	uint64_t	compared = 0;
+	uint64_t compared = 0;
 
 	std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
 		check_interrupt_every(++compared);
@@ -127,27 +127,26 @@ write_window(CpuMergeJoin *mj, GpuopsJoinPairs *pairs)
 	const Side &o = mj->side[0];
 	const Side &in = mj->side[1];
 
-	mj->window.write_host(pairs, [&](uint64_t from, uint64_t m, uint32_t *probe_out,
-									 uint32_t *build_out) {
-		for (uint64_t w = 0; w < m; w++)
-		{
-			uint64_t	idx = from + w;
-			uint64_t	i = join_owner(mj->offsets.data(), o.n, idx);
+	mj->window.write_host(pairs,
+						  [&](uint64_t from, uint64_t m, uint32_t *probe_out, uint32_t *build_out) {
+							  for (uint64_t w = 0; w < m; w++)
+							  {
+								  uint64_t idx = from + w;
+								  uint64_t i = join_owner(mj->offsets.data(), o.n, idx);
 
-			probe_out[w] = o.order[i];
-			build_out[w] = in.order[mj->lb[i] + (idx - mj->offsets[i])];
-		}
-	});
+								  probe_out[w] = o.order[i];
+								  build_out[w] = in.order[mj->lb[i] + (idx - mj->offsets[i])];
+							  }
+						  });
 }
 
 GpuopsStatus
 CpuMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 	const Side &o = side[0];
 	const Side &in = side[1];
-	MjKeys		ok = o.keys(nkeys),
-				ik = in.keys(nkeys);
+	MjKeys ok = o.keys(nkeys), ik = in.keys(nkeys);
 	std::vector<uint64_t> ub(o.n + 1);
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
@@ -170,7 +169,7 @@ CpuMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 GpuopsStatus
 CpuMergeJoin::mj_next_pairs(GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	stats.windows++;
@@ -201,8 +200,8 @@ CpuMergeJoin::mj_stats(GpuopsMergeJoinStats *out) const
 constexpr GpuopsMergeJoinBackend cpu_mergejoin_backend =
 	shell::make_mergejoin_backend<CpuMergeJoin>("cpu");
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" const GpuopsMergeJoinBackend *
 gpuops_cpu_mergejoin_backend(void) noexcept

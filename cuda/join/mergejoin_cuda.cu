@@ -31,19 +31,19 @@ namespace gpuops {
 namespace cuda {
 namespace {
 
-constexpr uint64_t kSegment = 32;	/* merged positions per thread */
+constexpr uint64_t kSegment = 32; /* merged positions per thread */
 
 struct Side
 {
-	DeviceArray words[GPUOPS_MAX_JOIN_KEYS];	/* sorted */
-	DeviceArray mask;			/* sorted null masks */
-	DeviceArray order;			/* sorted position -> row */
-	uint64_t	n = 0;
-	bool		loaded = false;
+	DeviceArray words[GPUOPS_MAX_JOIN_KEYS]; /* sorted */
+	DeviceArray mask;						 /* sorted null masks */
+	DeviceArray order;						 /* sorted position -> row */
+	uint64_t n = 0;
+	bool loaded = false;
 
-	MjKeys		keys(int nkeys) const
+	MjKeys keys(int nkeys) const
 	{
-		MjKeys		k = {};
+		MjKeys k = {};
 
 		for (int i = 0; i < nkeys; i++)
 			k.words[i] = words[i].as<uint64_t>();
@@ -55,14 +55,14 @@ struct Side
 
 struct CudaMergeJoin
 {
-	Runtime    *rt = nullptr;
+	Runtime *rt = nullptr;
 	GpuopsSettings settings;
-	int			nkeys = 0;
+	int nkeys = 0;
 	cudaStream_t stream = nullptr;
-	Side		side[2];
+	Side side[2];
 	DeviceArray lb;
 	DeviceArray offsets;
-	PairWindow	window;
+	PairWindow window;
 	std::vector<uint32_t> outer_order;
 	GpuopsMergeJoinStats stats = {};
 
@@ -73,15 +73,15 @@ struct CudaMergeJoin
 	GpuopsStatus mj_join(GpuopsJoinPairs *pairs);
 	GpuopsStatus mj_next_pairs(GpuopsJoinPairs *pairs);
 	GpuopsStatus mj_outer_order(const uint32_t **order);
-	uint64_t	mj_capacity() const;
-	void		mj_stats(GpuopsMergeJoinStats *out) const;
+	uint64_t mj_capacity() const;
+	void mj_stats(GpuopsMergeJoinStats *out) const;
 };
 
 /* mask[i] bit k: key k of row i is NULL */
 __global__ void
 mask_kernel(const uint8_t *nulls, int k, uint64_t n, uint8_t *mask)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		mask[i] |= ((nulls[i >> 3] >> (i & 7)) & 1) << k;
@@ -90,7 +90,7 @@ mask_kernel(const uint8_t *nulls, int k, uint64_t n, uint8_t *mask)
 __global__ void
 gather_words_kernel(const uint64_t *src, const uint32_t *perm, uint64_t n, uint64_t *dst)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		dst[i] = src[perm[i]];
@@ -100,7 +100,7 @@ gather_words_kernel(const uint64_t *src, const uint32_t *perm, uint64_t n, uint6
 __global__ void
 gather_mask_kernel(const uint8_t *src, const uint32_t *perm, uint64_t n, int shift, uint8_t *dst)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		dst[i] = shift > 7 ? src[perm[i]] : (src[perm[i]] >> shift) & 1;
@@ -110,18 +110,19 @@ template <bool kUpper>
 __global__ void
 merge_kernel(MjKeys o, uint64_t m, MjKeys in, uint64_t n, uint64_t *at)
 {
-	uint64_t	t = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	uint64_t	d0 = t * kSegment;
+	uint64_t t = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t d0 = t * kSegment;
 
 	if (d0 < m + n)
-		mj_merge_segment<kUpper>(o, m, in, n, d0, d0 + kSegment < m + n ? d0 + kSegment : m + n, at);
+		mj_merge_segment<kUpper>(o, m, in, n, d0, d0 + kSegment < m + n ? d0 + kSegment : m + n,
+								 at);
 }
 
 __global__ void
 count_kernel(const uint8_t *mask, const uint64_t *lb, const uint64_t *ub, uint64_t m,
 			 uint64_t *counts)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < m)
 		counts[i] = mask[i] ? 0 : ub[i] - lb[i];
@@ -131,15 +132,14 @@ count_kernel(const uint8_t *mask, const uint64_t *lb, const uint64_t *ub, uint64
 
 __global__ void
 write_kernel(const uint64_t *offsets, uint64_t m, const uint64_t *lb, const uint32_t *oorder,
-			 const uint32_t *iorder, uint64_t from, uint64_t count, uint32_t *pout,
-			 uint32_t *bout)
+			 const uint32_t *iorder, uint64_t from, uint64_t count, uint32_t *pout, uint32_t *bout)
 {
-	uint64_t	w = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t w = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (w < count)
 	{
-		uint64_t	idx = from + w;
-		uint64_t	i = join_owner(offsets, m, idx);
+		uint64_t idx = from + w;
+		uint64_t i = join_owner(offsets, m, idx);
 
 		pout[w] = oorder[i];
 		bout[w] = iorder[lb[i] + (idx - offsets[i])];
@@ -151,10 +151,10 @@ template <typename K>
 void
 sort_pass(CudaMergeJoin *mj, DeviceArray &keys_in, DeviceArray &order, uint64_t n, int bits)
 {
-	Runtime    *rt = mj->rt;
+	Runtime *rt = mj->rt;
 	cudaStream_t s = mj->stream;
 	DeviceArray keys_out, order_out, temp;
-	size_t		temp_bytes = 0;
+	size_t temp_bytes = 0;
 
 	keys_out.get(rt, n * sizeof(K) + 8, s);
 	order_out.get(rt, n * 4 + 4, s);
@@ -186,12 +186,12 @@ GpuopsStatus
 CudaMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 {
 	cudaStream_t s = stream;
-	uint64_t	n = keys->nrows;
-	int			nk = nkeys;
-	Side	   &sd = side[which ? 1 : 0];
+	uint64_t n = keys->nrows;
+	int nk = nkeys;
+	Side &sd = side[which ? 1 : 0];
 	DeviceArray raw[GPUOPS_MAX_JOIN_KEYS];
 	DeviceArray mask, nulls, tmp;
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	if (keys->nkeys != nk || n > UINT32_MAX)
@@ -228,16 +228,16 @@ CudaMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 	{
 		tmp.get(rt, n * 8 + 8, s);
 		gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
-															sd.order.as<uint32_t>(), n,
-															tmp.as<uint64_t>());
+														   sd.order.as<uint32_t>(), n,
+														   tmp.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("merge gather");
 		sort_pass<uint64_t>(this, tmp, sd.order, n, 64);
 		if (keys->nulls[k])
 		{
 			tmp.get(rt, n + 8, s);
 			gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
-															   sd.order.as<uint32_t>(), n, k,
-															   tmp.as<uint8_t>());
+															  sd.order.as<uint32_t>(), n, k,
+															  tmp.as<uint8_t>());
 			GPUOPS_CUDA_CHECK_LAUNCH("merge gather nulls");
 			sort_pass<uint8_t>(this, tmp, sd.order, n, 1);
 		}
@@ -248,8 +248,8 @@ CudaMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 		if (n > 0)
 		{
 			gather_words_kernel<<<blocks(n), kThreads, 0, s>>>(raw[k].as<uint64_t>(),
-																sd.order.as<uint32_t>(), n,
-																sd.words[k].as<uint64_t>());
+															   sd.order.as<uint32_t>(), n,
+															   sd.words[k].as<uint64_t>());
 			GPUOPS_CUDA_CHECK_LAUNCH("merge gather keys");
 		}
 		raw[k].reset();
@@ -258,8 +258,8 @@ CudaMergeJoin::mj_side(int which, const GpuopsJoinKeys *keys)
 	if (n > 0)
 	{
 		gather_mask_kernel<<<blocks(n), kThreads, 0, s>>>(mask.as<uint8_t>(),
-														   sd.order.as<uint32_t>(), n, 8,
-														   sd.mask.as<uint8_t>());
+														  sd.order.as<uint32_t>(), n, 8,
+														  sd.mask.as<uint8_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("merge gather masks");
 	}
 	::gpuops::cuda::sync_stream(s);
@@ -278,12 +278,12 @@ write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
 
 	write_pair_window(mj->window, mj->rt, s, &mj->stats.device_bytes, pairs,
 					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
-		write_kernel<<<blocks(m), kThreads, 0, s>>>(
-			mj->offsets.as<uint64_t>(), mj->side[0].n, mj->lb.as<uint64_t>(),
-			mj->side[0].order.as<uint32_t>(), mj->side[1].order.as<uint32_t>(), from, m,
-			pout, bout);
-		GPUOPS_CUDA_CHECK_LAUNCH("merge write");
-	});
+						  write_kernel<<<blocks(m), kThreads, 0, s>>>(
+							  mj->offsets.as<uint64_t>(), mj->side[0].n, mj->lb.as<uint64_t>(),
+							  mj->side[0].order.as<uint32_t>(), mj->side[1].order.as<uint32_t>(),
+							  from, m, pout, bout);
+						  GPUOPS_CUDA_CHECK_LAUNCH("merge write");
+					  });
 }
 
 GpuopsStatus
@@ -292,10 +292,9 @@ CudaMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 	cudaStream_t s = stream;
 	const Side &o = side[0];
 	const Side &in = side[1];
-	uint64_t	m = o.n,
-				n = in.n;
+	uint64_t m = o.n, n = in.n;
 	DeviceArray ub, counts;
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	if (!o.loaded || !in.loaded)
@@ -304,13 +303,13 @@ CudaMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 	ub.get(rt, (m + 1) * 8, s);
 	if (m + n > 0)
 	{
-		uint64_t	threads = (m + n + kSegment - 1) / kSegment;
+		uint64_t threads = (m + n + kSegment - 1) / kSegment;
 
-		merge_kernel<false><<<blocks(threads), kThreads, 0, s>>>(
-			o.keys(nkeys), m, in.keys(nkeys), n, lb.as<uint64_t>());
+		merge_kernel<false><<<blocks(threads), kThreads, 0, s>>>(o.keys(nkeys), m, in.keys(nkeys),
+																 n, lb.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("merge path (start)");
-		merge_kernel<true><<<blocks(threads), kThreads, 0, s>>>(
-			o.keys(nkeys), m, in.keys(nkeys), n, ub.as<uint64_t>());
+		merge_kernel<true><<<blocks(threads), kThreads, 0, s>>>(o.keys(nkeys), m, in.keys(nkeys), n,
+																ub.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("merge path (end)");
 	}
 	counts.get(rt, (m + 1) * 8, s);
@@ -339,7 +338,7 @@ CudaMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 GpuopsStatus
 CudaMergeJoin::mj_next_pairs(GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	stats.windows++;
@@ -385,9 +384,9 @@ CudaMergeJoin::~CudaMergeJoin()
 constexpr GpuopsMergeJoinBackend cuda_mergejoin_backend =
 	shell::make_mergejoin_backend<CudaMergeJoin>("cuda");
 
-}								/* namespace */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" const GpuopsMergeJoinBackend *
 gpuops_cuda_mergejoin_backend(void) noexcept

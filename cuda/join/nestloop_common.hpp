@@ -26,7 +26,7 @@ constexpr uint64_t kNlMaxChunks = 64;
 inline uint64_t
 nl_chunk_rows(uint64_t inner_rows)
 {
-	uint64_t	per = (inner_rows + kNlMaxChunks - 1) / kNlMaxChunks;
+	uint64_t per = (inner_rows + kNlMaxChunks - 1) / kNlMaxChunks;
 
 	if (per < 2048)
 		per = 2048;
@@ -36,7 +36,7 @@ nl_chunk_rows(uint64_t inner_rows)
 inline uint64_t
 nl_chunks(uint64_t inner_rows)
 {
-	uint64_t	per = nl_chunk_rows(inner_rows);
+	uint64_t per = nl_chunk_rows(inner_rows);
 
 	return inner_rows == 0 ? 1 : (inner_rows + per - 1) / per;
 }
@@ -54,8 +54,8 @@ inline uint64_t
 nl_inner_rows_for_budget(uint64_t budget, int ncols, bool indexed)
 {
 	const uint64_t most = 1ull << 30;
-	uint64_t	per_row = 9ull * (ncols > 0 ? ncols : 1);
-	uint64_t	rows = budget == 0 ? most : budget / 2 / (indexed ? 2 * per_row + 64 : per_row);
+	uint64_t per_row = 9ull * (ncols > 0 ? ncols : 1);
+	uint64_t rows = budget == 0 ? most : budget / 2 / (indexed ? 2 * per_row + 64 : per_row);
 
 	return rows < 1024 ? 1024 : rows > most ? most : rows;
 }
@@ -63,8 +63,8 @@ nl_inner_rows_for_budget(uint64_t budget, int ncols, bool indexed)
 inline uint32_t
 nl_probe_rows_for_budget(uint64_t budget, int ncols)
 {
-	const uint64_t most = 65536;	/* the executor's batch */
-	uint64_t	rows = budget == 0 ? most : budget / 4 / (9ull * ncols + 16 * kNlMaxChunks) / 8 * 8;
+	const uint64_t most = 65536; /* the executor's batch */
+	uint64_t rows = budget == 0 ? most : budget / 4 / (9ull * ncols + 16 * kNlMaxChunks) / 8 * 8;
 
 	return (uint32_t) (rows < 256 ? 256 : rows > most ? most : rows);
 }
@@ -91,12 +91,11 @@ nl_index_key(uint64_t w, int is_float)
 GPUOPS_HD uint64_t
 nl_index_search(const uint64_t *keys, uint64_t n, uint64_t k, bool after)
 {
-	uint64_t	lo = 0,
-				hi = n;
+	uint64_t lo = 0, hi = n;
 
 	while (lo < hi)
 	{
-		uint64_t	mid = lo + (hi - lo) / 2;
+		uint64_t mid = lo + (hi - lo) / 2;
 
 		if (keys[mid] < k || (after && keys[mid] == k))
 			lo = mid + 1;
@@ -126,19 +125,16 @@ GPUOPS_HD void
 nl_index_range(const GpuopsNestLoopIndex *ix, const Outer &orow, const uint64_t *keys,
 			   uint64_t nkeys, uint64_t nall, uint64_t *s, uint64_t *e)
 {
-	uint64_t	lv = 0,
-				uv = 0;
-	bool		ln = false,
-				un = false;
-	uint64_t	lo = 0,
-				hi = nkeys;
+	uint64_t lv = 0, uv = 0;
+	bool ln = false, un = false;
+	uint64_t lo = 0, hi = nkeys;
 
 	if ((ix->has_lower &&
-		 expr_eval(ix->lower.steps, ix->lower.nsteps, ix->lower.consts, ix->lower.const_null,
-				   orow, NlNoInner{}, &lv, &ln) == GPUOPS_EXPR_RECHECK) ||
+		 expr_eval(ix->lower.steps, ix->lower.nsteps, ix->lower.consts, ix->lower.const_null, orow,
+				   NlNoInner{}, &lv, &ln) == GPUOPS_EXPR_RECHECK) ||
 		(ix->has_upper &&
-		 expr_eval(ix->upper.steps, ix->upper.nsteps, ix->upper.consts, ix->upper.const_null,
-				   orow, NlNoInner{}, &uv, &un) == GPUOPS_EXPR_RECHECK))
+		 expr_eval(ix->upper.steps, ix->upper.nsteps, ix->upper.consts, ix->upper.const_null, orow,
+				   NlNoInner{}, &uv, &un) == GPUOPS_EXPR_RECHECK))
 	{
 		*s = 0;
 		*e = nall;
@@ -182,6 +178,6 @@ nl_index_items(uint64_t len, uint64_t chunk)
 	return (len + chunk - 1) / chunk;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

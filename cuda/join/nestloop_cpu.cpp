@@ -29,13 +29,13 @@ struct CpuNestLoop
 	std::vector<uint64_t> keys;
 	std::vector<uint32_t> perm;
 	/* where the current probe's pair generation stands */
-	uint64_t	o = 0;
-	uint64_t	j = 0;
-	bool		skip_chunk = false;
-	bool		have_range = false; /* [range_start, range_end) is o's */
-	uint64_t	range_start = 0;
-	uint64_t	range_end = 0;
-	PairWindow	window;			/* its pairs are generated, not counted: no total */
+	uint64_t o = 0;
+	uint64_t j = 0;
+	bool skip_chunk = false;
+	bool have_range = false; /* [range_start, range_end) is o's */
+	uint64_t range_start = 0;
+	uint64_t range_end = 0;
+	PairWindow window; /* its pairs are generated, not counted: no total */
 	GpuopsNestLoopStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -43,9 +43,9 @@ struct CpuNestLoop
 	GpuopsStatus nl_inner(const GpuopsExprColumns *cols);
 	GpuopsStatus nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs);
 	GpuopsStatus nl_next_pairs(GpuopsJoinPairs *pairs);
-	uint64_t	nl_capacity() const;
-	uint32_t	nl_probe_rows() const;
-	void		nl_stats(GpuopsNestLoopStats *out) const;
+	uint64_t nl_capacity() const;
+	uint32_t nl_probe_rows() const;
+	void nl_stats(GpuopsNestLoopStats *out) const;
 };
 
 uint64_t
@@ -86,17 +86,16 @@ test_pair(CpuNestLoop *nl, const ColumnsView &outer, const ColumnsView &inner, u
 void
 next_window(CpuNestLoop *nl, GpuopsJoinPairs *pairs)
 {
-	const bool	indexed = nl->spec.index.column >= 0;
-	uint64_t	chunk = nl_chunk_rows(nl->inner.n);
-	ColumnsView outer = nl->outer.view(),
-				inner = nl->inner.view();
-	uint64_t	steps = 0;
+	const bool indexed = nl->spec.index.column >= 0;
+	uint64_t chunk = nl_chunk_rows(nl->inner.n);
+	ColumnsView outer = nl->outer.view(), inner = nl->inner.view();
+	uint64_t steps = 0;
 
 	nl->window.probe_out.clear();
 	nl->window.build_out.clear();
 	while (nl->window.probe_out.size() < nl->window.max_pairs && nl->o < nl->outer.n)
 	{
-		uint64_t	chunk_end;
+		uint64_t chunk_end;
 
 		/* a window may test every pair of the batch: stop on an interrupt */
 		check_interrupt_every(++steps);
@@ -142,9 +141,9 @@ void
 sort_inner(CpuNestLoop *nl, const GpuopsExprColumns *cols)
 {
 	const GpuopsNestLoopIndex &ix = nl->spec.index;
-	const int	ncols = nl->spec.inner_ncols;
+	const int ncols = nl->spec.inner_ncols;
 	HostColumns raw;
-	uint64_t	n;
+	uint64_t n;
 	std::vector<uint32_t> nulls;
 	std::vector<uint64_t> key;
 
@@ -162,7 +161,7 @@ sort_inner(CpuNestLoop *nl, const GpuopsExprColumns *cols)
 			nl->perm.push_back(static_cast<uint32_t>(i));
 		}
 	}
-	uint64_t	compared = 0;
+	uint64_t compared = 0;
 
 	std::stable_sort(nl->perm.begin(), nl->perm.end(), [&](uint32_t a, uint32_t b) {
 		check_interrupt_every(++compared);
@@ -198,7 +197,7 @@ CpuNestLoop::CpuNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopSpe
 GpuopsStatus
 CpuNestLoop::nl_inner(const GpuopsExprColumns *cols)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	if (cols->nrows >= GPUOPS_NL_RECHECK)
 		fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
@@ -215,7 +214,7 @@ CpuNestLoop::nl_inner(const GpuopsExprColumns *cols)
 GpuopsStatus
 CpuNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	outer.load(outer_cols, spec.outer_ncols);
@@ -232,7 +231,7 @@ CpuNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pair
 GpuopsStatus
 CpuNestLoop::nl_next_pairs(GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	stats.windows++;
@@ -244,8 +243,7 @@ CpuNestLoop::nl_next_pairs(GpuopsJoinPairs *pairs)
 uint64_t
 CpuNestLoop::nl_capacity() const
 {
-	return nl_inner_rows_for_budget(budget(settings), spec.inner_ncols,
-									spec.index.column >= 0);
+	return nl_inner_rows_for_budget(budget(settings), spec.inner_ncols, spec.index.column >= 0);
 }
 
 uint32_t
@@ -260,11 +258,11 @@ CpuNestLoop::nl_stats(GpuopsNestLoopStats *out) const
 	*out = stats;
 }
 
-constexpr GpuopsNestLoopBackend cpu_nestloop_backend =
-	shell::make_nestloop_backend<CpuNestLoop>("cpu");
+constexpr GpuopsNestLoopBackend cpu_nestloop_backend = shell::make_nestloop_backend<CpuNestLoop>(
+	"cpu");
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" const GpuopsNestLoopBackend *
 gpuops_cpu_nestloop_backend(void) noexcept

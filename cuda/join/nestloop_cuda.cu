@@ -36,7 +36,7 @@ struct TileRow
 {
 	const uint64_t *words;
 	const uint8_t *nulls;
-	uint32_t	j;
+	uint32_t j;
 
 	__device__ uint64_t word(int c) const { return words[c * kNlTile + j]; }
 	__device__ bool null(int c) const { return nulls[c * kNlTile + j] != 0; }
@@ -46,10 +46,10 @@ struct Probe
 {
 	ColumnsView outer;
 	ColumnsView inner;
-	int			inner_ncols;
-	uint64_t	chunk_rows;
-	uint32_t	nchunks;
-	int			first_only;
+	int inner_ncols;
+	uint64_t chunk_rows;
+	uint32_t nchunks;
+	int first_only;
 };
 
 /*
@@ -58,25 +58,25 @@ struct Probe
  */
 template <bool kWrite>
 __global__ void __launch_bounds__(kNlTile)
-nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint64_t *offsets,
-		  uint64_t from, uint64_t to, uint32_t *pout, uint32_t *bout)
+	nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint64_t *offsets,
+			  uint64_t from, uint64_t to, uint32_t *pout, uint32_t *bout)
 {
 	__shared__ GpuopsExprStep steps[GPUOPS_EXPR_MAX_STEPS];
 	__shared__ uint64_t consts[GPUOPS_EXPR_MAX_CONSTS];
 	__shared__ uint8_t const_null[GPUOPS_EXPR_MAX_CONSTS];
-	extern __shared__ uint64_t tile[];	/* inner_ncols words, then null bytes, per tile row */
-	uint64_t   *tw = tile;
-	uint8_t    *tn = reinterpret_cast<uint8_t *>(tile + (size_t) pr.inner_ncols * kNlTile);
-	const int	nsteps = prog->nsteps;
-	uint64_t	o = blockIdx.x * (uint64_t) kNlTile + threadIdx.x;
-	uint32_t	c = blockIdx.y;
-	uint64_t	j0 = c * pr.chunk_rows;
-	uint64_t	j1 = pr.inner.n < j0 + pr.chunk_rows ? pr.inner.n : j0 + pr.chunk_rows;
-	uint64_t	idx = o * pr.nchunks + c;
-	uint64_t	base = 0;
-	uint64_t	cnt = 0;
-	bool		active = o < pr.outer.n;
-	ColumnsRow	orow{&pr.outer, o};
+	extern __shared__ uint64_t tile[]; /* inner_ncols words, then null bytes, per tile row */
+	uint64_t *tw = tile;
+	uint8_t *tn = reinterpret_cast<uint8_t *>(tile + (size_t) pr.inner_ncols * kNlTile);
+	const int nsteps = prog->nsteps;
+	uint64_t o = blockIdx.x * (uint64_t) kNlTile + threadIdx.x;
+	uint32_t c = blockIdx.y;
+	uint64_t j0 = c * pr.chunk_rows;
+	uint64_t j1 = pr.inner.n < j0 + pr.chunk_rows ? pr.inner.n : j0 + pr.chunk_rows;
+	uint64_t idx = o * pr.nchunks + c;
+	uint64_t base = 0;
+	uint64_t cnt = 0;
+	bool active = o < pr.outer.n;
+	ColumnsRow orow{&pr.outer, o};
 
 	for (int i = threadIdx.x; i < nsteps; i += kNlTile)
 		steps[i] = prog->steps[i];
@@ -92,7 +92,7 @@ nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint6
 	}
 	for (uint64_t t = j0; t < j1; t += kNlTile)
 	{
-		uint32_t	m = (uint32_t) (j1 - t < kNlTile ? j1 - t : kNlTile);
+		uint32_t m = (uint32_t) (j1 - t < kNlTile ? j1 - t : kNlTile);
 
 		/* the whole block leaves once no thread has work (also before the first tile) */
 		if (!__syncthreads_or(active))
@@ -100,8 +100,10 @@ nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint6
 		if (threadIdx.x < m)
 			for (int col = 0; col < pr.inner_ncols; col++)
 			{
-				tw[col * kNlTile + threadIdx.x] = pr.inner.words[col * pr.inner.n + t + threadIdx.x];
-				tn[col * kNlTile + threadIdx.x] = pr.inner.nulls[col * pr.inner.n + t + threadIdx.x];
+				tw[col * kNlTile + threadIdx.x] =
+					pr.inner.words[col * pr.inner.n + t + threadIdx.x];
+				tn[col * kNlTile + threadIdx.x] =
+					pr.inner.nulls[col * pr.inner.n + t + threadIdx.x];
 			}
 		__syncthreads();
 		for (uint32_t jj = 0; active && jj < m; jj++)
@@ -113,7 +115,7 @@ nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint6
 				continue;
 			if (kWrite)
 			{
-				uint64_t	k = base + cnt;
+				uint64_t k = base + cnt;
 
 				if (k >= to)
 				{
@@ -138,7 +140,7 @@ nl_kernel(const GpuopsExprProgram *prog, Probe pr, uint64_t *counts, const uint6
 
 struct CudaNestLoop
 {
-	Runtime    *rt = nullptr;
+	Runtime *rt = nullptr;
 	GpuopsSettings settings;
 	GpuopsNestLoopSpec spec;
 	cudaStream_t stream = nullptr;
@@ -146,17 +148,17 @@ struct CudaNestLoop
 	DeviceColumns inner;
 	/* the current probe */
 	DeviceColumns outer;
-	DeviceArray offsets;		/* per (outer row, chunk) or item: its first pair; [last] = total */
-	Probe		probe = {};
+	DeviceArray offsets; /* per (outer row, chunk) or item: its first pair; [last] = total */
+	Probe probe = {};
 	/* indexed (spec.index.column >= 0): the sorted block, the probe's items */
-	DeviceArray index;			/* spec.index */
+	DeviceArray index; /* spec.index */
 	DeviceArray keys;
 	DeviceArray perm;
-	uint64_t	nkeys = 0;
+	uint64_t nkeys = 0;
 	DeviceArray ranges;
 	DeviceArray item_off;
-	IndexProbe	iprobe = {};
-	PairWindow	window;
+	IndexProbe iprobe = {};
+	PairWindow window;
 	GpuopsNestLoopStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -165,9 +167,9 @@ struct CudaNestLoop
 	GpuopsStatus nl_inner(const GpuopsExprColumns *cols);
 	GpuopsStatus nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs);
 	GpuopsStatus nl_next_pairs(GpuopsJoinPairs *pairs);
-	uint64_t	nl_capacity() const;
-	uint32_t	nl_probe_rows() const;
-	void		nl_stats(GpuopsNestLoopStats *out) const;
+	uint64_t nl_capacity() const;
+	uint32_t nl_probe_rows() const;
+	void nl_stats(GpuopsNestLoopStats *out) const;
 };
 
 size_t
@@ -189,21 +191,21 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 
 	write_pair_window(nl->window, nl->rt, s, &nl->stats.device_bytes, pairs,
 					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
-		if (nl->spec.index.column >= 0)
-		{
-			nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
-				nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr, nl->offsets.as<uint64_t>(),
-				from, from + m, pout, bout);
-			GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
-		}
-		else
-		{
-			nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
-				nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr, nl->offsets.as<uint64_t>(),
-				from, from + m, pout, bout);
-			GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
-		}
-	});
+						  if (nl->spec.index.column >= 0)
+						  {
+							  nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
+								  nl->prog.as<GpuopsExprProgram>(), nl->iprobe, nullptr,
+								  nl->offsets.as<uint64_t>(), from, from + m, pout, bout);
+							  GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop write");
+						  }
+						  else
+						  {
+							  nl_kernel<true><<<grid(nl), kNlTile, tile_bytes(nl), s>>>(
+								  nl->prog.as<GpuopsExprProgram>(), nl->probe, nullptr,
+								  nl->offsets.as<uint64_t>(), from, from + m, pout, bout);
+							  GPUOPS_CUDA_CHECK_LAUNCH("nested loop write");
+						  }
+					  });
 	/* the window's pairs the program could not decide */
 	for (uint64_t i = 0; i < pairs->npairs; i++)
 		nl->stats.rechecks += (nl->window.build_out[i] & GPUOPS_NL_RECHECK) != 0;
@@ -216,9 +218,9 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 void
 index_count(CudaNestLoop *nl)
 {
-	Runtime    *rt = nl->rt;
+	Runtime *rt = nl->rt;
 	cudaStream_t s = nl->stream;
-	uint64_t	n = nl->outer.n;
+	uint64_t n = nl->outer.n;
 	IndexProbe &pr = nl->iprobe;
 	DeviceArray items, counts, cands;
 
@@ -258,14 +260,15 @@ index_count(CudaNestLoop *nl)
 	GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (pr.nitems + 1) * 8, s));
 	if (pr.nitems > 0)
 	{
-		nl_index_kernel<false><<<blocks(pr.nitems), kThreads, 0, s>>>(
-			nl->prog.as<GpuopsExprProgram>(), pr, counts.as<uint64_t>(), nullptr, 0, 0, nullptr,
-			nullptr);
+		nl_index_kernel<false>
+			<<<blocks(pr.nitems), kThreads, 0, s>>>(nl->prog.as<GpuopsExprProgram>(), pr,
+													counts.as<uint64_t>(), nullptr, 0, 0, nullptr,
+													nullptr);
 		GPUOPS_CUDA_CHECK_LAUNCH("indexed nested loop count");
 	}
 	exclusive_sum(rt, s, counts, nl->offsets, pr.nitems);
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems,
-									8, cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems, 8,
+									cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
 	nl->window.start(rt->pinned_scalar()[0]);
 	nl->stats.pairs += nl->window.total;
@@ -285,9 +288,8 @@ CudaNestLoop::CudaNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopS
 	stream = rt->stream(0);
 	window.max_pairs = join_window_pairs_for_budget(rt->limit());
 	prog.get(rt, sizeof(GpuopsExprProgram), stream);
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program,
-									sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
-									stream));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program, sizeof(GpuopsExprProgram),
+									cudaMemcpyHostToDevice, stream));
 	if (spec->index.column >= 0)
 	{
 		index.get(rt, sizeof(GpuopsNestLoopIndex), stream);
@@ -301,15 +303,14 @@ CudaNestLoop::CudaNestLoop(const GpuopsSettings *settings, const GpuopsNestLoopS
 GpuopsStatus
 CudaNestLoop::nl_inner(const GpuopsExprColumns *cols)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	if (cols->nrows >= GPUOPS_NL_RECHECK)
 		fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
 	inner.upload(rt, stream, cols, spec.inner_ncols);
 	if (spec.index.column >= 0)
-		nl_index_build(rt, stream, spec.index, spec.inner_ncols, inner,
-					   keys, perm, &nkeys);
+		nl_index_build(rt, stream, spec.index, spec.inner_ncols, inner, keys, perm, &nkeys);
 	::gpuops::cuda::sync_stream(stream);
 	stats.inner_rows += cols->nrows;
 	stats.blocks++;
@@ -321,10 +322,10 @@ GpuopsStatus
 CudaNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pairs)
 {
 	cudaStream_t s = stream;
-	uint64_t	n = outer_cols->nrows;
+	uint64_t n = outer_cols->nrows;
 	DeviceArray counts;
-	uint64_t	ncounts;
-	auto		t0 = std::chrono::steady_clock::now();
+	uint64_t ncounts;
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	offsets.reset();
@@ -350,14 +351,15 @@ CudaNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pai
 	GPUOPS_CUDA_TRY(cudaMemsetAsync(counts.as<uint64_t>(), 0, (ncounts + 1) * 8, s));
 	if (n > 0 && inner.n > 0)
 	{
-		nl_kernel<false><<<grid(this), kNlTile, tile_bytes(this), s>>>(
-			prog.as<GpuopsExprProgram>(), probe, counts.as<uint64_t>(), nullptr, 0, 0,
-			nullptr, nullptr);
+		nl_kernel<false><<<grid(this), kNlTile, tile_bytes(this), s>>>(prog.as<GpuopsExprProgram>(),
+																	   probe, counts.as<uint64_t>(),
+																	   nullptr, 0, 0, nullptr,
+																	   nullptr);
 		GPUOPS_CUDA_CHECK_LAUNCH("nested loop count");
 	}
 	exclusive_sum(rt, s, counts, offsets, ncounts);
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + ncounts,
-									8, cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + ncounts, 8,
+									cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
 	window.start(rt->pinned_scalar()[0]);
 	counts.reset();
@@ -373,7 +375,7 @@ CudaNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pai
 GpuopsStatus
 CudaNestLoop::nl_next_pairs(GpuopsJoinPairs *pairs)
 {
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	stats.windows++;
@@ -385,8 +387,7 @@ CudaNestLoop::nl_next_pairs(GpuopsJoinPairs *pairs)
 uint64_t
 CudaNestLoop::nl_capacity() const
 {
-	return nl_inner_rows_for_budget(rt->limit(), spec.inner_ncols,
-									spec.index.column >= 0);
+	return nl_inner_rows_for_budget(rt->limit(), spec.inner_ncols, spec.index.column >= 0);
 }
 
 uint32_t
@@ -416,12 +417,12 @@ CudaNestLoop::~CudaNestLoop()
 	(void) cudaStreamSynchronize(stream);
 }
 
-constexpr GpuopsNestLoopBackend cuda_nestloop_backend =
-	shell::make_nestloop_backend<CudaNestLoop>("cuda");
+constexpr GpuopsNestLoopBackend cuda_nestloop_backend = shell::make_nestloop_backend<CudaNestLoop>(
+	"cuda");
 
-}								/* namespace */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" const GpuopsNestLoopBackend *
 gpuops_cuda_nestloop_backend(void) noexcept

@@ -37,24 +37,24 @@ namespace cuda {
 struct IndexProbe
 {
 	ColumnsView outer;
-	ColumnsView inner;			/* sorted */
-	const uint32_t *perm;		/* sorted position -> block row */
-	const uint64_t *range_start;	/* per outer row o: start at [o], end at [n + o] */
-	const uint64_t *item_off;	/* per outer row: its first item; [n] = items */
-	uint64_t	nitems;
-	uint64_t	chunk;
-	int			first_only;
+	ColumnsView inner;			 /* sorted */
+	const uint32_t *perm;		 /* sorted position -> block row */
+	const uint64_t *range_start; /* per outer row o: start at [o], end at [n + o] */
+	const uint64_t *item_off;	 /* per outer row: its first item; [n] = items */
+	uint64_t nitems;
+	uint64_t chunk;
+	int first_only;
 };
 
 __global__ void
 nl_index_key_kernel(ColumnsView in, int col, int is_float, uint64_t *keys, uint8_t *valid,
 					uint8_t *invalid)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i >= in.n)
 		return;
-	bool		isnull = in.nulls[col * in.n + i] != 0;
+	bool isnull = in.nulls[col * in.n + i] != 0;
 
 	valid[i] = !isnull;
 	invalid[i] = isnull;
@@ -64,7 +64,7 @@ nl_index_key_kernel(ColumnsView in, int col, int is_float, uint64_t *keys, uint8
 __global__ void
 nl_index_gather_keys(const uint64_t *keys, const uint32_t *rows, uint64_t m, uint64_t *out)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < m)
 		out[i] = keys[rows[i]];
@@ -74,12 +74,11 @@ __global__ void
 nl_index_gather_columns(ColumnsView in, uint64_t cells, const uint32_t *perm, uint64_t *words,
 						uint8_t *nulls)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i >= cells)
 		return;
-	uint64_t	c = i / in.n,
-				r = i % in.n;
+	uint64_t c = i / in.n, r = i % in.n;
 
 	words[i] = in.words[c * in.n + perm[r]];
 	nulls[i] = in.nulls[c * in.n + perm[r]];
@@ -94,9 +93,8 @@ nl_index_range_kernel(const GpuopsNestLoopIndex *ix, ColumnsView outer, const ui
 					  uint64_t nkeys, uint64_t nall, uint64_t chunk, uint64_t *range_start,
 					  uint64_t *items, unsigned long long *cands)
 {
-	uint64_t	o = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	uint64_t	s,
-				e;
+	uint64_t o = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t s, e;
 
 	if (o >= outer.n)
 		return;
@@ -113,15 +111,15 @@ nl_index_range_kernel(const GpuopsNestLoopIndex *ix, ColumnsView outer, const ui
  */
 template <bool kWrite>
 __global__ void __launch_bounds__(kThreads)
-nl_index_kernel(const GpuopsExprProgram *prog, IndexProbe pr, uint64_t *counts,
-				const uint64_t *offsets, uint64_t from, uint64_t to, uint32_t *pout,
-				uint32_t *bout)
+	nl_index_kernel(const GpuopsExprProgram *prog, IndexProbe pr, uint64_t *counts,
+					const uint64_t *offsets, uint64_t from, uint64_t to, uint32_t *pout,
+					uint32_t *bout)
 {
 	__shared__ GpuopsExprStep steps[GPUOPS_EXPR_MAX_STEPS];
 	__shared__ uint64_t consts[GPUOPS_EXPR_MAX_CONSTS];
 	__shared__ uint8_t const_null[GPUOPS_EXPR_MAX_CONSTS];
-	const int	nsteps = prog->nsteps;
-	uint64_t	t = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	const int nsteps = prog->nsteps;
+	uint64_t t = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	for (int i = threadIdx.x; i < nsteps; i += blockDim.x)
 		steps[i] = prog->steps[i];
@@ -135,14 +133,12 @@ nl_index_kernel(const GpuopsExprProgram *prog, IndexProbe pr, uint64_t *counts,
 		return;
 
 	/* the item's outer row: the last whose first item is <= t */
-	uint64_t	o = nl_index_search(pr.item_off, pr.outer.n + 1, t, true) - 1;
-	uint64_t	s = pr.range_start[o],
-				e = pr.range_start[pr.outer.n + o];
-	uint64_t	j0 = s + (t - pr.item_off[o]) * pr.chunk;
-	uint64_t	j1 = e < j0 + pr.chunk ? e : j0 + pr.chunk;
-	uint64_t	base = 0,
-				cnt = 0;
-	ColumnsRow	orow{&pr.outer, o};
+	uint64_t o = nl_index_search(pr.item_off, pr.outer.n + 1, t, true) - 1;
+	uint64_t s = pr.range_start[o], e = pr.range_start[pr.outer.n + o];
+	uint64_t j0 = s + (t - pr.item_off[o]) * pr.chunk;
+	uint64_t j1 = e < j0 + pr.chunk ? e : j0 + pr.chunk;
+	uint64_t base = 0, cnt = 0;
+	ColumnsRow orow{&pr.outer, o};
 
 	if (kWrite)
 	{
@@ -159,7 +155,7 @@ nl_index_kernel(const GpuopsExprProgram *prog, IndexProbe pr, uint64_t *counts,
 			continue;
 		if (kWrite)
 		{
-			uint64_t	k = base + cnt;
+			uint64_t k = base + cnt;
 
 			if (k >= to)
 				break;
@@ -186,11 +182,10 @@ inline void
 nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int ncols,
 			   DeviceColumns &inner, DeviceArray &keys, DeviceArray &perm, uint64_t *nkeys)
 {
-	uint64_t	n = inner.n;
+	uint64_t n = inner.n;
 	DeviceArray all_keys, valid, invalid, rows, sorted_in, nsel, temp, words, nulls;
-	size_t		temp_bytes = 0,
-				t2 = 0;
-	uint64_t	m;
+	size_t temp_bytes = 0, t2 = 0;
+	uint64_t m;
 
 	perm.get(rt, n * 4 + 4, s);
 	*nkeys = 0;
@@ -205,26 +200,24 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 	rows.get(rt, n * 4, s);
 	nsel.get(rt, 8, s);
 	nl_index_key_kernel<<<blocks(n), kThreads, 0, s>>>(inner.view(), ix.column, ix.is_float,
-														all_keys.as<uint64_t>(),
-														valid.as<uint8_t>(),
-														invalid.as<uint8_t>());
+													   all_keys.as<uint64_t>(), valid.as<uint8_t>(),
+													   invalid.as<uint8_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("nested loop index keys");
 	GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, temp_bytes,
 											   thrust::counting_iterator<uint32_t>(0),
 											   valid.as<uint8_t>(), rows.as<uint32_t>(),
 											   nsel.as<uint64_t>(), n, s));
 	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, t2, all_keys.as<uint64_t>(),
-													all_keys.as<uint64_t>(),
-													rows.as<uint32_t>(), perm.as<uint32_t>(),
-													n, 0, 64, s));
+													all_keys.as<uint64_t>(), rows.as<uint32_t>(),
+													perm.as<uint32_t>(), n, 0, 64, s));
 	temp_bytes = std::max(temp_bytes, t2);
 	temp.get(rt, temp_bytes + 8, s);
 	GPUOPS_CUDA_TRY(cub::DeviceSelect::Flagged(temp.as<void>(), temp_bytes,
 											   thrust::counting_iterator<uint32_t>(0),
 											   valid.as<uint8_t>(), rows.as<uint32_t>(),
 											   nsel.as<uint64_t>(), n, s));
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
-									cudaMemcpyDeviceToHost, s));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8, cudaMemcpyDeviceToHost, s));
 	::gpuops::cuda::sync_stream(s);
 	m = rt->pinned_scalar()[0];
 
@@ -238,14 +231,13 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 	{
 		sorted_in.get(rt, m * 8, s);
 		nl_index_gather_keys<<<blocks(m), kThreads, 0, s>>>(all_keys.as<uint64_t>(),
-															 rows.as<uint32_t>(), m,
-															 sorted_in.as<uint64_t>());
+															rows.as<uint32_t>(), m,
+															sorted_in.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("nested loop index key gather");
 		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.as<void>(), temp_bytes,
 														sorted_in.as<uint64_t>(),
-														keys.as<uint64_t>(),
-														rows.as<uint32_t>(), perm.as<uint32_t>(),
-														m, 0, 64, s));
+														keys.as<uint64_t>(), rows.as<uint32_t>(),
+														perm.as<uint32_t>(), m, 0, 64, s));
 	}
 	/* the sort's buffers go before the sorted copy of the columns comes */
 	::gpuops::cuda::sync_stream(s);
@@ -258,10 +250,8 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 	temp.reset();
 	words.get(rt, n * ncols * 8 + 8, s);
 	nulls.get(rt, n * ncols + 8, s);
-	nl_index_gather_columns<<<blocks(n * ncols), kThreads, 0, s>>>(inner.view(), n * ncols,
-																   perm.as<uint32_t>(),
-																   words.as<uint64_t>(),
-																   nulls.as<uint8_t>());
+	nl_index_gather_columns<<<blocks(n * ncols), kThreads, 0, s>>>(
+		inner.view(), n * ncols, perm.as<uint32_t>(), words.as<uint64_t>(), nulls.as<uint8_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("nested loop index column gather");
 	::gpuops::cuda::sync_stream(s);
 	inner.words.swap(words);
@@ -269,7 +259,7 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 	*nkeys = m;
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

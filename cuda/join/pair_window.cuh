@@ -26,8 +26,8 @@ void
 write_pair_window(PairWindow &pw, Runtime *rt, cudaStream_t s, uint64_t *device_bytes,
 				  GpuopsJoinPairs *pairs, Launch launch)
 {
-	uint64_t	from = pw.written;
-	uint64_t	m = pw.next_size();
+	uint64_t from = pw.written;
+	uint64_t m = pw.next_size();
 	DeviceArray pout, bout;
 
 	pout.get(rt, m * 4 + 4, s);
@@ -46,7 +46,7 @@ write_pair_window(PairWindow &pw, Runtime *rt, cudaStream_t s, uint64_t *device_
 	pw.hand_out(m, pairs);
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -26,26 +26,23 @@ namespace gpuops {
 
 struct PairWindow
 {
-	uint64_t	total = 0;		/* the current probe's pairs */
-	uint64_t	written = 0;	/* pairs returned so far */
-	uint64_t	max_pairs = 0;	/* pairs per window */
-	std::vector<uint32_t> probe_out, build_out;	/* the last window's pairs */
+	uint64_t total = 0;							/* the current probe's pairs */
+	uint64_t written = 0;						/* pairs returned so far */
+	uint64_t max_pairs = 0;						/* pairs per window */
+	std::vector<uint32_t> probe_out, build_out; /* the last window's pairs */
 
 	/* A new probe of `pairs` pairs: its first window comes next. */
-	void		start(uint64_t pairs)
+	void start(uint64_t pairs)
 	{
 		total = pairs;
 		written = 0;
 	}
 
 	/* The size of the next window. */
-	uint64_t	next_size() const
-	{
-		return std::min(total - written, max_pairs);
-	}
+	uint64_t next_size() const { return std::min(total - written, max_pairs); }
 
 	/* Returns the window's pairs, probe_out and build_out, to the caller. */
-	void		publish(GpuopsJoinPairs *pairs, bool more) const
+	void publish(GpuopsJoinPairs *pairs, bool more) const
 	{
 		pairs->npairs = probe_out.size();
 		pairs->probe_rows = probe_out.data();
@@ -54,7 +51,7 @@ struct PairWindow
 	}
 
 	/* The window of m pairs just written: advances past it and returns it. */
-	void		hand_out(uint64_t m, GpuopsJoinPairs *pairs)
+	void hand_out(uint64_t m, GpuopsJoinPairs *pairs)
 	{
 		written += m;
 		publish(pairs, written < total);
@@ -65,10 +62,10 @@ struct PairWindow
 	 * writes pairs [from, from + m) of the probe.
 	 */
 	template <class Fill>
-	void		write_host(GpuopsJoinPairs *pairs, Fill fill)
+	void write_host(GpuopsJoinPairs *pairs, Fill fill)
 	{
-		uint64_t	from = written;
-		uint64_t	m = next_size();
+		uint64_t from = written;
+		uint64_t m = next_size();
 
 		probe_out.resize(m);
 		build_out.resize(m);
@@ -77,6 +74,6 @@ struct PairWindow
 	}
 };
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

@@ -19,15 +19,15 @@ struct CpuPairFilter
 	GpuopsSettings settings;
 	GpuopsPairFilterSpec spec;
 	HostColumns side[2];
-	uint64_t	pairs = 0;
-	double		ms = 0;
+	uint64_t pairs = 0;
+	double ms = 0;
 
 	/* the entry points (backend_tables.hpp) */
 	CpuPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec);
 	GpuopsStatus pf_side(int which, const GpuopsExprColumns *cols);
-	GpuopsStatus pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows,
-						  uint64_t npairs, uint8_t *results);
-	void		pf_stats(uint64_t *pairs_out, double *ms_out) const;
+	GpuopsStatus pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows, uint64_t npairs,
+						  uint8_t *results);
+	void pf_stats(uint64_t *pairs_out, double *ms_out) const;
 };
 
 CpuPairFilter::CpuPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec)
@@ -52,18 +52,17 @@ CpuPairFilter::pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows, 
 						uint8_t *results)
 {
 	const GpuopsExprProgram &p = spec.program;
-	ColumnsView outer = side[0].view(),
-				inner = side[1].view();
-	auto		t0 = std::chrono::steady_clock::now();
+	ColumnsView outer = side[0].view(), inner = side[1].view();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	for (uint64_t k = 0; k < npairs; k++)
 	{
 		if (outer_rows[k] >= side[0].n || inner_rows[k] >= side[1].n)
 			fail(GPUOPS_ERR_INTERNAL, "pair filter: row out of range");
-		results[k] = static_cast<uint8_t>(
-			expr_eval(p.steps, p.nsteps, p.consts, p.const_null, ColumnsRow{&outer, outer_rows[k]},
-					  ColumnsRow{&inner, inner_rows[k]}));
+		results[k] = static_cast<uint8_t>(expr_eval(p.steps, p.nsteps, p.consts, p.const_null,
+													ColumnsRow{&outer, outer_rows[k]},
+													ColumnsRow{&inner, inner_rows[k]}));
 	}
 	pairs += npairs;
 	ms += ms_since(t0);
@@ -80,8 +79,8 @@ CpuPairFilter::pf_stats(uint64_t *pairs_out, double *ms_out) const
 constexpr GpuopsPairFilterBackend cpu_pairfilter_backend =
 	shell::make_pairfilter_backend<CpuPairFilter>("cpu");
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" const GpuopsPairFilterBackend *
 gpuops_cpu_pairfilter_backend(void) noexcept

@@ -19,10 +19,10 @@ namespace cuda {
 namespace {
 
 __global__ void
-filter_kernel(const GpuopsExprProgram *prog, ColumnsView outer, ColumnsView inner, const uint32_t *orows,
-			  const uint32_t *irows, uint64_t n, uint8_t *results)
+filter_kernel(const GpuopsExprProgram *prog, ColumnsView outer, ColumnsView inner,
+			  const uint32_t *orows, const uint32_t *irows, uint64_t n, uint8_t *results)
 {
-	uint64_t	k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t k = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (k < n)
 	{
@@ -38,22 +38,22 @@ filter_kernel(const GpuopsExprProgram *prog, ColumnsView outer, ColumnsView inne
 
 struct CudaPairFilter
 {
-	Runtime    *rt = nullptr;
+	Runtime *rt = nullptr;
 	GpuopsSettings settings;
 	GpuopsPairFilterSpec spec;
 	cudaStream_t stream = nullptr;
 	DeviceArray prog;
 	DeviceColumns side[2];
-	uint64_t	pairs = 0;
-	double		ms = 0;
+	uint64_t pairs = 0;
+	double ms = 0;
 
 	/* the entry points (backend_tables.hpp) */
 	CudaPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec);
 	~CudaPairFilter();
 	GpuopsStatus pf_side(int which, const GpuopsExprColumns *cols);
-	GpuopsStatus pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows,
-						  uint64_t npairs, uint8_t *results);
-	void		pf_stats(uint64_t *pairs_out, double *ms_out) const;
+	GpuopsStatus pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows, uint64_t npairs,
+						  uint8_t *results);
+	void pf_stats(uint64_t *pairs_out, double *ms_out) const;
 };
 
 CudaPairFilter::CudaPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec)
@@ -69,18 +69,17 @@ CudaPairFilter::CudaPairFilter(const GpuopsSettings *settings, const GpuopsPairF
 	this->spec = *spec;
 	stream = rt->stream(0);
 	prog.get(rt, sizeof(GpuopsExprProgram), stream);
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program,
-									sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
-									stream));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(prog.as<void>(), &this->spec.program, sizeof(GpuopsExprProgram),
+									cudaMemcpyHostToDevice, stream));
 	::gpuops::cuda::sync_stream(stream);
 }
 
 GpuopsStatus
 CudaPairFilter::pf_side(int which, const GpuopsExprColumns *cols)
 {
-	int			s = which ? 1 : 0;
+	int s = which ? 1 : 0;
 	cudaStream_t st = stream;
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	side[s].upload(rt, st, cols, s ? spec.inner_ncols : spec.outer_ncols);
@@ -95,21 +94,21 @@ CudaPairFilter::pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows,
 {
 	cudaStream_t st = stream;
 	DeviceArray rows, res;
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	if (npairs == 0)
 		return GPUOPS_OK;
 	rows.get(rt, npairs * 8, st);
 	res.get(rt, npairs, st);
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>(), outer_rows, npairs * 4,
-									cudaMemcpyHostToDevice, st));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(rows.as<uint32_t>(), outer_rows, npairs * 4, cudaMemcpyHostToDevice, st));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rows.as<uint32_t>() + npairs, inner_rows, npairs * 4,
 									cudaMemcpyHostToDevice, st));
-	filter_kernel<<<blocks(npairs), kThreads, 0, st>>>(
-		prog.as<GpuopsExprProgram>(),
-		side[0].view(), side[1].view(),
-		rows.as<uint32_t>(), rows.as<uint32_t>() + npairs, npairs, res.as<uint8_t>());
+	filter_kernel<<<blocks(npairs), kThreads, 0, st>>>(prog.as<GpuopsExprProgram>(), side[0].view(),
+													   side[1].view(), rows.as<uint32_t>(),
+													   rows.as<uint32_t>() + npairs, npairs,
+													   res.as<uint8_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
 	::gpuops::cuda::copy_to_host(results, res.as<uint8_t>(), npairs, st);
 	::gpuops::cuda::sync_stream(st);
@@ -137,9 +136,9 @@ CudaPairFilter::~CudaPairFilter()
 constexpr GpuopsPairFilterBackend cuda_pairfilter_backend =
 	shell::make_pairfilter_backend<CudaPairFilter>("cuda");
 
-}								/* namespace */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" const GpuopsPairFilterBackend *
 gpuops_cuda_pairfilter_backend(void) noexcept

@@ -56,18 +56,22 @@ run(F &&body, const char *what) noexcept
 	if constexpr (std::is_same_v<R, GpuopsStatus>)
 		return guarded(body, what);
 	else if constexpr (std::is_void_v<R>)
-		(void) guarded([&]() {
-			body();
-			return GPUOPS_OK;
-		}, what);
+		(void) guarded(
+			[&]() {
+				body();
+				return GPUOPS_OK;
+			},
+			what);
 	else
 	{
-		R			result{};
+		R result{};
 
-		(void) guarded([&]() {
-			result = body();
-			return GPUOPS_OK;
-		}, what);
+		(void) guarded(
+			[&]() {
+				result = body();
+				return GPUOPS_OK;
+			},
+			what);
 		return result;
 	}
 }
@@ -78,22 +82,20 @@ struct MemberEntry;
 template <class Handle, class Impl, class R, class... Args, R (Impl::*Method)(Args...)>
 struct MemberEntry<Handle, R (Impl::*)(Args...), Method>
 {
-	static R	call(Handle *h, Args... args) noexcept
+	static R call(Handle *h, Args... args) noexcept
 	{
-		return run<R>([&]() -> R {
-			return (reinterpret_cast<Impl *>(h)->*Method)(args...);
-		}, __PRETTY_FUNCTION__);
+		return run<R>([&]() -> R { return (reinterpret_cast<Impl *>(h)->*Method)(args...); },
+					  __PRETTY_FUNCTION__);
 	}
 };
 
 template <class Handle, class Impl, class R, class... Args, R (Impl::*Method)(Args...) const>
 struct MemberEntry<Handle, R (Impl::*)(Args...) const, Method>
 {
-	static R	call(const Handle *h, Args... args) noexcept
+	static R call(const Handle *h, Args... args) noexcept
 	{
-		return run<R>([&]() -> R {
-			return (reinterpret_cast<const Impl *>(h)->*Method)(args...);
-		}, __PRETTY_FUNCTION__);
+		return run<R>([&]() -> R { return (reinterpret_cast<const Impl *>(h)->*Method)(args...); },
+					  __PRETTY_FUNCTION__);
 	}
 };
 
@@ -103,7 +105,7 @@ struct StaticEntry;
 template <class R, class... Args, R (*Fn)(Args...)>
 struct StaticEntry<R (*)(Args...), Fn>
 {
-	static R	call(Args... args) noexcept
+	static R call(Args... args) noexcept
 	{
 		return run<R>([&]() -> R { return Fn(args...); }, __PRETTY_FUNCTION__);
 	}
@@ -115,12 +117,14 @@ struct Begin
 	static GpuopsStatus call(Args... args, Handle **out) noexcept
 	{
 		*out = nullptr;
-		return guarded([&]() {
-			auto		impl = std::make_unique<Impl>(args...);
+		return guarded(
+			[&]() {
+				auto impl = std::make_unique<Impl>(args...);
 
-			*out = reinterpret_cast<Handle *>(impl.release());
-			return GPUOPS_OK;
-		}, __PRETTY_FUNCTION__);
+				*out = reinterpret_cast<Handle *>(impl.release());
+				return GPUOPS_OK;
+			},
+			__PRETTY_FUNCTION__);
 	}
 };
 
@@ -130,12 +134,14 @@ struct BeginChild
 	static GpuopsStatus call(ParentHandle *parent, Args... args, Handle **out) noexcept
 	{
 		*out = nullptr;
-		return guarded([&]() {
-			auto		impl = std::make_unique<Impl>(reinterpret_cast<Parent *>(parent), args...);
+		return guarded(
+			[&]() {
+				auto impl = std::make_unique<Impl>(reinterpret_cast<Parent *>(parent), args...);
 
-			*out = reinterpret_cast<Handle *>(impl.release());
-			return GPUOPS_OK;
-		}, __PRETTY_FUNCTION__);
+				*out = reinterpret_cast<Handle *>(impl.release());
+				return GPUOPS_OK;
+			},
+			__PRETTY_FUNCTION__);
 	}
 };
 
@@ -161,7 +167,7 @@ constexpr auto begin_child = &BeginChild<Impl, Handle, Parent, ParentHandle, Arg
 template <class Impl, class Handle>
 constexpr auto end = &end_call<Impl, Handle>;
 
-}								/* namespace shell */
-}								/* namespace gpuops */
+} /* namespace shell */
+} /* namespace gpuops */
 
 #endif

@@ -165,7 +165,7 @@ make_mergejoin_backend(const char *name)
 	};
 }
 
-}								/* namespace shell */
-}								/* namespace gpuops */
+} /* namespace shell */
+} /* namespace gpuops */
 
 #endif

@@ -30,7 +30,8 @@ gpuops_cuda_prewarm(const GpuopsSettings *settings) noexcept
 			return;
 		if (the_runtime == nullptr)
 			the_runtime = new gpuops::cuda::Runtime();
-		if (gpuops::cuda::start_helper([settings = *settings]() { gpuops::cuda::prewarm_main(settings); }))
+		if (gpuops::cuda::start_helper(
+				[settings = *settings]() { gpuops::cuda::prewarm_main(settings); }))
 			gpuops::cuda::helper_releases = false;
 	}
 	catch (...)
@@ -61,7 +62,8 @@ extern "C" int
 gpuops_cuda_prewarm_pending(void) noexcept
 {
 	return gpuops::cuda::prewarm_thread != nullptr &&
-		gpuops::cuda::helper_finished.load(std::memory_order_acquire) != gpuops::cuda::helper_started;
+		gpuops::cuda::helper_finished.load(std::memory_order_acquire) !=
+		gpuops::cuda::helper_started;
 }
 
 namespace gpuops {
@@ -77,7 +79,7 @@ static void
 probe_main() noexcept
 {
 	GpuopsDeviceInfo info;
-	int			answer = 0;
+	int answer = 0;
 
 	memset(&info, 0, sizeof(info));
 	try
@@ -93,14 +95,14 @@ probe_main() noexcept
 	probe_answer.store(answer, std::memory_order_release);
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" int
 gpuops_cuda_present_poll(void) noexcept
 {
 	using namespace gpuops::cuda;
-	int			answer = probe_answer.load(std::memory_order_acquire);
+	int answer = probe_answer.load(std::memory_order_acquire);
 
 	if (answer < 0 && !probe_started)
 	{
@@ -108,7 +110,7 @@ gpuops_cuda_present_poll(void) noexcept
 		if (start_helper([]() noexcept { probe_main(); }))
 			helper_releases = false;
 		else
-			probe_main();		/* no thread: here, as before */
+			probe_main(); /* no thread: here, as before */
 		answer = probe_answer.load(std::memory_order_acquire);
 	}
 	if (answer < 0)
@@ -160,4 +162,3 @@ gpuops_cuda_total_memory(void) noexcept
 	}
 	return info.gpu_available ? info.total_memory : 0;
 }
-

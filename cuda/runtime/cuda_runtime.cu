@@ -40,7 +40,7 @@ is_sticky(cudaError_t err)
 	}
 }
 
-Runtime    *the_runtime = nullptr;
+Runtime *the_runtime = nullptr;
 
 /*
  * Polls query() (cudaStreamQuery or cudaEventQuery) until the work is done:
@@ -90,7 +90,7 @@ throw_cuda(cudaError_t err, const char *what)
 {
 	GpuopsStatus status;
 
-	(void) cudaGetLastError();	/* clear a non-sticky error */
+	(void) cudaGetLastError(); /* clear a non-sticky error */
 	switch (err)
 	{
 		case cudaErrorMemoryAllocation:
@@ -117,7 +117,7 @@ throw_cuda(cudaError_t err, const char *what)
 double
 elapsed_ms(cudaEvent_t a, cudaEvent_t b) noexcept
 {
-	float		ms = 0;
+	float ms = 0;
 
 	if (!a || !b || cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
 	{
@@ -130,7 +130,7 @@ elapsed_ms(cudaEvent_t a, cudaEvent_t b) noexcept
 void
 Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 {
-	int			count = 0;
+	int count = 0;
 	cudaError_t err = cudaGetDeviceCount(&count);
 
 	memset(info, 0, sizeof(*info));
@@ -164,8 +164,7 @@ Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 	info->cc_minor = prop.minor;
 	info->multiprocessors = prop.multiProcessorCount;
 	info->total_memory = prop.totalGlobalMem;
-	size_t		free_b = 0,
-				total_b = 0;
+	size_t free_b = 0, total_b = 0;
 
 	if (!with_memory)
 		;
@@ -176,8 +175,7 @@ Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 	if (prop.major < 7)
 	{
 		snprintf(info->reason, sizeof(info->reason),
-				 "compute capability %d.%d is below the 7.0 gpuops needs",
-				 prop.major, prop.minor);
+				 "compute capability %d.%d is below the 7.0 gpuops needs", prop.major, prop.minor);
 		return;
 	}
 	info->gpu_available = 1;
@@ -189,7 +187,7 @@ Runtime::get(const GpuopsSettings &settings)
 	wait_for_prewarm();
 	if (!the_runtime)
 		the_runtime = new Runtime();
-	Runtime    &rt = *the_runtime;
+	Runtime &rt = *the_runtime;
 
 	if (rt.broken_ != cudaSuccess)
 		fail(GPUOPS_ERR_NO_DEVICE,
@@ -205,13 +203,13 @@ Runtime::init(const GpuopsSettings &settings)
 {
 	GpuopsDeviceInfo info;
 
-	streams_.clear();			/* after a failed attempt */
+	streams_.clear(); /* after a failed attempt */
 	buffers_.clear();
 	probe(&info);
 	if (!info.gpu_available)
 		fail(GPUOPS_ERR_NO_DEVICE, "no usable GPU: %s", info.reason);
 	GPUOPS_CUDA_TRY(cudaSetDevice(0));
-	GPUOPS_CUDA_TRY(cudaFree(nullptr));	/* create the context now */
+	GPUOPS_CUDA_TRY(cudaFree(nullptr)); /* create the context now */
 	total_memory_ = info.total_memory;
 
 	/*
@@ -221,11 +219,11 @@ Runtime::init(const GpuopsSettings &settings)
 	cudaMemPool_t mempool;
 
 	GPUOPS_CUDA_TRY(cudaDeviceGetDefaultMemPool(&mempool, 0));
-	uint64_t	keep = 1ull << 30;
+	uint64_t keep = 1ull << 30;
 
 	GPUOPS_CUDA_TRY(cudaMemPoolSetAttribute(mempool, cudaMemPoolAttrReleaseThreshold, &keep));
 
-	int			nstreams = settings.streams < 1 ? 1 : settings.streams;
+	int nstreams = settings.streams < 1 ? 1 : settings.streams;
 
 	for (int i = 0; i < nstreams; i++)
 	{
@@ -236,10 +234,10 @@ Runtime::init(const GpuopsSettings &settings)
 	}
 
 	buffer_bytes_ = settings.batch_bytes;
-	size_t		nbuf = settings.pinned_pool_bytes / buffer_bytes_;
+	size_t nbuf = settings.pinned_pool_bytes / buffer_bytes_;
 
 	if (nbuf < 2)
-		nbuf = 2;				/* one filling while one is copied */
+		nbuf = 2; /* one filling while one is copied */
 	GPUOPS_CUDA_TRY(cudaHostAlloc(&pool_, nbuf * buffer_bytes_, cudaHostAllocDefault));
 	buffers_.resize(nbuf);
 	for (size_t i = 0; i < nbuf; i++)
@@ -247,7 +245,8 @@ Runtime::init(const GpuopsSettings &settings)
 		buffers_[i].host = static_cast<char *>(pool_) + i * buffer_bytes_;
 		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&buffers_[i].done, cudaEventDisableTiming));
 	}
-	GPUOPS_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void **>(&scalar_), kScalarBytes, cudaHostAllocDefault));
+	GPUOPS_CUDA_TRY(
+		cudaHostAlloc(reinterpret_cast<void **>(&scalar_), kScalarBytes, cudaHostAllocDefault));
 	initialized_ = true;
 }
 
@@ -281,7 +280,7 @@ Runtime::acquire_buffer_blocking()
 {
 	for (;;)
 	{
-		int			i = try_acquire_buffer();
+		int i = try_acquire_buffer();
 
 		if (i >= 0)
 			return i;
@@ -291,7 +290,7 @@ Runtime::acquire_buffer_blocking()
 				sync_event(b.done);
 				break;
 			}
-		bool		any_in_flight = false;
+		bool any_in_flight = false;
 
 		for (PinnedBuffer &b : buffers_)
 			any_in_flight |= b.in_flight;
@@ -318,13 +317,13 @@ Runtime::release_now(int i)
 void *
 Runtime::alloc(size_t bytes, cudaStream_t s)
 {
-	size_t		limit = this->limit();
+	size_t limit = this->limit();
 
 	if (used_ + bytes > limit)
 		fail(GPUOPS_ERR_OUT_OF_MEMORY,
 			 "device memory budget exceeded: %zu MB in use, %zu MB asked, limit %zu MB",
 			 used_ >> 20, bytes >> 20, limit >> 20);
-	void	   *p = nullptr;
+	void *p = nullptr;
 
 	GPUOPS_CUDA_TRY(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, s));
 	used_ += bytes;
@@ -348,10 +347,10 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	if (!initialized_)
 		return true;
 	if (broken_ != cudaSuccess || used_ != 0)
-		return false;			/* a failed context stays; memory in use stays */
+		return false; /* a failed context stays; memory in use stays */
 	for (PinnedBuffer &b : buffers_)
 		if (b.busy && !b.in_flight)
-			return false;		/* handed out: some node still holds it */
+			return false; /* handed out: some node still holds it */
 	if (!release_context)
 	{
 		/*
@@ -362,7 +361,7 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 		 * Nothing allocated since the last trim: nothing to give back (a
 		 * session's SET, or a query that kept PostgreSQL's plan).
 		 */
-		auto		trim = [](bool wait) noexcept {
+		auto trim = [](bool wait) noexcept {
 			cudaMemPool_t mempool;
 
 			if ((wait && cudaDeviceSynchronize() != cudaSuccess) ||
@@ -404,8 +403,8 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	 */
 	std::vector<cudaEvent_t> events;
 	std::vector<cudaStream_t> streams;
-	void	   *pool = pool_;
-	void	   *scalar = scalar_;
+	void *pool = pool_;
+	void *scalar = scalar_;
 
 	try
 	{
@@ -416,7 +415,7 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	}
 	catch (...)
 	{
-		return false;			/* no memory for the lists: keep the context */
+		return false; /* no memory for the lists: keep the context */
 	}
 	buffers_.clear();
 	streams_.clear();
@@ -424,8 +423,8 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	scalar_ = nullptr;
 	initialized_ = false;
 
-	auto		teardown = [](const std::vector<cudaEvent_t> &es, const std::vector<cudaStream_t> &ss,
-							  void *p, void *sc) noexcept {
+	auto teardown = [](const std::vector<cudaEvent_t> &es, const std::vector<cudaStream_t> &ss,
+					   void *p, void *sc) noexcept {
 		for (cudaEvent_t e : es)
 			(void) cudaEventDestroy(e);
 		for (cudaStream_t st : ss)
@@ -460,5 +459,5 @@ Runtime::mark_broken(cudaError_t err)
 	broken_ = err;
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */

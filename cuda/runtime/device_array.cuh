@@ -22,7 +22,7 @@ class DeviceArray
 	DeviceArray &operator=(const DeviceArray &) = delete;
 	~DeviceArray() { reset(); }
 
-	void	   *get(Runtime *rt, size_t bytes, cudaStream_t s)
+	void *get(Runtime *rt, size_t bytes, cudaStream_t s)
 	{
 		reset();
 		rt_ = rt;
@@ -31,15 +31,19 @@ class DeviceArray
 		bytes_ = bytes;
 		return p_;
 	}
-	void		reset() noexcept
+	void reset() noexcept
 	{
 		if (p_)
 			rt_->free(p_, bytes_, stream_);
 		p_ = nullptr;
 		bytes_ = 0;
 	}
-	template <typename T> T *as() const { return static_cast<T *>(p_); }
-	void		swap(DeviceArray &o) noexcept
+	template <typename T>
+	T *as() const
+	{
+		return static_cast<T *>(p_);
+	}
+	void swap(DeviceArray &o) noexcept
 	{
 		std::swap(rt_, o.rt_);
 		std::swap(stream_, o.stream_);
@@ -48,13 +52,13 @@ class DeviceArray
 	}
 
   private:
-	Runtime    *rt_ = nullptr;
+	Runtime *rt_ = nullptr;
 	cudaStream_t stream_ = nullptr;
-	void	   *p_ = nullptr;
-	size_t		bytes_ = 0;
+	void *p_ = nullptr;
+	size_t bytes_ = 0;
 };
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

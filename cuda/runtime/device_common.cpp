@@ -14,14 +14,14 @@
 namespace gpuops {
 
 static std::atomic<GpuopsInterruptCheck> interrupt_check{nullptr};
-static pthread_t interrupt_thread;	/* the thread that registered it */
+static pthread_t interrupt_thread; /* the thread that registered it */
 
 static thread_local char last_error[512] = "no error";
 
 void
 set_last_error(const char *fmt, ...) noexcept
 {
-	va_list		ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
@@ -31,8 +31,8 @@ set_last_error(const char *fmt, ...) noexcept
 void
 fail(GpuopsStatus status, const char *fmt, ...)
 {
-	char		buf[512];
-	va_list		ap;
+	char buf[512];
+	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -87,8 +87,8 @@ entry_name(const char *what, char *buf, size_t size)
 	const char *stop;
 	const char *suffix = "";
 	const char *colon;
-	int			keep = 2;		/* components kept: Class::member */
-	int			seps = 0;
+	int keep = 2; /* components kept: Class::member */
+	int seps = 0;
 
 	if (with == nullptr)
 		return what;
@@ -124,14 +124,16 @@ entry_name(const char *what, char *buf, size_t size)
 void
 report_slow_call(const char *what, double ms) noexcept
 {
-	char		buf[256];
+	char buf[256];
 
-	fprintf(stderr, "gpuops device layer [%d]: %s took %.0f ms and returned with an interrupt due; last CUDA call: %s\n",
-			static_cast<int>(getpid()), entry_name(what, buf, sizeof(buf)), ms, last_cuda_call);
+	fprintf(
+		stderr,
+		"gpuops device layer [%d]: %s took %.0f ms and returned with an interrupt due; last CUDA call: %s\n",
+		static_cast<int>(getpid()), entry_name(what, buf, sizeof(buf)), ms, last_cuda_call);
 	fflush(stderr);
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 extern "C" void
 gpuops_set_interrupt_check(GpuopsInterruptCheck check) noexcept

@@ -29,8 +29,7 @@ namespace gpuops {
 class DeviceError : public std::exception
 {
   public:
-	DeviceError(GpuopsStatus status, std::string msg)
-		: status_(status), msg_(std::move(msg)) {}
+	DeviceError(GpuopsStatus status, std::string msg) : status_(status), msg_(std::move(msg)) {}
 	GpuopsStatus status() const noexcept { return status_; }
 	const char *what() const noexcept override { return msg_.c_str(); }
 
@@ -47,8 +46,7 @@ ms_since(std::chrono::steady_clock::time_point t0)
 }
 
 /* Records the message returned by gpuops_last_error(). */
-void set_last_error(const char *fmt, ...) noexcept
-	__attribute__((format(printf, 1, 2)));
+void set_last_error(const char *fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
 
 [[noreturn]] void fail(GpuopsStatus status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -95,9 +93,9 @@ maybe_inject(GpuopsFault want, GpuopsFault have)
  */
 extern thread_local const char *last_cuda_call;
 
-int			slow_call_ms();		/* the threshold; 0 when unset */
-bool		interrupt_due() noexcept;	/* check_interrupt() would throw */
-void		report_slow_call(const char *what, double ms) noexcept;
+int slow_call_ms();			   /* the threshold; 0 when unset */
+bool interrupt_due() noexcept; /* check_interrupt() would throw */
+void report_slow_call(const char *what, double ms) noexcept;
 
 /* The body of guarded(): any exception becomes a status. */
 template <class F>
@@ -142,15 +140,15 @@ guarded(F &&body, const char *what = __builtin_FUNCTION()) noexcept
 	if (slow_call_ms() <= 0)
 		return guarded_body(body);
 
-	auto		t0 = std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
 	GpuopsStatus status = guarded_body(body);
-	double		ms = ms_since(t0);
+	double ms = ms_since(t0);
 
 	if (ms >= slow_call_ms() && status != GPUOPS_ERR_CANCELED && interrupt_due())
 		report_slow_call(what, ms);
 	return status;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

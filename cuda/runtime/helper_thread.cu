@@ -16,9 +16,9 @@ namespace gpuops {
 namespace cuda {
 
 std::thread *prewarm_thread = nullptr;
-uint64_t	helper_started = 0;
+uint64_t helper_started = 0;
 std::atomic<uint64_t> helper_finished{0};
-bool		helper_releases = false;
+bool helper_releases = false;
 
 /* Waits for the prewarm thread's work, interruptibly, then joins it. */
 void
@@ -50,5 +50,5 @@ prewarm_main(GpuopsSettings settings) noexcept
 	}
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */

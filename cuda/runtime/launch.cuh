@@ -25,13 +25,13 @@ template <typename Index>
 __global__ void
 iota_kernel(Index *perm, uint64_t n)
 {
-	uint64_t	i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
+	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
 		perm[i] = static_cast<Index>(i);
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -20,17 +20,16 @@ exclusive_sum(Runtime *rt, cudaStream_t s, const DeviceArray &counts, DeviceArra
 			  uint64_t n)
 {
 	DeviceArray temp;
-	size_t		temp_bytes = 0;
+	size_t temp_bytes = 0;
 
 	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.as<uint64_t>(),
 												  offsets.as<uint64_t>(), n + 1, s));
 	temp.get(rt, temp_bytes + 8, s);
-	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.as<void>(), temp_bytes,
-												  counts.as<uint64_t>(),
-												  offsets.as<uint64_t>(), n + 1, s));
+	GPUOPS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
+		temp.as<void>(), temp_bytes, counts.as<uint64_t>(), offsets.as<uint64_t>(), n + 1, s));
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

@@ -41,16 +41,16 @@ extern Runtime *the_runtime;
  * new helper first joins the one before it.  The backend joins it before
  * any device call of its own (wait_for_prewarm).
  */
-extern std::thread *prewarm_thread;	/* the newest helper, until joined */
-extern uint64_t helper_started;	/* helpers started */
-extern std::atomic<uint64_t> helper_finished;	/* the newest one whose work is over */
-extern bool helper_releases;	/* the newest one tears the context down */
+extern std::thread *prewarm_thread;			  /* the newest helper, until joined */
+extern uint64_t helper_started;				  /* helpers started */
+extern std::atomic<uint64_t> helper_finished; /* the newest one whose work is over */
+extern bool helper_releases;				  /* the newest one tears the context down */
 
 /* Waits for the prewarm thread's work, interruptibly, then joins it (helper_thread.cu). */
-void		wait_for_prewarm();
+void wait_for_prewarm();
 
 /* The helper's work for gpuops_cuda_prewarm: Runtime::init (helper_thread.cu). */
-void		prewarm_main(GpuopsSettings settings) noexcept;
+void prewarm_main(GpuopsSettings settings) noexcept;
 
 /*
  * Starts work on a new helper thread, after the previous helper (if any)
@@ -62,7 +62,7 @@ bool
 start_helper(Work work) noexcept
 {
 	std::thread *before = prewarm_thread;
-	uint64_t	gen = helper_started + 1;
+	uint64_t gen = helper_started + 1;
 
 	try
 	{
@@ -87,7 +87,7 @@ start_helper(Work work) noexcept
 	return true;
 }
 
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace cuda */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_RUNTIME_PROCESS_CUH */
+#endif /* GPUOPS_RUNTIME_PROCESS_CUH */

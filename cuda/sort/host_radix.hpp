@@ -17,18 +17,17 @@ namespace gpuops {
 
 /* Stable LSD radix sort of (key, row) pairs on bits [0, end_bit). */
 inline void
-radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
-				 unsigned end_bit)
+radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows, unsigned end_bit)
 {
-	size_t		n = keys.size();
+	size_t n = keys.size();
 	std::vector<uint64_t> keys_alt(n);
 	std::vector<uint32_t> rows_alt(n);
 
 	for (unsigned shift = 0; shift < end_bit; shift += 8)
 	{
-		size_t		count[256] = {0};
-		bool		trivial = false;
-		size_t		pos = 0;
+		size_t count[256] = {0};
+		bool trivial = false;
+		size_t pos = 0;
 
 		for (size_t i = 0; i < n; i++)
 		{
@@ -36,19 +35,19 @@ radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
 			count[(keys[i] >> shift) & 0xff]++;
 		}
 		for (size_t c : count)
-			trivial |= (c == n);	/* every key has the same digit here */
+			trivial |= (c == n); /* every key has the same digit here */
 		if (trivial)
 			continue;
 		for (size_t &c : count)
 		{
-			size_t		here = c;
+			size_t here = c;
 
 			c = pos;
 			pos += here;
 		}
 		for (size_t i = 0; i < n; i++)
 		{
-			size_t		dst = count[(keys[i] >> shift) & 0xff]++;
+			size_t dst = count[(keys[i] >> shift) & 0xff]++;
 
 			check_interrupt_every(i);
 			keys_alt[dst] = keys[i];
@@ -59,6 +58,6 @@ radix_sort_pairs(std::vector<uint64_t> &keys, std::vector<uint32_t> &rows,
 	}
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

@@ -20,8 +20,8 @@ run_rows_for_budget(uint64_t budget, uint32_t nwords)
 	 * budget, leaving room for CUB's temporary storage and the pool's
 	 * rounding
 	 */
-	uint64_t	per_row = 16ull * nwords + 2 * 8 + 2 * 4 + 16;
-	uint64_t	rows = budget / 2 / per_row;
+	uint64_t per_row = 16ull * nwords + 2 * 8 + 2 * 4 + 16;
+	uint64_t rows = budget / 2 / per_row;
 
 	return rows < 64 ? 64 : rows;
 }
@@ -37,7 +37,7 @@ compare_words(const uint64_t *a, const uint64_t *b, uint32_t n)
 	return 0;
 }
 
-}								/* namespace */
+} /* namespace */
 
 /*
  * A binary heap of run cursors, smallest head first; equal heads go in run
@@ -45,28 +45,27 @@ compare_words(const uint64_t *a, const uint64_t *b, uint32_t n)
  * consecutive row ranges in input order).
  */
 void
-merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords, uint32_t tie_words,
-		   uint32_t *order, uint8_t *ties)
+merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords, uint32_t tie_words, uint32_t *order,
+		   uint8_t *ties)
 {
 	struct Cursor
 	{
-		uint32_t	run;
-		uint64_t	pos;
+		uint32_t run;
+		uint64_t pos;
 	};
 	std::vector<Cursor> heap;
-	auto		head = [&](const Cursor &c) { return &runs[c.run].words[c.pos * nwords]; };
-	auto		less = [&](const Cursor &a, const Cursor &b) {
-		int			c = compare_words(head(a), head(b), nwords);
+	auto head = [&](const Cursor &c) { return &runs[c.run].words[c.pos * nwords]; };
+	auto less = [&](const Cursor &a, const Cursor &b) {
+		int c = compare_words(head(a), head(b), nwords);
 
 		return c < 0 || (c == 0 && a.run < b.run);
 	};
-	auto		sift_down = [&](size_t i) {
-		size_t		n = heap.size();
+	auto sift_down = [&](size_t i) {
+		size_t n = heap.size();
 
 		for (;;)
 		{
-			size_t		l = 2 * i + 1,
-						m = i;
+			size_t l = 2 * i + 1, m = i;
 
 			if (l < n && less(heap[l], heap[m]))
 				m = l;
@@ -85,12 +84,12 @@ merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords, uint32_t tie_wor
 	for (size_t i = heap.size(); i-- > 0;)
 		sift_down(i);
 
-	uint64_t	out = 0;
+	uint64_t out = 0;
 	const uint64_t *prev = nullptr;
 
 	while (!heap.empty())
 	{
-		Cursor		c = heap[0];
+		Cursor c = heap[0];
 		const uint64_t *w = head(c);
 
 		check_interrupt_every(out);
@@ -109,4 +108,4 @@ merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords, uint32_t tie_wor
 	}
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */

@@ -21,8 +21,8 @@ namespace gpuops {
 
 struct SortedRun
 {
-	std::vector<uint32_t> rows;		/* global row numbers, in sorted order */
-	std::vector<uint64_t> words;	/* [i * nwords + j]: word j of sorted row i */
+	std::vector<uint32_t> rows;	 /* global row numbers, in sorted order */
+	std::vector<uint64_t> words; /* [i * nwords + j]: word j of sorted row i */
 };
 
 /*
@@ -31,15 +31,15 @@ struct SortedRun
  * radix sort's key and row double buffers, and its temporary storage.
  * 0 = no budget (one run).
  */
-uint64_t	run_rows_for_budget(uint64_t budget, uint32_t nwords);
+uint64_t run_rows_for_budget(uint64_t budget, uint32_t nwords);
 
 /*
  * Merges the runs into order[0..n); when ties is not null, sets bit i when
  * output row i equals output row i-1 in the first tie_words words.
  */
-void		merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords,
-					   uint32_t tie_words, uint32_t *order, uint8_t *ties);
+void merge_runs(const std::vector<SortedRun> &runs, uint32_t nwords, uint32_t tie_words,
+				uint32_t *order, uint8_t *ties);
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

@@ -38,7 +38,7 @@ sort_has_programs(const GpuopsSortSpec &spec)
 inline size_t
 computed_layout(const GpuopsSortSpec &spec, uint32_t rows, size_t *values_off, size_t *nulls_off)
 {
-	size_t		off = 0;
+	size_t off = 0;
 
 	for (int k = 0; k < spec.nkeys; k++)
 	{
@@ -105,15 +105,15 @@ input_bytes(const GpuopsSortSpec &spec, uint32_t rows)
 inline ColumnsView
 input_view(const GpuopsSortSpec &spec, const uint8_t *base, uint32_t rows)
 {
-	return ColumnsView{reinterpret_cast<const uint64_t *>(base), base + input_nulls_off(spec, rows, 0),
-					   rows};
+	return ColumnsView{reinterpret_cast<const uint64_t *>(base),
+					   base + input_nulls_off(spec, rows, 0), rows};
 }
 
 /* One submitted batch's computed values, on the host. */
 struct ComputedChunk
 {
-	uint64_t	first = 0;		/* its first row, in submission order */
-	uint32_t	rows = 0;
+	uint64_t first = 0; /* its first row, in submission order */
+	uint32_t rows = 0;
 	std::vector<uint8_t> bytes; /* computed_layout(rows) */
 };
 
@@ -121,42 +121,41 @@ struct ComputedChunk
 struct ComputedValues
 {
 	std::vector<ComputedChunk> chunks;
-	uint64_t	first_stop = GPUOPS_SORT_NO_RECHECK;
+	uint64_t first_stop = GPUOPS_SORT_NO_RECHECK;
 
 	/*
 	 * Batches follow each other; bitmaps are copied a byte at a time, so
 	 * every batch but the last starts and ends on a multiple of 8 rows.
 	 */
-	void		check_next(uint64_t first) const
+	void check_next(uint64_t first) const
 	{
 		if (!chunks.empty() && chunks.back().rows % 8 != 0)
 			fail(GPUOPS_ERR_INTERNAL, "computed sort keys: a partial batch before row %llu",
 				 static_cast<unsigned long long>(first));
 	}
 
-	void		copy_out(const GpuopsSortSpec &spec, int key, uint64_t first, uint32_t n,
-						 void *values, uint8_t *nulls) const
+	void copy_out(const GpuopsSortSpec &spec, int key, uint64_t first, uint32_t n, void *values,
+				  uint8_t *nulls) const
 	{
-		size_t		voff[GPUOPS_MAX_SORT_KEYS],
-					noff[GPUOPS_MAX_SORT_KEYS];
+		size_t voff[GPUOPS_MAX_SORT_KEYS], noff[GPUOPS_MAX_SORT_KEYS];
 
 		if (key < 0 || key >= spec.nkeys || !spec.programs[key] || first % 8 != 0)
 			fail(GPUOPS_ERR_INTERNAL, "sort values asked for a key the device did not compute");
-		uint32_t	w = gpuops_key_raw_width(spec.keys[key].kind);
-		uint64_t	end = first + n;
-		uint64_t	copied = 0;
+		uint32_t w = gpuops_key_raw_width(spec.keys[key].kind);
+		uint64_t end = first + n;
+		uint64_t copied = 0;
 
 		for (const ComputedChunk &c : chunks)
 		{
-			uint64_t	lo = c.first > first ? c.first : first;
-			uint64_t	hi = c.first + c.rows < end ? c.first + c.rows : end;
+			uint64_t lo = c.first > first ? c.first : first;
+			uint64_t hi = c.first + c.rows < end ? c.first + c.rows : end;
 
 			if (lo >= hi)
 				continue;
 			computed_layout(spec, c.rows, voff, noff);
-			uint64_t	at = lo - c.first;	/* multiples of 8: chunks and `first` are */
-			uint64_t	to = lo - first;
-			uint64_t	cnt = hi - lo;
+			uint64_t at = lo - c.first; /* multiples of 8: chunks and `first` are */
+			uint64_t to = lo - first;
+			uint64_t cnt = hi - lo;
 			const uint8_t *bm = c.bytes.data() + noff[key];
 
 			memcpy(static_cast<uint8_t *>(values) + to * w, c.bytes.data() + voff[key] + at * w,
@@ -164,11 +163,12 @@ struct ComputedValues
 			memcpy(nulls + to / 8, bm + at / 8, cnt / 8);
 			for (uint64_t i = cnt & ~uint64_t(7); i < cnt; i++)
 			{
-				uint64_t	d = to + i;
-				uint8_t		bit = static_cast<uint8_t>(1 << (d & 7));
-				bool		isnull = (bm[(at + i) / 8] >> ((at + i) & 7)) & 1;
+				uint64_t d = to + i;
+				uint8_t bit = static_cast<uint8_t>(1 << (d & 7));
+				bool isnull = (bm[(at + i) / 8] >> ((at + i) & 7)) & 1;
 
-				nulls[d / 8] = static_cast<uint8_t>(isnull ? nulls[d / 8] | bit : nulls[d / 8] & ~bit);
+				nulls[d / 8] = static_cast<uint8_t>(isnull ? nulls[d / 8] | bit
+														   : nulls[d / 8] & ~bit);
 			}
 			copied += cnt;
 		}
@@ -177,6 +177,6 @@ struct ComputedValues
 	}
 };
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

@@ -35,21 +35,21 @@ struct CpuSort
 {
 	GpuopsSettings settings;
 	GpuopsSortSpec spec;
-	uint32_t	nwords = 0;
+	uint32_t nwords = 0;
 	std::vector<unsigned char> stage;
-	uint32_t	stage_rows = 0;
-	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
-	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
-	size_t		input_off = 0;	/* program columns in the staging buffer */
-	ComputedValues computed;	/* computed keys' values, per batch */
-	std::vector<std::vector<uint64_t>> words;	/* current run: [word][row] */
-	uint64_t	rows = 0;		/* all rows submitted */
-	uint64_t	run_base = 0;	/* first row of the current run */
-	uint64_t	run_rows = 0;	/* rows per run; 0 = one run */
-	std::vector<SortedRun> runs;	/* finished runs, when there are several */
+	uint32_t stage_rows = 0;
+	size_t values_off[GPUOPS_MAX_SORT_KEYS];
+	size_t nulls_off[GPUOPS_MAX_SORT_KEYS];
+	size_t input_off = 0;					  /* program columns in the staging buffer */
+	ComputedValues computed;				  /* computed keys' values, per batch */
+	std::vector<std::vector<uint64_t>> words; /* current run: [word][row] */
+	uint64_t rows = 0;						  /* all rows submitted */
+	uint64_t run_base = 0;					  /* first row of the current run */
+	uint64_t run_rows = 0;					  /* rows per run; 0 = one run */
+	std::vector<SortedRun> runs;			  /* finished runs, when there are several */
 	std::vector<uint32_t> order;
 	std::vector<uint8_t> merged_ties;
-	bool		sorted = false;
+	bool sorted = false;
 	GpuopsStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -61,7 +61,7 @@ struct CpuSort
 	GpuopsStatus sort_poll();
 	GpuopsStatus sort_result(uint32_t *order_out, uint64_t nrows);
 	GpuopsStatus sort_ties(uint8_t *ties, uint64_t nrows);
-	void		sort_stats(GpuopsStats *out) const;
+	void sort_stats(GpuopsStats *out) const;
 	GpuopsStatus sort_recheck(uint64_t *row);
 	GpuopsStatus sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls);
 };
@@ -70,7 +70,7 @@ struct CpuSort
 unsigned
 used_bits(const std::vector<uint64_t> &w)
 {
-	uint64_t	diff = 0;
+	uint64_t diff = 0;
 
 	for (uint64_t v : w)
 		diff |= v ^ w[0];
@@ -85,8 +85,7 @@ used_bits(const std::vector<uint64_t> &w)
 ComputedChunk &
 eval_computed(CpuSort *s, uint32_t nrows)
 {
-	size_t		voff[GPUOPS_MAX_SORT_KEYS],
-				noff[GPUOPS_MAX_SORT_KEYS];
+	size_t voff[GPUOPS_MAX_SORT_KEYS], noff[GPUOPS_MAX_SORT_KEYS];
 	ColumnsView in = input_view(s->spec, s->stage.data() + s->input_off, s->stage_rows);
 	ComputedChunk ch;
 
@@ -98,16 +97,16 @@ eval_computed(CpuSort *s, uint32_t nrows)
 	{
 		const GpuopsExprProgram *p = s->spec.programs[k];
 		GpuopsKeyKind kind = s->spec.keys[k].kind;
-		uint32_t	w = gpuops_key_raw_width(kind);
+		uint32_t w = gpuops_key_raw_width(kind);
 
 		if (!p)
 			continue;
 		for (uint32_t i = 0; i < nrows; i++)
 		{
-			bool		isnull = true;
+			bool isnull = true;
 
-			if (!agg_eval_row(p, in, i, kind, ch.bytes.data() + voff[k] + static_cast<size_t>(i) * w,
-							  &isnull))
+			if (!agg_eval_row(p, in, i, kind,
+							  ch.bytes.data() + voff[k] + static_cast<size_t>(i) * w, &isnull))
 			{
 				s->computed.first_stop = std::min<uint64_t>(s->computed.first_stop, s->rows + i);
 				isnull = true;
@@ -127,7 +126,7 @@ eval_computed(CpuSort *s, uint32_t nrows)
 void
 sort_current_run(CpuSort *s, std::vector<uint32_t> &order)
 {
-	size_t		n = s->rows - s->run_base;
+	size_t n = s->rows - s->run_base;
 	std::vector<uint64_t> keys(n);
 
 	order.resize(n);
@@ -135,10 +134,10 @@ sort_current_run(CpuSort *s, std::vector<uint32_t> &order)
 		order[i] = static_cast<uint32_t>(i);
 	for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
 	{
-		unsigned	bits = n ? used_bits(s->words[j]) : 0;
+		unsigned bits = n ? used_bits(s->words[j]) : 0;
 
 		if (bits == 0)
-			continue;			/* the same in every row: decides nothing */
+			continue; /* the same in every row: decides nothing */
 		check_interrupt();
 		for (size_t i = 0; i < n; i++)
 			keys[i] = s->words[j][order[i]];
@@ -153,8 +152,8 @@ void
 cut_run(CpuSort *s)
 {
 	std::vector<uint32_t> local;
-	SortedRun	run;
-	size_t		n = s->rows - s->run_base;
+	SortedRun run;
+	size_t n = s->rows - s->run_base;
 
 	sort_current_run(s, local);
 	run.rows.resize(n);
@@ -196,7 +195,7 @@ CpuSort::CpuSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
 	if (stage_rows == 0)
 		fail(GPUOPS_ERR_INTERNAL, "batch size too small for the sort key");
 	run_rows = run_rows_for_budget(settings->device_memory_limit /
-								   (settings->device_share > 1 ? settings->device_share : 1),
+									   (settings->device_share > 1 ? settings->device_share : 1),
 								   nwords);
 	if (run_rows && run_rows < stage_rows)
 		stage_rows = static_cast<uint32_t>(run_rows & ~uint64_t(7));
@@ -215,10 +214,9 @@ CpuSort::sort_stage(GpuopsStageBuffer *buf)
 	}
 	for (int c = 0; c < spec.program_ncols; c++)
 	{
-		buf->input_words[c] = reinterpret_cast<uint64_t *>(
-			stage.data() + input_off + input_words_off(stage_rows, c));
-		buf->input_nulls[c] = stage.data() + input_off +
-			input_nulls_off(spec, stage_rows, c);
+		buf->input_words[c] = reinterpret_cast<uint64_t *>(stage.data() + input_off +
+														   input_words_off(stage_rows, c));
+		buf->input_nulls[c] = stage.data() + input_off + input_nulls_off(spec, stage_rows, c);
 	}
 	buf->capacity_rows = stage_rows;
 	return GPUOPS_OK;
@@ -233,15 +231,14 @@ CpuSort::sort_submit(uint32_t nrows)
 		maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings.fault);
 	if (rows + nrows > UINT32_MAX)
 		fail(GPUOPS_ERR_UNSUPPORTED, "more than 2^32-1 rows in one sort");
-	auto		t0 = Clock::now();
-	uint32_t	j = 0;
+	auto t0 = Clock::now();
+	uint32_t j = 0;
 
 	/* a new run when this batch would take the current one over budget */
 	if (run_rows && rows > run_base && rows - run_base + nrows > run_rows)
 		cut_run(this);
 	const ComputedChunk *comp = sort_has_programs(spec) ? &eval_computed(this, nrows) : nullptr;
-	size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
-				coff_n[GPUOPS_MAX_SORT_KEYS];
+	size_t coff_v[GPUOPS_MAX_SORT_KEYS], coff_n[GPUOPS_MAX_SORT_KEYS];
 
 	if (comp)
 		computed_layout(spec, nrows, coff_v, coff_n);
@@ -249,17 +246,17 @@ CpuSort::sort_submit(uint32_t nrows)
 	{
 		const GpuopsSortKey &key = spec.keys[k];
 		const uint8_t *vals = spec.programs[k] ? comp->bytes.data() + coff_v[k]
-			: stage.data() + values_off[k];
+											   : stage.data() + values_off[k];
 		const uint8_t *nulls = spec.programs[k] ? comp->bytes.data() + coff_n[k]
-			: stage.data() + nulls_off[k];
-		uint32_t	width = gpuops_key_raw_width(key.kind);
-		uint32_t	nv = gpuops_key_value_words(key.kind);
+												: stage.data() + nulls_off[k];
+		uint32_t width = gpuops_key_raw_width(key.kind);
+		uint32_t nv = gpuops_key_value_words(key.kind);
 		std::vector<uint64_t> &nw = words[j];
 
 		for (uint32_t i = 0; i < nrows; i++)
 		{
-			bool		isnull = (nulls[i >> 3] >> (i & 7)) & 1;
-			uint64_t	w[2] = {0, 0};
+			bool isnull = (nulls[i >> 3] >> (i & 7)) & 1;
+			uint64_t w[2] = {0, 0};
 
 			nw.push_back(isnull == (key.nulls_first != 0) ? 0 : 1);
 			if (!isnull)
@@ -284,10 +281,10 @@ GpuopsStatus
 CpuSort::sort_finish()
 {
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
-	auto		t0 = Clock::now();
+	auto t0 = Clock::now();
 
 	if (runs.empty())
-		sort_current_run(this, order);	/* one run: the order is final */
+		sort_current_run(this, order); /* one run: the order is final */
 	else
 	{
 		if (rows > run_base)
@@ -348,7 +345,7 @@ CpuSort::sort_ties(uint8_t *ties, uint64_t nrows)
 	memset(ties, 0, (nrows + 7) / 8);
 	for (uint64_t i = 1; i < nrows; i++)
 	{
-		bool		same = true;
+		bool same = true;
 
 		check_interrupt_every(i);
 		for (uint32_t j = 0; j < spec.tie_words && same; j++)
@@ -381,8 +378,8 @@ CpuSort::sort_stats(GpuopsStats *out) const
 
 constexpr GpuopsBackend cpu_backend = shell::make_sort_backend<CpuSort>("cpu");
 
-}								/* namespace */
-}								/* namespace gpuops */
+} /* namespace */
+} /* namespace gpuops */
 
 extern "C" const GpuopsBackend *
 gpuops_cpu_backend(void) noexcept

@@ -52,7 +52,7 @@ new_event()
 DevPtr
 take(CudaSort *s, size_t bytes, cudaStream_t st)
 {
-	DevPtr		d;
+	DevPtr d;
 
 	d.p = s->rt->alloc(bytes, st);
 	d.bytes = bytes;
@@ -81,15 +81,13 @@ give_back(CudaSort *s, DevPtr d, cudaStream_t st)
 double
 copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 {
-	Runtime    &rt = *s->rt;
+	Runtime &rt = *s->rt;
 	cudaStream_t st = rt.stream(0);
-	size_t		chunk = rt.buffer_bytes();
-	int			pending_buf = -1;
-	size_t		pending_off = 0,
-				pending_len = 0;
-	cudaEvent_t t0 = new_event(),
-				t1 = new_event();
-	int			buf = -1;
+	size_t chunk = rt.buffer_bytes();
+	int pending_buf = -1;
+	size_t pending_off = 0, pending_len = 0;
+	cudaEvent_t t0 = new_event(), t1 = new_event();
+	int buf = -1;
 
 	/*
 	 * A failure or a cancel mid-way gives the staging buffers back once the
@@ -101,21 +99,23 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 		GPUOPS_CUDA_TRY(cudaEventRecord(t1, st));
 		for (size_t off = 0; off < bytes || pending_buf >= 0; off += chunk)
 		{
-			size_t		len = 0;
+			size_t len = 0;
 
 			buf = -1;
 			if (off < bytes)
 			{
 				len = bytes - off < chunk ? bytes - off : chunk;
 				buf = rt.acquire_buffer_blocking();
-				GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt.buffer(buf), static_cast<const char *>(dev) + off,
-												len, cudaMemcpyDeviceToHost, st));
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt.buffer(buf),
+												static_cast<const char *>(dev) + off, len,
+												cudaMemcpyDeviceToHost, st));
 				/* stays held (not "in flight") until its bytes are moved out below */
 			}
 			if (pending_buf >= 0)
 			{
 				::gpuops::cuda::sync_event(t1);
-				memcpy(static_cast<char *>(host) + pending_off, rt.buffer(pending_buf), pending_len);
+				memcpy(static_cast<char *>(host) + pending_off, rt.buffer(pending_buf),
+					   pending_len);
 				rt.release_now(pending_buf);
 				pending_buf = -1;
 			}
@@ -133,12 +133,12 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 		if (pending_buf >= 0)
 			rt.release_now(pending_buf);
 		if (buf >= 0 && buf != pending_buf)
-			rt.release_now(buf);	/* acquired, its copy not yet recorded */
+			rt.release_now(buf); /* acquired, its copy not yet recorded */
 		cudaEventDestroy(t0);
 		cudaEventDestroy(t1);
 		throw;
 	}
-	double		ms = elapsed_ms(t0, t1);
+	double ms = elapsed_ms(t0, t1);
 
 	cudaEventDestroy(t0);
 	cudaEventDestroy(t1);
@@ -153,8 +153,7 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 void
 fetch_computed(CudaSort *s)
 {
-	size_t		voff[GPUOPS_MAX_SORT_KEYS],
-				noff[GPUOPS_MAX_SORT_KEYS];
+	size_t voff[GPUOPS_MAX_SORT_KEYS], noff[GPUOPS_MAX_SORT_KEYS];
 
 	for (Batch &b : s->batches)
 	{
@@ -213,8 +212,8 @@ CudaSort::CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
 			{
 				programs[k] = take(this, sizeof(GpuopsExprProgram), st);
 				GPUOPS_CUDA_TRY(cudaMemcpyAsync(programs[k].p, spec->programs[k],
-												sizeof(GpuopsExprProgram),
-												cudaMemcpyHostToDevice, st));
+												sizeof(GpuopsExprProgram), cudaMemcpyHostToDevice,
+												st));
 			}
 		recheck = take(this, sizeof(unsigned long long), st);
 		GPUOPS_CUDA_TRY(cudaMemsetAsync(recheck.p, 0xff, sizeof(unsigned long long), st));
@@ -282,11 +281,11 @@ CudaSort::sort_recheck(uint64_t *row)
 	if (!has_programs)
 		return GPUOPS_OK;
 	cudaStream_t st = rt->stream(0);
-	uint64_t   *scalar = rt->pinned_scalar();
+	uint64_t *scalar = rt->pinned_scalar();
 
 	/* stream 0 waited for every batch's kernels before the sort */
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(scalar, recheck.p, sizeof(uint64_t),
-									cudaMemcpyDeviceToHost, st));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(scalar, recheck.p, sizeof(uint64_t), cudaMemcpyDeviceToHost, st));
 	::gpuops::cuda::sync_stream(st);
 	*row = *scalar;
 	return GPUOPS_OK;
@@ -343,9 +342,9 @@ CudaSort::~CudaSort()
 
 constexpr GpuopsBackend cuda_backend = shell::make_sort_backend<CudaSort>("cuda");
 
-}								/* namespace gpusort */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpusort */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 extern "C" const GpuopsBackend *
 gpuops_cuda_backend(void) noexcept

@@ -29,7 +29,7 @@ constexpr int kThreads = 256;
 inline unsigned
 grid_for(uint64_t n)
 {
-	uint64_t	blocks = (n + kThreads - 1) / kThreads;
+	uint64_t blocks = (n + kThreads - 1) / kThreads;
 
 	return static_cast<unsigned>(blocks > 65535u * 16 ? 65535u * 16 : (blocks ? blocks : 1));
 }
@@ -37,28 +37,28 @@ grid_for(uint64_t n)
 /* The sort spec as a kernel parameter (passed by value, < 1 KB). */
 struct KernelSpec
 {
-	int			nkeys;
-	uint32_t	nwords;
-	uint8_t		kind[GPUOPS_MAX_SORT_KEYS];
-	uint8_t		desc[GPUOPS_MAX_SORT_KEYS];
-	uint8_t		nulls_first[GPUOPS_MAX_SORT_KEYS];
-	uint8_t		computed[GPUOPS_MAX_SORT_KEYS];	/* read from `comp`, not `raw` */
-	uint64_t	values_off[GPUOPS_MAX_SORT_KEYS];
-	uint64_t	nulls_off[GPUOPS_MAX_SORT_KEYS];
+	int nkeys;
+	uint32_t nwords;
+	uint8_t kind[GPUOPS_MAX_SORT_KEYS];
+	uint8_t desc[GPUOPS_MAX_SORT_KEYS];
+	uint8_t nulls_first[GPUOPS_MAX_SORT_KEYS];
+	uint8_t computed[GPUOPS_MAX_SORT_KEYS]; /* read from `comp`, not `raw` */
+	uint64_t values_off[GPUOPS_MAX_SORT_KEYS];
+	uint64_t nulls_off[GPUOPS_MAX_SORT_KEYS];
 };
 
 struct DevPtr
 {
-	void	   *p = nullptr;
-	size_t		bytes = 0;
+	void *p = nullptr;
+	size_t bytes = 0;
 };
 
 struct Batch
 {
-	DevPtr		words;			/* [word][row] for this batch's rows */
-	DevPtr		computed;		/* computed keys' values (computed_layout), until fetched */
-	uint64_t	first = 0;		/* its first row */
-	uint32_t	rows = 0;
+	DevPtr words;		/* [word][row] for this batch's rows */
+	DevPtr computed;	/* computed keys' values (computed_layout), until fetched */
+	uint64_t first = 0; /* its first row */
+	uint32_t rows = 0;
 	cudaEvent_t copy_start = nullptr;
 	cudaEvent_t copy_end = nullptr;
 	cudaEvent_t kernel_end = nullptr;
@@ -66,39 +66,39 @@ struct Batch
 
 struct CudaSort
 {
-	Runtime    *rt = nullptr;
+	Runtime *rt = nullptr;
 	GpuopsSettings settings;
 	GpuopsSortSpec spec;
-	KernelSpec	kspec;
-	uint32_t	nwords = 0;
-	uint32_t	stage_rows = 0;
-	size_t		values_off[GPUOPS_MAX_SORT_KEYS];
-	size_t		nulls_off[GPUOPS_MAX_SORT_KEYS];
-	size_t		input_off = 0;	/* program columns in the staging buffer */
-	bool		has_programs = false;
-	DevPtr		programs[GPUOPS_MAX_SORT_KEYS];	/* computed keys' programs */
-	DevPtr		recheck;		/* the first row a program stopped at */
-	ComputedValues computed;	/* computed values fetched to the host */
-	int			held_buffer = -1;	/* pinned buffer handed to the caller */
+	KernelSpec kspec;
+	uint32_t nwords = 0;
+	uint32_t stage_rows = 0;
+	size_t values_off[GPUOPS_MAX_SORT_KEYS];
+	size_t nulls_off[GPUOPS_MAX_SORT_KEYS];
+	size_t input_off = 0; /* program columns in the staging buffer */
+	bool has_programs = false;
+	DevPtr programs[GPUOPS_MAX_SORT_KEYS]; /* computed keys' programs */
+	DevPtr recheck;						   /* the first row a program stopped at */
+	ComputedValues computed;			   /* computed values fetched to the host */
+	int held_buffer = -1;				   /* pinned buffer handed to the caller */
 	std::vector<Batch> batches;
-	size_t		run_first_batch = 0;	/* batches of the current run start here */
-	uint64_t	rows = 0;		/* all rows submitted */
-	uint64_t	run_base = 0;	/* first row of the current run */
-	uint64_t	run_rows = 0;	/* rows per run under the budget */
-	std::vector<SortedRun> runs;	/* finished runs, when there are several */
-	bool		merged = false;	/* order and ties come from the host merge */
+	size_t run_first_batch = 0;	 /* batches of the current run start here */
+	uint64_t rows = 0;			 /* all rows submitted */
+	uint64_t run_base = 0;		 /* first row of the current run */
+	uint64_t run_rows = 0;		 /* rows per run under the budget */
+	std::vector<SortedRun> runs; /* finished runs, when there are several */
+	bool merged = false;		 /* order and ties come from the host merge */
 	std::vector<uint32_t> host_order;
 	std::vector<uint8_t> host_ties;
-	double		runs_kernel_ms = 0;
-	int			next_stream = 0;
-	std::vector<DevPtr> owned;	/* device memory to free at the end */
-	DevPtr		words;			/* all rows' key words [word][row] */
-	DevPtr		sorted_rows;	/* row numbers in sorted order */
-	bool		identity = false;	/* nothing to sort: input order is sorted */
-	bool		finished = false;
+	double runs_kernel_ms = 0;
+	int next_stream = 0;
+	std::vector<DevPtr> owned; /* device memory to free at the end */
+	DevPtr words;			   /* all rows' key words [word][row] */
+	DevPtr sorted_rows;		   /* row numbers in sorted order */
+	bool identity = false;	   /* nothing to sort: input order is sorted */
+	bool finished = false;
 	cudaEvent_t sort_start = nullptr;
 	cudaEvent_t sort_end = nullptr;
-	double		result_copy_ms = 0;
+	double result_copy_ms = 0;
 	GpuopsStats stats = {};
 
 	/* the entry points (backend_tables.hpp) */
@@ -111,24 +111,24 @@ struct CudaSort
 	GpuopsStatus sort_poll();
 	GpuopsStatus sort_result(uint32_t *order, uint64_t nrows);
 	GpuopsStatus sort_ties(uint8_t *ties, uint64_t nrows);
-	void		sort_stats(GpuopsStats *out) const;
+	void sort_stats(GpuopsStats *out) const;
 	GpuopsStatus sort_recheck(uint64_t *row);
 	GpuopsStatus sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls);
 };
 
 /* device memory and events of a sort (sort_cuda.cu) */
 cudaEvent_t new_event();
-DevPtr		take(CudaSort *s, size_t bytes, cudaStream_t st);
-void		give_back(CudaSort *s, DevPtr d, cudaStream_t st);
-double		copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host);
-void		fetch_computed(CudaSort *s);
+DevPtr take(CudaSort *s, size_t bytes, cudaStream_t st);
+void give_back(CudaSort *s, DevPtr d, cudaStream_t st);
+double copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host);
+void fetch_computed(CudaSort *s);
 
 /* a run's sort and its cut (sort_run_cuda.cu) */
-void		sort_run(CudaSort *s);
-void		cut_run(CudaSort *s);
+void sort_run(CudaSort *s);
+void cut_run(CudaSort *s);
 
-}								/* namespace gpusort */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpusort */
+} /* namespace cuda */
+} /* namespace gpuops */
 
 #endif

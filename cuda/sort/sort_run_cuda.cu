@@ -47,7 +47,7 @@ rowmajor_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, ui
 __global__ void
 diff_bits_kernel(const uint64_t *w, uint32_t n, unsigned long long *out)
 {
-	uint64_t	first = w[0];
+	uint64_t first = w[0];
 	unsigned long long acc = 0;
 
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
@@ -63,16 +63,17 @@ __global__ void
 ties_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, uint32_t n,
 			uint32_t *ties)
 {
-	uint32_t	nchunks = (n + 31) / 32;
+	uint32_t nchunks = (n + 31) / 32;
 
-	for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < nchunks; c += gridDim.x * blockDim.x)
+	for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < nchunks;
+		 c += gridDim.x * blockDim.x)
 	{
-		uint32_t	bits = 0;
+		uint32_t bits = 0;
 
 		for (uint32_t b = 0; b < 32; b++)
 		{
-			uint32_t	i = c * 32 + b;
-			bool		same = i > 0 && i < n;
+			uint32_t i = c * 32 + b;
+			bool same = i > 0 && i < n;
 
 			for (uint32_t j = 0; j < nwords && same; j++)
 				same = words[static_cast<size_t>(j) * n + rows[i]] ==
@@ -84,7 +85,7 @@ ties_kernel(const uint64_t *words, uint32_t nwords, const uint32_t *rows, uint32
 	}
 }
 
-}								/* namespace */
+} /* namespace */
 
 /*
  * Sorts the current run's batches on stream 0: lays their words out as one
@@ -95,7 +96,7 @@ void
 sort_run(CudaSort *s)
 {
 	cudaStream_t st = s->rt->stream(0);
-	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
+	uint32_t n = static_cast<uint32_t>(s->rows - s->run_base);
 
 	s->identity = false;
 	for (size_t b = s->run_first_batch; b < s->batches.size(); b++)
@@ -114,17 +115,17 @@ sort_run(CudaSort *s)
 	else
 	{
 		s->words = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
-		size_t		row0 = 0;
+		size_t row0 = 0;
 
 		for (size_t bi = s->run_first_batch; bi < s->batches.size(); bi++)
 		{
-			Batch	   &b = s->batches[bi];
+			Batch &b = s->batches[bi];
 
-			GPUOPS_CUDA_TRY(cudaMemcpy2DAsync(
-				static_cast<uint64_t *>(s->words.p) + row0, static_cast<size_t>(n) * sizeof(uint64_t),
-				b.words.p, static_cast<size_t>(b.rows) * sizeof(uint64_t),
-				static_cast<size_t>(b.rows) * sizeof(uint64_t), s->nwords,
-				cudaMemcpyDeviceToDevice, st));
+			GPUOPS_CUDA_TRY(cudaMemcpy2DAsync(static_cast<uint64_t *>(s->words.p) + row0,
+											  static_cast<size_t>(n) * sizeof(uint64_t), b.words.p,
+											  static_cast<size_t>(b.rows) * sizeof(uint64_t),
+											  static_cast<size_t>(b.rows) * sizeof(uint64_t),
+											  s->nwords, cudaMemcpyDeviceToDevice, st));
 			row0 += b.rows;
 			give_back(s, b.words, st);
 		}
@@ -134,20 +135,19 @@ sort_run(CudaSort *s)
 	const uint64_t *words = static_cast<const uint64_t *>(s->words.p);
 
 	/* which words differ at all, and in how many low bits */
-	DevPtr		d_diff = take(s, s->nwords * sizeof(uint64_t), st);
+	DevPtr d_diff = take(s, s->nwords * sizeof(uint64_t), st);
 
 	GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.p, 0, s->nwords * sizeof(uint64_t), st));
 	for (uint32_t j = 0; j < s->nwords; j++)
 	{
 		diff_bits_kernel<<<grid_for(n), kThreads, 0, st>>>(
-			words + static_cast<size_t>(j) * n, n,
-			static_cast<unsigned long long *>(d_diff.p) + j);
+			words + static_cast<size_t>(j) * n, n, static_cast<unsigned long long *>(d_diff.p) + j);
 		GPUOPS_CUDA_CHECK_LAUNCH("diff_bits");
 	}
-	uint64_t   *diff = s->rt->pinned_scalar();
+	uint64_t *diff = s->rt->pinned_scalar();
 
-	GPUOPS_CUDA_TRY(cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t),
-									cudaMemcpyDeviceToHost, st));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t), cudaMemcpyDeviceToHost, st));
 	/* the passes' bit ranges are host-side launch parameters: wait for them */
 	::gpuops::cuda::sync_stream(st);
 	give_back(s, d_diff, st);
@@ -156,16 +156,16 @@ sort_run(CudaSort *s)
 	for (uint32_t j = 0; j < s->nwords; j++)
 		bits[j] = diff[j] ? 64 - __builtin_clzll(diff[j]) : 0;
 
-	DevPtr		rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-	DevPtr		rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
-	DevPtr		keys = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
-	DevPtr		keys_alt = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
-	size_t		temp_bytes = 0;
+	DevPtr rows = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
+	DevPtr rows_alt = take(s, static_cast<size_t>(n) * sizeof(uint32_t), st);
+	DevPtr keys = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
+	DevPtr keys_alt = take(s, static_cast<size_t>(n) * sizeof(uint64_t), st);
+	size_t temp_bytes = 0;
 
 	GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
 		nullptr, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
 		static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0, 64, st));
-	DevPtr		temp = take(s, temp_bytes, st);
+	DevPtr temp = take(s, temp_bytes, st);
 
 	iota_kernel<<<grid_for(n), kThreads, 0, st>>>(static_cast<uint32_t *>(rows.p), n);
 	GPUOPS_CUDA_CHECK_LAUNCH("iota");
@@ -173,15 +173,15 @@ sort_run(CudaSort *s)
 	for (int j = static_cast<int>(s->nwords) - 1; j >= 0; j--)
 	{
 		if (bits[j] == 0)
-			continue;			/* the same in every row: decides nothing */
-		gather_kernel<<<grid_for(n), kThreads, 0, st>>>(
-			words + static_cast<size_t>(j) * n, static_cast<const uint32_t *>(rows.p), n,
-			static_cast<uint64_t *>(keys.p));
+			continue; /* the same in every row: decides nothing */
+		gather_kernel<<<grid_for(n), kThreads, 0, st>>>(words + static_cast<size_t>(j) * n,
+														static_cast<const uint32_t *>(rows.p), n,
+														static_cast<uint64_t *>(keys.p));
 		GPUOPS_CUDA_CHECK_LAUNCH("gather");
 		GPUOPS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
-			temp.p, temp_bytes, static_cast<uint64_t *>(keys.p), static_cast<uint64_t *>(keys_alt.p),
-			static_cast<uint32_t *>(rows.p), static_cast<uint32_t *>(rows_alt.p), n, 0,
-			static_cast<int>(bits[j]), st));
+			temp.p, temp_bytes, static_cast<uint64_t *>(keys.p),
+			static_cast<uint64_t *>(keys_alt.p), static_cast<uint32_t *>(rows.p),
+			static_cast<uint32_t *>(rows_alt.p), n, 0, static_cast<int>(bits[j]), st));
 		std::swap(rows, rows_alt);
 		s->stats.sort_passes++;
 		s->stats.sort_bits += bits[j];
@@ -202,20 +202,20 @@ void
 cut_run(CudaSort *s)
 {
 	cudaStream_t st = s->rt->stream(0);
-	uint32_t	n = static_cast<uint32_t>(s->rows - s->run_base);
-	SortedRun	run;
+	uint32_t n = static_cast<uint32_t>(s->rows - s->run_base);
+	SortedRun run;
 
-	sort_run(s);				/* n > 0: runs are cut only when they hold rows */
+	sort_run(s); /* n > 0: runs are cut only when they hold rows */
 	run.rows.resize(n);
 	run.words.resize(static_cast<size_t>(n) * s->nwords);
-	DevPtr		rowmajor = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
+	DevPtr rowmajor = take(s, static_cast<size_t>(n) * s->nwords * sizeof(uint64_t), st);
 
 	rowmajor_kernel<<<grid_for(n), kThreads, 0, st>>>(
 		static_cast<const uint64_t *>(s->words.p), s->nwords,
 		static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint64_t *>(rowmajor.p));
 	GPUOPS_CUDA_CHECK_LAUNCH("rowmajor");
-	s->result_copy_ms += copy_to_host(s, s->sorted_rows.p, static_cast<size_t>(n) * sizeof(uint32_t),
-									  run.rows.data());
+	s->result_copy_ms += copy_to_host(s, s->sorted_rows.p,
+									  static_cast<size_t>(n) * sizeof(uint32_t), run.rows.data());
 	s->result_copy_ms += copy_to_host(s, rowmajor.p, run.words.size() * sizeof(uint64_t),
 									  run.words.data());
 	give_back(s, rowmajor, st);
@@ -285,9 +285,9 @@ CudaSort::sort_ties(uint8_t *ties, uint64_t nrows)
 	if (identity)
 		fail(GPUOPS_ERR_INTERNAL, "ties of a sort that had nothing to order");
 	cudaStream_t st = rt->stream(0);
-	uint32_t	n = static_cast<uint32_t>(nrows);
-	uint32_t	nchunks = (n + 31) / 32;
-	DevPtr		d_ties = take(this, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
+	uint32_t n = static_cast<uint32_t>(nrows);
+	uint32_t nchunks = (n + 31) / 32;
+	DevPtr d_ties = take(this, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
 
 	ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
 		static_cast<const uint64_t *>(words.p), spec.tie_words,
@@ -298,6 +298,6 @@ CudaSort::sort_ties(uint8_t *ties, uint64_t nrows)
 	return GPUOPS_OK;
 }
 
-}								/* namespace gpusort */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpusort */
+} /* namespace cuda */
+} /* namespace gpuops */

@@ -25,21 +25,23 @@ normalize_kernel(KernelSpec spec, const uint8_t *raw_in, const uint8_t *comp, ui
 {
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
 	{
-		uint32_t	j = 0;
+		uint32_t j = 0;
 
 		for (int k = 0; k < spec.nkeys; k++)
 		{
 			const uint8_t *raw = spec.computed[k] ? comp : raw_in;
 			GpuopsKeyKind kind = static_cast<GpuopsKeyKind>(spec.kind[k]);
-			bool		isnull = (raw[spec.nulls_off[k] + (i >> 3)] >> (i & 7)) & 1;
-			uint64_t	w[2] = {0, 0};
-			int			nv = gpuops_key_value_words(kind);
+			bool isnull = (raw[spec.nulls_off[k] + (i >> 3)] >> (i & 7)) & 1;
+			uint64_t w[2] = {0, 0};
+			int nv = gpuops_key_value_words(kind);
 
 			words[static_cast<size_t>(j) * n + i] = (isnull == (spec.nulls_first[k] != 0)) ? 0 : 1;
 			if (!isnull)
 			{
-				value_words(kind, raw + spec.values_off[k] +
-							static_cast<size_t>(i) * gpuops_key_raw_width(kind), w);
+				value_words(kind,
+							raw + spec.values_off[k] +
+								static_cast<size_t>(i) * gpuops_key_raw_width(kind),
+							w);
 				if (spec.desc[k])
 					w[0] = ~w[0], w[1] = ~w[1];
 			}
@@ -50,7 +52,7 @@ normalize_kernel(KernelSpec spec, const uint8_t *raw_in, const uint8_t *comp, ui
 	}
 }
 
-}								/* namespace */
+} /* namespace */
 
 GpuopsStatus
 CudaSort::sort_stage(GpuopsStageBuffer *buf)
@@ -59,7 +61,7 @@ CudaSort::sort_stage(GpuopsStageBuffer *buf)
 		held_buffer = rt->try_acquire_buffer();
 	if (held_buffer < 0)
 		return GPUOPS_PENDING;
-	char	   *base = static_cast<char *>(rt->buffer(held_buffer));
+	char *base = static_cast<char *>(rt->buffer(held_buffer));
 
 	for (int k = 0; k < spec.nkeys; k++)
 	{
@@ -68,10 +70,10 @@ CudaSort::sort_stage(GpuopsStageBuffer *buf)
 	}
 	for (int c = 0; c < spec.program_ncols; c++)
 	{
-		buf->input_words[c] = reinterpret_cast<uint64_t *>(
-			base + input_off + input_words_off(stage_rows, c));
-		buf->input_nulls[c] = reinterpret_cast<uint8_t *>(
-			base + input_off + input_nulls_off(spec, stage_rows, c));
+		buf->input_words[c] = reinterpret_cast<uint64_t *>(base + input_off +
+														   input_words_off(stage_rows, c));
+		buf->input_nulls[c] = reinterpret_cast<uint8_t *>(base + input_off +
+														  input_nulls_off(spec, stage_rows, c));
 	}
 	buf->capacity_rows = stage_rows;
 	return GPUOPS_OK;
@@ -93,11 +95,10 @@ CudaSort::sort_submit(uint32_t nrows)
 		cut_run(this);
 	cudaStream_t st = rt->stream(next_stream++);
 	const char *host = static_cast<const char *>(rt->buffer(held_buffer));
-	size_t		voff[GPUOPS_MAX_SORT_KEYS],
-				noff[GPUOPS_MAX_SORT_KEYS];
-	size_t		in_off = stage_layout(spec, nrows, voff, noff);
-	size_t		raw_bytes = in_off + input_bytes(spec, nrows);
-	Batch		b;
+	size_t voff[GPUOPS_MAX_SORT_KEYS], noff[GPUOPS_MAX_SORT_KEYS];
+	size_t in_off = stage_layout(spec, nrows, voff, noff);
+	size_t raw_bytes = in_off + input_bytes(spec, nrows);
+	Batch b;
 
 	if (has_programs && !batches.empty() && batches.back().rows % 8 != 0)
 		fail(GPUOPS_ERR_INTERNAL, "computed sort keys: a partial batch before the last");
@@ -106,40 +107,41 @@ CudaSort::sort_submit(uint32_t nrows)
 	b.copy_start = new_event();
 	b.copy_end = new_event();
 	b.kernel_end = new_event();
-	batches.push_back(b);	/* owns the events from here on */
-	Batch	   &bb = batches.back();
-	DevPtr		raw = take(this, raw_bytes, st);
+	batches.push_back(b); /* owns the events from here on */
+	Batch &bb = batches.back();
+	DevPtr raw = take(this, raw_bytes, st);
 
 	bb.words = take(this, static_cast<size_t>(nrows) * nwords * sizeof(uint64_t), st);
 	GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_start, st));
 	for (int k = 0; k < spec.nkeys; k++)
 	{
-		size_t		w = gpuops_key_raw_width(spec.keys[k].kind);
+		size_t w = gpuops_key_raw_width(spec.keys[k].kind);
 
 		if (spec.programs[k])
-			continue;		/* computed below */
+			continue; /* computed below */
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + voff[k], host + values_off[k],
-										static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice, st));
+										static_cast<size_t>(nrows) * w, cudaMemcpyHostToDevice,
+										st));
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + noff[k], host + nulls_off[k],
 										(nrows + 7) / 8, cudaMemcpyHostToDevice, st));
 	}
 	for (int c = 0; c < spec.program_ncols; c++)
 	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_words_off(nrows, c),
-										host + input_off + input_words_off(stage_rows, c),
-										static_cast<size_t>(nrows) * sizeof(uint64_t),
-										cudaMemcpyHostToDevice, st));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_nulls_off(spec, nrows, c),
-										host + input_off + input_nulls_off(spec, stage_rows, c),
-										nrows, cudaMemcpyHostToDevice, st));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(
+			static_cast<char *>(raw.p) + in_off + input_words_off(nrows, c),
+			host + input_off + input_words_off(stage_rows, c),
+			static_cast<size_t>(nrows) * sizeof(uint64_t), cudaMemcpyHostToDevice, st));
+		GPUOPS_CUDA_TRY(
+			cudaMemcpyAsync(static_cast<char *>(raw.p) + in_off + input_nulls_off(spec, nrows, c),
+							host + input_off + input_nulls_off(spec, stage_rows, c), nrows,
+							cudaMemcpyHostToDevice, st));
 	}
 	GPUOPS_CUDA_TRY(cudaEventRecord(bb.copy_end, st));
 	rt->release_after(held_buffer, st);
 	held_buffer = -1;
 
-	KernelSpec	ks = kspec;
-	size_t		coff_v[GPUOPS_MAX_SORT_KEYS],
-				coff_n[GPUOPS_MAX_SORT_KEYS];
+	KernelSpec ks = kspec;
+	size_t coff_v[GPUOPS_MAX_SORT_KEYS], coff_n[GPUOPS_MAX_SORT_KEYS];
 
 	for (int k = 0; k < spec.nkeys; k++)
 	{
@@ -148,16 +150,16 @@ CudaSort::sort_submit(uint32_t nrows)
 	}
 	if (has_programs)
 	{
-		size_t		cbytes = computed_layout(spec, nrows, coff_v, coff_n);
+		size_t cbytes = computed_layout(spec, nrows, coff_v, coff_n);
 		ColumnsView in = input_view(spec, static_cast<const uint8_t *>(raw.p) + in_off, nrows);
 
 		bb.computed = take(this, cbytes, st);
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(bb.computed.p, 0, cbytes, st));	/* no row masked */
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(bb.computed.p, 0, cbytes, st)); /* no row masked */
 		for (int k = 0; k < spec.nkeys; k++)
 		{
 			if (!spec.programs[k])
 				continue;
-			uint8_t    *comp = static_cast<uint8_t *>(bb.computed.p);
+			uint8_t *comp = static_cast<uint8_t *>(bb.computed.p);
 
 			eval_input_kernel<<<grid_for((nrows + 7) / 8), kThreads, 0, st>>>(
 				static_cast<const GpuopsExprProgram *>(programs[k].p), in, 0, nrows,
@@ -169,8 +171,8 @@ CudaSort::sort_submit(uint32_t nrows)
 		}
 	}
 	normalize_kernel<<<grid_for(nrows), kThreads, 0, st>>>(
-		ks, static_cast<const uint8_t *>(raw.p), static_cast<const uint8_t *>(bb.computed.p),
-		nrows, static_cast<uint64_t *>(bb.words.p));
+		ks, static_cast<const uint8_t *>(raw.p), static_cast<const uint8_t *>(bb.computed.p), nrows,
+		static_cast<uint64_t *>(bb.words.p));
 	GPUOPS_CUDA_CHECK_LAUNCH("normalize");
 	GPUOPS_CUDA_TRY(cudaEventRecord(bb.kernel_end, st));
 	give_back(this, raw, st);
@@ -180,6 +182,6 @@ CudaSort::sort_submit(uint32_t nrows)
 	return GPUOPS_OK;
 }
 
-}								/* namespace gpusort */
-}								/* namespace cuda */
-}								/* namespace gpuops */
+} /* namespace gpusort */
+} /* namespace cuda */
+} /* namespace gpuops */

@@ -35,10 +35,10 @@ extern "C" {
 static const uint8 *
 AggregateMask(const GpuAggDesc *d, GpuopsBatch *batch, uint32 lo, uint32 n)
 {
-	int			conds[2] = {d->filter_col, d->notnull_col};
+	int conds[2] = {d->filter_col, d->notnull_col};
 	const uint8 *argnulls = d->arg_col >= 0 ? batch->nulls[d->arg_col] : NULL;
-	uint8	   *mask;
-	Size		nbytes = (n + 7) / 8;
+	uint8 *mask;
+	Size nbytes = (n + 7) / 8;
 
 	if (d->filter_col < 0 && d->notnull_col < 0)
 		return argnulls ? argnulls + lo / 8 : NULL;
@@ -98,7 +98,7 @@ RaiseInputError(GpuAggState *st, uint64 row)
 	for (int a = 0; a < st->naggs; a++)
 	{
 		const GpuAggDesc *d = &st->aggs[a];
-		bool		isnull;
+		bool isnull;
 
 		if (st->program_exprs[a] == NULL)
 			continue;
@@ -126,10 +126,10 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 	rc = backend->agg_begin(settings, spec, to - from, &st->dev->handle);
 	for (uint64 row = from; rc == GPUOPS_OK && row < to;)
 	{
-		int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
+		int b = (int) (row >> GPUOPS_BATCH_SHIFT);
 		GpuopsBatch *batch = st->store()->batches[b];
-		uint32		lo = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-		uint32		n = (uint32) Min((uint64) (batch->nrows - lo), to - row);
+		uint32 lo = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+		uint32 n = (uint32) Min((uint64) (batch->nrows - lo), to - row);
 		GpuopsAggBatch ab;
 		MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
 
@@ -137,7 +137,8 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 		ab.nrows = n;
 		for (int k = 0; k < st->nkeys; k++)
 		{
-			ab.keys[k] = RowsAt(GpuAggKeyColumn(st, k, b), lo, gpuops_key_raw_width(st->key_kind[k]));
+			ab.keys[k] = RowsAt(GpuAggKeyColumn(st, k, b), lo,
+								gpuops_key_raw_width(st->key_kind[k]));
 			ab.key_nulls[k] = batch->nulls[k] ? batch->nulls[k] + lo / 8 : NULL;
 		}
 		for (int a = 0; a < st->naggs; a++)
@@ -178,13 +179,13 @@ AggregateRange(GpuAggState *st, const GpuopsAggBackend *backend, const GpuopsSet
 static GpuopsStatus
 Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 {
-	GpuopsSettings settings =
-		GpuopsNodeSettings<&GpuopsDevice::agg>(st, GpuopsSettingsFor(st->device_shared), backend);
+	GpuopsSettings settings = GpuopsNodeSettings<&GpuopsDevice::agg>(
+		st, GpuopsSettingsFor(st->device_shared), backend);
 	GpuopsAggSpec spec;
 	GpuopsStatus rc;
-	uint64		n = st->store()->nrows;
-	uint64		capacity;
-	uint64		ngroups;
+	uint64 n = st->store()->nrows;
+	uint64 capacity;
+	uint64 ngroups;
 
 	st->dev->end();
 	memset(&st->stats, 0, sizeof(st->stats));
@@ -266,8 +267,7 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 void
 GpuAggReadAndAggregate(GpuAggState *st)
 {
-	instr_time	t0,
-				t1;
+	instr_time t0, t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	/* below a Gather of GpuStage: the workers' rows, in shared memory */

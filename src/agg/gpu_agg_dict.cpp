@@ -61,7 +61,7 @@ DictMatch(const void *a, const void *b, Size)
 static HTAB *
 DictCreate(GpuAggState *st)
 {
-	HASHCTL		ctl;
+	HASHCTL ctl;
 
 	ctl.keysize = sizeof(DictKey);
 	ctl.entrysize = sizeof(DictEntry);
@@ -79,18 +79,18 @@ DictCreate(GpuAggState *st)
 static uint64 *
 DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch, bool whole)
 {
-	uint64	   *ids = (uint64 *) MemoryContextAlloc(st->dict_cxt,
-													Max(batch->nrows, 1) * sizeof(uint64));
+	uint64 *ids = (uint64 *) MemoryContextAlloc(st->dict_cxt,
+												Max(batch->nrows, 1) * sizeof(uint64));
 	MemoryContext old = MemoryContextSwitchTo(st->scratch_cxt);
 
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
-		bool		isnull;
-		Datum		d = GpuopsBatchDatum(st->store(), batch, col, i, &isnull);
+		bool isnull;
+		Datum d = GpuopsBatchDatum(st->store(), batch, col, i, &isnull);
 		struct varlena *v;
-		DictKey		key;
-		DictEntry  *e;
-		bool		found;
+		DictKey key;
+		DictEntry *e;
+		bool found;
 
 		if (isnull)
 		{
@@ -114,7 +114,7 @@ DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch, bool 
 		if (!found)
 		{
 			/* the entry keeps its own copy (aligned): a detoasted value is freed with the batch */
-			char	   *copy = (char *) MemoryContextAlloc(st->dict_cxt, Max(key.len, 1));
+			char *copy = (char *) MemoryContextAlloc(st->dict_cxt, Max(key.len, 1));
 
 			memcpy(copy, key.data, key.len);
 			e->key.data = copy;
@@ -132,8 +132,8 @@ DictionaryColumn(GpuAggState *st, HTAB *dict, int col, GpuopsBatch *batch, bool 
 static uint64 **
 DictionaryColumns(GpuAggState *st, int col, Oid type, HTAB **dict)
 {
-	uint64	  **ids = (uint64 **) MemoryContextAlloc(st->dict_cxt, sizeof(uint64 *) *
-													 Max(st->store()->nbatches, 1));
+	uint64 **ids = (uint64 **) MemoryContextAlloc(st->dict_cxt,
+												  sizeof(uint64 *) * Max(st->store()->nbatches, 1));
 
 	*dict = DictCreate(st);
 	for (int b = 0; b < st->store()->nbatches; b++)
@@ -147,8 +147,8 @@ DictionaryColumns(GpuAggState *st, int col, Oid type, HTAB **dict)
 
 typedef struct RankOrder
 {
-	Oid			type;			/* NUMERICOID, BPCHAROID, or text */
-	Oid			collation;		/* text, bpchar */
+	Oid type;	   /* NUMERICOID, BPCHAROID, or text */
+	Oid collation; /* text, bpchar */
 } RankOrder;
 
 static int
@@ -179,15 +179,15 @@ RankCompare(const void *a, const void *b, void *arg)
 static void
 RankDictionary(GpuAggState *st, HTAB *dict, uint64 **ids, Oid type, Oid collation)
 {
-	RankOrder	order = {type, collation};
-	uint64		r = 0;
-	long		n = hash_get_num_entries(dict);
+	RankOrder order = {type, collation};
+	uint64 r = 0;
+	long n = hash_get_num_entries(dict);
 	DictEntry **sorted = (DictEntry **) MemoryContextAllocHuge(st->dict_cxt,
 															   sizeof(DictEntry *) * Max(n, 1));
-	uint64	   *rank = (uint64 *) MemoryContextAllocHuge(st->dict_cxt, sizeof(uint64) * (n + 1));
+	uint64 *rank = (uint64 *) MemoryContextAllocHuge(st->dict_cxt, sizeof(uint64) * (n + 1));
 	HASH_SEQ_STATUS seq;
-	DictEntry  *e;
-	long		i = 0;
+	DictEntry *e;
+	long i = 0;
 
 	hash_seq_init(&seq, dict);
 	while ((e = (DictEntry *) hash_seq_search(&seq)) != NULL)
@@ -220,13 +220,12 @@ GpuAggEncode(GpuAggState *st)
 			continue;
 		st->dict_ids[k] = DictionaryColumns(st, k, st->key_type[k], &st->dict[k]);
 		if (st->key_enc[k] == GPUAGG_KEY_RANKED)
-			RankDictionary(st, st->dict[k], st->dict_ids[k], st->key_type[k],
-						   st->key_collation[k]);
+			RankDictionary(st, st->dict[k], st->dict_ids[k], st->key_type[k], st->key_collation[k]);
 	}
 	for (int a = 0; a < st->naggs; a++)
 	{
 		const GpuAggDesc *d = &st->aggs[a];
-		HTAB	   *dict;
+		HTAB *dict;
 
 		st->arg_ids[a] = NULL;
 		/* SCALED: gpu_agg_numeric.cpp */
@@ -279,8 +278,8 @@ GpuAggKeyWords(GpuAggState *st)
 void
 GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords)
 {
-	int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
-	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+	int b = (int) (row >> GPUOPS_BATCH_SHIFT);
+	uint32 i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
 	const uint8 *keys[GPUOPS_MAX_SORT_KEYS];
 	const uint8 *nulls[GPUOPS_MAX_SORT_KEYS];
 

@@ -52,7 +52,7 @@ static TupleTableSlot *
 GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 {
 	static const GpuopsAggResult empty = {};
-	int			ncols = st->nkeys + st->nextra;
+	int ncols = st->nkeys + st->nextra;
 	MemoryContext old;
 
 	ExecClearTuple(slot);
@@ -61,7 +61,7 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 	{
 		if (g >= 0)
 			slot->tts_values[c] = GpuopsRowStoreDatum(st->store(), st->group_rows[g], c,
-													   &slot->tts_isnull[c]);
+													  &slot->tts_isnull[c]);
 		else
 		{
 			slot->tts_values[c] = (Datum) 0;
@@ -72,9 +72,9 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 	{
 		const GpuAggDesc *d = &st->aggs[a];
 		const GpuopsAggResult *r = g >= 0 ? &st->results[g * st->naggs + a] : &empty;
-		Datum		value = (Datum) 0;
-		Datum		value2 = (Datum) 0;
-		bool		isnull;
+		Datum value = (Datum) 0;
+		Datum value2 = (Datum) 0;
+		bool isnull;
 
 		if (d->host_sum)
 		{
@@ -89,7 +89,7 @@ GroupRow(GpuAggState *st, int64 g, TupleTableSlot *slot)
 		if (d->final == GPUAGG_FINAL_PERCENTILE_CONT && r->count > 0)
 			value2 = GpuopsRowStoreDatum(st->store(), r->row2, d->arg_col, &isnull);
 		slot->tts_values[ncols + a] = GpuAggResultDatum(d, r, value, value2,
-														 &slot->tts_isnull[ncols + a]);
+														&slot->tts_isnull[ncols + a]);
 	}
 	MemoryContextSwitchTo(old);
 	return ExecStoreVirtualTuple(slot);
@@ -119,9 +119,9 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 {
 	GpuAggState *st = NewCustomScanState<GpuAggState>(cscan, &gpu_agg_exec_methods);
 	GpuAggPlan *plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
-	PlanFields	fields(cscan->custom_private, GPUAGG_NAME);
-	int			a = 0;
-	ListCell   *lc;
+	PlanFields fields(cscan->custom_private, GPUAGG_NAME);
+	int a = 0;
+	ListCell *lc;
 
 	GpuAggPlanFields(fields, plan);
 	st->nkeys = plan->nkeys;
@@ -162,7 +162,7 @@ CreateGpuAggStateImpl(CustomScan *cscan)
 	memcpy(st->prog_cols, plan->prog_cols, sizeof(int) * plan->prog_ncols);
 	memcpy(st->prog_types, plan->prog_types, sizeof(Oid) * plan->prog_ncols);
 	a = 0;
-	foreach(lc, plan->programs)
+	foreach (lc, plan->programs)
 	{
 		if (lfirst(lc) != NIL)
 		{
@@ -180,7 +180,7 @@ static void
 BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuAggState *st = (GpuAggState *) node;
-	TupleDesc	desc;
+	TupleDesc desc;
 
 	/* over GpuStage the workers only read rows: the device is this process's alone */
 	GpuopsNodeBegin(st, estate, eflags, 1, NULL);
@@ -199,7 +199,7 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 	{
 		for (int a = 0; a < st->naggs && a < list_length(st->prog_exprs); a++)
 		{
-			Expr	   *e = (Expr *) list_nth(st->prog_exprs, a);
+			Expr *e = (Expr *) list_nth(st->prog_exprs, a);
 
 			if (e == NULL)
 				continue;
@@ -253,10 +253,10 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuAggState *st = (GpuAggState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context;
-	List	   *keys = NIL;
-	List	   *aggs = NIL;
-	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+	List *context;
+	List *keys = NIL;
+	List *aggs = NIL;
+	bool prefix = list_length(es->rtable) > 1 || es->verbose;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	for (int k = 0; k < st->nkeys; k++)
@@ -279,14 +279,19 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	aggs = NIL;
 	for (int a = 0; a < st->naggs; a++)
 		if (st->programs[a] != NULL)
-			aggs = lappend(aggs,
-						   deparse_expression((Node *) ((TargetEntry *) list_nth(cscan->custom_scan_tlist,
-																				 st->nkeys + st->nextra + a))->expr,
-											  context, prefix, false));
+			aggs = lappend(
+				aggs,
+				deparse_expression((Node *) ((TargetEntry *) list_nth(cscan->custom_scan_tlist,
+																	  st->nkeys + st->nextra + a))
+									   ->expr,
+								   context, prefix, false));
 	if (aggs != NIL)
 		ExplainPropertyList("Inputs Computed on Device", aggs, es);
-	ExplainPropertyText("Strategy", st->nkeys == 0 ? "plain on device" :
-						st->hash_capacity > 0 ? "hashed on device" : "sorted on device", es);
+	ExplainPropertyText("Strategy",
+						st->nkeys == 0				? "plain on device"
+							: st->hash_capacity > 0 ? "hashed on device"
+													: "sorted on device",
+						es);
 	if (st->partial)
 		ExplainPropertyText("Stage", "partial", es);
 	if (es->analyze && st->aggregated)
@@ -298,11 +303,12 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (st->stats.hash_capacity > 0)
 			ExplainPropertyInteger("Hash Capacity", NULL, (int64) st->stats.hash_capacity, es);
 		if (st->overflow_chunks > 0)
-			ExplainPropertyText("Hash Overflow", "more groups than the hash capacity, sorted instead", es);
+			ExplainPropertyText("Hash Overflow",
+								"more groups than the hash capacity, sorted instead", es);
 		if (st->chunks > 1)
 			ExplainPropertyInteger("Chunks", NULL, st->chunks, es);
 		{
-			int			host_sums = 0;
+			int host_sums = 0;
 
 			/* numeric sums the device could not take as scaled integers */
 			for (int a = 0; a < st->naggs; a++)
@@ -328,13 +334,13 @@ const CustomExecMethods gpu_agg_exec_methods = {
 	GuardedExec<GpuopsExecScan<GpuAggNext>>,
 	GuardedEnd<EndGpuAggImpl>,
 	GuardedReScan<ReScanGpuAggImpl>,
-	NULL,						/* MarkPosCustomScan */
-	NULL,						/* RestrPosCustomScan */
-	NULL,						/* EstimateDSMCustomScan */
-	NULL,						/* InitializeDSMCustomScan */
-	NULL,						/* ReInitializeDSMCustomScan */
-	NULL,						/* InitializeWorkerCustomScan */
-	NULL,						/* ShutdownCustomScan */
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
+	NULL, /* EstimateDSMCustomScan */
+	NULL, /* InitializeDSMCustomScan */
+	NULL, /* ReInitializeDSMCustomScan */
+	NULL, /* InitializeWorkerCustomScan */
+	NULL, /* ShutdownCustomScan */
 	GuardedExplain<ExplainGpuAggImpl>,
 };
 

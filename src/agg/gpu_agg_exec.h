@@ -35,61 +35,61 @@ typedef DeviceSession<GpuopsAggBackend, GpuopsAgg, &GpuopsAggBackend::agg_end> G
 typedef struct DictKey
 {
 	const char *data;
-	Size		len;
+	Size len;
 } DictKey;
 
 typedef struct DictEntry
 {
-	DictKey		key;
-	uint64		id;
+	DictKey key;
+	uint64 id;
 } DictEntry;
 
 /* the node (node.h): one input, the child's rows in its store */
 typedef struct GpuAggState : GpuopsNode
 {
-	int			nkeys;
-	int			nextra;			/* other columns from a group's first row */
-	int			naggs;
-	bool		partial;		/* partial mode (gpu_agg.h) */
-	uint64		hash_capacity;	/* the planner chose the hash strategy (0: sort) */
+	int nkeys;
+	int nextra; /* other columns from a group's first row */
+	int naggs;
+	bool partial;		  /* partial mode (gpu_agg.h) */
+	uint64 hash_capacity; /* the planner chose the hash strategy (0: sort) */
 	GpuopsKeyKind key_kind[GPUOPS_MAX_SORT_KEYS];
 	GpuAggKeyEncoding key_enc[GPUOPS_MAX_SORT_KEYS];
-	Oid			key_type[GPUOPS_MAX_SORT_KEYS];
-	Oid			key_collation[GPUOPS_MAX_SORT_KEYS];
-	HTAB	   *dict[GPUOPS_MAX_SORT_KEYS];	/* dictionary keys: their dictionary */
-	uint64	  **dict_ids[GPUOPS_MAX_SORT_KEYS];	/* and per batch its rows' numbers */
-	uint64	  **arg_ids[GPUOPS_MAX_AGGS];	/* ranked text arguments: per batch their ranks */
+	Oid key_type[GPUOPS_MAX_SORT_KEYS];
+	Oid key_collation[GPUOPS_MAX_SORT_KEYS];
+	HTAB *dict[GPUOPS_MAX_SORT_KEYS];		 /* dictionary keys: their dictionary */
+	uint64 **dict_ids[GPUOPS_MAX_SORT_KEYS]; /* and per batch its rows' numbers */
+	uint64 **arg_ids[GPUOPS_MAX_AGGS];		 /* ranked text arguments: per batch their ranks */
 	GpuAggDesc *aggs;
 
 	/* computed inputs (gpu_agg.h): per aggregate its program, or NULL */
 	GpuopsExprProgram *programs[GPUOPS_MAX_AGGS];
-	List	   *prog_exprs;		/* the plan's arguments of computed inputs */
-	ExprState  *program_exprs[GPUOPS_MAX_AGGS];	/* its argument, PostgreSQL's */
-	int			prog_ncols;		/* the programs' columns: child columns, types */
-	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
-	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
-	TupleTableSlot *recheck_slot;	/* a child row, for program_exprs */
+	List *prog_exprs;						   /* the plan's arguments of computed inputs */
+	ExprState *program_exprs[GPUOPS_MAX_AGGS]; /* its argument, PostgreSQL's */
+	int prog_ncols;							   /* the programs' columns: child columns, types */
+	int prog_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid prog_types[GPUOPS_EXPR_MAX_COLS];
+	TupleTableSlot *recheck_slot; /* a child row, for program_exprs */
 
 	GpuAggDevice *dev;
-	MemoryContext scratch_cxt;	/* a batch's key numbers and bitmaps */
-	MemoryContext dict_cxt;		/* dictionaries and their row numbers */
-	MemoryContext merge_cxt;	/* chunked: the merged groups */
+	MemoryContext scratch_cxt; /* a batch's key numbers and bitmaps */
+	MemoryContext dict_cxt;	   /* dictionaries and their row numbers */
+	MemoryContext merge_cxt;   /* chunked: the merged groups */
 
-	bool		aggregated;
-	uint64		ngroups;
-	uint64		next_group;
-	bool		empty_row_done; /* no GROUP BY, no input: the one row emitted */
-	const uint64 *group_rows;	/* per group its first row */
+	bool aggregated;
+	uint64 ngroups;
+	uint64 next_group;
+	bool empty_row_done;			/* no GROUP BY, no input: the one row emitted */
+	const uint64 *group_rows;		/* per group its first row */
 	const GpuopsAggResult *results; /* per group naggs states */
-	GpuAggMerge *merge;			/* chunked: the groups merged on the host */
+	GpuAggMerge *merge;				/* chunked: the groups merged on the host */
 
 	/* EXPLAIN ANALYZE */
-	GpuopsAggStats stats;		/* summed over chunks */
-	uint32		chunks;
-	uint32		hashed_chunks;	/* chunks the hash strategy aggregated */
-	uint32		overflow_chunks;	/* and those with more groups than it took */
-	double		read_ms;
-	Size		host_memory;
+	GpuopsAggStats stats; /* summed over chunks */
+	uint32 chunks;
+	uint32 hashed_chunks;	/* chunks the hash strategy aggregated */
+	uint32 overflow_chunks; /* and those with more groups than it took */
+	double read_ms;
+	Size host_memory;
 } GpuAggState;
 
 /* gpu_agg_dict.cpp: text keys numbered, text arguments ranked (dict_cxt) */
@@ -102,7 +102,7 @@ extern void GpuAggNumericPrepare(GpuAggState *st);
 extern void GpuAggNumericHost(GpuAggState *st);
 
 /* gpu_agg_dict.cpp: the 64-bit words of a packed group key (0 without GROUP BY) */
-extern int	GpuAggKeyWords(GpuAggState *st);
+extern int GpuAggKeyWords(GpuAggState *st);
 
 /* gpu_agg_dict.cpp: the packed group key of a stored row */
 extern void GpuAggRowKey(GpuAggState *st, uint64 row, uint64 *words, int nwords);

@@ -40,8 +40,8 @@ extern "C" {
 static Oid
 AggFinalFn(Oid aggfnoid)
 {
-	HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
-	Oid			fn;
+	HeapTuple tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	Oid fn;
 
 	if (!HeapTupleIsValid(tup))
 		return InvalidOid;
@@ -199,10 +199,10 @@ GpuAggClassify(Oid aggfnoid, Oid, GpuopsAggKind *kind, GpuAggFinal *final, Oid *
 static Datum
 Int128Numeric(int64 hi, uint64 lo)
 {
-	__int128	v = gpuops::agg_int128(hi, lo);
+	__int128 v = gpuops::agg_int128(hi, lo);
 	unsigned __int128 u;
-	char		buf[48];
-	char	   *p = buf + sizeof(buf) - 1;
+	char buf[48];
+	char *p = buf + sizeof(buf) - 1;
 
 	if (v >= PG_INT64_MIN && v <= PG_INT64_MAX)
 		return NumericGetDatum(int64_to_numeric((int64) v));
@@ -226,11 +226,12 @@ Int128Numeric(int64 hi, uint64 lo)
 static Datum
 ScaledNumeric(int64 hi, uint64 lo, int scale)
 {
-	__int128	v = gpuops::agg_int128(hi, lo);
-	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
-	char		buf[80];
-	char	   *p = buf + sizeof(buf) - 1;
-	int			digits = 0;
+	__int128 v = gpuops::agg_int128(hi, lo);
+	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v
+								: (unsigned __int128) v;
+	char buf[80];
+	char *p = buf + sizeof(buf) - 1;
+	int digits = 0;
 
 	if (scale == 0)
 		return Int128Numeric(hi, lo);
@@ -263,11 +264,11 @@ SendScaledVar(StringInfo buf, bool neg, uint64 top, uint64 hi, uint64 lo, int ds
 	/* NUMERIC_POS and NUMERIC_NEG (numeric.c) */
 	const int32 numeric_pos = 0x0000;
 	const int32 numeric_neg = 0x4000;
-	uint64		limb[3] = {top, hi, lo};
-	int			pad = (4 - dscale % 4) % 4;
-	int			frac = (dscale + pad) / 4;
-	int16		digits[20];		/* 2^192 * 1000 has 61 decimal digits */
-	int			nd = 0;
+	uint64 limb[3] = {top, hi, lo};
+	int pad = (4 - dscale % 4) % 4;
+	int frac = (dscale + pad) / 4;
+	int16 digits[20]; /* 2^192 * 1000 has 61 decimal digits */
+	int nd = 0;
 
 	for (int k = 0; k < pad; k++)
 	{
@@ -307,8 +308,9 @@ SendScaledVar(StringInfo buf, bool neg, uint64 top, uint64 hi, uint64 lo, int ds
 static void
 SendInt128Var(StringInfo buf, int64 hi, uint64 lo, int dscale)
 {
-	__int128	v = gpuops::agg_int128(hi, lo);
-	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v : (unsigned __int128) v;
+	__int128 v = gpuops::agg_int128(hi, lo);
+	unsigned __int128 u = v < 0 ? (unsigned __int128) 0 - (unsigned __int128) v
+								: (unsigned __int128) v;
 
 	SendScaledVar(buf, v < 0, 0, (uint64) (u >> 64), (uint64) u, dscale);
 }
@@ -335,11 +337,11 @@ PolyNumSerialized(const GpuopsAggResult *r, bool with_squares, bool numeric_stat
 		SendScaledVar(&buf, false, r->sum2_top, r->sum2_hi, r->sum2_lo, 2 * scale);
 	if (numeric_state)
 	{
-		pq_sendint32(&buf, scale);	/* maxScale */
-		pq_sendint64(&buf, (int64) r->count);	/* maxScaleCount */
-		pq_sendint64(&buf, 0);	/* NaNcount */
-		pq_sendint64(&buf, 0);	/* pInfcount */
-		pq_sendint64(&buf, 0);	/* nInfcount */
+		pq_sendint32(&buf, scale);			  /* maxScale */
+		pq_sendint64(&buf, (int64) r->count); /* maxScaleCount */
+		pq_sendint64(&buf, 0);				  /* NaNcount */
+		pq_sendint64(&buf, 0);				  /* pInfcount */
+		pq_sendint64(&buf, 0);				  /* nInfcount */
 	}
 	return pq_endtypsend(&buf);
 }
@@ -375,7 +377,7 @@ PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
 	/* one stand-in for the process, not one per group */
 	static AggState *caller = NULL;
 	LOCAL_FCINFO(fcinfo, 1);
-	Datum		state;
+	Datum state;
 
 	if (caller == NULL)
 	{
@@ -388,9 +390,9 @@ PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
 	fcinfo->args[0].value = PointerGetDatum(VarianceSerialized(desc, r));
 	fcinfo->args[0].isnull = false;
 	state = desc->value_kind == GPUOPS_KEY_INT8 ? numeric_deserialize(fcinfo)
-		: numeric_poly_deserialize(fcinfo);
-	InitFunctionCallInfoData(*fcinfo, const_cast<FmgrInfo *>(&desc->final_flinfo), 1,
-							 InvalidOid, (Node *) caller, NULL);
+												: numeric_poly_deserialize(fcinfo);
+	InitFunctionCallInfoData(*fcinfo, const_cast<FmgrInfo *>(&desc->final_flinfo), 1, InvalidOid,
+							 (Node *) caller, NULL);
 	fcinfo->args[0].value = state;
 	fcinfo->args[0].isnull = false;
 	state = FunctionCallInvoke(fcinfo);
@@ -402,7 +404,7 @@ PolyNumFinal(const GpuAggDesc *desc, const GpuopsAggResult *r, bool *isnull)
 static ArrayType *
 FloatAccumArray(const GpuopsAggResult *r)
 {
-	Datum		elems[3];
+	Datum elems[3];
 
 	elems[0] = Float8GetDatum((double) r->count);
 	/* float8_accum adds to an initial 0: its Sx is never -0 */
@@ -416,8 +418,7 @@ static void
 FloatOverflow(void)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-			 errmsg("value out of range: overflow")));
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE), errmsg("value out of range: overflow")));
 }
 
 /*
@@ -457,8 +458,8 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			if (desc->partial)
 			{
 				/* int2/int4_avg_accum's int8[] {N, sum}: the sum of 32-bit values fits */
-				Datum		elems[2] = {Int64GetDatum((int64) r->count),
-				Int64GetDatum((int64) r->sum_lo)};
+				Datum elems[2] = {Int64GetDatum((int64) r->count),
+								  Int64GetDatum((int64) r->sum_lo)};
 
 				return PointerGetDatum(construct_array(elems, 2, INT8OID, sizeof(int64),
 													   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
@@ -467,7 +468,7 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 									   NumericGetDatum(int64_to_numeric((int64) r->count)));
 		case GPUAGG_FINAL_SUM_FLOAT4:
 			{
-				float4		f = (float4) r->sx;
+				float4 f = (float4) r->sx;
 
 				/* float4pl: finite inputs must not give an infinite sum */
 				if ((r->overflow & 1) || (std::isinf(f) && !std::isinf(r->sx)))
@@ -480,9 +481,9 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			return Float8GetDatum(r->sx);
 		case GPUAGG_FINAL_FLOAT_FN:
 			{
-				ArrayType  *arr;
+				ArrayType *arr;
 				LOCAL_FCINFO(fcinfo, 1);
-				Datum		result;
+				Datum result;
 
 				/* float8_accum raises on an overflow of Sx or Sxx */
 				if (r->overflow)
@@ -502,7 +503,8 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 			return ScaledNumeric(r->sum_hi, r->sum_lo, desc->scale);
 		case GPUAGG_FINAL_AVG_SCALED:
 			/* numeric_avg: sumX (its scale the inputs') / N */
-			return DirectFunctionCall2(numeric_div, ScaledNumeric(r->sum_hi, r->sum_lo, desc->scale),
+			return DirectFunctionCall2(numeric_div,
+									   ScaledNumeric(r->sum_hi, r->sum_lo, desc->scale),
 									   NumericGetDatum(int64_to_numeric((int64) r->count)));
 		case GPUAGG_FINAL_VAR_SCALED:
 			/* numeric_accum's state (never partial: the planner offers no partial path) */
@@ -516,24 +518,23 @@ GpuAggResultDatum(const GpuAggDesc *desc, const GpuopsAggResult *r, Datum row_va
 		case GPUAGG_FINAL_PERCENTILE_CONT:
 			{
 				/* percentile_cont_final_common, then float8_lerp or interval_lerp */
-				double		f = desc->fraction;
-				double		first_row = floor(f * (double) (r->count - 1));
-				double		proportion;
+				double f = desc->fraction;
+				double first_row = floor(f * (double) (r->count - 1));
+				double proportion;
 
 				if ((int64) first_row == (int64) ceil(f * (double) (r->count - 1)))
 					return row_value;
 				proportion = (f * (double) (r->count - 1)) - (double) (int64) first_row;
 				if (desc->value_kind == GPUOPS_KEY_INTERVAL)
-					return DirectFunctionCall2(interval_pl,
-											   DirectFunctionCall2(interval_mul,
-																   DirectFunctionCall2(interval_mi,
-																					   row2_value,
-																					   row_value),
-																   Float8GetDatum(proportion)),
-											   row_value);
-				return Float8GetDatum(DatumGetFloat8(row_value) +
-									  (proportion * (DatumGetFloat8(row2_value) -
-													 DatumGetFloat8(row_value))));
+					return DirectFunctionCall2(
+						interval_pl,
+						DirectFunctionCall2(interval_mul,
+											DirectFunctionCall2(interval_mi, row2_value, row_value),
+											Float8GetDatum(proportion)),
+						row_value);
+				return Float8GetDatum(
+					DatumGetFloat8(row_value) +
+					(proportion * (DatumGetFloat8(row2_value) - DatumGetFloat8(row_value))));
 			}
 		default:
 			elog(ERROR, "GpuAgg: unknown final step %d", (int) desc->final);

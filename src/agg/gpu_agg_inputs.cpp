@@ -38,10 +38,10 @@ CollectAggrefs(Node *node, List **aggs)
 	if (IsA(node, Aggref))
 	{
 		*aggs = list_append_unique(*aggs, node);
-		return false;			/* no Aggref nests in another at one query level */
+		return false; /* no Aggref nests in another at one query level */
 	}
 	/* through void (*)(void), which -Wcast-function-type accepts */
-	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) CollectAggrefs, aggs);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) CollectAggrefs, aggs);
 }
 
 /*
@@ -51,8 +51,8 @@ CollectAggrefs(Node *node, List **aggs)
  */
 typedef struct NonKeyVars
 {
-	List	   *keys;
-	List	   *found;
+	List *keys;
+	List *found;
 } NonKeyVars;
 
 static bool
@@ -60,19 +60,18 @@ NonKeyVarsWalker(Node *node, NonKeyVars *c)
 {
 	if (node == NULL || list_member(c->keys, node))
 		return false;
-	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, Aggref) ||
-		IsA(node, GroupingFunc))
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, Aggref) || IsA(node, GroupingFunc))
 	{
 		c->found = lappend(c->found, node);
 		return false;
 	}
-	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) NonKeyVarsWalker, c);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) NonKeyVarsWalker, c);
 }
 
 static void
 CollectNonKeyVars(Node *node, List *keys, List **found)
 {
-	NonKeyVars	c = {keys, *found};
+	NonKeyVars c = {keys, *found};
 
 	(void) NonKeyVarsWalker(node, &c);
 	*found = c.found;
@@ -92,14 +91,14 @@ static bool
 DeviceArgument(Expr *arg, GpuopsAggKind kind, List **child_exprs, DeviceExprInputs *in,
 			   GpuopsExprProgram *prog)
 {
-	List	   *cand;
-	ListCell   *lc;
+	List *cand;
+	ListCell *lc;
 
 	if (!gpuops_enable_device_exprs || IsA(arg, Var) || list_member(*child_exprs, arg) ||
 		(kind != GPUOPS_AGG_SUM_INT && kind != GPUOPS_AGG_SUMSQ_INT && kind != GPUOPS_AGG_FLOAT))
 		return false;
 	cand = list_copy(*child_exprs);
-	foreach(lc, pull_var_clause((Node *) arg, PVC_INCLUDE_PLACEHOLDERS))
+	foreach (lc, pull_var_clause((Node *) arg, PVC_INCLUDE_PLACEHOLDERS))
 	{
 		if (!IsA(lfirst(lc), Var))
 			return false;
@@ -119,10 +118,10 @@ DeviceArgument(Expr *arg, GpuopsAggKind kind, List **child_exprs, DeviceExprInpu
 static int
 ChildColumn(List **exprs, Expr *expr)
 {
-	int			i = 0;
-	ListCell   *lc;
+	int i = 0;
+	ListCell *lc;
 
-	foreach(lc, *exprs)
+	foreach (lc, *exprs)
 	{
 		if (equal(lfirst(lc), expr))
 			return i;
@@ -162,7 +161,7 @@ OrderedSetArg(Aggref *aggref, Expr **arg, double *fraction, bool *desc)
 {
 	SortGroupClause *sgc;
 	TypeCacheEntry *tce;
-	Const	   *c;
+	Const *c;
 
 	if (list_length(aggref->args) != 1 || list_length(aggref->aggorder) != 1 ||
 		list_length(aggref->aggdirectargs) != 1 || !IsA(linitial(aggref->aggdirectargs), Const))
@@ -190,7 +189,7 @@ static bool
 GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc,
 			 Oid *collation)
 {
-	Oid			type = exprType((Node *) expr);
+	Oid type = exprType((Node *) expr);
 	TypeCacheEntry *tce = lookup_type_cache(type, TYPECACHE_EQ_OPR);
 
 	/* only the type's own equality: another opclass may group differently */
@@ -202,7 +201,7 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 		return true;
 	if (type == TEXTOID || type == VARCHAROID)
 	{
-		Oid			coll = exprCollation((Node *) expr);
+		Oid coll = exprCollation((Node *) expr);
 
 		/* deterministic collations call equal only identical bytes */
 		if (!OidIsValid(coll) || !get_collation_isdeterministic(coll))
@@ -212,8 +211,7 @@ GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEnc
 		return true;
 	}
 	if (type == NUMERICOID ||
-		(type == BPCHAROID && OidIsValid(*collation) &&
-		 get_collation_isdeterministic(*collation)))
+		(type == BPCHAROID && OidIsValid(*collation) && get_collation_isdeterministic(*collation)))
 	{
 		/*
 		 * equal numerics (1.0, 1.00) and equal char(n) values (trailing
@@ -264,15 +262,16 @@ ClassifyAggregate(Aggref *aggref, GpuAggPlanAgg *d, Expr **arg)
 		return false;
 	if (d->kind == GPUOPS_AGG_FLOAT && !gpuops_enable_float_aggs)
 	{
-		elog(DEBUG1, "gpuops: GpuAgg not used: float sums, averages and variances differ in "
+		elog(DEBUG1,
+			 "gpuops: GpuAgg not used: float sums, averages and variances differ in "
 			 "rounding from a serial plan's (gpuops.enable_float_aggs is off)");
 		return false;
 	}
 	/* classified by function; the aggregate's own DISTINCT or kind decides the rest */
 	if (aggref->aggdistinct != NIL)
 		d->kind = GPUOPS_AGG_COUNT_DISTINCT;
-	if (gpuops_agg_ordered(d->kind) != (aggref->aggdistinct != NIL ||
-										aggref->aggkind == AGGKIND_ORDERED_SET))
+	if (gpuops_agg_ordered(d->kind) !=
+		(aggref->aggdistinct != NIL || aggref->aggkind == AGGKIND_ORDERED_SET))
 		return false;
 	/*
 	 * The collation text compares under: min/max call text_smaller and
@@ -280,8 +279,9 @@ ClassifyAggregate(Aggref *aggref, GpuAggPlanAgg *d, Expr **arg)
 	 * under the argument's own.
 	 */
 	if (*arg != NULL)
-		d->collation = (d->kind == GPUOPS_AGG_MIN || d->kind == GPUOPS_AGG_MAX) ?
-			aggref->inputcollid : exprCollation((Node *) *arg);
+		d->collation = (d->kind == GPUOPS_AGG_MIN || d->kind == GPUOPS_AGG_MAX)
+			? aggref->inputcollid
+			: exprCollation((Node *) *arg);
 	return true;
 }
 
@@ -295,7 +295,7 @@ static bool
 AggregateInputs(GpuAggBuild *b, Aggref *aggref, GpuAggPlanAgg *d, Expr *arg,
 				GpuopsExprProgram *prog, bool *computed)
 {
-	Oid			argtype = d->arg_type;
+	Oid argtype = d->arg_type;
 	GpuopsAggKind kind = d->kind;
 	GpuAggFinal final = d->final;
 
@@ -339,7 +339,9 @@ AggregateInputs(GpuAggBuild *b, Aggref *aggref, GpuAggPlanAgg *d, Expr *arg,
 			 */
 			/* bpchar's equality ignores trailing blanks: ranks, ties equal */
 			d->arg_enc = kind == GPUOPS_AGG_COUNT_DISTINCT && argtype == TEXTOID &&
-				!b->have_percentile ? GPUAGG_KEY_DICTIONARY : GPUAGG_KEY_RANKED;
+					!b->have_percentile
+				? GPUAGG_KEY_DICTIONARY
+				: GPUAGG_KEY_RANKED;
 		}
 		else
 			return false;
@@ -351,7 +353,7 @@ AggregateInputs(GpuAggBuild *b, Aggref *aggref, GpuAggPlanAgg *d, Expr *arg,
 	else if (arg != NULL)
 	{
 		/* count(x) counts the rows where x (the datum, even a row) is not NULL */
-		NullTest   *nt = makeNode(NullTest);
+		NullTest *nt = makeNode(NullTest);
 
 		nt->arg = arg;
 		nt->nulltesttype = IS_NOT_NULL;
@@ -370,8 +372,8 @@ AddAggregate(GpuAggBuild *b, Aggref *aggref)
 {
 	GpuAggPlanAgg *d = &b->plan->aggs[b->plan->naggs];
 	GpuopsExprProgram prog;
-	Expr	   *arg;
-	bool		computed;
+	Expr *arg;
+	bool computed;
 
 	memset(d, 0, sizeof(*d));
 	d->arg_col = d->filter_col = d->notnull_col = -1;
@@ -405,24 +407,24 @@ AddAggregate(GpuAggBuild *b, Aggref *aggref)
 }
 
 bool
-GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *having,
-					GroupPathExtraData *extra, bool partial, GpuAggBuild *b, List **scan_exprs)
+GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *having, GroupPathExtraData *extra,
+					bool partial, GpuAggBuild *b, List **scan_exprs)
 {
-	Query	   *parse = root->parse;
-	List	   *aggrefs = NIL;
-	List	   *extras = NIL;
-	List	   *vars = NIL;
-	ListCell   *lc;
+	Query *parse = root->parse;
+	List *aggrefs = NIL;
+	List *extras = NIL;
+	List *vars = NIL;
+	ListCell *lc;
 
 	b->plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
 	b->partial = partial;
 	b->order_arg_col = b->order_filter_col = b->order_desc = -1;
 	b->hashable = true;
 
-	foreach(lc, parse->groupClause)
+	foreach (lc, parse->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, extra->targetList);
+		Expr *expr = (Expr *) get_sortgroupclause_expr(sgc, extra->targetList);
 		GpuAggKeyPlan *key = &b->plan->keys[b->plan->nkeys];
 
 		if (b->plan->nkeys == GPUOPS_MAX_SORT_KEYS ||
@@ -446,9 +448,9 @@ GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *having,
 	 */
 	CollectNonKeyVars((Node *) target->exprs, b->child_exprs, &vars);
 	CollectNonKeyVars(having, b->child_exprs, &vars);
-	foreach(lc, vars)
+	foreach (lc, vars)
 	{
-		Node	   *v = (Node *) lfirst(lc);
+		Node *v = (Node *) lfirst(lc);
 
 		if (!IsA(v, Aggref) && !list_member(b->child_exprs, v))
 			extras = list_append_unique(extras, v);
@@ -461,9 +463,9 @@ GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *having,
 	 * input: with a percentile among them, text must come as ranks, also for
 	 * a count(DISTINCT) of it (which alone needs only equality).
 	 */
-	foreach(lc, aggrefs)
+	foreach (lc, aggrefs)
 		b->have_percentile |= lfirst_node(Aggref, lc)->aggkind == AGGKIND_ORDERED_SET;
-	foreach(lc, aggrefs)
+	foreach (lc, aggrefs)
 		if (!AddAggregate(b, lfirst_node(Aggref, lc)))
 			return false;
 

@@ -20,17 +20,17 @@ extern "C" {
 /* What a GpuAgg path reads and computes, gathered aggregate by aggregate. */
 typedef struct GpuAggBuild
 {
-	GpuAggPlan *plan;			/* keys and aggregates so far */
-	List	   *child_exprs;	/* the child's output (gpu_agg.h) */
-	bool		partial;		/* partial states, per parallel worker */
-	bool		have_percentile;	/* text inputs of ordered aggregates come as ranks */
-	int			order_arg_col;	/* the ordered aggregates' shared input */
-	int			order_filter_col;
-	int			order_desc;		/* their direction, once a percentile sets it */
-	bool		hashable;		/* every aggregate's state suits the hash strategy */
-	DeviceExprInputs prog_in;	/* computed inputs: their columns */
-	List	   *programs;		/* per aggregate its program (a list), or NIL */
-	List	   *prog_exprs;		/* and its argument, or NULL */
+	GpuAggPlan *plan;	  /* keys and aggregates so far */
+	List *child_exprs;	  /* the child's output (gpu_agg.h) */
+	bool partial;		  /* partial states, per parallel worker */
+	bool have_percentile; /* text inputs of ordered aggregates come as ranks */
+	int order_arg_col;	  /* the ordered aggregates' shared input */
+	int order_filter_col;
+	int order_desc;			  /* their direction, once a percentile sets it */
+	bool hashable;			  /* every aggregate's state suits the hash strategy */
+	DeviceExprInputs prog_in; /* computed inputs: their columns */
+	List *programs;			  /* per aggregate its program (a list), or NIL */
+	List *prog_exprs;		  /* and its argument, or NULL */
 } GpuAggBuild;
 
 /*
@@ -45,4 +45,4 @@ extern bool GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *hav
 								GroupPathExtraData *extra, bool partial, GpuAggBuild *b,
 								List **scan_exprs);
 
-#endif							/* GPUOPS_GPU_AGG_INPUTS_H */
+#endif /* GPUOPS_GPU_AGG_INPUTS_H */

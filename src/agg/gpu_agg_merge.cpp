@@ -23,20 +23,20 @@ extern "C" {
 struct GpuAggMerge
 {
 	MemoryContext cxt;
-	HTAB	   *groups;			/* packed key -> index */
-	int			nwords;
-	Size		keysize;
-	uint64		ngroups;
-	uint64		capacity;
-	uint64	   *rows;			/* per group its first row */
-	GpuopsAggResult *results;	/* per group naggs states */
+	HTAB *groups; /* packed key -> index */
+	int nwords;
+	Size keysize;
+	uint64 ngroups;
+	uint64 capacity;
+	uint64 *rows;			  /* per group its first row */
+	GpuopsAggResult *results; /* per group naggs states */
 };
 
 GpuAggMerge *
 GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt)
 {
 	GpuAggMerge *m = (GpuAggMerge *) MemoryContextAllocZero(cxt, sizeof(GpuAggMerge));
-	HASHCTL		ctl;
+	HASHCTL ctl;
 
 	m->cxt = cxt;
 	/* ordered aggregates are never chunked (gpu_agg_exec.cpp): the group key alone */
@@ -49,8 +49,8 @@ GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt)
 	m->groups = hash_create("GpuAgg merge", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	m->capacity = 1024;
 	m->rows = (uint64 *) MemoryContextAllocHuge(cxt, m->capacity * sizeof(uint64));
-	m->results = (GpuopsAggResult *)
-		MemoryContextAllocHuge(cxt, m->capacity * Max(st->naggs, 1) * sizeof(GpuopsAggResult));
+	m->results = (GpuopsAggResult *) MemoryContextAllocHuge(
+		cxt, m->capacity * Max(st->naggs, 1) * sizeof(GpuopsAggResult));
 	st->merge = m;
 	return m;
 }
@@ -59,8 +59,8 @@ GpuAggMergeCreate(GpuAggState *st, MemoryContext cxt)
 static void
 ValueWords(GpuAggState *st, const GpuAggDesc *d, uint64 row, uint64 *w)
 {
-	int			b = (int) (row >> GPUOPS_BATCH_SHIFT);
-	uint32		i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+	int b = (int) (row >> GPUOPS_BATCH_SHIFT);
+	uint32 i = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
 	/* the device's input: the raw value, or a text argument's rank */
 	const uint8 *raw = (const uint8 *) GpuAggValueColumn(st, (int) (d - st->aggs), b) +
 		(Size) i * gpuops_key_raw_width(d->value_kind);
@@ -79,11 +79,12 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 			gpuops::to_result(gpuops::CountOp()(gpuops::count_from(*a), gpuops::count_from(*b)), a);
 			break;
 		case GPUOPS_AGG_SUM_INT:
-			gpuops::to_result(gpuops::SumIntOp()(gpuops::sum_int_from(*a), gpuops::sum_int_from(*b)), a);
+			gpuops::to_result(
+				gpuops::SumIntOp()(gpuops::sum_int_from(*a), gpuops::sum_int_from(*b)), a);
 			break;
 		case GPUOPS_AGG_SUMSQ_INT:
-			gpuops::to_result(gpuops::SumSqIntOp()(gpuops::sumsq_int_from(*a),
-												   gpuops::sumsq_int_from(*b)), a);
+			gpuops::to_result(
+				gpuops::SumSqIntOp()(gpuops::sumsq_int_from(*a), gpuops::sumsq_int_from(*b)), a);
 			break;
 		case GPUOPS_AGG_FLOAT:
 			gpuops::to_result(gpuops::FloatOp()(gpuops::float_from(*a), gpuops::float_from(*b)), a);
@@ -97,9 +98,8 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 		case GPUOPS_AGG_MIN:
 		case GPUOPS_AGG_MAX:
 			{
-				uint64		wa[2],
-							wb[2];
-				bool		take;
+				uint64 wa[2], wb[2];
+				bool take;
 
 				if (b->count == 0)
 					break;
@@ -112,12 +112,12 @@ Combine(GpuAggState *st, const GpuAggDesc *d, GpuopsAggResult *a, const GpuopsAg
 				ValueWords(st, d, b->row, wb);
 				if (wa[0] != wb[0] || wa[1] != wb[1])
 				{
-					bool		b_less = wb[0] < wa[0] || (wb[0] == wa[0] && wb[1] < wa[1]);
+					bool b_less = wb[0] < wa[0] || (wb[0] == wa[0] && wb[1] < wa[1]);
 
 					take = (d->kind == GPUOPS_AGG_MIN) == b_less;
 				}
 				else
-					take = true;	/* equal values: the later row, as on the device */
+					take = true; /* equal values: the later row, as on the device */
 				if (take)
 					*a = *b;
 				break;
@@ -130,16 +130,16 @@ GpuAggMergeChunk(GpuAggState *st, uint64 first_row, uint64 ngroups, const uint64
 				 const GpuopsAggResult *results)
 {
 	GpuAggMerge *m = st->merge;
-	int			naggs = st->naggs;
-	uint64		key[gpuops::kAggMaxKeyWords];
+	int naggs = st->naggs;
+	uint64 key[gpuops::kAggMaxKeyWords];
 
 	for (uint64 g = 0; g < ngroups; g++)
 	{
-		uint64		row = first_row + group_rows[g];
+		uint64 row = first_row + group_rows[g];
 		GpuopsAggResult r[GPUOPS_MAX_AGGS];
-		char	   *entry;
-		bool		found;
-		uint64		idx;
+		char *entry;
+		bool found;
+		uint64 idx;
 
 		/* min/max rows as the store numbers them, not the chunk */
 		memcpy(r, &results[g * naggs], naggs * sizeof(GpuopsAggResult));
@@ -159,8 +159,8 @@ GpuAggMergeChunk(GpuAggState *st, uint64 first_row, uint64 ngroups, const uint64
 		{
 			m->capacity *= 2;
 			m->rows = (uint64 *) repalloc_huge(m->rows, m->capacity * sizeof(uint64));
-			m->results = (GpuopsAggResult *)
-				repalloc_huge(m->results, m->capacity * Max(naggs, 1) * sizeof(GpuopsAggResult));
+			m->results = (GpuopsAggResult *) repalloc_huge(
+				m->results, m->capacity * Max(naggs, 1) * sizeof(GpuopsAggResult));
 		}
 		idx = m->ngroups++;
 		memcpy(entry + m->keysize, &idx, sizeof(uint64));

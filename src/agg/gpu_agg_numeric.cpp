@@ -73,9 +73,9 @@ StoredPointer(const GpuopsBatch *batch, int col, uint32 i)
 /* One batch of one aggregate's inputs, decoded. */
 typedef struct BatchDecode
 {
-	int			scale;			/* the inputs' one display scale; -1: no input */
-	GpuopsNumericDecoded rc;	/* GPUOPS_NUMERIC_TOO_WIDE also for a second scale */
-	bool		needs_detoast;	/* a compressed or external value: redo serially */
+	int scale;				 /* the inputs' one display scale; -1: no input */
+	GpuopsNumericDecoded rc; /* GPUOPS_NUMERIC_TOO_WIDE also for a second scale */
+	bool needs_detoast;		 /* a compressed or external value: redo serially */
 } BatchDecode;
 
 /*
@@ -93,8 +93,7 @@ DecodeBatch(const GpuAggDesc *d, const GpuopsBatch *batch, int64 *vals, bool thr
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
 		const char *p;
-		int			dscale = -1,
-					used;
+		int dscale = -1, used;
 
 		vals[i] = 0;
 		if (!IsInput(d, batch, i))
@@ -123,14 +122,13 @@ static void
 DecodeBatchesThreaded(const GpuAggDesc *d, GpuopsRowStore *store, int64 **vals, BatchDecode *res)
 {
 	std::atomic<int> next(0);
-	int			nbatches = store->nbatches;
-	auto		work = [&]() noexcept
-	{
+	int nbatches = store->nbatches;
+	auto work = [&]() noexcept {
 		for (int b; (b = next.fetch_add(1)) < nbatches;)
 			DecodeBatch(d, store->batches[b], vals[b], true, &res[b]);
 	};
 	std::vector<std::thread> pool;
-	unsigned	nthreads = Min(Max(std::thread::hardware_concurrency(), 1u), 16u);
+	unsigned nthreads = Min(Max(std::thread::hardware_concurrency(), 1u), 16u);
 
 	if (nbatches >= 4)
 	{
@@ -162,10 +160,10 @@ GpuAggNumericPrepare(GpuAggState *st)
 	for (int a = 0; a < st->naggs; a++)
 	{
 		GpuAggDesc *d = &st->aggs[a];
-		int			scale = -1;
-		bool		device = true;
-		int			nbatches = st->store()->nbatches;
-		int64	  **vals;
+		int scale = -1;
+		bool device = true;
+		int nbatches = st->store()->nbatches;
+		int64 **vals;
 		BatchDecode *res;
 
 		if (d->arg_enc != GPUAGG_KEY_SCALED)
@@ -177,15 +175,16 @@ GpuAggNumericPrepare(GpuAggState *st)
 		vals = (int64 **) MemoryContextAllocZero(st->dict_cxt, sizeof(int64 *) * Max(nbatches, 1));
 		res = (BatchDecode *) palloc0(sizeof(BatchDecode) * Max(nbatches, 1));
 		for (int b = 0; b < nbatches; b++)
-			vals[b] = (int64 *) MemoryContextAllocHuge(st->dict_cxt,
-													   sizeof(int64) * Max(st->store()->batches[b]->nrows, 1));
+			vals[b] = (int64 *) MemoryContextAllocHuge(
+				st->dict_cxt, sizeof(int64) * Max(st->store()->batches[b]->nrows, 1));
 		DecodeBatchesThreaded(d, st->store(), vals, res);
 		for (int b = 0; b < nbatches && device; b++)
 		{
 			if (res[b].needs_detoast)
 				DecodeBatch(d, st->store()->batches[b], vals[b], false, &res[b]);
 			/* one display scale for all inputs: the sum's is then known */
-			if (res[b].rc != GPUOPS_NUMERIC_OK || (res[b].scale >= 0 && scale >= 0 && res[b].scale != scale))
+			if (res[b].rc != GPUOPS_NUMERIC_OK ||
+				(res[b].scale >= 0 && scale >= 0 && res[b].scale != scale))
 				device = false;
 			if (res[b].scale >= 0)
 				scale = res[b].scale;
@@ -235,11 +234,13 @@ HostResults(GpuAggState *st, Datum **acc, int64 **counts, AggState *caller)
 
 		if (!d->host_sum)
 			continue;
-		d->host_values = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		d->host_nulls = (bool *) palloc_extended(sizeof(bool) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		d->host_values = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups,
+												   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		d->host_nulls = (bool *) palloc_extended(sizeof(bool) * st->ngroups,
+												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		for (uint64 g = 0; g < st->ngroups; g++)
 		{
-			Datum		sum = acc[a][g];
+			Datum sum = acc[a][g];
 
 			if (counts[a][g] == 0)
 			{
@@ -251,8 +252,8 @@ HostResults(GpuAggState *st, Datum **acc, int64 **counts, AggState *caller)
 				/* numeric_var_samp and the like: NULL for too few inputs */
 				LOCAL_FCINFO(fcinfo, 1);
 
-				InitFunctionCallInfoData(*fcinfo, &d->final_flinfo, 1, InvalidOid,
-										 (Node *) caller, NULL);
+				InitFunctionCallInfoData(*fcinfo, &d->final_flinfo, 1, InvalidOid, (Node *) caller,
+										 NULL);
 				fcinfo->args[0].value = sum;
 				fcinfo->args[0].isnull = false;
 				d->host_values[g] = FunctionCallInvoke(fcinfo);
@@ -260,10 +261,10 @@ HostResults(GpuAggState *st, Datum **acc, int64 **counts, AggState *caller)
 				continue;
 			}
 			/* numeric_avg: NaN and infinities are the result as they are */
-			if (d->final == GPUAGG_FINAL_AVG_SCALED &&
-				!numeric_is_nan(DatumGetNumeric(sum)) && !numeric_is_inf(DatumGetNumeric(sum)))
-				d->host_values[g] = DirectFunctionCall2(numeric_div, sum,
-														NumericGetDatum(int64_to_numeric(counts[a][g])));
+			if (d->final == GPUAGG_FINAL_AVG_SCALED && !numeric_is_nan(DatumGetNumeric(sum)) &&
+				!numeric_is_inf(DatumGetNumeric(sum)))
+				d->host_values[g] = DirectFunctionCall2(
+					numeric_div, sum, NumericGetDatum(int64_to_numeric(counts[a][g])));
 			else
 				d->host_values[g] = PointerGetDatum(DatumGetNumericCopy(sum));
 		}
@@ -273,20 +274,18 @@ HostResults(GpuAggState *st, Datum **acc, int64 **counts, AggState *caller)
 void
 GpuAggNumericHost(GpuAggState *st)
 {
-	HASHCTL		ctl;
-	HTAB	   *groups;
-	int			nwords;
-	Size		keysize;
-	uint64	   *words;
-	bool		any = false;
-	MemoryContext work,
-				live,
-				old;
-	Datum	  **acc;
-	int64	  **counts;
-	Datum		zero;
-	uint64		since_copy = 0;
-	AggState   *caller;
+	HASHCTL ctl;
+	HTAB *groups;
+	int nwords;
+	Size keysize;
+	uint64 *words;
+	bool any = false;
+	MemoryContext work, live, old;
+	Datum **acc;
+	int64 **counts;
+	Datum zero;
+	uint64 since_copy = 0;
+	AggState *caller;
 
 	for (int a = 0; a < st->naggs; a++)
 		any |= st->aggs[a].host_sum;
@@ -304,13 +303,13 @@ GpuAggNumericHost(GpuAggState *st)
 	ctl.keysize = keysize;
 	ctl.entrysize = keysize + sizeof(uint64);
 	ctl.hcxt = work;
-	groups = hash_create("GpuAgg numeric groups", (long) Min(st->ngroups, (uint64) 1 << 24),
-						 &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	groups = hash_create("GpuAgg numeric groups", (long) Min(st->ngroups, (uint64) 1 << 24), &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	words = (uint64 *) palloc0(keysize);
 	for (uint64 g = 0; g < st->ngroups; g++)
 	{
-		bool		found;
-		char	   *e;
+		bool found;
+		char *e;
 
 		/* an entry: the packed key, then the group's index */
 		if (nwords > 0)
@@ -323,8 +322,10 @@ GpuAggNumericHost(GpuAggState *st)
 	for (int a = 0; a < st->naggs; a++)
 		if (st->aggs[a].host_sum)
 		{
-			acc[a] = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-			counts[a] = (int64 *) palloc_extended(sizeof(int64) * st->ngroups, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			acc[a] = (Datum *) palloc_extended(sizeof(Datum) * st->ngroups,
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			counts[a] = (int64 *) palloc_extended(sizeof(int64) * st->ngroups,
+												  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		}
 	zero = NumericGetDatum(int64_to_numeric(0));
 
@@ -343,13 +344,13 @@ GpuAggNumericHost(GpuAggState *st)
 
 		for (uint32 i = 0; i < batch->nrows; i++)
 		{
-			uint64		row = ((uint64) b << GPUOPS_BATCH_SHIFT) | i;
-			uint64		g = 0;
-			bool		found = true;
+			uint64 row = ((uint64) b << GPUOPS_BATCH_SHIFT) | i;
+			uint64 g = 0;
+			bool found = true;
 
 			if (nwords > 0)
 			{
-				char	   *e;
+				char *e;
 
 				GpuAggRowKey(st, row, words, nwords);
 				e = (char *) hash_search(groups, words, HASH_FIND, &found);
@@ -362,7 +363,7 @@ GpuAggNumericHost(GpuAggState *st)
 			for (int a = 0; a < st->naggs; a++)
 			{
 				const GpuAggDesc *d = &st->aggs[a];
-				Datum		x;
+				Datum x;
 
 				if (!d->host_sum || !IsInput(d, batch, i))
 					continue;
@@ -372,7 +373,8 @@ GpuAggNumericHost(GpuAggState *st)
 				else
 				{
 					/* from a zero of scale 0, as PostgreSQL's sumX starts */
-					acc[a][g] = DirectFunctionCall2(numeric_add, counts[a][g] ? acc[a][g] : zero, x);
+					acc[a][g] = DirectFunctionCall2(numeric_add, counts[a][g] ? acc[a][g] : zero,
+													x);
 				}
 				counts[a][g]++;
 			}
@@ -386,7 +388,8 @@ GpuAggNumericHost(GpuAggState *st)
 				MemoryContextSwitchTo(next);
 				for (int a = 0; a < st->naggs; a++)
 					for (uint64 gg = 0; acc[a] != NULL && gg < st->ngroups &&
-						 st->aggs[a].final != GPUAGG_FINAL_VAR_SCALED; gg++)
+						 st->aggs[a].final != GPUAGG_FINAL_VAR_SCALED;
+						 gg++)
 						if (counts[a][gg] > 0)
 							acc[a][gg] = PointerGetDatum(DatumGetNumericCopy(acc[a][gg]));
 				MemoryContextSwitchTo(work);

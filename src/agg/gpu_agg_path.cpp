@@ -38,13 +38,11 @@ extern "C" {
 #include "qual_order.h"
 #include "join_plan.h"
 
-static Plan *PlanGpuAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-							List *tlist, List *clauses, List *custom_plans);
+static Plan *PlanGpuAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+							List *clauses, List *custom_plans);
 
 static const CustomPathMethods gpu_agg_path_methods = {
-	GPUAGG_NAME,
-	PlanGpuAggPath,
-	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
+	GPUAGG_NAME, PlanGpuAggPath, NULL, /* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /*
@@ -52,17 +50,15 @@ static const CustomPathMethods gpu_agg_path_methods = {
  * data.  scan_exprs: the scan tuple's expressions.
  */
 static CustomPath *
-NewGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *target,
-			  Node *having, GroupPathExtraData *extra, GpuAggBuild *b, List *scan_exprs)
+NewGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *target, Node *having,
+			  GroupPathExtraData *extra, GpuAggBuild *b, List *scan_exprs)
 {
 	GpuAggPlan *plan = b->plan;
-	int			nkeys = plan->nkeys;
-	PlanFields	fields;
+	int nkeys = plan->nkeys;
+	PlanFields fields;
 	CustomPath *cpath;
-	QualCost	having_cost;
-	double		in_rows,
-				groups,
-				mb;
+	QualCost having_cost;
+	double in_rows, groups, mb;
 
 	/*
 	 * Cost.  Start-up: the whole input is read and staged (each child column
@@ -103,8 +99,7 @@ NewGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targe
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = groups;
 	cpath->path.startup_cost = input->total_cost + gpuops_startup_cost +
-		in_rows * list_length(b->child_exprs) * cpu_operator_cost * 0.5 +
-		mb * gpuops_transfer_cost;
+		in_rows * list_length(b->child_exprs) * cpu_operator_cost * 0.5 + mb * gpuops_transfer_cost;
 	/*
 	 * Computed inputs: their columns are turned into 64-bit words, a pass
 	 * per column in this process (also over rows that workers staged), and
@@ -115,8 +110,8 @@ NewGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targe
 	cpath->path.startup_cost += in_rows * b->prog_in.nouter *
 		(cpu_operator_cost * 0.5 + 8.0 * gpuops_transfer_cost / (1024.0 * 1024.0));
 	cpath->path.total_cost = cpath->path.startup_cost +
-		groups * (cpu_tuple_cost + plan->naggs * cpu_operator_cost +
-				  having_cost.per_tuple) + having_cost.startup;
+		groups * (cpu_tuple_cost + plan->naggs * cpu_operator_cost + having_cost.per_tuple) +
+		having_cost.startup;
 	if (b->partial)
 	{
 		/* each worker starts the GPU (gpuops.parallel_startup_cost) */
@@ -144,11 +139,11 @@ NewGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targe
  * the aggregation.
  */
 static CustomPath *
-MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *target,
-			   Node *having, GroupPathExtraData *extra, bool partial)
+MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *target, Node *having,
+			   GroupPathExtraData *extra, bool partial)
 {
 	GpuAggBuild b;
-	List	   *scan_exprs;
+	List *scan_exprs;
 
 	if (input == NULL || PATH_REQ_OUTER(input))
 		return NULL;
@@ -162,9 +157,9 @@ MakeGpuAggPath(PlannerInfo *root, Path *input, RelOptInfo *rel, PathTarget *targ
 static RelOptInfo *
 PartialGroupRel(PlannerInfo *root, RelOptInfo *output_rel)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
-	foreach(lc, root->upper_rels[UPPERREL_PARTIAL_GROUP_AGG])
+	foreach (lc, root->upper_rels[UPPERREL_PARTIAL_GROUP_AGG])
 	{
 		RelOptInfo *rel = (RelOptInfo *) lfirst(lc);
 
@@ -187,12 +182,12 @@ static void
 AddParallelGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 					  GroupPathExtraData *extra, double groups)
 {
-	Query	   *parse = root->parse;
+	Query *parse = root->parse;
 	RelOptInfo *prel = PartialGroupRel(root, output_rel);
-	Path	   *input;
+	Path *input;
 	CustomPath *partial;
-	Path	   *path;
-	double		total;
+	Path *path;
+	double total;
 
 	if (prel == NULL || !output_rel->consider_parallel || !extra->partial_costs_set ||
 		input_rel->partial_pathlist == NIL)
@@ -235,11 +230,11 @@ AddParallelGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outp
 static CustomPath *
 StagedGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *serial)
 {
-	Path	   *serial_input = (Path *) linitial(serial->custom_paths);
-	List	   *child_exprs = (List *) lsecond(serial->custom_private);
-	Path	   *gather;
+	Path *serial_input = (Path *) linitial(serial->custom_paths);
+	List *child_exprs = (List *) lsecond(serial->custom_private);
+	Path *gather;
 	CustomPath *cpath;
-	double		serial_read;
+	double serial_read;
 
 	if (!gpuops_enable_parallel_staging || input_rel->partial_pathlist == NIL)
 		return NULL;
@@ -249,7 +244,7 @@ StagedGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *serial)
 		return NULL;
 	cpath = makeNode(CustomPath);
 	memcpy(cpath, serial, sizeof(CustomPath));
-	cpath->path.parallel_safe = false;	/* it has a Gather below */
+	cpath->path.parallel_safe = false; /* it has a Gather below */
 	cpath->custom_paths = list_make1(gather);
 	serial_read = serial_input->total_cost +
 		Max(serial_input->rows, 1.0) * list_length(child_exprs) * cpu_operator_cost * 0.5;
@@ -266,7 +261,7 @@ ContainsGroupingFunc(Node *node, void *context)
 		return false;
 	if (IsA(node, GroupingFunc))
 		return true;
-	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) ContainsGroupingFunc, context);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) ContainsGroupingFunc, context);
 }
 
 /*
@@ -277,12 +272,12 @@ ContainsGroupingFunc(Node *node, void *context)
 static bool
 UsesGroupingFunc(PlannerInfo *root, GroupPathExtraData *extra)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
 	if (ContainsGroupingFunc((Node *) extra->targetList, NULL) ||
 		ContainsGroupingFunc(extra->havingQual, NULL))
 		return true;
-	foreach(lc, root->plan_params)
+	foreach (lc, root->plan_params)
 		if (ContainsGroupingFunc((Node *) lfirst_node(PlannerParamItem, lc)->item, NULL))
 			return true;
 	return false;
@@ -292,10 +287,10 @@ static void
 GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				   GroupPathExtraData *extra)
 {
-	Query	   *parse = root->parse;
+	Query *parse = root->parse;
 	CustomPath *cpath;
 	CustomPath *staged;
-	double		groups;
+	double groups;
 
 	/*
 	 * minmax_aggs: the planner may replace min/max by index probes (Params)
@@ -304,8 +299,8 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
 		input_rel->rows < gpuops_min_rows || UsesGroupingFunc(root, extra))
 		return;
-	cpath = MakeGpuAggPath(root, input_rel->cheapest_total_path, output_rel,
-						   output_rel->reltarget, extra->havingQual, extra, false);
+	cpath = MakeGpuAggPath(root, input_rel->cheapest_total_path, output_rel, output_rel->reltarget,
+						   extra->havingQual, extra, false);
 	if (cpath == NULL)
 		return;
 	groups = cpath->path.rows;
@@ -334,15 +329,17 @@ static List *
 PlanPrograms(List *path_fields, List *child_exprs)
 {
 	GpuAggPlan *plan = (GpuAggPlan *) palloc0(sizeof(GpuAggPlan));
-	PlanFields	reader(path_fields, GPUAGG_NAME);
-	PlanFields	writer;
-	List	   *exprs = NIL;
-	ListCell   *lc;
+	PlanFields reader(path_fields, GPUAGG_NAME);
+	PlanFields writer;
+	List *exprs = NIL;
+	ListCell *lc;
 
 	GpuAggPlanFields(reader, plan);
-	foreach(lc, plan->prog_exprs)
-		exprs = lappend(exprs, lfirst(lc) ? GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
-																 child_exprs) : NULL);
+	foreach (lc, plan->prog_exprs)
+		exprs = lappend(exprs,
+						lfirst(lc)
+							? GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)), child_exprs)
+							: NULL);
 	plan->prog_exprs = exprs;
 	GpuAggPlanFields(writer, plan);
 	pfree(plan);
@@ -350,16 +347,17 @@ PlanPrograms(List *path_fields, List *child_exprs)
 }
 
 static Plan *
-PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *, CustomPath *best_path, List *tlist,
-				   List *, List *custom_plans)
+PlanGpuAggPathImpl(PlannerInfo *root, RelOptInfo *, CustomPath *best_path, List *tlist, List *,
+				   List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	List	   *priv = best_path->custom_private;
-	Plan	   *child = (Plan *) linitial(custom_plans);
-	Path	   *input = (Path *) linitial(best_path->custom_paths);
+	List *priv = best_path->custom_private;
+	Plan *child = (Plan *) linitial(custom_plans);
+	Path *input = (Path *) linitial(best_path->custom_paths);
 
 	/* the child computes exactly the columns the node reads (a Result if it cannot project) */
-	child = change_plan_targetlist(child, GpuopsExprTlist((List *) lsecond(priv)), input->parallel_safe);
+	child = change_plan_targetlist(child, GpuopsExprTlist((List *) lsecond(priv)),
+								   input->parallel_safe);
 	cscan->scan.plan.targetlist = tlist;
 	/*
 	 * HAVING, in the order PostgreSQL's Agg evaluates it: setrefs points

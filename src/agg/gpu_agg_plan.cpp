@@ -19,8 +19,8 @@ GpuAggPlanFields(PlanFields &f, GpuAggPlan *plan)
 	f.field(&plan->naggs);
 	f.field(&plan->partial);
 	f.field(&plan->hash_capacity);
-	if (plan->nkeys < 0 || plan->nkeys > GPUOPS_MAX_SORT_KEYS ||
-		plan->naggs < 0 || plan->naggs > GPUOPS_MAX_AGGS)
+	if (plan->nkeys < 0 || plan->nkeys > GPUOPS_MAX_SORT_KEYS || plan->naggs < 0 ||
+		plan->naggs > GPUOPS_MAX_AGGS)
 		elog(ERROR, "gpuops: malformed %s plan", GPUAGG_NAME);
 	for (int k = 0; k < plan->nkeys; k++)
 	{
@@ -53,8 +53,9 @@ GpuAggPlanFields(PlanFields &f, GpuAggPlan *plan)
 		f.oid_field(&plan->prog_types[c]);
 	f.field(&plan->programs);
 	f.field(&plan->prog_exprs);
-	if (f.reading() && (list_length(plan->programs) != plan->naggs ||
-						list_length(plan->prog_exprs) != plan->naggs))
+	if (f.reading() &&
+		(list_length(plan->programs) != plan->naggs ||
+		 list_length(plan->prog_exprs) != plan->naggs))
 		elog(ERROR, "gpuops: malformed %s plan: computed inputs", GPUAGG_NAME);
 	f.done();
 }

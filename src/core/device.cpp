@@ -23,7 +23,7 @@ extern "C" {
 #include "device.h"
 #include "guc.h"
 
-static int	gpu_present = -1;	/* -1 unknown, 0 no, 1 yes */
+static int gpu_present = -1; /* -1 unknown, 0 no, 1 yes */
 
 /*
  * The device layer's interrupt check (gpuops_set_interrupt_check): nonzero
@@ -46,7 +46,7 @@ InterruptDue(void)
 void
 GpuopsRegisterInterruptCheck(void)
 {
-	static int	registered_pid = 0;
+	static int registered_pid = 0;
 
 	if (registered_pid == MyProcPid)
 		return;
@@ -75,13 +75,13 @@ RaiseIfCanceled(GpuopsStatus status)
  * teardown says so in the server log: a parallel query's cancel ends only
  * when its workers have exited.
  */
-static int	exit_slow_ms = -1;
+static int exit_slow_ms = -1;
 static instr_time exit_teardown_start;
 
 static double
 MsSince(const instr_time *start)
 {
-	instr_time	now;
+	instr_time now;
 
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, *start);
@@ -98,16 +98,17 @@ MsSince(const instr_time *start)
 static void
 TeardownTimeAtExit(void)
 {
-	double		ms;
-	char		line[160];
-	int			n;
+	double ms;
+	char line[160];
+	int n;
 
 	if (INSTR_TIME_IS_ZERO(exit_teardown_start))
 		return;
 	ms = MsSince(&exit_teardown_start);
 	if (ms < exit_slow_ms)
 		return;
-	n = snprintf(line, sizeof(line), "gpuops [%d]: the CUDA runtime's teardown at process exit took %.0f ms\n",
+	n = snprintf(line, sizeof(line),
+				 "gpuops [%d]: the CUDA runtime's teardown at process exit took %.0f ms\n",
 				 (int) getpid(), ms);
 	if (n > 0)
 		(void) !write(2, line, Min((size_t) n, sizeof(line) - 1));
@@ -120,7 +121,7 @@ TeardownTimeAtExit(void)
  * (seen on the H100: a segmentation fault of the exiting worker).  The
  * kernel frees the context with the process.
  */
-static int	exit_code = 0;
+static int exit_code = 0;
 
 static void
 EndWithoutTeardown(void)
@@ -146,7 +147,9 @@ JoinHelperAtExit(int code, Datum)
 		if (atexit(EndWithoutTeardown) == 0)
 		{
 			if (exit_slow_ms > 0)
-				elog(LOG, "gpuops: at process exit, the helper thread is still in the driver: leaving without the CUDA runtime's teardown");
+				elog(
+					LOG,
+					"gpuops: at process exit, the helper thread is still in the driver: leaving without the CUDA runtime's teardown");
 			return;
 		}
 	}
@@ -162,10 +165,10 @@ GpuopsGpuPresent(void)
 
 	if (gpu_present < 0)
 	{
-		int			answer;
+		int answer;
 
 		if (!IsUnderPostmaster && IsPostmasterEnvironment)
-			return false;		/* never initialize CUDA in the postmaster */
+			return false; /* never initialize CUDA in the postmaster */
 		if (!exit_hook)
 		{
 			const char *v = getenv("GPUOPS_LOG_SLOW_MS");
@@ -295,7 +298,7 @@ GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible
 {
 	const char *detail = gpuops_last_error();
 
-	RaiseIfCanceled(status);	/* an interrupt is not a device failure */
+	RaiseIfCanceled(status); /* an interrupt is not a device failure */
 	if (fallback_possible && gpuops_cpu_fallback != GPUOPS_FALLBACK_OFF)
 	{
 		ereport(gpuops_cpu_fallback == GPUOPS_FALLBACK_NOTICE ? NOTICE : DEBUG1,
@@ -313,15 +316,15 @@ GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible
 void
 GpuopsRaiseStatus(const char *what, GpuopsStatus status)
 {
-	bool		hint = status == GPUOPS_ERR_NO_DEVICE ||
-		status == GPUOPS_ERR_OUT_OF_MEMORY || status == GPUOPS_ERR_DEVICE;
+	bool hint = status == GPUOPS_ERR_NO_DEVICE || status == GPUOPS_ERR_OUT_OF_MEMORY ||
+		status == GPUOPS_ERR_DEVICE;
 
 	RaiseIfCanceled(status);
-	ereport(ERROR,
-			(errcode(StatusSqlstate(status)),
-			 errmsg("gpuops: %s failed: %s", what, StatusText(status)),
-			 errdetail("%s", gpuops_last_error()),
-			 hint ? errhint("Set gpuops.cpu_fallback = on to finish such queries on the CPU.") : 0));
+	ereport(
+		ERROR,
+		(errcode(StatusSqlstate(status)), errmsg("gpuops: %s failed: %s", what, StatusText(status)),
+		 errdetail("%s", gpuops_last_error()),
+		 hint ? errhint("Set gpuops.cpu_fallback = on to finish such queries on the CPU.") : 0));
 }
 
 void

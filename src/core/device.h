@@ -47,8 +47,7 @@ extern const GpuopsDevice *GpuopsPrimaryDevice(void);
  * `fallback_possible` is false when the failing backend already was the
  * fallback.
  */
-extern void GpuopsDeviceFailed(const char *node, GpuopsStatus status,
-							   bool fallback_possible);
+extern void GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible);
 
 /* Raises the ERROR for a failed device-layer call that has no fallback. */
 extern void GpuopsRaiseStatus(const char *what, GpuopsStatus status) pg_attribute_noreturn();

@@ -24,18 +24,18 @@ extern "C" {
  * (GpuSortDevice adds its staging buffer, GpuHashJoinDevice its shared
  * build).  Plain data: it lives in palloc'd memory, zeroed.
  */
-template <typename Backend, typename Handle, void (*Backend::*End) (Handle *) noexcept>
+template <typename Backend, typename Handle, void (*Backend::*End)(Handle *) noexcept>
 struct DeviceSession
 {
 	const Backend *backend;
-	Handle	   *handle;
+	Handle *handle;
 	MemoryContextCallback cb;
 
 	/* ends the open handle, if any */
-	void		end()
+	void end()
 	{
 		if (handle != NULL)
-			(backend->*End) (handle);
+			(backend->*End)(handle);
 		handle = NULL;
 	}
 };
@@ -59,16 +59,15 @@ template <MemoryContextCallbackFunction Release>
 static void
 TimedRelease(void *arg)
 {
-	instr_time	start,
-				took;
+	instr_time start, took;
 
 	INSTR_TIME_SET_CURRENT(start);
 	Release(arg);
 	INSTR_TIME_SET_CURRENT(took);
 	INSTR_TIME_SUBTRACT(took, start);
 	if (INSTR_TIME_GET_MILLISEC(took) > 200.0)
-		elog(LOG, "gpuops: releasing device state took %.0f ms (%s)",
-			 INSTR_TIME_GET_MILLISEC(took), __PRETTY_FUNCTION__);
+		elog(LOG, "gpuops: releasing device state took %.0f ms (%s)", INSTR_TIME_GET_MILLISEC(took),
+			 __PRETTY_FUNCTION__);
 }
 
 /*
@@ -80,7 +79,7 @@ template <typename Dev, MemoryContextCallbackFunction Release = EndDeviceSession
 static Dev *
 NewQueryDevice(EState *estate)
 {
-	Dev		   *dev = (Dev *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(Dev));
+	Dev *dev = (Dev *) MemoryContextAllocZero(estate->es_query_cxt, sizeof(Dev));
 
 	dev->cb.func = TimedRelease<Release>;
 	dev->cb.arg = dev;
@@ -88,4 +87,4 @@ NewQueryDevice(EState *estate)
 	return dev;
 }
 
-#endif							/* GPUOPS_DEVICE_SESSION_H */
+#endif /* GPUOPS_DEVICE_SESSION_H */

@@ -42,20 +42,20 @@ extern "C" {
 
 typedef struct DeviceSessions
 {
-	slock_t		mutex;
-	int			holders;		/* processes counted as holding a context */
-	int			waiters;		/* processes waiting for one */
-	ConditionVariable freed;	/* a session was given back */
+	slock_t mutex;
+	int holders;			 /* processes counted as holding a context */
+	int waiters;			 /* processes waiting for one */
+	ConditionVariable freed; /* a session was given back */
 } DeviceSessions;
 
 static DeviceSessions *sessions = NULL;
 static shmem_request_hook_type prev_shmem_request = NULL;
 static shmem_startup_hook_type prev_shmem_startup = NULL;
 
-static bool holding = false;	/* this process counts as a holder */
-static bool waiting = false;	/* ... as a waiter */
-static bool denied = false;		/* this transaction runs on the CPU */
-static int	session_limit = 0;	/* the limit in force, once computed */
+static bool holding = false;  /* this process counts as a holder */
+static bool waiting = false;  /* ... as a waiter */
+static bool denied = false;	  /* this transaction runs on the CPU */
+static int session_limit = 0; /* the limit in force, once computed */
 
 static void
 RequestShmem(void)
@@ -68,13 +68,13 @@ RequestShmem(void)
 static void
 StartupShmem(void)
 {
-	bool		found;
+	bool found;
 
 	if (prev_shmem_startup)
 		prev_shmem_startup();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	sessions = (DeviceSessions *) ShmemInitStruct("gpuops device sessions",
-												  sizeof(DeviceSessions), &found);
+	sessions = (DeviceSessions *) ShmemInitStruct("gpuops device sessions", sizeof(DeviceSessions),
+												  &found);
 	if (!found)
 	{
 		SpinLockInit(&sessions->mutex);
@@ -128,11 +128,8 @@ GiveBack(void)
 static void
 XactEnd(XactEvent event, void *)
 {
-	bool		committed,
-				release,
-				idle;
-	instr_time	start,
-				took;
+	bool committed, release, idle;
+	instr_time start, took;
 
 	switch (event)
 	{
@@ -169,7 +166,8 @@ XactEnd(XactEvent event, void *)
 	INSTR_TIME_SUBTRACT(took, start);
 	/* where nothing can cancel it: in the server log when it took long */
 	if (INSTR_TIME_GET_MILLISEC(took) > 200.0)
-		elog(LOG, "gpuops: giving device memory back at the end of a transaction took %.0f ms (%s%s)",
+		elog(LOG,
+			 "gpuops: giving device memory back at the end of a transaction took %.0f ms (%s%s)",
 			 INSTR_TIME_GET_MILLISEC(took), committed ? "commit" : "abort",
 			 release ? ", context released" : "");
 	if (idle && release)
@@ -209,7 +207,7 @@ GpuopsDeviceSessionAcquire(void)
 	if (denied)
 		return false;
 	if (sessions == NULL)
-		return true;			/* not preloaded: nothing is counted */
+		return true; /* not preloaded: nothing is counted */
 	if (!exit_hook)
 	{
 		before_shmem_exit(ProcessExit, (Datum) 0);
@@ -218,7 +216,7 @@ GpuopsDeviceSessionAcquire(void)
 	start = GetCurrentTimestamp();
 	for (;;)
 	{
-		long		left;
+		long left;
 
 		SpinLockAcquire(&sessions->mutex);
 		if (sessions->holders < Limit())
@@ -235,8 +233,7 @@ GpuopsDeviceSessionAcquire(void)
 			sessions->waiters++;
 		SpinLockRelease(&sessions->mutex);
 		waiting = true;
-		left = gpuops_device_session_wait -
-			(long) ((GetCurrentTimestamp() - start) / 1000);
+		left = gpuops_device_session_wait - (long) ((GetCurrentTimestamp() - start) / 1000);
 		if (left <= 0)
 		{
 			StopWaiting();
@@ -250,12 +247,13 @@ GpuopsDeviceSessionAcquire(void)
 	if (denied)
 	{
 		if (gpuops_cpu_fallback == GPUOPS_FALLBACK_OFF)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("gpuops: every device session is in use"),
-					 errdetail("%d processes hold the GPU (gpuops.max_device_sessions); none was free within gpuops.device_session_wait (%d ms).",
-							   Limit(), gpuops_device_session_wait),
-					 errhint("Set gpuops.cpu_fallback = on to run such queries on the CPU.")));
+			ereport(
+				ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY), errmsg("gpuops: every device session is in use"),
+				 errdetail(
+					 "%d processes hold the GPU (gpuops.max_device_sessions); none was free within gpuops.device_session_wait (%d ms).",
+					 Limit(), gpuops_device_session_wait),
+				 errhint("Set gpuops.cpu_fallback = on to run such queries on the CPU.")));
 		ereport(gpuops_cpu_fallback == GPUOPS_FALLBACK_NOTICE ? NOTICE : DEBUG1,
 				(errmsg("gpuops: every device session is in use; this transaction runs on the CPU"),
 				 errdetail("%d processes hold the GPU (gpuops.max_device_sessions).", Limit())));

@@ -13,8 +13,7 @@ extern "C" {
 
 #include "gpuops_device.h"
 
-extern void GpuopsExplainDeviceRun(ExplainState *es, const char *backend,
-								   const char *fallback, const GpuopsStats *stats,
-								   double staging_ms, Size host_memory);
+extern void GpuopsExplainDeviceRun(ExplainState *es, const char *backend, const char *fallback,
+								   const GpuopsStats *stats, double staging_ms, Size host_memory);
 
 #endif

@@ -23,8 +23,8 @@ PG_FUNCTION_INFO_V1(gpuops_device_info);
 static Datum
 VersionImpl(FunctionCallInfo)
 {
-	PG_RETURN_TEXT_P(cstring_to_text(psprintf("gpuops %s (%s)", GPUOPS_VERSION,
-											  gpuops_build_info())));
+	PG_RETURN_TEXT_P(
+		cstring_to_text(psprintf("gpuops %s (%s)", GPUOPS_VERSION, gpuops_build_info())));
 }
 
 extern "C" Datum
@@ -42,12 +42,12 @@ CudaVersionText(int v)
 static Datum
 DeviceInfoImpl(FunctionCallInfo fcinfo)
 {
-	TupleDesc	desc;
+	TupleDesc desc;
 	GpuopsDeviceInfo info;
-	Datum		values[10];
-	bool		nulls[10] = {false};
+	Datum values[10];
+	bool nulls[10] = {false};
 	const char *backend;
-	bool		present;
+	bool present;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		ereport(ERROR,
@@ -90,8 +90,8 @@ DeviceInfoImpl(FunctionCallInfo fcinfo)
 	values[6] = Int32GetDatum(info.multiprocessors);
 	nulls[6] = info.multiprocessors == 0;
 	{
-		char	   *drv = CudaVersionText(info.driver_version);
-		char	   *rt = CudaVersionText(info.runtime_version);
+		char *drv = CudaVersionText(info.driver_version);
+		char *rt = CudaVersionText(info.runtime_version);
 
 		if (drv)
 			values[7] = CStringGetTextDatum(drv);

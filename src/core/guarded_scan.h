@@ -27,13 +27,13 @@ template <typename State>
 static State *
 NewCustomScanState(CustomScan *cscan, const CustomExecMethods *methods)
 {
-	State	   *st = (State *) palloc0(sizeof(State));
+	State *st = (State *) palloc0(sizeof(State));
 
 	NodeSetTag(st, T_CustomScanState);
 	st->css.methods = methods;
 	st->css.flags = cscan->flags;
 #if PG_VERSION_NUM >= 160000
-	st->css.slotOps = &TTSOpsVirtual;	/* PostgreSQL 15 always uses a virtual slot */
+	st->css.slotOps = &TTSOpsVirtual; /* PostgreSQL 15 always uses a virtual slot */
 #endif
 	return st;
 }
@@ -45,70 +45,70 @@ GpuopsScanRecheck(ScanState *, TupleTableSlot *)
 	return true;
 }
 
-template <Node *(*Impl) (CustomScan *)>
+template <Node *(*Impl)(CustomScan *)>
 static Node *
 GuardedCreateState(CustomScan *cscan)
 {
 	return GpuopsGuard("CreateCustomScanState", Impl, cscan);
 }
 
-template <void (*Impl) (CustomScanState *, EState *, int)>
+template <void (*Impl)(CustomScanState *, EState *, int)>
 static void
 GuardedBegin(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuopsGuard("BeginCustomScan", Impl, node, estate, eflags);
 }
 
-template <TupleTableSlot *(*Impl) (CustomScanState *)>
+template <TupleTableSlot *(*Impl)(CustomScanState *)>
 static TupleTableSlot *
 GuardedExec(CustomScanState *node)
 {
 	return GpuopsGuard("ExecCustomScan", Impl, node);
 }
 
-template <void (*Impl) (CustomScanState *)>
+template <void (*Impl)(CustomScanState *)>
 static void
 GuardedEnd(CustomScanState *node)
 {
 	GpuopsGuard("EndCustomScan", Impl, node);
 }
 
-template <void (*Impl) (CustomScanState *)>
+template <void (*Impl)(CustomScanState *)>
 static void
 GuardedReScan(CustomScanState *node)
 {
 	GpuopsGuard("ReScanCustomScan", Impl, node);
 }
 
-template <void (*Impl) (CustomScanState *)>
+template <void (*Impl)(CustomScanState *)>
 static void
 GuardedShutdown(CustomScanState *node)
 {
 	GpuopsGuard("ShutdownCustomScan", Impl, node);
 }
 
-template <Size (*Impl) (CustomScanState *, ParallelContext *)>
+template <Size (*Impl)(CustomScanState *, ParallelContext *)>
 static Size
 GuardedEstimateDSM(CustomScanState *node, ParallelContext *pcxt)
 {
 	return GpuopsGuard("EstimateDSMCustomScan", Impl, node, pcxt);
 }
 
-template <void (*Impl) (CustomScanState *, ParallelContext *, void *)>
+template <void (*Impl)(CustomScanState *, ParallelContext *, void *)>
 static void
 GuardedInitializeDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	GpuopsGuard("InitializeDSMCustomScan", Impl, node, pcxt, coordinate);
 }
 
-template <void (*Impl) (CustomScanState *, shm_toc *, void *)>
+template <void (*Impl)(CustomScanState *, shm_toc *, void *)>
 static void
 GuardedInitializeWorker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
 	GpuopsGuard("InitializeWorkerCustomScan", Impl, node, toc, coordinate);
 }
 
-template <void (*Impl) (CustomScanState *, List *, ExplainState *)>
+template <void (*Impl)(CustomScanState *, List *, ExplainState *)>
 static void
 GuardedExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 {

@@ -9,16 +9,16 @@
 
 typedef enum GpuopsDeviceMode
 {
-	GPUOPS_DEVICE_AUTO = 0,		/* the GPU when present, else PostgreSQL's plans */
-	GPUOPS_DEVICE_GPU,			/* plan for the GPU; run-time failures -> cpu_fallback */
-	GPUOPS_DEVICE_CPU			/* gpuops' CPU backend (tests, machines without GPU) */
+	GPUOPS_DEVICE_AUTO = 0, /* the GPU when present, else PostgreSQL's plans */
+	GPUOPS_DEVICE_GPU,		/* plan for the GPU; run-time failures -> cpu_fallback */
+	GPUOPS_DEVICE_CPU		/* gpuops' CPU backend (tests, machines without GPU) */
 } GpuopsDeviceMode;
 
 typedef enum GpuopsFallbackMode
 {
-	GPUOPS_FALLBACK_OFF = 0,	/* device failure raises an error */
-	GPUOPS_FALLBACK_ON,			/* finish on the CPU, DEBUG1 message */
-	GPUOPS_FALLBACK_NOTICE		/* finish on the CPU, NOTICE */
+	GPUOPS_FALLBACK_OFF = 0, /* device failure raises an error */
+	GPUOPS_FALLBACK_ON,		 /* finish on the CPU, DEBUG1 message */
+	GPUOPS_FALLBACK_NOTICE	 /* finish on the CPU, NOTICE */
 } GpuopsFallbackMode;
 
 extern bool gpuops_enabled;
@@ -33,23 +33,23 @@ extern bool gpuops_enable_agg;
 extern bool gpuops_enable_float_aggs;
 extern bool gpuops_enable_parallel_staging;
 extern bool gpuops_enable_device_exprs;
-extern int	gpuops_device_mode;
-extern int	gpuops_cpu_fallback;
-extern int	gpuops_min_rows;
-extern int	gpuops_topn_device_min_bound;
-extern int	gpuops_agg_hash_max_groups;
-extern int	gpuops_device_memory_limit_mb;
-extern int	gpuops_host_memory_limit_kb;
-extern int	gpuops_pinned_pool_mb;
-extern int	gpuops_batch_size_mb;
-extern int	gpuops_streams;
+extern int gpuops_device_mode;
+extern int gpuops_cpu_fallback;
+extern int gpuops_min_rows;
+extern int gpuops_topn_device_min_bound;
+extern int gpuops_agg_hash_max_groups;
+extern int gpuops_device_memory_limit_mb;
+extern int gpuops_host_memory_limit_kb;
+extern int gpuops_pinned_pool_mb;
+extern int gpuops_batch_size_mb;
+extern int gpuops_streams;
 extern double gpuops_startup_cost;
 extern double gpuops_parallel_startup_cost;
 extern double gpuops_tuple_cost;
 extern double gpuops_transfer_cost;
-extern int	gpuops_fault_injection;
-extern int	gpuops_max_device_sessions;
-extern int	gpuops_device_session_wait;
+extern int gpuops_fault_injection;
+extern int gpuops_max_device_sessions;
+extern int gpuops_device_session_wait;
 
 extern void GpuopsDefineGucs(void);
 

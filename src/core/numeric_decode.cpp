@@ -29,12 +29,25 @@ extern "C" {
 /* scales taken at all (GpuAgg: the text of a 128-bit sum stays short) */
 #define MAX_DEVICE_SCALE 30
 
-static const int64 kPow10[19] = {
-	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL, 100000000LL,
-	1000000000LL, 10000000000LL, 100000000000LL, 1000000000000LL, 10000000000000LL,
-	100000000000000LL, 1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
-	1000000000000000000LL
-};
+static const int64 kPow10[19] = {1LL,
+								 10LL,
+								 100LL,
+								 1000LL,
+								 10000LL,
+								 100000LL,
+								 1000000LL,
+								 10000000LL,
+								 100000000LL,
+								 1000000000LL,
+								 10000000000LL,
+								 100000000000LL,
+								 1000000000000LL,
+								 10000000000000LL,
+								 100000000000000LL,
+								 1000000000000000LL,
+								 10000000000000000LL,
+								 100000000000000000LL,
+								 1000000000000000000LL};
 
 GpuopsNumericDecoded
 GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, int64 *out)
@@ -44,14 +57,12 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 		? pg_detoast_datum_packed((struct varlena *) const_cast<char *>(p))
 		: (struct varlena *) const_cast<char *>(p);
 	const char *data = VARDATA_ANY(v);
-	Size		len = VARSIZE_ANY_EXHDR(v);
-	uint16		header;
-	int			dscale,
-				weight,
-				ndigits;
-	bool		neg;
+	Size len = VARSIZE_ANY_EXHDR(v);
+	uint16 header;
+	int dscale, weight, ndigits;
+	bool neg;
 	const int16 *digits;
-	__int128	acc = 0;
+	__int128 acc = 0;
 	GpuopsNumericDecoded rc = GPUOPS_NUMERIC_OK;
 
 	memcpy(&header, data, sizeof(uint16));
@@ -70,7 +81,7 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 		}
 		else
 		{
-			int16		w;
+			int16 w;
 
 			neg = (header & NUM_SIGN_MASK) == NUM_NEG;
 			dscale = header & NUM_DSCALE_MASK;
@@ -82,15 +93,15 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 		if (scale == GPUOPS_NUMERIC_TIGHT)
 		{
 			/* the last nonzero digit's lowest nonzero decimal place */
-			int			last = ndigits - 1;
-			int16		d = 0;
+			int last = ndigits - 1;
+			int16 d = 0;
 
 			while (last >= 0 && (memcpy(&d, &digits[last], sizeof(int16)), d == 0))
 				last--;
 			scale = 0;
 			if (last >= 0)
 			{
-				int			tz = 0;
+				int tz = 0;
 
 				while (d % 10 == 0)
 				{
@@ -111,9 +122,9 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 		/* value * 10^scale = sum of digit[i] * 10^(4 * (weight - i) + scale) */
 		for (int i = 0; i < ndigits && rc == GPUOPS_NUMERIC_OK; i++)
 		{
-			int16		d;
-			int			e;
-			__int128	term;
+			int16 d;
+			int e;
+			__int128 term;
 
 			memcpy(&d, &digits[i], sizeof(int16));
 			e = 4 * (weight - i) + scale;

@@ -14,8 +14,8 @@ extern "C" {
 typedef enum GpuopsNumericDecoded
 {
 	GPUOPS_NUMERIC_OK,
-	GPUOPS_NUMERIC_SPECIAL,		/* NaN or an infinity */
-	GPUOPS_NUMERIC_TOO_WIDE		/* does not fit in 64 bits at the scale asked */
+	GPUOPS_NUMERIC_SPECIAL, /* NaN or an infinity */
+	GPUOPS_NUMERIC_TOO_WIDE /* does not fit in 64 bits at the scale asked */
 } GpuopsNumericDecoded;
 
 /* scale: the value's own display scale, or the fewest digits that hold it */

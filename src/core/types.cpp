@@ -37,7 +37,7 @@ HasUnsignedAbbreviation(Oid sortop, Oid collation)
 											  ALLOCSET_SMALL_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	SortSupportData ssup;
-	bool		ok;
+	bool ok;
 
 	memset(&ssup, 0, sizeof(ssup));
 	ssup.ssup_cxt = cxt;
@@ -89,11 +89,11 @@ GpuopsFixedKeyKind(Oid type, GpuopsKeyKind *kind)
 }
 
 bool
-GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
-				  GpuopsKeyKind *kind, bool *prefix_only, Oid *sortop)
+GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy, GpuopsKeyKind *kind,
+				  bool *prefix_only, Oid *sortop)
 {
-	Oid			opclass;
-	Oid			optype;
+	Oid opclass;
+	Oid optype;
 
 	*prefix_only = false;
 	if (!GpuopsFixedKeyKind(type, kind))
@@ -113,7 +113,8 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy,
 				/* bytes under C; elsewhere PostgreSQL's abbreviation, where it has one */
 				if (!OidIsValid(collation))
 					return false;
-				*kind = lc_collate_is_c(collation) ? GPUOPS_KEY_BYTES16 : GPUOPS_KEY_ABBREV_UNSIGNED;
+				*kind = lc_collate_is_c(collation) ? GPUOPS_KEY_BYTES16
+												   : GPUOPS_KEY_ABBREV_UNSIGNED;
 				*prefix_only = true;
 				break;
 			default:

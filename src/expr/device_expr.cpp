@@ -65,9 +65,9 @@ UseColumn(int *cols, Oid *types, int *n, int col, Oid type)
 static bool
 CompileColumn(DeviceExprBuilder *b, Node *node, bool *ok)
 {
-	Oid			type = exprType(node);
-	int			col;
-	int			pc;
+	Oid type = exprType(node);
+	int col;
+	int pc;
 
 	*ok = false;
 	col = GpuopsFindColumn(b->in->outer_exprs, node);
@@ -96,11 +96,11 @@ CompileColumn(DeviceExprBuilder *b, Node *node, bool *ok)
 static bool
 CompileAndOr(DeviceExprBuilder *b, List *args, bool is_and)
 {
-	int			jumps[GPUOPS_EXPR_MAX_STEPS];
-	int			njumps = 0;
-	ListCell   *lc;
+	int jumps[GPUOPS_EXPR_MAX_STEPS];
+	int njumps = 0;
+	ListCell *lc;
 
-	foreach(lc, args)
+	foreach (lc, args)
 	{
 		if (!Compile(b, (Node *) lfirst(lc)))
 			return false;
@@ -110,8 +110,8 @@ CompileAndOr(DeviceExprBuilder *b, List *args, bool is_and)
 		if (lnext(args, lc) != NULL)
 		{
 			jumps[njumps++] = b->prog->nsteps;
-			if (!Emit(b, is_and ? GPUOPS_EOP_JUMP_IF_FALSE : GPUOPS_EOP_JUMP_IF_TRUE,
-					  GPUOPS_ET_INT, 0, 0))
+			if (!Emit(b, is_and ? GPUOPS_EOP_JUMP_IF_FALSE : GPUOPS_EOP_JUMP_IF_TRUE, GPUOPS_ET_INT,
+					  0, 0))
 				return false;
 		}
 	}
@@ -124,27 +124,28 @@ CompileAndOr(DeviceExprBuilder *b, List *args, bool is_and)
 static bool
 CompileCase(DeviceExprBuilder *b, CaseExpr *ce)
 {
-	int			ends[GPUOPS_EXPR_MAX_STEPS];
-	int			nends = 0;
-	int			saved = b->case_local;
-	ListCell   *lc;
+	int ends[GPUOPS_EXPR_MAX_STEPS];
+	int nends = 0;
+	int saved = b->case_local;
+	ListCell *lc;
 
 	if (DeviceExprTypeKind(ce->casetype) < 0)
 		return false;
 	if (ce->arg)
 	{
 		/* CASE x WHEN ...: x once, read by each WHEN's CaseTestExpr */
-		if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS || DeviceExprTypeKind(exprType((Node *) ce->arg)) < 0)
+		if (b->nlocals >= GPUOPS_EXPR_MAX_LOCALS ||
+			DeviceExprTypeKind(exprType((Node *) ce->arg)) < 0)
 			return false;
 		b->case_local = b->nlocals++;
 		if (!Compile(b, (Node *) ce->arg) || !Emit(b, GPUOPS_EOP_STORE, 0, 0, b->case_local) ||
 			!Emit(b, GPUOPS_EOP_POP, 0, 0, 0))
 			return false;
 	}
-	foreach(lc, ce->args)
+	foreach (lc, ce->args)
 	{
-		CaseWhen   *w = lfirst_node(CaseWhen, lc);
-		int			skip;
+		CaseWhen *w = lfirst_node(CaseWhen, lc);
+		int skip;
 
 		if (!Compile(b, (Node *) w->expr))
 			return false;
@@ -157,7 +158,7 @@ CompileCase(DeviceExprBuilder *b, CaseExpr *ce)
 		Land(b, skip);
 	}
 	if (ce->defresult ? !Compile(b, (Node *) ce->defresult)
-		: !Emit(b, GPUOPS_EOP_PUSH_NULL, 0, 0, 0))
+					  : !Emit(b, GPUOPS_EOP_PUSH_NULL, 0, 0, 0))
 		return false;
 	for (int i = 0; i < nends; i++)
 		Land(b, ends[i]);
@@ -168,7 +169,7 @@ CompileCase(DeviceExprBuilder *b, CaseExpr *ce)
 static bool
 Compile(DeviceExprBuilder *b, Node *node)
 {
-	bool		ok;
+	bool ok;
 
 	if (node == NULL)
 		return false;
@@ -179,9 +180,9 @@ Compile(DeviceExprBuilder *b, Node *node)
 	{
 		case T_Const:
 			{
-				Const	   *c = (Const *) node;
-				int			k;
-				uint64		word;
+				Const *c = (Const *) node;
+				int k;
+				uint64 word;
 
 				if (DeviceExprTypeKind(c->consttype) < 0)
 					return false;
@@ -194,13 +195,13 @@ Compile(DeviceExprBuilder *b, Node *node)
 			}
 		case T_Param:
 			{
-				Param	   *p = (Param *) node;
-				int			k;
+				Param *p = (Param *) node;
+				int k;
 
 				if ((p->paramkind != PARAM_EXTERN && p->paramkind != PARAM_EXEC) ||
 					DeviceExprTypeKind(p->paramtype) < 0)
 					return false;
-				k = AddConst(b, 0, true);	/* bound at each scan's start */
+				k = AddConst(b, 0, true); /* bound at each scan's start */
 				if (k < 0)
 					return false;
 				b->in->params = lappend(b->in->params, p);
@@ -210,7 +211,7 @@ Compile(DeviceExprBuilder *b, Node *node)
 		case T_RelabelType:
 			{
 				RelabelType *r = (RelabelType *) node;
-				Oid			from = exprType((Node *) r->arg);
+				Oid from = exprType((Node *) r->arg);
 
 				/* a binary-compatible relabeling keeps the representation */
 				if (DeviceExprTypeKind(r->resulttype) < 0 || from != r->resulttype)
@@ -219,7 +220,7 @@ Compile(DeviceExprBuilder *b, Node *node)
 			}
 		case T_OpExpr:
 			{
-				OpExpr	   *op = (OpExpr *) node;
+				OpExpr *op = (OpExpr *) node;
 
 				set_opfuncid(op);
 				return !op->opretset &&
@@ -227,7 +228,7 @@ Compile(DeviceExprBuilder *b, Node *node)
 			}
 		case T_FuncExpr:
 			{
-				FuncExpr   *f = (FuncExpr *) node;
+				FuncExpr *f = (FuncExpr *) node;
 
 				return !f->funcretset &&
 					DeviceExprCompileCall(b, f->funcid, f->args, f->funcresulttype);
@@ -255,7 +256,7 @@ Compile(DeviceExprBuilder *b, Node *node)
 			}
 		case T_BoolExpr:
 			{
-				BoolExpr   *be = (BoolExpr *) node;
+				BoolExpr *be = (BoolExpr *) node;
 
 				if (be->boolop == NOT_EXPR)
 					return Compile(b, (Node *) linitial(be->args)) &&
@@ -264,7 +265,7 @@ Compile(DeviceExprBuilder *b, Node *node)
 			}
 		case T_NullTest:
 			{
-				NullTest   *nt = (NullTest *) node;
+				NullTest *nt = (NullTest *) node;
 
 				if (nt->argisrow || DeviceExprTypeKind(exprType((Node *) nt->arg)) < 0)
 					return false;
@@ -312,7 +313,7 @@ bool
 DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
 {
 	DeviceExprBuilder b;
-	Node	   *expr;
+	Node *expr;
 
 	if (quals == NIL)
 		return false;
@@ -320,7 +321,7 @@ DeviceExprCompile(List *quals, DeviceExprInputs *inputs, GpuopsExprProgram *prog
 	inputs->params = inputs->param_slots = NIL;
 	DeviceExprBeginProgram(&b, prog, inputs);
 	expr = list_length(quals) == 1 ? (Node *) linitial(quals)
-		: (Node *) makeBoolExpr(AND_EXPR, quals, -1);
+								   : (Node *) makeBoolExpr(AND_EXPR, quals, -1);
 	if (exprType(expr) != BOOLOID || !Compile(&b, expr))
 		return false;
 	return gpuops::expr_validate(prog, Max(inputs->nouter, 1), Max(inputs->ninner, 1)) == NULL;
@@ -333,7 +334,7 @@ ContainsParam(Node *node, void *context)
 		return false;
 	if (IsA(node, Param))
 		return true;
-	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) ContainsParam, context);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) ContainsParam, context);
 }
 
 /*
@@ -344,12 +345,12 @@ ContainsParam(Node *node, void *context)
  * program too: none.
  */
 static bool
-CompileValueProgram(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog,
-					bool add_columns, bool errors_only)
+CompileValueProgram(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog, bool add_columns,
+					bool errors_only)
 {
 	DeviceExprInputs saved = *inputs;
 	DeviceExprBuilder b;
-	bool		ok;
+	bool ok;
 
 	if (ContainsParam((Node *) expr, NULL))
 		return false;
@@ -374,7 +375,7 @@ DeviceExprCompileValue(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 bool
 DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog)
 {
-	Oid			type = exprType((Node *) expr);
+	Oid type = exprType((Node *) expr);
 
 	return (type == INT2OID || type == INT4OID || type == INT8OID || type == FLOAT4OID ||
 			type == FLOAT8OID) &&

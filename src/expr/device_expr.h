@@ -29,16 +29,16 @@ extern "C" {
 /* What a compiled program reads: columns of each side, and Params. */
 typedef struct DeviceExprInputs
 {
-	List	   *outer_exprs;	/* the outer input's output expressions */
-	List	   *inner_exprs;	/* the inner one's (NIL: a one-sided program) */
-	int			nouter;
-	int			ninner;
-	int			outer_cols[GPUOPS_EXPR_MAX_COLS];	/* program column -> input column */
-	int			inner_cols[GPUOPS_EXPR_MAX_COLS];
-	Oid			outer_types[GPUOPS_EXPR_MAX_COLS];
-	Oid			inner_types[GPUOPS_EXPR_MAX_COLS];
-	List	   *params;			/* Param nodes read, in constant-slot order */
-	List	   *param_slots;	/* their constant slots (int) */
+	List *outer_exprs; /* the outer input's output expressions */
+	List *inner_exprs; /* the inner one's (NIL: a one-sided program) */
+	int nouter;
+	int ninner;
+	int outer_cols[GPUOPS_EXPR_MAX_COLS]; /* program column -> input column */
+	int inner_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid outer_types[GPUOPS_EXPR_MAX_COLS];
+	Oid inner_types[GPUOPS_EXPR_MAX_COLS];
+	List *params;	   /* Param nodes read, in constant-slot order */
+	List *param_slots; /* their constant slots (int) */
 } DeviceExprInputs;
 
 /*

@@ -24,8 +24,8 @@ typedef struct DeviceExprBuilder
 {
 	GpuopsExprProgram *prog;
 	DeviceExprInputs *in;
-	int			nlocals;
-	int			case_local;		/* the innermost CASE's value, -1 outside */
+	int nlocals;
+	int case_local; /* the innermost CASE's value, -1 outside */
 } DeviceExprBuilder;
 
 /*
@@ -70,7 +70,7 @@ Land(DeviceExprBuilder *b, int at)
 static inline int
 AddConst(DeviceExprBuilder *b, uint64 word, bool isnull)
 {
-	int			k = b->prog->nconsts;
+	int k = b->prog->nconsts;
 
 	if (k >= GPUOPS_EXPR_MAX_CONSTS)
 		return -1;
@@ -87,4 +87,4 @@ extern bool DeviceExprCompileNode(DeviceExprBuilder *b, Node *node);
 extern bool DeviceExprCompileCall(DeviceExprBuilder *b, Oid fn, List *args, Oid result_type);
 extern bool DeviceExprCompileArrayOp(DeviceExprBuilder *b, ScalarArrayOpExpr *saop);
 
-#endif							/* GPUOPS_DEVICE_EXPR_BUILDER_H */
+#endif /* GPUOPS_DEVICE_EXPR_BUILDER_H */

@@ -14,10 +14,10 @@ extern "C" {
 /* How a pg_catalog function maps onto an interpreter operation. */
 typedef struct FuncMap
 {
-	Oid			fn;
-	uint8		op;				/* GpuopsExprOp */
-	uint8		sub;			/* comparison, or variant */
-	uint8		type;			/* the operands' GpuopsExprType */
+	Oid fn;
+	uint8 op;	/* GpuopsExprOp */
+	uint8 sub;	/* comparison, or variant */
+	uint8 type; /* the operands' GpuopsExprType */
 } FuncMap;
 
 /*
@@ -27,14 +27,14 @@ typedef struct FuncMap
  */
 typedef struct DateTimestampCmp
 {
-	Oid			fn;
-	uint8		cmp;			/* GpuopsExprCmp */
-	uint8		date_arg;		/* which argument is the date */
+	Oid fn;
+	uint8 cmp;		/* GpuopsExprCmp */
+	uint8 date_arg; /* which argument is the date */
 } DateTimestampCmp;
 
 extern const FuncMap *DeviceExprLookupFunc(Oid fn);
 extern const DateTimestampCmp *DeviceExprLookupDateTimestampCmp(Oid fn);
-extern int	DeviceExprTypeKind(Oid type);
-extern int	DeviceExprTypeWidth(Oid type);
+extern int DeviceExprTypeKind(Oid type);
+extern int DeviceExprTypeWidth(Oid type);
 
-#endif							/* GPUOPS_DEVICE_EXPR_CATALOG_H */
+#endif /* GPUOPS_DEVICE_EXPR_CATALOG_H */

@@ -31,10 +31,10 @@ extern "C" {
 static bool
 CompileTimestampInterval(DeviceExprBuilder *b, const FuncMap *m, List *args, Oid fn)
 {
-	Node	   *ival = (Node *) lsecond(args);
-	Interval   *span;
-	int64		days;
-	int			k;
+	Node *ival = (Node *) lsecond(args);
+	Interval *span;
+	int64 days;
+	int k;
 
 	if (!IsA(ival, Const) || ((Const *) ival)->constisnull)
 		return false;
@@ -62,10 +62,8 @@ CompileTimestampInterval(DeviceExprBuilder *b, const FuncMap *m, List *args, Oid
 static bool
 CompileNumericTypmod(DeviceExprBuilder *b, List *args)
 {
-	Const	   *tm;
-	int32		typmod,
-				precision,
-				scale;
+	Const *tm;
+	int32 typmod, precision, scale;
 
 	if (list_length(args) != 2)
 		return false;
@@ -74,7 +72,7 @@ CompileNumericTypmod(DeviceExprBuilder *b, List *args)
 		return false;
 	typmod = DatumGetInt32(tm->constvalue);
 	if (typmod < (int32) VARHDRSZ)
-		return true;			/* no typmod: the value as it is */
+		return true; /* no typmod: the value as it is */
 	precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
 	scale = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
 	if (scale < 0 || scale > gpuops::kNumMaxScale || scale > precision || precision < 1)
@@ -90,37 +88,35 @@ CompileNumericTypmod(DeviceExprBuilder *b, List *args)
  */
 typedef struct IntervalCmp
 {
-	Oid			fn;
-	uint8		cmp;			/* GpuopsExprCmp */
+	Oid fn;
+	uint8 cmp; /* GpuopsExprCmp */
 } IntervalCmp;
 
 static const IntervalCmp interval_cmp[] = {
-	{F_INTERVAL_EQ, GPUOPS_CMP_EQ}, {F_INTERVAL_NE, GPUOPS_CMP_NE},
-	{F_INTERVAL_LT, GPUOPS_CMP_LT}, {F_INTERVAL_LE, GPUOPS_CMP_LE},
-	{F_INTERVAL_GT, GPUOPS_CMP_GT}, {F_INTERVAL_GE, GPUOPS_CMP_GE},
+	{F_INTERVAL_EQ, GPUOPS_CMP_EQ}, {F_INTERVAL_NE, GPUOPS_CMP_NE}, {F_INTERVAL_LT, GPUOPS_CMP_LT},
+	{F_INTERVAL_LE, GPUOPS_CMP_LE}, {F_INTERVAL_GT, GPUOPS_CMP_GT}, {F_INTERVAL_GE, GPUOPS_CMP_GE},
 };
 
 /* An interval operand: a constant whose span fits 64 bits, or ts - ts. */
 static bool
 CompileIntervalSpan(DeviceExprBuilder *b, Node *node)
 {
-	List	   *args = NIL;
-	Oid			fn = InvalidOid;
+	List *args = NIL;
+	Oid fn = InvalidOid;
 
 	if (IsA(node, Const) && ((Const *) node)->consttype == INTERVALOID)
 	{
-		Const	   *c = (Const *) node;
-		Interval   *iv;
-		__int128	span;
-		int			k;
+		Const *c = (Const *) node;
+		Interval *iv;
+		__int128 span;
+		int k;
 
 		if (c->constisnull)
 			k = AddConst(b, 0, true);
 		else
 		{
 			iv = DatumGetIntervalP(c->constvalue);
-			span = (__int128) iv->time +
-				((__int128) iv->month * 30 + iv->day) * USECS_PER_DAY;
+			span = (__int128) iv->time + ((__int128) iv->month * 30 + iv->day) * USECS_PER_DAY;
 			if (span < PG_INT64_MIN || span > PG_INT64_MAX)
 				return false;
 			k = AddConst(b, (uint64) (int64) span, false);
@@ -152,8 +148,7 @@ CompileIntervalCmp(DeviceExprBuilder *b, Oid fn, List *args, bool *ok)
 	{
 		if (interval_cmp[i].fn != fn)
 			continue;
-		*ok = list_length(args) == 2 &&
-			CompileIntervalSpan(b, (Node *) linitial(args)) &&
+		*ok = list_length(args) == 2 && CompileIntervalSpan(b, (Node *) linitial(args)) &&
 			CompileIntervalSpan(b, (Node *) lsecond(args)) &&
 			Emit(b, GPUOPS_EOP_CMP, GPUOPS_ET_INT, interval_cmp[i].cmp, 0);
 		return true;
@@ -169,8 +164,7 @@ CompileDateTimestampCmp(DeviceExprBuilder *b, Oid fn, List *args, bool *ok)
 
 	if (m != NULL)
 	{
-		*ok = list_length(args) == 2 &&
-			DeviceExprCompileNode(b, (Node *) linitial(args)) &&
+		*ok = list_length(args) == 2 && DeviceExprCompileNode(b, (Node *) linitial(args)) &&
 			(m->date_arg != 0 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
 			DeviceExprCompileNode(b, (Node *) lsecond(args)) &&
 			(m->date_arg != 1 || Emit(b, GPUOPS_EOP_DATE_TS, GPUOPS_ET_INT, 1, 0)) &&
@@ -185,9 +179,9 @@ bool
 DeviceExprCompileCall(DeviceExprBuilder *b, Oid fn, List *args, Oid result_type)
 {
 	const FuncMap *m = DeviceExprLookupFunc(fn);
-	ListCell   *lc;
-	int			sub;
-	bool		ok;
+	ListCell *lc;
+	int sub;
+	bool ok;
 
 	if (CompileDateTimestampCmp(b, fn, args, &ok) || CompileIntervalCmp(b, fn, args, &ok))
 		return ok;
@@ -197,14 +191,15 @@ DeviceExprCompileCall(DeviceExprBuilder *b, Oid fn, List *args, Oid result_type)
 		return CompileTimestampInterval(b, m, args, fn);
 	if (m->op == GPUOPS_EOP_NUM_ROUND)
 		return CompileNumericTypmod(b, args);
-	foreach(lc, args)
+	foreach (lc, args)
 	{
 		if (DeviceExprTypeKind(exprType((Node *) lfirst(lc))) < 0 ||
 			!DeviceExprCompileNode(b, (Node *) lfirst(lc)))
 			return false;
 	}
 	/* arithmetic and casts: the result's width */
-	sub = m->op != GPUOPS_EOP_CMP && gpuops::expr_op_reads_kind(m->op) ? DeviceExprTypeWidth(result_type)
+	sub = m->op != GPUOPS_EOP_CMP && gpuops::expr_op_reads_kind(m->op)
+		? DeviceExprTypeWidth(result_type)
 		: m->sub;
 	return Emit(b, m->op, m->type, sub, 0);
 }
@@ -213,28 +208,26 @@ DeviceExprCompileCall(DeviceExprBuilder *b, Oid fn, List *args, Oid result_type)
 bool
 DeviceExprCompileArrayOp(DeviceExprBuilder *b, ScalarArrayOpExpr *saop)
 {
-	Node	   *scalar = (Node *) linitial(saop->args);
-	Node	   *array = (Node *) lsecond(saop->args);
+	Node *scalar = (Node *) linitial(saop->args);
+	Node *array = (Node *) lsecond(saop->args);
 	const FuncMap *m = DeviceExprLookupFunc(saop->opfuncid);
-	List	   *elems = NIL;
-	Oid			elemtype;
-	int			local,
-				jumps[GPUOPS_EXPR_MAX_STEPS],
-				njumps = 0;
-	ListCell   *lc;
+	List *elems = NIL;
+	Oid elemtype;
+	int local, jumps[GPUOPS_EXPR_MAX_STEPS], njumps = 0;
+	ListCell *lc;
 
 	if (m == NULL || m->op != GPUOPS_EOP_CMP || DeviceExprTypeKind(exprType(scalar)) < 0)
 		return false;
 	if (IsA(array, Const))
 	{
-		Const	   *c = (Const *) array;
-		ArrayType  *arr;
-		Datum	   *values;
-		bool	   *nulls;
-		int			n;
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
+		Const *c = (Const *) array;
+		ArrayType *arr;
+		Datum *values;
+		bool *nulls;
+		int n;
+		int16 typlen;
+		bool typbyval;
+		char typalign;
 
 		if (c->constisnull)
 			return false;
@@ -245,8 +238,8 @@ DeviceExprCompileArrayOp(DeviceExprBuilder *b, ScalarArrayOpExpr *saop)
 		get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 		deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &values, &nulls, &n);
 		for (int i = 0; i < n; i++)
-			elems = lappend(elems, makeConst(elemtype, -1, InvalidOid, typlen, values[i],
-											 nulls[i], typbyval));
+			elems = lappend(
+				elems, makeConst(elemtype, -1, InvalidOid, typlen, values[i], nulls[i], typbyval));
 	}
 	else if (IsA(array, ArrayExpr) && !((ArrayExpr *) array)->multidims)
 		elems = ((ArrayExpr *) array)->elements;
@@ -255,7 +248,7 @@ DeviceExprCompileArrayOp(DeviceExprBuilder *b, ScalarArrayOpExpr *saop)
 	if (elems == NIL)
 	{
 		/* an empty array: ANY is false and ALL true, whatever the scalar */
-		int			k = AddConst(b, saop->useOr ? 0 : 1, false);
+		int k = AddConst(b, saop->useOr ? 0 : 1, false);
 
 		return k >= 0 && Emit(b, GPUOPS_EOP_CONST, GPUOPS_ET_INT, 0, k);
 	}
@@ -265,7 +258,7 @@ DeviceExprCompileArrayOp(DeviceExprBuilder *b, ScalarArrayOpExpr *saop)
 	if (!DeviceExprCompileNode(b, scalar) || !Emit(b, GPUOPS_EOP_STORE, 0, 0, local) ||
 		!Emit(b, GPUOPS_EOP_POP, 0, 0, 0))
 		return false;
-	foreach(lc, elems)
+	foreach (lc, elems)
 	{
 		if (DeviceExprTypeKind(exprType((Node *) lfirst(lc))) < 0 ||
 			!Emit(b, GPUOPS_EOP_LOAD, 0, 0, local) ||

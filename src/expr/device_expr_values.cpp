@@ -28,12 +28,10 @@ extern "C" {
 static uint64
 NumericWord(const char *stored)
 {
-	int			dscale,
-				scale;
-	int64		v;
+	int dscale, scale;
+	int64 v;
 
-	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) !=
-		GPUOPS_NUMERIC_OK)
+	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
 		return gpuops::kNumUnknown;
 	return gpuops::expr_num_word(v, scale);
 }
@@ -68,7 +66,7 @@ DeviceExprWord(Datum value, Oid type)
 List *
 DeviceExprProgramToList(const GpuopsExprProgram *prog)
 {
-	List	   *l = list_make2_int(prog->nsteps, prog->nconsts);
+	List *l = list_make2_int(prog->nsteps, prog->nconsts);
 
 	for (int i = 0; i < prog->nsteps; i++)
 	{
@@ -89,7 +87,7 @@ DeviceExprProgramToList(const GpuopsExprProgram *prog)
 void
 DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
 {
-	int			at = 2;
+	int at = 2;
 
 	memset(prog, 0, sizeof(*prog));
 	prog->nsteps = linitial_int(l);
@@ -100,7 +98,7 @@ DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
 		elog(ERROR, "gpuops: malformed device program in plan");
 	for (int i = 0; i < prog->nsteps; i++)
 	{
-		uint32		w = (uint32) list_nth_int(l, at++);
+		uint32 w = (uint32) list_nth_int(l, at++);
 
 		prog->steps[i].op = (uint8) (w & 0xff);
 		prog->steps[i].type = (uint8) ((w >> 8) & 0xff);
@@ -109,8 +107,8 @@ DeviceExprProgramFromList(List *l, GpuopsExprProgram *prog)
 	}
 	for (int i = 0; i < prog->nconsts; i++)
 	{
-		uint64		lo = (uint32) list_nth_int(l, at++);
-		uint64		hi = (uint32) list_nth_int(l, at++);
+		uint64 lo = (uint32) list_nth_int(l, at++);
+		uint64 hi = (uint32) list_nth_int(l, at++);
 
 		prog->consts[i] = lo | (hi << 32);
 		prog->const_null[i] = (uint8) list_nth_int(l, at++);
@@ -153,7 +151,7 @@ ColumnWords(const GpuopsRowStore *store, const GpuopsBatch *batch, int col, Oid 
 				d[i] = GpuopsBatchIsNull(batch, col, at + i) ? 0 : NumericWord(p);
 			}
 			break;
-		default:				/* 8-byte values: the words themselves */
+		default: /* 8-byte values: the words themselves */
 			memcpy(d, v, (Size) n * sizeof(uint64));
 			break;
 	}
@@ -168,16 +166,16 @@ DeviceExprStageRows(const GpuopsRowStore *store, uint64 first, uint64 n, const i
 	out->nrows = n;
 	for (int c = 0; c < ncols; c++)
 	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(uint64));
-		uint8	   *nulls = NULL;
+		uint64 *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(uint64));
+		uint8 *nulls = NULL;
 
 		/* the range batch by batch, each part converted straight into place */
 		for (uint64 done = 0; done < n;)
 		{
-			uint64		row = first + done;
+			uint64 row = first + done;
 			const GpuopsBatch *batch = store->batches[row >> GPUOPS_BATCH_SHIFT];
-			uint32		at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
-			uint32		take = (uint32) Min((uint64) (batch->nrows - at), n - done);
+			uint32 at = (uint32) (row & (GPUOPS_BATCH_ROWS - 1));
+			uint32 take = (uint32) Min((uint64) (batch->nrows - at), n - done);
 
 			if (batch->nulls[cols[c]])
 			{
@@ -201,7 +199,7 @@ DeviceExprStageInto(const GpuopsRowStore *store, const GpuopsBatch *batch, uint3
 {
 	for (int c = 0; c < ncols; c++)
 	{
-		uint8	   *nb = nulls[c] + at;
+		uint8 *nb = nulls[c] + at;
 
 		if (batch->nulls[cols[c]] == NULL)
 			memset(nb, 0, n);
@@ -216,15 +214,13 @@ void
 DeviceExprBindParams(GpuopsExprProgram *prog, List *param_states, List *param_slots,
 					 List *param_types, ExprContext *econtext)
 {
-	ListCell   *ls,
-			   *lk,
-			   *lt;
+	ListCell *ls, *lk, *lt;
 
-	forthree(ls, param_states, lk, param_slots, lt, param_types)
+	forthree (ls, param_states, lk, param_slots, lt, param_types)
 	{
-		bool		isnull;
-		Datum		d = ExecEvalExpr((ExprState *) lfirst(ls), econtext, &isnull);
-		int			k = lfirst_int(lk);
+		bool isnull;
+		Datum d = ExecEvalExpr((ExprState *) lfirst(ls), econtext, &isnull);
+		int k = lfirst_int(lk);
 
 		prog->consts[k] = isnull ? 0 : DeviceExprWord(d, (Oid) lfirst_oid(lt));
 		prog->const_null[k] = isnull;
@@ -234,7 +230,7 @@ DeviceExprBindParams(GpuopsExprProgram *prog, List *param_states, List *param_sl
 void
 DeviceExprProgramField(PlanFields &f, GpuopsExprProgram *prog)
 {
-	List	   *l = f.reading() ? NIL : DeviceExprProgramToList(prog);
+	List *l = f.reading() ? NIL : DeviceExprProgramToList(prog);
 
 	f.field(&l);
 	if (f.reading())

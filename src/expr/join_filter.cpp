@@ -27,14 +27,14 @@ GpuopsJoinFilterPlan(List *clauses, PathTarget *outer, PathTarget *inner, List *
 {
 	DeviceExprInputs in;
 	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
-	List	   *device = NIL;
-	bool		all = true;
-	ListCell   *lc;
+	List *device = NIL;
+	bool all = true;
+	ListCell *lc;
 
 	memset(&in, 0, sizeof(in));
 	in.outer_exprs = outer->exprs;
 	in.inner_exprs = inner->exprs;
-	foreach(lc, clauses)
+	foreach (lc, clauses)
 	{
 		if (DeviceExprCompile(list_make1(lfirst(lc)), &in, prog))
 			device = lappend(device, lfirst(lc));
@@ -74,10 +74,10 @@ GpuopsJoinFilterBegin(CustomScanState *node, EState *estate, List *storage, List
 					  TupleDesc outer, TupleDesc inner)
 {
 	GpuopsJoinFilter *f;
-	List	   *info;
-	List	   *cols;
-	int			i;
-	ListCell   *lc;
+	List *info;
+	List *cols;
+	int i;
+	ListCell *lc;
 
 	if (storage == NIL)
 		return NULL;
@@ -87,7 +87,7 @@ GpuopsJoinFilterBegin(CustomScanState *node, EState *estate, List *storage, List
 	cols = (List *) lsecond(info);
 	f->spec.outer_ncols = list_length(cols);
 	i = 0;
-	foreach(lc, cols)
+	foreach (lc, cols)
 	{
 		f->ocols[i] = lfirst_int(lc);
 		f->otypes[i] = TupleDescAttr(outer, f->ocols[i])->atttypid;
@@ -96,14 +96,14 @@ GpuopsJoinFilterBegin(CustomScanState *node, EState *estate, List *storage, List
 	cols = (List *) lthird(info);
 	f->spec.inner_ncols = list_length(cols);
 	i = 0;
-	foreach(lc, cols)
+	foreach (lc, cols)
 	{
 		f->icols[i] = lfirst_int(lc);
 		f->itypes[i] = TupleDescAttr(inner, f->icols[i])->atttypid;
 		i++;
 	}
 	f->param_slots = (List *) lfourth(info);
-	foreach(lc, params)
+	foreach (lc, params)
 	{
 		f->param_states = lappend(f->param_states, ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps));
 		f->param_types = lappend_oid(f->param_types, exprType((Node *) lfirst(lc)));
@@ -152,9 +152,9 @@ LoadSide(GpuopsJoinFilter *f, int side, const GpuopsRowStore *store, bool first_
 {
 	MemoryContext cxt;
 	GpuopsExprColumns cols;
-	const int  *c = side ? f->icols : f->ocols;
-	const Oid  *t = side ? f->itypes : f->otypes;
-	int			ncols = side ? f->spec.inner_ncols : f->spec.outer_ncols;
+	const int *c = side ? f->icols : f->ocols;
+	const Oid *t = side ? f->itypes : f->otypes;
+	int ncols = side ? f->spec.inner_ncols : f->spec.outer_ncols;
 	GpuopsStatus rc;
 
 	cxt = AllocSetContextCreate(f->cxt, "side", ALLOCSET_DEFAULT_SIZES);

@@ -33,31 +33,30 @@ extern List *GpuopsJoinFilterPlan(List *clauses, PathTarget *outer, PathTarget *
 typedef struct GpuopsJoinFilter
 {
 	GpuopsPairFilterSpec spec;
-	bool		all_compiled;	/* a TRUE pair needs no check by PostgreSQL */
-	int			ocols[GPUOPS_EXPR_MAX_COLS];
-	Oid			otypes[GPUOPS_EXPR_MAX_COLS];
-	int			icols[GPUOPS_EXPR_MAX_COLS];
-	Oid			itypes[GPUOPS_EXPR_MAX_COLS];
-	List	   *param_states;
-	List	   *param_slots;
-	List	   *param_types;
+	bool all_compiled; /* a TRUE pair needs no check by PostgreSQL */
+	int ocols[GPUOPS_EXPR_MAX_COLS];
+	Oid otypes[GPUOPS_EXPR_MAX_COLS];
+	int icols[GPUOPS_EXPR_MAX_COLS];
+	Oid itypes[GPUOPS_EXPR_MAX_COLS];
+	List *param_states;
+	List *param_slots;
+	List *param_types;
 	ExprContext *econtext;
 	const GpuopsPairFilterBackend *backend;
 	GpuopsPairFilter *pf;
 	MemoryContextCallback cb;
-	MemoryContext cxt;			/* staged columns */
-	const GpuopsRowStore *whole[2];	/* sides loaded whole: reloaded on a new begin */
-	uint8	   *results;		/* per pair of the current window */
-	uint64		capacity;
-	bool		off;			/* after a device failure: PostgreSQL checks every pair */
-	uint64		passed;
-	uint64		dropped;
+	MemoryContext cxt;				/* staged columns */
+	const GpuopsRowStore *whole[2]; /* sides loaded whole: reloaded on a new begin */
+	uint8 *results;					/* per pair of the current window */
+	uint64 capacity;
+	bool off; /* after a device failure: PostgreSQL checks every pair */
+	uint64 passed;
+	uint64 dropped;
 } GpuopsJoinFilter;
 
 /* Executor start: the filter, or NULL when the plan has none. */
-extern GpuopsJoinFilter *GpuopsJoinFilterBegin(CustomScanState *node, EState *estate,
-											   List *storage, List *params, TupleDesc outer,
-											   TupleDesc inner);
+extern GpuopsJoinFilter *GpuopsJoinFilterBegin(CustomScanState *node, EState *estate, List *storage,
+											   List *params, TupleDesc outer, TupleDesc inner);
 
 /*
  * Loads one side's columns: rows [first, first + n) of a store

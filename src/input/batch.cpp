@@ -29,8 +29,8 @@ GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent)
 	store->cxt = AllocSetContextCreate(parent, "gpuops row store", ALLOCSET_DEFAULT_SIZES);
 	store->ncols = desc->natts;
 	store->ninput = desc->natts;
-	store->cols = (GpuopsColumnDesc *)
-		MemoryContextAllocZero(parent, sizeof(GpuopsColumnDesc) * Max(desc->natts, 1));
+	store->cols = (GpuopsColumnDesc *) MemoryContextAllocZero(
+		parent, sizeof(GpuopsColumnDesc) * Max(desc->natts, 1));
 	for (int c = 0; c < desc->natts; c++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, c);
@@ -42,7 +42,7 @@ GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent)
 		if (att->attlen > 0)
 		{
 			col->width = att->attbyval ? att->attlen
-				: att_align_nominal(att->attlen, att->attalign);
+									   : att_align_nominal(att->attlen, att->attalign);
 			col->by_pointer = false;
 		}
 		else
@@ -121,15 +121,14 @@ BatchGrow(GpuopsRowStore *store, GpuopsBatch *batch, uint32 capacity)
 {
 	for (int c = 0; c < store->ncols; c++)
 	{
-		Size		bytes = (Size) capacity * store->cols[c].width;
+		Size bytes = (Size) capacity * store->cols[c].width;
 
-		batch->values[c] = (char *) (batch->values[c]
-									 ? repalloc_huge(batch->values[c], bytes)
-									 : MemoryContextAllocHuge(store->cxt, bytes));
+		batch->values[c] = (char *) (batch->values[c] ? repalloc_huge(batch->values[c], bytes)
+													  : MemoryContextAllocHuge(store->cxt, bytes));
 		if (batch->nulls[c])
 		{
-			Size		old = (batch->capacity + 7) / 8;
-			Size		now = (capacity + 7) / 8;
+			Size old = (batch->capacity + 7) / 8;
+			Size now = (capacity + 7) / 8;
 
 			batch->nulls[c] = (uint8 *) repalloc(batch->nulls[c], now);
 			memset(batch->nulls[c] + old, 0, now - old);
@@ -163,16 +162,19 @@ NewBatch(GpuopsRowStore *store)
 
 	if (store->nbatches == store->maxbatches)
 	{
-		int			n = Max(16, store->maxbatches * 2);
+		int n = Max(16, store->maxbatches * 2);
 
 		store->batches = (GpuopsBatch **) (store->batches
-										   ? repalloc(store->batches, n * sizeof(GpuopsBatch *))
-										   : MemoryContextAlloc(store->cxt, n * sizeof(GpuopsBatch *)));
+											   ? repalloc(store->batches, n * sizeof(GpuopsBatch *))
+											   : MemoryContextAlloc(store->cxt,
+																	n * sizeof(GpuopsBatch *)));
 		store->maxbatches = n;
 	}
 	batch = (GpuopsBatch *) MemoryContextAllocZero(store->cxt, sizeof(GpuopsBatch));
-	batch->values = (char **) MemoryContextAllocZero(store->cxt, sizeof(char *) * Max(store->ncols, 1));
-	batch->nulls = (uint8 **) MemoryContextAllocZero(store->cxt, sizeof(uint8 *) * Max(store->ncols, 1));
+	batch->values = (char **) MemoryContextAllocZero(store->cxt,
+													 sizeof(char *) * Max(store->ncols, 1));
+	batch->nulls = (uint8 **) MemoryContextAllocZero(store->cxt,
+													 sizeof(uint8 *) * Max(store->ncols, 1));
 	store->batches[store->nbatches++] = batch;
 	return batch;
 }
@@ -207,22 +209,22 @@ GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *values, uint8 *c
 	for (uint32 done = 0; done < n;)
 	{
 		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(store);
-		uint32		at = batch->nrows;
-		uint32		take = Min(n - done, GPUOPS_BATCH_ROWS - at);
+		uint32 at = batch->nrows;
+		uint32 take = Min(n - done, GPUOPS_BATCH_ROWS - at);
 
 		if (at + take > batch->capacity)
 			BatchGrow(store, batch, GPUOPS_BATCH_ROWS);
 		for (int c = 0; c < store->ninput; c++)
 		{
-			Size		w = store->cols[c].width;
+			Size w = store->cols[c].width;
 
 			memcpy(batch->values[c] + (Size) at * w, values[c] + (Size) done * w, (Size) take * w);
 			if (nulls[c] == NULL)
 				continue;
 			for (uint32 i = 0; i < take; i++)
 			{
-				uint32		src = done + i;
-				uint32		dst = at + i;
+				uint32 src = done + i;
+				uint32 dst = at + i;
 
 				if ((nulls[c][src >> 3] & (1 << (src & 7))) == 0)
 					continue;
@@ -241,8 +243,8 @@ GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *values, uint8 *c
 static char *
 ArenaAlloc(GpuopsRowStore *store, Size len)
 {
-	Size		need = MAXALIGN(len);
-	char	   *p;
+	Size need = MAXALIGN(len);
+	char *p;
 
 	/* after a recycle: the next chunk already there, when it is large enough */
 	if (store->arena != NULL && store->arena_used + need > store->arena_size &&
@@ -256,18 +258,19 @@ ArenaAlloc(GpuopsRowStore *store, Size len)
 	}
 	if (store->arena == NULL || store->arena_used + need > store->arena_size)
 	{
-		Size		size = Max((Size) ARENA_CHUNK, need);
+		Size size = Max((Size) ARENA_CHUNK, need);
 
 		if (store->arena_nchunks == store->arena_maxchunks)
 		{
-			int			n = Max(16, store->arena_maxchunks * 2);
+			int n = Max(16, store->arena_maxchunks * 2);
 
 			store->arena_chunks = (char **) (store->arena_chunks
-											 ? repalloc(store->arena_chunks, n * sizeof(char *))
-											 : MemoryContextAlloc(store->cxt, n * sizeof(char *)));
+												 ? repalloc(store->arena_chunks, n * sizeof(char *))
+												 : MemoryContextAlloc(store->cxt,
+																	  n * sizeof(char *)));
 			store->arena_sizes = (Size *) (store->arena_sizes
-										   ? repalloc(store->arena_sizes, n * sizeof(Size))
-										   : MemoryContextAlloc(store->cxt, n * sizeof(Size)));
+											   ? repalloc(store->arena_sizes, n * sizeof(Size))
+											   : MemoryContextAlloc(store->cxt, n * sizeof(Size)));
 			store->arena_maxchunks = n;
 		}
 		store->arena = (char *) MemoryContextAllocHuge(store->cxt, size);
@@ -287,12 +290,12 @@ ArenaAlloc(GpuopsRowStore *store, Size len)
 static char *
 CopyVarlen(GpuopsRowStore *store, const GpuopsColumnDesc *col, Datum d)
 {
-	char	   *src = DatumGetPointer(d);
-	char	   *dst;
+	char *src = DatumGetPointer(d);
+	char *dst;
 
 	if (col->typlen == -2)
 	{
-		Size		len = strlen(src) + 1;
+		Size len = strlen(src) + 1;
 
 		dst = ArenaAlloc(store, len);
 		memcpy(dst, src, len);
@@ -302,7 +305,7 @@ CopyVarlen(GpuopsRowStore *store, const GpuopsColumnDesc *col, Datum d)
 	{
 		/* flatten expanded objects; they live in memory that goes away */
 		ExpandedObjectHeader *eoh = DatumGetEOHP(d);
-		Size		len = EOH_get_flat_size(eoh);
+		Size len = EOH_get_flat_size(eoh);
 
 		dst = ArenaAlloc(store, len);
 		EOH_flatten_into(eoh, dst, len);
@@ -311,7 +314,7 @@ CopyVarlen(GpuopsRowStore *store, const GpuopsColumnDesc *col, Datum d)
 	if (VARATT_IS_EXTERNAL_INDIRECT(src))
 	{
 		struct varlena *flat = detoast_external_attr((struct varlena *) src);
-		Size		len = VARSIZE_ANY(flat);
+		Size len = VARSIZE_ANY(flat);
 
 		dst = ArenaAlloc(store, len);
 		memcpy(dst, flat, len);
@@ -320,7 +323,7 @@ CopyVarlen(GpuopsRowStore *store, const GpuopsColumnDesc *col, Datum d)
 	}
 	/* plain, compressed or on-disk TOAST pointer: copy as is, like tuplesort */
 	{
-		Size		len = VARSIZE_ANY(src);
+		Size len = VARSIZE_ANY(src);
 
 		dst = ArenaAlloc(store, len);
 		memcpy(dst, src, len);
@@ -332,7 +335,7 @@ void
 GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch, const Datum *values,
 						const bool *isnull)
 {
-	uint32		i;
+	uint32 i;
 
 	Assert(batch->nrows < GPUOPS_BATCH_ROWS);
 	if (batch->nrows == batch->capacity)
@@ -341,8 +344,8 @@ GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch, const Datum *
 	for (int c = 0; c < store->ninput; c++)
 	{
 		const GpuopsColumnDesc *col = &store->cols[c];
-		char	   *dst = batch->values[c] + (Size) i * col->width;
-		Datum		d = values[c];
+		char *dst = batch->values[c] + (Size) i * col->width;
+		Datum d = values[c];
 
 		if (isnull[c])
 		{
@@ -359,7 +362,7 @@ GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch, const Datum *
 			memcpy(dst, DatumGetPointer(d), col->typlen);
 		else
 		{
-			char	   *p = CopyVarlen(store, col, d);
+			char *p = CopyVarlen(store, col, d);
 
 			memcpy(dst, &p, sizeof(char *));
 		}

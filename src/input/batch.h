@@ -33,61 +33,60 @@ extern "C" {
 
 typedef struct GpuopsColumnDesc
 {
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	int			width;			/* bytes per row in values[] */
-	bool		by_pointer;		/* values[] holds pointers into the arena */
+	int16 typlen;
+	bool typbyval;
+	char typalign;
+	int width;		 /* bytes per row in values[] */
+	bool by_pointer; /* values[] holds pointers into the arena */
 } GpuopsColumnDesc;
 
 typedef struct GpuopsBatch
 {
-	uint32		nrows;
-	uint32		capacity;		/* grows to GPUOPS_BATCH_ROWS */
-	char	  **values;			/* per column: capacity * width bytes */
-	uint8	  **nulls;			/* per column: bitmap, bit set = NULL; NULL if none yet */
-	bool		foreign;		/* values and nulls live in memory the store does not
+	uint32 nrows;
+	uint32 capacity; /* grows to GPUOPS_BATCH_ROWS */
+	char **values;	 /* per column: capacity * width bytes */
+	uint8 **nulls;	 /* per column: bitmap, bit set = NULL; NULL if none yet */
+	bool foreign;	 /* values and nulls live in memory the store does not
 								 * own (GpuopsRowStoreAdoptBatch): never freed by it */
 } GpuopsBatch;
 
 typedef struct GpuopsRowStore
 {
-	MemoryContext cxt;			/* owns every batch and the arena */
-	int			ncols;
+	MemoryContext cxt; /* owns every batch and the arena */
+	int ncols;
 	/*
 	 * Columns rows are appended with: the first ninput.  The others
 	 * (GpuSort's computed keys) are allocated but filled by their owner,
 	 * after the fact, for every row (GpuopsRowStoreKeep does not copy them).
 	 */
-	int			ninput;
+	int ninput;
 	GpuopsColumnDesc *cols;
 	GpuopsBatch **batches;
-	int			nbatches;
-	int			maxbatches;
-	uint64		nrows;
-	char	   *arena;			/* current arena chunk */
-	Size		arena_used;
-	Size		arena_size;
+	int nbatches;
+	int maxbatches;
+	uint64 nrows;
+	char *arena; /* current arena chunk */
+	Size arena_used;
+	Size arena_size;
 	/* every arena chunk, in order, for GpuopsRowStoreRecycle to fill again */
-	char	  **arena_chunks;
-	Size	   *arena_sizes;
-	int			arena_nchunks;
-	int			arena_maxchunks;
-	int			arena_current;	/* index of `arena` in arena_chunks */
+	char **arena_chunks;
+	Size *arena_sizes;
+	int arena_nchunks;
+	int arena_maxchunks;
+	int arena_current; /* index of `arena` in arena_chunks */
 
 	/*
 	 * After GpuopsRowStorePermute: every column as one contiguous array in
 	 * output order (row i of the output at index i), so rows are emitted by
 	 * sequential reads.  The batches' own arrays are freed by then.
 	 */
-	bool		permuted;
-	uint64		out_rows;		/* rows in output order */
-	char	  **out_values;		/* per column */
-	uint8	  **out_nulls;		/* per column bitmap, NULL when no NULLs */
+	bool permuted;
+	uint64 out_rows;   /* rows in output order */
+	char **out_values; /* per column */
+	uint8 **out_nulls; /* per column bitmap, NULL when no NULLs */
 } GpuopsRowStore;
 
-extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc,
-							   MemoryContext parent);
+extern void GpuopsRowStoreInit(GpuopsRowStore *store, TupleDesc desc, MemoryContext parent);
 extern void GpuopsRowStoreReset(GpuopsRowStore *store);
 
 /* Rows are appended with the first n columns only (batch.h, ninput). */
@@ -122,12 +121,11 @@ extern void GpuopsRowStoreAppendColumns(GpuopsRowStore *store, char *const *valu
 										uint8 *const *nulls, uint32 n);
 
 /* Appends the (fully deformed) slot as the next row of batch. */
-extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch,
-								  TupleTableSlot *slot);
+extern void GpuopsBatchAppendSlot(GpuopsRowStore *store, GpuopsBatch *batch, TupleTableSlot *slot);
 
 /* Appends one row given as a value and a null flag per column. */
-extern void GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch,
-									const Datum *values, const bool *isnull);
+extern void GpuopsBatchAppendValues(GpuopsRowStore *store, GpuopsBatch *batch, const Datum *values,
+									const bool *isnull);
 
 /*
  * Reorders every column into output order: output row i is input row
@@ -153,8 +151,7 @@ extern void GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint6
 extern void GpuopsRowStoreFetchRow(const GpuopsRowStore *store, uint64 row, TupleTableSlot *slot);
 
 /* Stores output row i (after GpuopsRowStorePermute) into the virtual slot. */
-extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i,
-									  TupleTableSlot *slot);
+extern void GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot);
 
 static inline bool
 GpuopsBatchIsNull(const GpuopsBatch *batch, int col, uint32 i)
@@ -168,7 +165,7 @@ GpuopsBatchIsNull(const GpuopsBatch *batch, int col, uint32 i)
 static inline Datum
 GpuopsColumnDatum(const GpuopsColumnDesc *col, const char *src)
 {
-	char	   *p;
+	char *p;
 
 	if (col->typbyval)
 		return fetch_att(src, true, col->typlen);
@@ -180,8 +177,8 @@ GpuopsColumnDatum(const GpuopsColumnDesc *col, const char *src)
 
 /* Column `col` of row i of a batch (before GpuopsRowStorePermute). */
 static inline Datum
-GpuopsBatchDatum(const GpuopsRowStore *store, const GpuopsBatch *batch, int col,
-				 uint32 i, bool *isnull)
+GpuopsBatchDatum(const GpuopsRowStore *store, const GpuopsBatch *batch, int col, uint32 i,
+				 bool *isnull)
 {
 	*isnull = GpuopsBatchIsNull(batch, col, i);
 	if (*isnull)
@@ -223,12 +220,12 @@ extern Size GpuopsRowStoreMemory(GpuopsRowStore *store);
  */
 typedef struct GpuopsRowCut
 {
-	bool		active;			/* `value` is set */
-	int			col;			/* the first sort key's column */
-	SortSupport ssup;			/* its comparator: order, NULLS FIRST/LAST */
-	Datum		value;
-	bool		isnull;
-	uint64		dropped;		/* rows dropped by the cut */
+	bool active;	  /* `value` is set */
+	int col;		  /* the first sort key's column */
+	SortSupport ssup; /* its comparator: order, NULLS FIRST/LAST */
+	Datum value;
+	bool isnull;
+	uint64 dropped; /* rows dropped by the cut */
 } GpuopsRowCut;
 
 static inline bool
@@ -248,11 +245,10 @@ struct GpuopsBatchSource
 	 * Appends rows to batch until it is full or the input ends.  Returns
 	 * false once the input is exhausted.
 	 */
-	bool		(*fill) (GpuopsBatchSource *src, GpuopsRowStore *store,
-						 GpuopsBatch *batch);
-	void		(*rescan) (GpuopsBatchSource *src);
-	uint64		direct_rows;	/* rows read from heap pages (heap_source.cpp) */
-	GpuopsRowCut *cut;			/* rows not to append, when active; NULL = none */
+	bool (*fill)(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch);
+	void (*rescan)(GpuopsBatchSource *src);
+	uint64 direct_rows; /* rows read from heap pages (heap_source.cpp) */
+	GpuopsRowCut *cut;	/* rows not to append, when active; NULL = none */
 };
 
 /*

@@ -30,13 +30,13 @@ extern "C" {
 static char *
 AllocOutput(GpuopsRowStore *store, Size bytes)
 {
-	char	   *p = (char *) MemoryContextAllocHuge(store->cxt, Max(bytes, 8));
+	char *p = (char *) MemoryContextAllocHuge(store->cxt, Max(bytes, 8));
 
 #ifdef MADV_HUGEPAGE
 	{
 		const uintptr_t huge = 2 * 1024 * 1024;
-		uintptr_t	start = TYPEALIGN(huge, (uintptr_t) p);
-		uintptr_t	end = ((uintptr_t) p + bytes) & ~(huge - 1);
+		uintptr_t start = TYPEALIGN(huge, (uintptr_t) p);
+		uintptr_t end = ((uintptr_t) p + bytes) & ~(huge - 1);
 
 		if (end > start)
 			(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
@@ -69,18 +69,18 @@ PackValues(GpuopsRowStore *store, int c, uint64 n)
 {
 	GpuopsValueSize size = store->cols[c].typlen == -2 ? CstringValueSize : VarlenaValueSize;
 	GpuopsValuePack pack;
-	char	   *arena;
+	char *arena;
 	GpuopsStatus rc;
 
 	if (n == 0)
 		return;
-	rc = gpuops_host_value_bytes((char *const *) store->out_values[c], store->out_nulls[c], n,
-								 size, &pack);
+	rc = gpuops_host_value_bytes((char *const *) store->out_values[c], store->out_nulls[c], n, size,
+								 &pack);
 	if (rc == GPUOPS_OK)
 	{
 		arena = AllocOutput(store, pack.bytes);
-		rc = gpuops_host_pack_values((char **) store->out_values[c], store->out_nulls[c], n,
-									 size, &pack, arena);
+		rc = gpuops_host_pack_values((char **) store->out_values[c], store->out_nulls[c], n, size,
+									 &pack, arena);
 	}
 	if (rc != GPUOPS_OK)
 		GpuopsRaiseStatus("reordering result values", rc);
@@ -95,8 +95,8 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 	store->out_nulls = (uint8 **) MemoryContextAllocZero(store->cxt,
 														 sizeof(uint8 *) * Max(store->ncols, 1));
 	{
-		GpuopsGatherColumn *gc = (GpuopsGatherColumn *)
-			palloc(sizeof(GpuopsGatherColumn) * Max(store->ncols, 1));
+		GpuopsGatherColumn *gc = (GpuopsGatherColumn *) palloc(sizeof(GpuopsGatherColumn) *
+															   Max(store->ncols, 1));
 		GpuopsStatus rc;
 
 		for (int c = 0; c < store->ncols; c++)
@@ -115,18 +115,18 @@ GpuopsRowStorePermute(GpuopsRowStore *store, const uint32 *order, uint64 n)
 	}
 	for (int c = 0; c < store->ncols; c++)
 	{
-		bool		any_null = false;
+		bool any_null = false;
 
 		for (int b = 0; b < store->nbatches; b++)
 			any_null |= store->batches[b]->nulls[c] != NULL;
 		if (any_null)
 		{
-			uint8	   *bm = (uint8 *) MemoryContextAllocHuge(store->cxt, (Max(n, 1) + 7) / 8);
+			uint8 *bm = (uint8 *) MemoryContextAllocHuge(store->cxt, (Max(n, 1) + 7) / 8);
 
 			memset(bm, 0, (n + 7) / 8);
 			for (uint64 i = 0; i < n; i++)
 			{
-				uint32		r = order[i];
+				uint32 r = order[i];
 
 				if (GpuopsBatchIsNull(store->batches[r >> GPUOPS_BATCH_SHIFT], c,
 									  r & (GPUOPS_BATCH_ROWS - 1)))
@@ -175,12 +175,12 @@ void
 GpuopsRowStoreFetchOutput(GpuopsRowStore *store, uint64 i, TupleTableSlot *slot)
 {
 	/* locals: the bool stores below would make the compiler reload store's fields */
-	const int	ncols = store->ncols;
+	const int ncols = store->ncols;
 	const GpuopsColumnDesc *cols = store->cols;
-	char	   *const *out_values = store->out_values;
-	uint8	   *const *out_nulls = store->out_nulls;
-	Datum	   *values = slot->tts_values;
-	bool	   *isnull = slot->tts_isnull;
+	char *const *out_values = store->out_values;
+	uint8 *const *out_nulls = store->out_nulls;
+	Datum *values = slot->tts_values;
+	bool *isnull = slot->tts_isnull;
 
 	ExecClearTuple(slot);
 	for (int c = 0; c < ncols; c++)
@@ -210,14 +210,13 @@ GpuopsRowStoreFetchRow(const GpuopsRowStore *store, uint64 row, TupleTableSlot *
 }
 
 void
-GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
-				   TupleTableSlot *scratch)
+GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n, TupleTableSlot *scratch)
 {
 	GpuopsRowStore kept = *store;
 
 	Assert(!store->permuted);
-	kept.cxt = AllocSetContextCreate(MemoryContextGetParent(store->cxt),
-									 "gpuops row store", ALLOCSET_DEFAULT_SIZES);
+	kept.cxt = AllocSetContextCreate(MemoryContextGetParent(store->cxt), "gpuops row store",
+									 ALLOCSET_DEFAULT_SIZES);
 	kept.batches = NULL;
 	kept.nbatches = kept.maxbatches = 0;
 	kept.nrows = 0;
@@ -228,7 +227,7 @@ GpuopsRowStoreKeep(GpuopsRowStore *store, const uint32 *order, uint64 n,
 	kept.arena_nchunks = kept.arena_maxchunks = kept.arena_current = 0;
 	for (uint64 i = 0; i < n; i++)
 	{
-		uint64		row = order[i];
+		uint64 row = order[i];
 
 		GpuopsRowStoreFetchRow(store, row, scratch);
 		GpuopsBatchAppendSlot(&kept, GpuopsRowStoreOpenBatch(&kept), scratch);

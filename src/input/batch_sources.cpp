@@ -16,8 +16,8 @@ extern "C" {
 typedef struct ChildPlanSource
 {
 	GpuopsBatchSource base;
-	PlanState  *child;
-	bool		done;
+	PlanState *child;
+	bool done;
 } ChildPlanSource;
 
 static bool
@@ -36,8 +36,8 @@ ChildPlanFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 		}
 		if (src->cut != NULL && src->cut->active)
 		{
-			bool		isnull;
-			Datum		d = slot_getattr(slot, src->cut->col + 1, &isnull);
+			bool isnull;
+			Datum d = slot_getattr(slot, src->cut->col + 1, &isnull);
 
 			if (GpuopsRowCutDrops(src->cut, d, isnull))
 				continue;

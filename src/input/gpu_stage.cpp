@@ -34,35 +34,35 @@ extern "C" {
 /* in shared memory (the parallel query's DSM), one per GpuStage */
 typedef struct GpuStageShared
 {
-	slock_t		mutex;
-	dsa_pointer head;			/* the chunks, newest first */
-	uint64		rows;
-	uint64		bytes;
-	uint32		chunks;
+	slock_t mutex;
+	dsa_pointer head; /* the chunks, newest first */
+	uint64 rows;
+	uint64 bytes;
+	uint32 chunks;
 } GpuStageShared;
 
 typedef struct GpuStageChunk
 {
 	dsa_pointer next;
-	uint32		nrows;
-	int32		ncols;
-	bool		resolved;		/* the leader turned offsets into pointers */
-	Size		size;
-	Size		offsets[FLEXIBLE_ARRAY_MEMBER];	/* per column: values, then nulls (0: none) */
+	uint32 nrows;
+	int32 ncols;
+	bool resolved; /* the leader turned offsets into pointers */
+	Size size;
+	Size offsets[FLEXIBLE_ARRAY_MEMBER]; /* per column: values, then nulls (0: none) */
 } GpuStageChunk;
 
 /* the node (node.h): one input, whose store holds the batch being filled */
 struct GpuStageState : GpuopsNode
 {
-	bool		done;
-	GpuStageShared *shared;		/* NULL without parallel mode */
-	dsa_area   *area;			/* leader: the area its chunks are in */
-	MemoryContext local_cxt;	/* without parallel mode: the chunks */
-	List	   *local_chunks;
+	bool done;
+	GpuStageShared *shared;	 /* NULL without parallel mode */
+	dsa_area *area;			 /* leader: the area its chunks are in */
+	MemoryContext local_cxt; /* without parallel mode: the chunks */
+	List *local_chunks;
 	/* totals, kept for EXPLAIN when the shared memory goes away */
-	uint64		rows;
-	uint64		bytes;
-	uint32		chunks;
+	uint64 rows;
+	uint64 bytes;
+	uint32 chunks;
 };
 
 extern const CustomExecMethods gpu_stage_exec_methods;
@@ -80,18 +80,18 @@ static void
 Flush(GpuStageState *st, GpuopsBatch *batch)
 {
 	GpuopsRowStore *store = st->store();
-	int			ncols = store->ncols;
-	uint32		n = batch->nrows;
-	Size		off = TYPEALIGN(CHUNK_ALIGN, offsetof(GpuStageChunk, offsets) +
-								sizeof(Size) * 2 * Max(ncols, 1));
-	Size		tail;
-	Size		size;
-	dsa_area   *area = st->shared ? st->css.ss.ps.state->es_query_dsa : NULL;
+	int ncols = store->ncols;
+	uint32 n = batch->nrows;
+	Size off = TYPEALIGN(CHUNK_ALIGN,
+						 offsetof(GpuStageChunk, offsets) + sizeof(Size) * 2 * Max(ncols, 1));
+	Size tail;
+	Size size;
+	dsa_area *area = st->shared ? st->css.ss.ps.state->es_query_dsa : NULL;
 	dsa_pointer dp = InvalidDsaPointer;
-	char	   *base;
+	char *base;
 	GpuStageChunk *ch;
-	Size		offsets[2 * 64];
-	Size	   *offs = ncols <= 64 ? offsets : (Size *) palloc(sizeof(Size) * 2 * ncols);
+	Size offsets[2 * 64];
+	Size *offs = ncols <= 64 ? offsets : (Size *) palloc(sizeof(Size) * 2 * ncols);
 
 	for (int c = 0; c < ncols; c++)
 	{
@@ -138,7 +138,7 @@ Flush(GpuStageState *st, GpuopsBatch *batch)
 	for (int c = 0; c < ncols; c++)
 	{
 		const GpuopsColumnDesc *col = &store->cols[c];
-		char	   *values = base + offs[2 * c];
+		char *values = base + offs[2 * c];
 
 		if (offs[2 * c + 1] != 0)
 			memcpy(base + offs[2 * c + 1], batch->nulls[c], (n + 7) / 8);
@@ -151,7 +151,7 @@ Flush(GpuStageState *st, GpuopsBatch *batch)
 		for (uint32 i = 0; i < n; i++)
 		{
 			const char *p;
-			Size		len;
+			Size len;
 
 			if (GpuopsBatchIsNull(batch, c, i))
 			{
@@ -215,7 +215,7 @@ ExecGpuStageImpl(CustomScanState *node)
 static void
 ChunkColumns(GpuopsRowStore *store, GpuStageChunk *ch, char **values, uint8 **nulls)
 {
-	char	   *base = (char *) ch;
+	char *base = (char *) ch;
 
 	if (ch->ncols != store->ncols)
 		elog(ERROR, "GpuStage: a chunk of %d columns for a store of %d", ch->ncols, store->ncols);
@@ -227,8 +227,8 @@ ChunkColumns(GpuopsRowStore *store, GpuStageChunk *ch, char **values, uint8 **nu
 			continue;
 		for (uint32 i = 0; i < ch->nrows; i++)
 		{
-			Size		off;
-			char	   *p;
+			Size off;
+			char *p;
 
 			if (nulls[c] && (nulls[c][i >> 3] & (1 << (i & 7))))
 				continue;
@@ -245,8 +245,8 @@ Take(GpuopsRowStore *store, GpuStageChunk *ch, List **partial)
 {
 	if (ch->nrows == GPUOPS_BATCH_ROWS)
 	{
-		char	  **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
-		uint8	  **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
+		char **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
+		uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
 
 		ChunkColumns(store, ch, values, nulls);
 		GpuopsRowStoreAdoptBatch(store, values, nulls);
@@ -260,8 +260,8 @@ Take(GpuopsRowStore *store, GpuStageChunk *ch, List **partial)
 void
 GpuStageCollect(GpuStageState *st, GpuopsRowStore *store)
 {
-	List	   *partial = NIL;
-	ListCell   *lc;
+	List *partial = NIL;
+	ListCell *lc;
 
 	if (st->shared != NULL && st->area != NULL)
 	{
@@ -273,14 +273,14 @@ GpuStageCollect(GpuStageState *st, GpuopsRowStore *store)
 			dp = ch->next;
 		}
 	}
-	foreach(lc, st->local_chunks)
+	foreach (lc, st->local_chunks)
 		Take(store, (GpuStageChunk *) lfirst(lc), &partial);
 	/* each process's last chunk is partial: copied, after the full ones */
-	foreach(lc, partial)
+	foreach (lc, partial)
 	{
 		GpuStageChunk *ch = (GpuStageChunk *) lfirst(lc);
-		char	  **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
-		uint8	  **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
+		char **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
+		uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
 
 		ChunkColumns(store, ch, values, nulls);
 		GpuopsRowStoreAppendColumns(store, values, nulls, ch->nrows);
@@ -304,14 +304,13 @@ FindDeviceNode(PlanState *ps, void *context)
 			return true;
 	}
 	/* PostgreSQL 15 declares walkers without prototypes */
-	return planstate_tree_walker(ps, (bool (*) ()) (void (*) (void)) FindDeviceNode, context);
+	return planstate_tree_walker(ps, (bool (*)())(void (*)(void)) FindDeviceNode, context);
 }
 
 bool
 GpuStageDeviceShared(GpuStageState *st)
 {
-	return IsInParallelMode() &&
-		(st == NULL || FindDeviceNode(st->input[0].ps, NULL));
+	return IsInParallelMode() && (st == NULL || FindDeviceNode(st->input[0].ps, NULL));
 }
 
 Size
@@ -323,7 +322,7 @@ GpuStageBytes(GpuStageState *st)
 GpuStageState *
 GpuStageBelow(PlanState *child)
 {
-	PlanState  *below;
+	PlanState *below;
 
 	if (child == NULL || !IsA(child, GatherState))
 		return NULL;
@@ -455,9 +454,9 @@ static void
 ExplainGpuStageImpl(CustomScanState *node, List *, ExplainState *es)
 {
 	GpuStageState *st = (GpuStageState *) node;
-	uint64		rows = st->shared ? st->shared->rows : st->rows;
-	uint64		bytes = st->shared ? st->shared->bytes : st->bytes;
-	uint32		chunks = st->shared ? st->shared->chunks : st->chunks;
+	uint64 rows = st->shared ? st->shared->rows : st->rows;
+	uint64 bytes = st->shared ? st->shared->bytes : st->bytes;
+	uint32 chunks = st->shared ? st->shared->chunks : st->chunks;
 
 	if (!es->analyze)
 		return;
@@ -474,8 +473,8 @@ const CustomExecMethods gpu_stage_exec_methods = {
 	GuardedExec<ExecGpuStageImpl>,
 	GuardedEnd<EndGpuStageImpl>,
 	GuardedReScan<ReScanGpuStageImpl>,
-	NULL,						/* MarkPosCustomScan */
-	NULL,						/* RestrPosCustomScan */
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
 	GuardedEstimateDSM<EstimateDSMGpuStageImpl>,
 	GuardedInitializeDSM<InitializeDSMGpuStageImpl>,
 	GuardedInitializeDSM<ReInitializeDSMGpuStageImpl>,

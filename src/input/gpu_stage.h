@@ -49,8 +49,7 @@ typedef struct GpuStageState GpuStageState;
  * that cannot run in parallel.  Gather's cost includes staging the rows in
  * parallel; the caller adds what the leader does with them.
  */
-extern Path *GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input,
-								List *exprs);
+extern Path *GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input, List *exprs);
 
 /* A target list computing exprs, in order (copies). */
 extern List *GpuopsExprTlist(List *exprs);

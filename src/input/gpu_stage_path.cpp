@@ -29,29 +29,30 @@ static const double GPUSTAGE_TUPLE_SHARE = 0.25;
 List *
 GpuopsExprTlist(List *exprs)
 {
-	List	   *tlist = NIL;
-	ListCell   *lc;
+	List *tlist = NIL;
+	ListCell *lc;
 
-	foreach(lc, exprs)
-		tlist = lappend(tlist, makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-											   list_length(tlist) + 1, NULL, false));
+	foreach (lc, exprs)
+		tlist = lappend(tlist,
+						makeTargetEntry((Expr *) copyObject(lfirst(lc)), list_length(tlist) + 1,
+										NULL, false));
 	return tlist;
 }
 
 static Plan *
-PlanGpuStagePathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path, List *tlist,
-					 List *, List *custom_plans)
+PlanGpuStagePathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path, List *tlist, List *,
+					 List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	List	   *exprs = (List *) linitial(best_path->custom_private);
+	List *exprs = (List *) linitial(best_path->custom_private);
 
 	/* the child's scan applies rel's restrictions (clauses) itself */
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
-	cscan->custom_plans = list_make1(change_plan_targetlist((Plan *) linitial(custom_plans),
-															 GpuopsExprTlist(exprs), true));
+	cscan->custom_plans = list_make1(
+		change_plan_targetlist((Plan *) linitial(custom_plans), GpuopsExprTlist(exprs), true));
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = NIL;
 	cscan->custom_scan_tlist = GpuopsExprTlist(exprs);
@@ -63,29 +64,27 @@ static Plan *
 PlanGpuStagePath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 				 List *clauses, List *custom_plans)
 {
-	return GpuopsGuard("PlanCustomPath", PlanGpuStagePathImpl, root, rel, best_path, tlist,
-					   clauses, custom_plans);
+	return GpuopsGuard("PlanCustomPath", PlanGpuStagePathImpl, root, rel, best_path, tlist, clauses,
+					   custom_plans);
 }
 
 static const CustomPathMethods gpu_stage_path_methods = {
-	GPUSTAGE_NAME,
-	PlanGpuStagePath,
-	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
+	GPUSTAGE_NAME, PlanGpuStagePath, NULL, /* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 Path *
 GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input, List *exprs)
 {
 	PathTarget *target = create_empty_pathtarget();
-	Path	   *proj;
+	Path *proj;
 	CustomPath *cpath;
-	ListCell   *lc;
-	double		one = 1.0;
+	ListCell *lc;
+	double one = 1.0;
 
 	if (input == NULL || !input->parallel_safe || input->parallel_workers <= 0 ||
 		PATH_REQ_OUTER(input) || exprs == NIL || !is_parallel_safe(root, (Node *) exprs))
 		return NULL;
-	foreach(lc, exprs)
+	foreach (lc, exprs)
 		add_column_to_pathtarget(target, (Expr *) lfirst(lc), 0);
 	set_pathtarget_cost_width(root, target);
 	proj = (Path *) create_projection_path(root, input_rel, input, target);
@@ -113,8 +112,9 @@ GpuStageGatherPath(PlannerInfo *root, RelOptInfo *input_rel, Path *input, List *
 	 * a parallel partial aggregation is cheaper.
 	 */
 	cpath->path.startup_cost = proj->total_cost +
-		proj->rows * (GPUSTAGE_TUPLE_SHARE * gpuops_tuple_cost +
-					  list_length(exprs) * cpu_operator_cost * 0.5);
+		proj->rows *
+			(GPUSTAGE_TUPLE_SHARE * gpuops_tuple_cost +
+			 list_length(exprs) * cpu_operator_cost * 0.5);
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make1(proj);

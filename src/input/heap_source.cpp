@@ -48,31 +48,31 @@ typedef struct HeapSource
 {
 	GpuopsBatchSource base;
 	SeqScanState *scan;
-	GpuopsBatchSource *exec;	/* when the scan cannot be read directly */
-	int			ncols;
-	AttrNumber *attnums;		/* per output column, its attribute number */
-	Datum	   *values;
-	bool	   *isnull;
-	bool		checked;		/* the scan descriptor was looked at */
-	bool		direct;			/* pages are read here */
-	bool		on_page;		/* a page is in hand (the scan's rs_cbuf) */
-	bool		done;
-	int			lineindex;		/* the next visible tuple of the page in hand */
+	GpuopsBatchSource *exec; /* when the scan cannot be read directly */
+	int ncols;
+	AttrNumber *attnums; /* per output column, its attribute number */
+	Datum *values;
+	bool *isnull;
+	bool checked; /* the scan descriptor was looked at */
+	bool direct;  /* pages are read here */
+	bool on_page; /* a page is in hand (the scan's rs_cbuf) */
+	bool done;
+	int lineindex; /* the next visible tuple of the page in hand */
 } HeapSource;
 
 /* The attribute number of each target list entry, or false if one is not a plain column. */
 static bool
 PlainColumns(SeqScanState *node, AttrNumber *attnums)
 {
-	Scan	   *plan = (Scan *) node->ss.ps.plan;
-	TupleDesc	desc = RelationGetDescr(node->ss.ss_currentRelation);
-	int			c = 0;
-	ListCell   *lc;
+	Scan *plan = (Scan *) node->ss.ps.plan;
+	TupleDesc desc = RelationGetDescr(node->ss.ss_currentRelation);
+	int c = 0;
+	ListCell *lc;
 
-	foreach(lc, plan->plan.targetlist)
+	foreach (lc, plan->plan.targetlist)
 	{
 		TargetEntry *te = (TargetEntry *) lfirst(lc);
-		Var		   *var = (Var *) te->expr;
+		Var *var = (Var *) te->expr;
 
 		if (!IsA(var, Var) || (Index) var->varno != plan->scanrelid || var->varlevelsup != 0 ||
 			var->varattno <= 0 || var->varattno > desc->natts ||
@@ -92,7 +92,7 @@ static void
 CheckScan(HeapSource *hs)
 {
 	SeqScanState *node = hs->scan;
-	EState	   *estate = node->ss.ps.state;
+	EState *estate = node->ss.ps.state;
 	TableScanDesc sd;
 
 	hs->checked = true;
@@ -116,10 +116,10 @@ static bool
 NextPage(HeapSource *hs)
 {
 	HeapScanDesc scan = (HeapScanDesc) hs->scan->ss.ss_currentScanDesc;
-	Relation	rel = scan->rs_base.rs_rd;
+	Relation rel = scan->rs_base.rs_rd;
 	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel;
 	BlockNumber page;
-	bool		finished;
+	bool finished;
 
 	if (!hs->on_page)
 	{
@@ -130,7 +130,7 @@ NextPage(HeapSource *hs)
 			table_block_parallelscan_startblock_init(rel, scan->rs_parallelworkerdata, pbscan);
 			page = table_block_parallelscan_nextpage(rel, scan->rs_parallelworkerdata, pbscan);
 			if (page == InvalidBlockNumber)
-				return false;	/* other processes took every page */
+				return false; /* other processes took every page */
 		}
 		else
 			page = scan->rs_startblock;
@@ -178,17 +178,17 @@ static uint32
 ReadPage(HeapSource *hs, GpuopsRowStore *store, GpuopsBatch *batch)
 {
 	HeapScanDesc scan = (HeapScanDesc) hs->scan->ss.ss_currentScanDesc;
-	TupleDesc	desc = RelationGetDescr(scan->rs_base.rs_rd);
-	Page		page = BufferGetPage(scan->rs_cbuf);
+	TupleDesc desc = RelationGetDescr(scan->rs_base.rs_rd);
+	Page page = BufferGetPage(scan->rs_cbuf);
 	GpuopsRowCut *cut = hs->base.cut != NULL && hs->base.cut->active ? hs->base.cut : NULL;
-	uint32		n = 0;
+	uint32 n = 0;
 	HeapTupleData tuple;
 
 	tuple.t_tableOid = RelationGetRelid(scan->rs_base.rs_rd);
 	while (hs->lineindex < scan->rs_ntuples && batch->nrows < GPUOPS_BATCH_ROWS)
 	{
 		OffsetNumber off = scan->rs_vistuples[hs->lineindex++];
-		ItemId		lp = PageGetItemId(page, off);
+		ItemId lp = PageGetItemId(page, off);
 
 		Assert(ItemIdIsNormal(lp));
 		tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
@@ -197,8 +197,8 @@ ReadPage(HeapSource *hs, GpuopsRowStore *store, GpuopsBatch *batch)
 		n++;
 		if (cut != NULL)
 		{
-			bool		isnull;
-			Datum		d = heap_getattr(&tuple, hs->attnums[cut->col], desc, &isnull);
+			bool isnull;
+			Datum d = heap_getattr(&tuple, hs->attnums[cut->col], desc, &isnull);
 
 			/* the only column a dropped row costs */
 			if (GpuopsRowCutDrops(cut, d, isnull))
@@ -217,8 +217,8 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 {
 	HeapSource *hs = (HeapSource *) src;
 	Instrumentation *instr = hs->scan->ss.ps.instrument;
-	Relation	rel = hs->scan->ss.ss_currentRelation;
-	uint64		n = 0;
+	Relation rel = hs->scan->ss.ss_currentRelation;
+	uint64 n = 0;
 
 	if (hs->done)
 		return false;
@@ -273,7 +273,7 @@ GpuopsHeapScanSource(PlanState *child)
 {
 	SeqScanState *node = (SeqScanState *) child;
 	HeapSource *hs;
-	int			ncols;
+	int ncols;
 
 	if (!gpuops_enable_direct_scan || !IsA(child, SeqScanState) || child->qual != NULL ||
 		node->ss.ss_currentRelation == NULL ||
@@ -301,7 +301,7 @@ GpuopsHeapScanSource(PlanState *child)
 void
 GpuopsExplainDirectRows(ExplainState *es, const GpuopsBatchSource *a, const GpuopsBatchSource *b)
 {
-	uint64		n = (a ? a->direct_rows : 0) + (b ? b->direct_rows : 0);
+	uint64 n = (a ? a->direct_rows : 0) + (b ? b->direct_rows : 0);
 
 	if (es->analyze && es->verbose && n > 0)
 		ExplainPropertyInteger("Heap Rows Read Directly", NULL, (int64) n, es);

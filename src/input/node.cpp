@@ -23,9 +23,9 @@ GpuopsNodeBegin(GpuopsNode *n, EState *estate, int eflags, int ninputs, TupleDes
 {
 	CustomScan *cscan = (CustomScan *) n->css.ss.ps.plan;
 	/* the node reads each child once, forward: no rewind, backward or mark */
-	int			child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
-	bool		all_staged = true;
-	bool		staged_shared = false;
+	int child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	bool all_staged = true;
+	bool staged_shared = false;
 
 	Assert(ninputs >= 1 && ninputs <= GPUOPS_NODE_MAX_INPUTS);
 	n->ninputs = ninputs;
@@ -41,7 +41,7 @@ GpuopsNodeBegin(GpuopsNode *n, EState *estate, int eflags, int ninputs, TupleDes
 	{
 		GpuopsNodeInput *in = &n->input[i];
 
-		TupleDesc	desc = i == 0 && store_desc ? store_desc : ExecGetResultType(in->ps);
+		TupleDesc desc = i == 0 && store_desc ? store_desc : ExecGetResultType(in->ps);
 
 		GpuopsRowStoreInit(&in->store, desc, estate->es_query_cxt);
 		in->source = GpuopsChildPlanSource(in->ps);
@@ -106,7 +106,7 @@ void
 GpuopsNodeReadInput(GpuopsNode *n, int i)
 {
 	GpuopsNodeInput *in = &n->input[i];
-	bool		more = true;
+	bool more = true;
 
 	if (in->stage != NULL)
 	{
@@ -126,7 +126,7 @@ GpuopsNodeReadInput(GpuopsNode *n, int i)
 void
 GpuopsNodeFailed(GpuopsNode *n, GpuopsStatus rc)
 {
-	GpuopsDeviceFailed(GpuopsNodeName(n), rc, true);	/* raises unless falling back */
+	GpuopsDeviceFailed(GpuopsNodeName(n), rc, true); /* raises unless falling back */
 	if (n->fallback == NULL)
 		n->fallback = MemoryContextStrdup(n->css.ss.ps.state->es_query_cxt, gpuops_last_error());
 }

@@ -71,16 +71,16 @@ typedef struct GpuStageState GpuStageState;
 /* One child of a node and where its rows go. */
 typedef struct GpuopsNodeInput
 {
-	PlanState  *ps;				/* the child (also in css.custom_ps) */
-	GpuopsRowStore store;		/* its rows as the node read them */
-	GpuopsBatchSource *source;	/* reads them into the store */
-	GpuStageState *stage;		/* the child is a Gather of this GpuStage, else NULL */
+	PlanState *ps;			   /* the child (also in css.custom_ps) */
+	GpuopsRowStore store;	   /* its rows as the node read them */
+	GpuopsBatchSource *source; /* reads them into the store */
+	GpuStageState *stage;	   /* the child is a Gather of this GpuStage, else NULL */
 } GpuopsNodeInput;
 
 struct GpuopsNode
 {
 	CustomScanState css;
-	int			ninputs;
+	int ninputs;
 	GpuopsNodeInput input[GPUOPS_NODE_MAX_INPUTS];
 	/*
 	 * Whether other processes of the query may use the device too, as seen
@@ -89,19 +89,16 @@ struct GpuopsNode
 	 * whether the process is in parallel mode then (a worker is; a leader
 	 * enters it only when the plan runs).
 	 */
-	bool		device_shared;
+	bool device_shared;
 	/* the node's device session and its release, for EndCustomScan */
-	void	   *dev;
+	void *dev;
 	MemoryContextCallbackFunction dev_release;
 	/* EXPLAIN ANALYZE */
-	const char *backend_name;	/* the backend that ran last, or NULL */
-	char	   *fallback;		/* why the node fell back to the CPU backend, or NULL */
+	const char *backend_name; /* the backend that ran last, or NULL */
+	char *fallback;			  /* why the node fell back to the CPU backend, or NULL */
 
 	/* input i's row store (a node of one input: its only one) */
-	GpuopsRowStore *store(int i = 0)
-	{
-		return &input[i].store;
-	}
+	GpuopsRowStore *store(int i = 0) { return &input[i].store; }
 };
 
 /* The node's name, for messages ("GpuSort", ...). */
@@ -134,7 +131,7 @@ template <typename Dev, MemoryContextCallbackFunction Release = EndDeviceSession
 static Dev *
 GpuopsNodeDevice(GpuopsNode *n, EState *estate)
 {
-	Dev		   *dev = NewQueryDevice<Dev, Release>(estate);
+	Dev *dev = NewQueryDevice<Dev, Release>(estate);
 
 	n->dev = dev;
 	n->dev_release = Release;
@@ -244,4 +241,4 @@ extern void GpuopsNodeExplainBackend(GpuopsNode *n, ExplainState *es);
 /* EXPLAIN: the rows each input read straight from the heap (GpuopsExplainDirectRows). */
 extern void GpuopsNodeExplainInputs(GpuopsNode *n, ExplainState *es);
 
-#endif							/* GPUOPS_NODE_H */
+#endif /* GPUOPS_NODE_H */

@@ -33,9 +33,8 @@ extern "C" {
 #define GPUHASHJOIN_NAME "GpuHashJoin"
 
 /* planner (gpu_hashjoin_path.cpp) */
-extern void GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
-								RelOptInfo *outerrel, RelOptInfo *innerrel,
-								JoinType jointype, JoinPathExtraData *extra);
+extern void GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+								RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra);
 
 /* executor (gpu_hashjoin_exec.cpp) */
 extern const CustomScanMethods gpu_hashjoin_scan_methods;

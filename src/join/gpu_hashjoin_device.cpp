@@ -73,7 +73,7 @@ GpuHashJoinRelease(void *arg)
 {
 	GpuHashJoinDevice *dev = (GpuHashJoinDevice *) arg;
 
-	GpuHashJoinStopSharing(dev);	/* its thread reads the directory */
+	GpuHashJoinStopSharing(dev); /* its thread reads the directory */
 	dev->end();
 }
 
@@ -83,18 +83,18 @@ GpuHashJoinRelease(void *arg)
  * types as their hash opclass's hash.  The null bitmaps are the batch's own.
  */
 void
-GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch,
-					 bool outer, MemoryContext cxt, GpuopsJoinKeys *keys)
+GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *batch, bool outer,
+					 MemoryContext cxt, GpuopsJoinKeys *keys)
 {
-	const int  *cols = outer ? st->outer_col : st->inner_col;
-	const Oid  *types = outer ? st->outer_type : st->inner_type;
-	FmgrInfo   *hashfn = outer ? st->outer_hash : st->inner_hash;
+	const int *cols = outer ? st->outer_col : st->inner_col;
+	const Oid *types = outer ? st->outer_type : st->inner_type;
+	FmgrInfo *hashfn = outer ? st->outer_hash : st->inner_hash;
 
 	keys->nkeys = st->nkeys;
 	keys->nrows = batch->nrows;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(batch->nrows, 1) * sizeof(uint64));
+		uint64 *w = (uint64 *) MemoryContextAllocHuge(cxt, Max(batch->nrows, 1) * sizeof(uint64));
 		const char *v = batch->values[cols[k]];
 
 		if (st->hashed[k])
@@ -104,10 +104,11 @@ GpuHashJoinBatchKeys(GpuHashJoinState *st, GpuopsRowStore *store, GpuopsBatch *b
 
 			for (uint32 i = 0; i < batch->nrows; i++)
 			{
-				bool		isnull;
-				Datum		d = GpuopsBatchDatum(store, batch, cols[k], i, &isnull);
+				bool isnull;
+				Datum d = GpuopsBatchDatum(store, batch, cols[k], i, &isnull);
 
-				w[i] = isnull ? 0
+				w[i] = isnull
+					? 0
 					: (uint64) DatumGetUInt32(FunctionCall1Coll(&hashfn[k], st->collation[k], d));
 			}
 			MemoryContextSwitchTo(old);
@@ -153,8 +154,9 @@ SaveStats(GpuHashJoinState *st)
 GpuopsStatus
 GpuHashJoinBegin(GpuHashJoinState *st, const GpuopsJoinBackend *backend)
 {
-	GpuopsSettings settings =
-		GpuopsNodeSettings<&GpuopsDevice::hashjoin>(st, GpuopsCurrentSettings(), backend);
+	GpuopsSettings settings = GpuopsNodeSettings<&GpuopsDevice::hashjoin>(st,
+																		  GpuopsCurrentSettings(),
+																		  backend);
 
 	KeepStats(st);
 	GpuHashJoinRelease(st->dev);
@@ -238,7 +240,7 @@ GpuHashJoinResetInnerMatches(GpuHashJoinState *st)
 uint64
 GpuHashJoinBuildableRows(GpuHashJoinState *st)
 {
-	uint64		n = 0;
+	uint64 n = 0;
 
 	for (int b = 0; b < st->inner()->store.nbatches; b++)
 	{
@@ -246,7 +248,7 @@ GpuHashJoinBuildableRows(GpuHashJoinState *st)
 
 		for (uint32 i = 0; i < batch->nrows; i++)
 		{
-			bool		null = false;
+			bool null = false;
 
 			for (int k = 0; k < st->nkeys && !null; k++)
 				null = GpuopsBatchIsNull(batch, st->inner_col[k], i);
@@ -260,7 +262,7 @@ GpuHashJoinBuildableRows(GpuHashJoinState *st)
 void
 GpuHashJoinReadInner(GpuHashJoinState *st)
 {
-	instr_time	t0;
+	instr_time t0;
 
 	if (st->inner_read)
 		return;
@@ -321,7 +323,7 @@ GpuHashJoinProbe(GpuHashJoinState *st)
 void
 GpuHashJoinNextWindow(GpuHashJoinState *st)
 {
-	uint64		walked = st->pairs_before + st->pairs.npairs;
+	uint64 walked = st->pairs_before + st->pairs.npairs;
 	GpuopsStatus rc;
 
 	rc = st->dev->backend->join_next_pairs(st->dev->handle, &st->pairs);

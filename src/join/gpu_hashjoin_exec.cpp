@@ -62,14 +62,14 @@ static void
 Build(GpuHashJoinState *st)
 {
 	GpuopsStatus rc;
-	uint64		capacity;
-	uint64		rows;
-	instr_time	t0;
+	uint64 capacity;
+	uint64 rows;
+	instr_time t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	if (INSTR_TIME_IS_ZERO(st->started))
 		st->started = t0;
-	GpuHashJoinClaimBuild(st);	/* leader: workers may wait for this build */
+	GpuHashJoinClaimBuild(st); /* leader: workers may wait for this build */
 	if (GpuHashJoinJoinSharedCounts(st))
 	{
 		/* a worker that needs only the leader's match counts: no inner rows */
@@ -96,7 +96,7 @@ Build(GpuHashJoinState *st)
 		/* partitioned: pairs are numbered per partition; PostgreSQL checks them */
 		GpuopsJoinFilterEnd(st->filter);
 		st->filter = NULL;
-		GpuHashJoinGraceStart(st, rows);	/* the mode becomes partitioned */
+		GpuHashJoinGraceStart(st, rows); /* the mode becomes partitioned */
 	}
 	else
 	{
@@ -114,7 +114,7 @@ Build(GpuHashJoinState *st)
 static void
 FinishBuild(GpuHashJoinState *st, instr_time t0)
 {
-	instr_time	t1;
+	instr_time t1;
 
 	st->built = true;
 	if (st->fill_inner)
@@ -135,8 +135,8 @@ FinishBuild(GpuHashJoinState *st, instr_time t0)
 static bool
 NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow, GpuopsExprResult *verdict)
 {
-	uint64		pair;
-	uint32		b;
+	uint64 pair;
+	uint32 b;
 
 	if (!GpuopsNextPairOf<GpuHashJoinState, GpuHashJoinNextWindow>(st, p, &pair, &b))
 		return false;
@@ -149,8 +149,10 @@ NextPairOf(GpuHashJoinState *st, uint32 p, uint64 *brow, GpuopsExprResult *verdi
 static TupleTableSlot *
 JoinedRow(GpuHashJoinState *st, TupleTableSlot *slot, int64 prow, int64 brow)
 {
-	int64		orow = prow < 0 ? -1 : st->probe_map ? (int64) st->probe_map[prow]
-		: (int64) st->probe_base + prow;	/* streaming: the batch is the store's first */
+	int64 orow = prow < 0 ? -1
+		: st->probe_map
+		? (int64) st->probe_map[prow]
+		: (int64) st->probe_base + prow; /* streaming: the batch is the store's first */
 
 	ExecClearTuple(slot);
 	GpuopsJoinFillSide(slot, 0, &st->outer()->store, orow, st->needed);
@@ -167,7 +169,7 @@ UnmatchedInner(GpuHashJoinState *st, TupleTableSlot *slot, ExprContext *econtext
 {
 	while (st->inner_pos < st->inner()->store.nrows)
 	{
-		uint64		b = st->inner_pos++;
+		uint64 b = st->inner_pos++;
 
 		if ((b & 65535) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -197,18 +199,18 @@ GpuHashJoinNext(ScanState *ss)
 	GpuHashJoinState *st = (GpuHashJoinState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 	ExprContext *econtext = ss->ps.ps_ExprContext;
-	bool		decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
+	bool decides_once = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
 
 	if (!st->built)
 		Build(st);
 	for (;;)
 	{
-		uint32		p;
+		uint32 p;
 		GpuopsExprResult v;
-		uint64		b;
-		bool		before;
-		bool		first;
-		bool		unmatched;
+		uint64 b;
+		bool before;
+		bool first;
+		bool unmatched;
 
 		while (st->probe_pos >= st->probe_rows)
 		{
@@ -226,7 +228,7 @@ GpuHashJoinNext(ScanState *ss)
 		while (NextPairOf(st, p, &b, &v))
 		{
 			if (before && decides_once)
-				continue;		/* an earlier chunk decided this row */
+				continue; /* an earlier chunk decided this row */
 			if (v != GPUOPS_EXPR_FALSE)
 				JoinedRow(st, slot, p, (int64) b);
 			/* the device's TRUE stands when every clause was on the device */
@@ -312,8 +314,8 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 
 	/* a worker of a shared build probes through the leader: no CUDA of its own */
-	bool		prewarm = !(IsParallelWorker() && node->ss.ps.plan->parallel_aware &&
-							gpuops_enable_shared_build);
+	bool prewarm = !(IsParallelWorker() && node->ss.ps.plan->parallel_aware &&
+					 gpuops_enable_shared_build);
 
 	GpuopsJoinNodeBegin(st, estate, eflags, prewarm, st->filter_plan);
 	st->key_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuHashJoin keys",
@@ -337,7 +339,7 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 	GpuopsJoinNodeRescan(st);
 	GpuopsNodeRestartInput(st, 0);
 	st->outer_done = false;
-	st->mine.reported = 0;		/* accounts add up over rescans */
+	st->mine.reported = 0; /* accounts add up over rescans */
 	st->cursor = 0;
 	st->pairs_before = 0;
 	memset(&st->pairs, 0, sizeof(st->pairs));
@@ -355,11 +357,11 @@ ReScanGpuHashJoinImpl(CustomScanState *node)
 		st->mode = &gpu_hashjoin_stream_mode;
 		GpuopsNodeRestartInput(st, 1);
 		st->inner_read = false;
-		st->inner_matched = NULL;	/* it was in the store's context */
+		st->inner_matched = NULL; /* it was in the store's context */
 		st->built = false;
 	}
 	else
-		st->mode->rescan(st);	/* partitioned: chunks are built again as they come */
+		st->mode->rescan(st); /* partitioned: chunks are built again as they come */
 }
 
 static Size
@@ -391,9 +393,9 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuHashJoinState *st = (GpuHashJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context;
-	List	   *conds = NIL;
-	int			inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
+	List *context;
+	List *conds = NIL;
+	int inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	for (int k = 0; k < st->nkeys; k++)
@@ -401,26 +403,33 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		TargetEntry *o = (TargetEntry *) list_nth(cscan->custom_scan_tlist, st->outer_col[k]);
 		TargetEntry *i = (TargetEntry *) list_nth(cscan->custom_scan_tlist,
 												  inner_base + st->inner_col[k]);
-		bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+		bool prefix = list_length(es->rtable) > 1 || es->verbose;
 
-		conds = lappend(conds, psprintf("(%s = %s)",
-										deparse_expression((Node *) o->expr, context, prefix, false),
-										deparse_expression((Node *) i->expr, context, prefix, false)));
+		conds = lappend(conds,
+						psprintf("(%s = %s)",
+								 deparse_expression((Node *) o->expr, context, prefix, false),
+								 deparse_expression((Node *) i->expr, context, prefix, false)));
 	}
 	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
 	ExplainPropertyList("Hash Keys", conds, es);
 	if (linitial(cscan->custom_exprs) != NIL)
-		ExplainPropertyText("Join Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
-											   context, true, false), es);
+		ExplainPropertyText(
+			"Join Filter",
+			deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
+							   context, true, false),
+			es);
 	if (lfourth(cscan->custom_exprs) != NIL && st->filter != NULL)
-		ExplainPropertyText("Device Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) lfourth(cscan->custom_exprs)),
-											   context, true, false), es);
+		ExplainPropertyText(
+			"Device Filter",
+			deparse_expression((Node *) make_ands_explicit((List *) lfourth(cscan->custom_exprs)),
+							   context, true, false),
+			es);
 	if (lsecond(cscan->custom_exprs) != NIL)
-		ExplainPropertyText("Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
-											   context, true, false), es);
+		ExplainPropertyText(
+			"Filter",
+			deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
+							   context, true, false),
+			es);
 	ExplainPropertyText("Build Side", "inner", es);
 	GpuHashJoinExplainShared(st, es);
 	if (es->analyze)
@@ -448,8 +457,9 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyFloat("Kernel Time", "ms", t.kernel_ms, 3, es);
 		}
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
-		ExplainPropertyInteger("Host Memory", "kB",
-							   (int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer()->store)) / 1024), es);
+		ExplainPropertyInteger(
+			"Host Memory", "kB",
+			(int64) ((st->host_memory + GpuopsRowStoreMemory(&st->outer()->store)) / 1024), es);
 	}
 	GpuopsNodeExplainInputs(st, es);
 }
@@ -460,13 +470,13 @@ const CustomExecMethods gpu_hashjoin_exec_methods = {
 	GuardedExec<GpuopsExecScan<GpuHashJoinNext>>,
 	GuardedEnd<EndGpuHashJoinImpl>,
 	GuardedReScan<ReScanGpuHashJoinImpl>,
-	NULL,						/* MarkPosCustomScan */
-	NULL,						/* RestrPosCustomScan */
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
 	GuardedEstimateDSM<EstimateDSMGpuHashJoinImpl>,
 	GuardedInitializeDSM<InitializeDSMGpuHashJoinImpl>,
 	GuardedInitializeDSM<ReInitializeDSMGpuHashJoinImpl>,
 	GuardedInitializeWorker<InitializeWorkerGpuHashJoinImpl>,
-	NULL,						/* ShutdownCustomScan */
+	NULL, /* ShutdownCustomScan */
 	GuardedExplain<ExplainGpuHashJoinImpl>,
 };
 

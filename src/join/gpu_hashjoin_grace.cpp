@@ -36,41 +36,41 @@ extern "C" {
 
 typedef struct GracePart
 {
-	uint64		n;
-	uint64		cap;
-	uint64	   *rows;			/* row store indexes */
-	uint64	   *words[GPUOPS_MAX_JOIN_KEYS];	/* key words, none for the NULL partition */
+	uint64 n;
+	uint64 cap;
+	uint64 *rows;						 /* row store indexes */
+	uint64 *words[GPUOPS_MAX_JOIN_KEYS]; /* key words, none for the NULL partition */
 } GracePart;
 
 struct GpuHashJoinGrace
 {
-	MemoryContext cxt;			/* this struct and the inner partitions */
-	MemoryContext outer_cxt;	/* outer partitions: read again on rescan */
-	MemoryContext part_cxt;		/* the current partition's flags */
-	int			bits;
-	uint32		nparts;			/* hash partitions; outer[nparts]: NULL keys */
-	uint64		capacity;		/* build rows per chunk */
-	GracePart  *inner;
-	GracePart  *outer;
-	bool		outer_ready;
+	MemoryContext cxt;		 /* this struct and the inner partitions */
+	MemoryContext outer_cxt; /* outer partitions: read again on rescan */
+	MemoryContext part_cxt;	 /* the current partition's flags */
+	int bits;
+	uint32 nparts;	 /* hash partitions; outer[nparts]: NULL keys */
+	uint64 capacity; /* build rows per chunk */
+	GracePart *inner;
+	GracePart *outer;
+	bool outer_ready;
 
 	/* position: partition, chunk of its inner rows, next outer row */
-	uint32		part;
-	uint64		chunk;
-	uint64		chunk_rows;
-	bool		in_chunk;		/* the chunk is built and being probed */
-	uint64		probe_off;		/* the current probe batch's first outer row */
-	uint64		next_off;
-	bool	   *flags;			/* per outer row of the partition: matched */
+	uint32 part;
+	uint64 chunk;
+	uint64 chunk_rows;
+	bool in_chunk;	  /* the chunk is built and being probed */
+	uint64 probe_off; /* the current probe batch's first outer row */
+	uint64 next_off;
+	bool *flags; /* per outer row of the partition: matched */
 };
 
 static void
-GraceAppend(MemoryContext cxt, GracePart *part, int nkeys, uint64 row,
-			const GpuopsJoinKeys *keys, uint32 i)
+GraceAppend(MemoryContext cxt, GracePart *part, int nkeys, uint64 row, const GpuopsJoinKeys *keys,
+			uint32 i)
 {
 	if (part->n == part->cap)
 	{
-		uint64		cap = Max(part->cap * 2, (uint64) 1024);
+		uint64 cap = Max(part->cap * 2, (uint64) 1024);
 
 		if (part->rows == NULL)
 		{
@@ -101,7 +101,7 @@ Split(GpuHashJoinState *st, GpuopsRowStore *store, bool outer, GracePart *parts,
 	  GracePart *nullpart, MemoryContext cxt)
 {
 	GpuHashJoinGrace *gr = st->grace;
-	int			shift = 64 - gr->bits;
+	int shift = 64 - gr->bits;
 
 	for (int b = 0; b < store->nbatches; b++)
 	{
@@ -112,7 +112,7 @@ Split(GpuHashJoinState *st, GpuopsRowStore *store, bool outer, GracePart *parts,
 		GpuHashJoinBatchKeys(st, store, batch, outer, st->key_cxt, &keys);
 		for (uint32 i = 0; i < batch->nrows; i++)
 		{
-			uint64		row = ((uint64) b << GPUOPS_BATCH_SHIFT) + i;
+			uint64 row = ((uint64) b << GPUOPS_BATCH_SHIFT) + i;
 
 			if (gpuops::join_key_null(keys.nulls, st->nkeys, i))
 			{
@@ -136,11 +136,11 @@ void
 GpuHashJoinGraceStart(GpuHashJoinState *st, uint64 rows)
 {
 	MemoryContext cxt = AllocSetContextCreate(MemoryContextGetParent(st->key_cxt),
-											  "GpuHashJoin partitions",
-											  ALLOCSET_DEFAULT_SIZES);
-	GpuHashJoinGrace *gr = (GpuHashJoinGrace *) MemoryContextAllocZero(cxt, sizeof(GpuHashJoinGrace));
-	uint64		capacity = st->dev->backend->join_capacity(st->dev->handle);
-	uint64		per_part = Max(capacity / 4 * 3, (uint64) 1);
+											  "GpuHashJoin partitions", ALLOCSET_DEFAULT_SIZES);
+	GpuHashJoinGrace *gr = (GpuHashJoinGrace *) MemoryContextAllocZero(cxt,
+																	   sizeof(GpuHashJoinGrace));
+	uint64 capacity = st->dev->backend->join_capacity(st->dev->handle);
+	uint64 per_part = Max(capacity / 4 * 3, (uint64) 1);
 
 	gr->cxt = cxt;
 	gr->outer_cxt = AllocSetContextCreate(cxt, "GpuHashJoin outer partitions",
@@ -191,7 +191,7 @@ static GpuopsStatus
 GraceBuild(GpuHashJoinState *st)
 {
 	GpuHashJoinGrace *gr = st->grace;
-	GracePart  *ip = &gr->inner[gr->part];
+	GracePart *ip = &gr->inner[gr->part];
 	GpuopsJoinKeys keys;
 	GpuopsStatus rc;
 
@@ -213,7 +213,7 @@ static void
 GraceProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
 {
 	GpuHashJoinGrace *gr = st->grace;
-	GracePart  *op = &gr->outer[gr->part];
+	GracePart *op = &gr->outer[gr->part];
 
 	keys->nkeys = st->nkeys;
 	keys->nrows = st->probe_rows;
@@ -238,9 +238,9 @@ GraceNextBatch(GpuHashJoinState *st)
 		SplitOuter(st);
 	for (;;)
 	{
-		GracePart  *ip;
-		GracePart  *op;
-		uint64		m;
+		GracePart *ip;
+		GracePart *op;
+		uint64 m;
 
 		if (gr->part > gr->nparts)
 			return false;
@@ -248,7 +248,7 @@ GraceNextBatch(GpuHashJoinState *st)
 		op = &gr->outer[gr->part];
 		if (!gr->in_chunk)
 		{
-			uint64		inner_rows = ip ? ip->n : 0;
+			uint64 inner_rows = ip ? ip->n : 0;
 
 			if (op->n == 0 || (inner_rows == 0 && !st->fill_outer))
 			{
@@ -331,11 +331,6 @@ GraceEnd(GpuHashJoinState *st)
 
 /* Where every phase of a partitioned join goes (gpu_hashjoin_state.h). */
 const GpuHashJoinMode gpu_hashjoin_grace_mode = {
-	"partitioned",
-	GraceNextBatch,
-	GraceProbeKeys,
-	GpuHashJoinOwnProbe,	/* the current chunk's */
-	GraceBuild,
-	GraceRescan,
-	GraceEnd,
+	"partitioned", GraceNextBatch, GraceProbeKeys, GpuHashJoinOwnProbe, /* the current chunk's */
+	GraceBuild,	   GraceRescan,	   GraceEnd,
 };

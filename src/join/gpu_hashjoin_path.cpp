@@ -43,9 +43,8 @@ static Plan *PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath 
 								 List *tlist, List *clauses, List *custom_plans);
 
 static const CustomPathMethods gpu_hashjoin_path_methods = {
-	GPUHASHJOIN_NAME,
-	PlanGpuHashJoinPath,
-	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
+	GPUHASHJOIN_NAME, PlanGpuHashJoinPath,
+	NULL, /* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /* Equality functions whose two sides become the same 64-bit word. */
@@ -73,10 +72,10 @@ IsIntegerEquality(Oid opno)
 /* The join's clauses, sorted for a GpuHashJoin (MakeJoinPath). */
 typedef struct HashJoinClauses
 {
-	List	   *clauses;		/* decide whether a pair matches */
-	List	   *filters;		/* outer joins: applied to the joined rows */
-	Expr	   *key_clause;		/* the last hash key's clause */
-	bool		all_integer;	/* every key goes to the device as its value */
+	List *clauses;	  /* decide whether a pair matches */
+	List *filters;	  /* outer joins: applied to the joined rows */
+	Expr *key_clause; /* the last hash key's clause */
+	bool all_integer; /* every key goes to the device as its value */
 } HashJoinClauses;
 
 /*
@@ -89,24 +88,21 @@ HashKeys(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInf
 		 Path *outer, Path *inner, JoinType jointype, JoinPathExtraData *extra,
 		 GpuopsEquiJoinPlan *plan, HashJoinClauses *c)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
 	c->clauses = c->filters = NIL;
 	c->key_clause = NULL;
 	c->all_integer = true;
-	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
+	foreach (lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op;
-		Expr	   *oexpr,
-				   *iexpr;
-		int			ocol,
-					icol;
-		RegProcedure lhash,
-					rhash;
+		OpExpr *op;
+		Expr *oexpr, *iexpr;
+		int ocol, icol;
+		RegProcedure lhash, rhash;
 
 		if (rinfo->pseudoconstant)
-			return false;		/* gating quals: PostgreSQL's plans handle them */
+			return false; /* gating quals: PostgreSQL's plans handle them */
 		/*
 		 * As createplan.c does: in outer joins (LEFT, RIGHT, FULL, ANTI)
 		 * pushed-down clauses filter the joined rows; in inner and semi
@@ -146,12 +142,12 @@ HashKeys(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInf
 		ocol = GpuopsFindColumn(outer->pathtarget->exprs, (Node *) oexpr);
 		icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
 		if (ocol < 0 || icol < 0)
-			continue;			/* a key computed by an expression: not yet */
+			continue; /* a key computed by an expression: not yet */
 		plan->keys[plan->nkeys].outer_col = ocol;
 		plan->keys[plan->nkeys].inner_col = icol;
 		plan->keys[plan->nkeys].outer_type = exprType((Node *) oexpr);
 		plan->keys[plan->nkeys].inner_type = exprType((Node *) iexpr);
-		plan->keys[plan->nkeys].outer_hash = lhash;	/* the outer side's, after any swap */
+		plan->keys[plan->nkeys].outer_hash = lhash; /* the outer side's, after any swap */
 		plan->keys[plan->nkeys].inner_hash = rhash;
 		plan->keys[plan->nkeys].collation = op->inputcollid;
 		c->key_clause = rinfo->clause;
@@ -167,25 +163,21 @@ HashKeys(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInf
  * path, and the join runs in each process of a parallel plan.
  */
 static CustomPath *
-MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-			 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
-			 JoinPathExtraData *extra, bool partial)
+MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInfo *innerrel,
+			 Path *outer, Path *inner, JoinType jointype, JoinPathExtraData *extra, bool partial)
 {
 	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
-	PlanFields	fields;
+	PlanFields fields;
 	HashJoinClauses hc;
-	int			nkeys;
-	List	   *clauses;
-	List	   *filters;
+	int nkeys;
+	List *clauses;
+	List *filters;
 	CustomPath *cpath;
-	QualCost	qual_cost;
-	List	   *params = NIL;
-	List	   *device = NIL;
-	List	   *filter;
-	double		orows,
-				irows,
-				rows,
-				mb;
+	QualCost qual_cost;
+	List *params = NIL;
+	List *device = NIL;
+	List *filter;
+	double orows, irows, rows, mb;
 
 	if (!HashKeys(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra, plan, &hc))
 		return NULL;
@@ -217,7 +209,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 * candidate pair pays the join clauses' re-check and a tuple.  Staging
 	 * dominates, as for GpuSort (gpuops.tuple_cost per row).
 	 */
-	orows = Max(outer->rows, 1.0);	/* per process, for a partial path */
+	orows = Max(outer->rows, 1.0); /* per process, for a partial path */
 	irows = Max(inner->rows, 1.0);
 	rows = partial ? clamp_row_est(joinrel->rows / GpuopsParallelDivisor(outer)) : joinrel->rows;
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
@@ -226,8 +218,7 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath = GpuopsNewJoinPath(joinrel, outer, inner, partial, &gpu_hashjoin_path_methods);
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = rows;
-	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
-		irows * gpuops_tuple_cost;
+	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost + irows * gpuops_tuple_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + outer->total_cost +
 		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost +
 		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
@@ -244,20 +235,20 @@ MakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		 * the host for its copy of the directory; one that reads none needs
 		 * only match counts and reads nothing more.
 		 */
-		Relids		inner_relids = innerrel->relids;
-		bool		counts_only = jointype != JOIN_RIGHT && jointype != JOIN_FULL &&
+		Relids inner_relids = innerrel->relids;
+		bool counts_only = jointype != JOIN_RIGHT && jointype != JOIN_FULL &&
 			!bms_overlap(pull_varnos(root, (Node *) joinrel->reltarget->exprs), inner_relids) &&
 			!bms_overlap(pull_varnos(root, (Node *) clauses), inner_relids) &&
 			!bms_overlap(pull_varnos(root, (Node *) filters), inner_relids);
-		Cost		copy = counts_only ? 0.0 : irows * cpu_operator_cost * (1.0 + std::log2(irows));
+		Cost copy = counts_only ? 0.0 : irows * cpu_operator_cost * (1.0 + std::log2(irows));
 		/*
 		 * Read from heap pages, a row also skips the scan's own per-tuple
 		 * charge: no tuple passes through the executor (0.2 s against 1.0 s
 		 * for a worker's 5.5M rows, measured).
 		 */
-		Cost		per_row = Max(gpuops_tuple_cost - cpu_operator_cost * nkeys, 0.0);
-		Cost		inner_saving = GpuopsDirectReadSaving(inner, irows, per_row);
-		Cost		outer_saving = GpuopsDirectReadSaving(outer, orows, per_row);
+		Cost per_row = Max(gpuops_tuple_cost - cpu_operator_cost * nkeys, 0.0);
+		Cost inner_saving = GpuopsDirectReadSaving(inner, irows, per_row);
+		Cost outer_saving = GpuopsDirectReadSaving(outer, orows, per_row);
 
 		cpath->path.parallel_aware = true;
 		cpath->path.startup_cost += copy - inner_saving;
@@ -276,8 +267,8 @@ void
 GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 					RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
 {
-	Path	   *outer = outerrel->cheapest_total_path;
-	Path	   *inner = innerrel->cheapest_total_path;
+	Path *outer = outerrel->cheapest_total_path;
+	Path *inner = innerrel->cheapest_total_path;
 	CustomPath *cpath;
 
 	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
@@ -311,10 +302,10 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	 * device and creating its CUDA context is priced by
 	 * gpuops.parallel_startup_cost.
 	 */
-	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
-		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL && jointype != JOIN_RIGHT &&
+		jointype != JOIN_FULL)
 	{
-		Path	   *partial = (Path *) linitial(outerrel->partial_pathlist);
+		Path *partial = (Path *) linitial(outerrel->partial_pathlist);
 
 		/* the inner side runs whole in every process: a parallel-safe path */
 		inner = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
@@ -328,8 +319,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 }
 
 static Plan *
-PlanGpuHashJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
-						List *tlist, List *, List *custom_plans)
+PlanGpuHashJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, List *tlist, List *,
+						List *custom_plans)
 {
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_hashjoin_scan_methods);
@@ -338,9 +329,9 @@ PlanGpuHashJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
 }
 
 static Plan *
-PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-					List *tlist, List *clauses, List *custom_plans)
+PlanGpuHashJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+					List *clauses, List *custom_plans)
 {
-	return GpuopsGuard("PlanCustomPath", PlanGpuHashJoinPathImpl, root, rel, best_path,
-					   tlist, clauses, custom_plans);
+	return GpuopsGuard("PlanCustomPath", PlanGpuHashJoinPathImpl, root, rel, best_path, tlist,
+					   clauses, custom_plans);
 }

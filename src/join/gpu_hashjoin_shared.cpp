@@ -70,14 +70,14 @@ extern "C" {
 #define SHARED_SLOT_ROWS 65536
 
 /* The control block's phase: who, if anyone, a worker may wait for. */
-#define BUILD_OPEN 0			/* the leader has not begun: nobody waits */
-#define BUILD_BUILDING 1		/* the leader is inside Build: workers may wait */
-#define BUILD_DONE 2			/* the service's state is the verdict */
+#define BUILD_OPEN 0	 /* the leader has not begun: nobody waits */
+#define BUILD_BUILDING 1 /* the leader is inside Build: workers may wait */
+#define BUILD_DONE 2	 /* the service's state is the verdict */
 
 /* In the DSM before the service's area (whose layout cuda/ owns). */
 typedef struct GpuHashJoinSharedControl
 {
-	ConditionVariable cv;		/* the leader broadcasts when the phase becomes DONE */
+	ConditionVariable cv; /* the leader broadcasts when the phase becomes DONE */
 	pg_atomic_uint32 phase;
 } GpuHashJoinSharedControl;
 
@@ -93,7 +93,7 @@ ServiceDetach(dsm_segment *, Datum arg)
 	/* the workers have ended (the parallel query waited for them): keep their accounts */
 	for (uint32 i = 0; dev->shared != NULL && i < dev->nworkers; i++)
 		gpuops_join_service_worker_stats(dev->shared, i, &dev->workers[i]);
-	dev->shared = NULL;			/* unmapped next */
+	dev->shared = NULL; /* unmapped next */
 	dev->control = NULL;
 }
 
@@ -122,8 +122,8 @@ void
 GpuHashJoinInitializeDSM(GpuHashJoinState *st, ParallelContext *pcxt, void *coordinate)
 {
 	GpuHashJoinSharedControl *ctl = (GpuHashJoinSharedControl *) coordinate;
-	void	   *shm = (char *) coordinate + CONTROL_BYTES;
-	bool		can = SharingPossible();
+	void *shm = (char *) coordinate + CONTROL_BYTES;
+	bool can = SharingPossible();
 
 	ConditionVariableInit(&ctl->cv);
 	pg_atomic_init_u32(&ctl->phase, can ? BUILD_OPEN : BUILD_DONE);
@@ -133,8 +133,8 @@ GpuHashJoinInitializeDSM(GpuHashJoinState *st, ParallelContext *pcxt, void *coor
 	st->dev->control = ctl;
 	st->dev->leader_of_shared = true;
 	st->dev->nworkers = Max(pcxt->nworkers, 1);
-	st->dev->workers = (GpuopsJoinWorkerStats *)
-		MemoryContextAllocZero(GetMemoryChunkContext(st), st->dev->nworkers * sizeof(GpuopsJoinWorkerStats));
+	st->dev->workers = (GpuopsJoinWorkerStats *) MemoryContextAllocZero(
+		GetMemoryChunkContext(st), st->dev->nworkers * sizeof(GpuopsJoinWorkerStats));
 	on_dsm_detach(pcxt->seg, ServiceDetach, PointerGetDatum(st->dev));
 }
 
@@ -148,14 +148,14 @@ void
 GpuHashJoinReInitializeDSM(GpuHashJoinState *st, void *coordinate)
 {
 	GpuHashJoinSharedControl *ctl = (GpuHashJoinSharedControl *) coordinate;
-	void	   *shm = (char *) coordinate + CONTROL_BYTES;
-	bool		again = st->dev->svc == NULL && !st->built && SharingPossible();
+	void *shm = (char *) coordinate + CONTROL_BYTES;
+	bool again = st->dev->svc == NULL && !st->built && SharingPossible();
 
 	gpuops_join_service_reset_slots(shm);
 	st->build_claimed = false;
 	if (st->dev->svc == NULL)
-		gpuops_join_service_set_state(shm, again ? GPUOPS_SERVICE_PENDING
-									  : GPUOPS_SERVICE_UNAVAILABLE);
+		gpuops_join_service_set_state(shm,
+									  again ? GPUOPS_SERVICE_PENDING : GPUOPS_SERVICE_UNAVAILABLE);
 	SetPhase(ctl, again ? BUILD_OPEN : BUILD_DONE);
 }
 
@@ -174,7 +174,7 @@ void
 GpuHashJoinClaimBuild(GpuHashJoinState *st)
 {
 	GpuHashJoinSharedControl *ctl = st->dev->control;
-	uint32		expected = BUILD_OPEN;
+	uint32 expected = BUILD_OPEN;
 
 	if (ctl == NULL || IsParallelWorker() || st->dev->svc != NULL)
 		return;
@@ -188,7 +188,7 @@ GpuHashJoinClaimBuild(GpuHashJoinState *st)
 void
 GpuHashJoinShareBuild(GpuHashJoinState *st)
 {
-	void	   *shm = st->dev->shared;
+	void *shm = st->dev->shared;
 	GpuopsStatus rc = GPUOPS_ERR_UNSUPPORTED;
 
 	if (!st->build_claimed)
@@ -211,12 +211,12 @@ static bool
 WaitForLeader(GpuHashJoinState *st)
 {
 	GpuHashJoinSharedControl *ctl = st->dev->control;
-	bool		ready = false;
-	bool		slept = false;
+	bool ready = false;
+	bool slept = false;
 
 	for (;;)
 	{
-		uint32		phase = pg_atomic_read_u32(&ctl->phase);
+		uint32 phase = pg_atomic_read_u32(&ctl->phase);
 
 		pg_read_barrier();
 		if (phase == BUILD_DONE)
@@ -252,7 +252,7 @@ MayShare(GpuHashJoinState *st)
 static bool
 LeaderServes(GpuHashJoinState *st)
 {
-	uint32		phase = pg_atomic_read_u32(&st->dev->control->phase);
+	uint32 phase = pg_atomic_read_u32(&st->dev->control->phase);
 
 	pg_read_barrier();
 	if (phase == BUILD_BUILDING)
@@ -268,20 +268,17 @@ LeaderServes(GpuHashJoinState *st)
 bool
 GpuHashJoinJoinShared(GpuHashJoinState *st)
 {
-	void	   *shm = st->dev->shared;
-	uint64		ndir,
-				sum,
-				my_ndir,
-				my_sum;
+	void *shm = st->dev->shared;
+	uint64 ndir, sum, my_ndir, my_sum;
 	GpuopsStatus rc;
-	instr_time	t0;
-	bool		ready;
+	instr_time t0;
+	bool ready;
 
 	if (!MayShare(st))
 		return false;
 	if (!LeaderServes(st))
 	{
-		st->no_service = true;	/* the leader has not begun, or will not serve */
+		st->no_service = true; /* the leader has not begun, or will not serve */
 		return false;
 	}
 
@@ -290,7 +287,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	 * only this worker's rows, and the leader's verdict only to be used.
 	 */
 	INSTR_TIME_SET_CURRENT(t0);
-	st->shared_probe = true;	/* no injected faults in the host copy */
+	st->shared_probe = true; /* no injected faults in the host copy */
 	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
@@ -317,7 +314,7 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 	}
 	st->mine.attached = 1;
 	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->handle));
-	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
+	GpuopsJoinFilterEnd(st->filter); /* the filter's clauses are re-checked instead */
 	st->filter = NULL;
 	return true;
 }
@@ -335,8 +332,8 @@ GpuHashJoinJoinShared(GpuHashJoinState *st)
 bool
 GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 {
-	instr_time	t0;
-	bool		ready;
+	instr_time t0;
+	bool ready;
 	GpuopsStatus rc;
 
 	if (!MayShare(st) || st->fill_inner)
@@ -349,10 +346,10 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 	st->mine.leader_wait_ms += GpuHashJoinMsSince(&t0);
 	if (!ready)
 	{
-		st->no_service = true;	/* the leader has not begun, or will not serve */
+		st->no_service = true; /* the leader has not begun, or will not serve */
 		return false;
 	}
-	st->shared_probe = true;	/* no injected faults in the host join */
+	st->shared_probe = true; /* no injected faults in the host join */
 	rc = GpuHashJoinBegin(st, gpuops_cpu_device()->hashjoin);
 	if (rc != GPUOPS_OK)
 	{
@@ -364,7 +361,7 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 	st->mine.counts_only = 1;
 	st->mine.attached = 1;
 	st->probe_limit = Min(SHARED_SLOT_ROWS, st->dev->backend->join_probe_rows(st->dev->handle));
-	GpuopsJoinFilterEnd(st->filter);	/* the filter's clauses are re-checked instead */
+	GpuopsJoinFilterEnd(st->filter); /* the filter's clauses are re-checked instead */
 	st->filter = NULL;
 	return true;
 }
@@ -376,12 +373,12 @@ GpuHashJoinJoinSharedCounts(GpuHashJoinState *st)
 static GpuopsStatus
 ServiceProbe(GpuHashJoinState *st, const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 {
-	void	   *shm = st->dev->shared;
-	uint32		slot = (uint32) ParallelWorkerNumber;
+	void *shm = st->dev->shared;
+	uint32 slot = (uint32) ParallelWorkerNumber;
 	const int64_t *slots = NULL;
 	const uint32_t *counts = NULL;
-	instr_time	t0;
-	int			r;
+	instr_time t0;
+	int r;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	r = gpuops_join_service_submit(shm, slot, keys);
@@ -416,7 +413,7 @@ LeaveShared(GpuHashJoinState *st)
 	st->counts_only = false;
 	st->mine.left = 1;
 	st->mode = &gpu_hashjoin_stream_mode;
-	GpuHashJoinReadInner(st);	/* a counts-only worker has not read it yet */
+	GpuHashJoinReadInner(st); /* a counts-only worker has not read it yet */
 	rc = GpuHashJoinBegin(st, GpuopsPrimaryDevice()->hashjoin);
 	if (rc == GPUOPS_OK)
 		rc = GpuHashJoinBuildAll(st);
@@ -444,7 +441,7 @@ SharedRebuild(GpuHashJoinState *st)
 	st->counts_only = false;
 	st->mine.left = 1;
 	st->mode = &gpu_hashjoin_stream_mode;
-	GpuHashJoinReadInner(st);	/* a counts-only worker has not read it yet */
+	GpuHashJoinReadInner(st); /* a counts-only worker has not read it yet */
 	return GpuHashJoinBuildAll(st);
 }
 
@@ -453,13 +450,8 @@ SharedRebuild(GpuHashJoinState *st)
  * in streaming mode (a batch is at most a slot's rows: probe_limit).
  */
 const GpuHashJoinMode gpu_hashjoin_shared_mode = {
-	"shared",
-	GpuHashJoinStreamNextBatch,
-	GpuHashJoinStreamProbeKeys,
-	SharedProbe,
-	SharedRebuild,
-	GpuHashJoinStreamRescan,
-	GpuHashJoinStreamEnd,
+	"shared",	   GpuHashJoinStreamNextBatch, GpuHashJoinStreamProbeKeys, SharedProbe,
+	SharedRebuild, GpuHashJoinStreamRescan,	   GpuHashJoinStreamEnd,
 };
 
 /*
@@ -491,11 +483,14 @@ ExplainAccount(const char *who, int n, const GpuopsJoinWorkerStats *m, ExplainSt
 
 		initStringInfo(&b);
 		appendStringInfo(&b, "%s%s probe rows=%llu lookups=%llu",
-						 m->counts_only ? "shared, counts only" : m->attached ? "shared" : "own build",
-						 m->left ? ", left the service" : "",
-						 (unsigned long long) m->probe_rows, (unsigned long long) m->lookups);
+						 m->counts_only	   ? "shared, counts only"
+							 : m->attached ? "shared"
+										   : "own build",
+						 m->left ? ", left the service" : "", (unsigned long long) m->probe_rows,
+						 (unsigned long long) m->lookups);
 		if (es->timing)
-			appendStringInfo(&b, " inner=%.3f wait leader=%.3f directory=%.3f outer=%.3f"
+			appendStringInfo(&b,
+							 " inner=%.3f wait leader=%.3f directory=%.3f outer=%.3f"
 							 " lookup wait=%.3f total=%.3f",
 							 m->inner_ms, m->leader_wait_ms, m->directory_ms, m->outer_ms,
 							 m->lookup_ms, m->total_ms);

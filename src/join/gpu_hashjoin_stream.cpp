@@ -28,7 +28,7 @@ GpuHashJoinStreamNextBatch(GpuHashJoinState *st)
 	if (st->probe_base >= st->batch_rows)
 	{
 		GpuopsBatch *batch;
-		instr_time	t0;
+		instr_time t0;
 
 		if (st->outer_done)
 			return false;
@@ -70,7 +70,7 @@ GpuHashJoinStreamProbeKeys(GpuHashJoinState *st, GpuopsJoinKeys *keys)
 	{
 		keys->words[k] += st->probe_base;
 		if (keys->nulls[k])
-			keys->nulls[k] += st->probe_base / 8;	/* probe_limit is a multiple of 8 */
+			keys->nulls[k] += st->probe_base / 8; /* probe_limit is a multiple of 8 */
 	}
 }
 
@@ -89,11 +89,7 @@ GpuHashJoinStreamEnd(GpuHashJoinState *)
 }
 
 const GpuHashJoinMode gpu_hashjoin_stream_mode = {
-	"streaming",
-	GpuHashJoinStreamNextBatch,
-	GpuHashJoinStreamProbeKeys,
-	GpuHashJoinOwnProbe,
-	GpuHashJoinBuildAll,
-	GpuHashJoinStreamRescan,
+	"streaming",		  GpuHashJoinStreamNextBatch, GpuHashJoinStreamProbeKeys,
+	GpuHashJoinOwnProbe,  GpuHashJoinBuildAll,		  GpuHashJoinStreamRescan,
 	GpuHashJoinStreamEnd,
 };

@@ -29,9 +29,8 @@ extern "C" {
 #define GPUMERGEJOIN_NAME "GpuMergeJoin"
 
 /* planner (gpu_mergejoin_path.cpp) */
-extern void GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
-								 RelOptInfo *outerrel, RelOptInfo *innerrel,
-								 JoinType jointype, JoinPathExtraData *extra);
+extern void GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+								 RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra);
 
 /*
  * At the grouping step: `SELECT count(*) ...` (no GROUP BY; count(*) only,

@@ -42,7 +42,7 @@ MergeWordKind(Oid type)
 			return GPUOPS_MW_FLOAT4;
 		case FLOAT8OID:
 			return GPUOPS_MW_FLOAT8;
-		default:				/* int8, time, timestamp, timestamptz */
+		default: /* int8, time, timestamp, timestamptz */
 			return GPUOPS_MW_INT64;
 	}
 }
@@ -56,16 +56,16 @@ MergeWordKind(Oid type)
 static void
 StageKeys(GpuMergeJoinState *st, GpuopsRowStore *store, bool outer, GpuopsJoinKeys *keys)
 {
-	const Oid  *types = outer ? st->outer_type : st->inner_type;
-	const int  *cols = outer ? st->outer_col : st->inner_col;
-	uint64		n = store->nrows;
+	const Oid *types = outer ? st->outer_type : st->inner_type;
+	const int *cols = outer ? st->outer_col : st->inner_col;
+	uint64 n = store->nrows;
 	memset(keys, 0, sizeof(*keys));
 	keys->nkeys = st->nkeys;
 	keys->nrows = n;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		uint64	   *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
-		uint8	   *bitmap = NULL;
+		uint64 *w = (uint64 *) MemoryContextAllocHuge(st->key_cxt, Max(n, 1) * sizeof(uint64));
+		uint8 *bitmap = NULL;
 		const char **bv = GpuopsRowStoreColumnBatches(store, cols[k]);
 		GpuopsStatus rc;
 
@@ -124,7 +124,7 @@ ForgetGathered(GpuMergeJoinState *st)
 void
 GpuMergeJoinGatherFrom(GpuMergeJoinState *st, uint64 pair)
 {
-	uint64		n;
+	uint64 n;
 
 	if (pair < st->gathered[0].first + st->gathered[0].npairs ||
 		st->pairs.npairs - pair < GPUOPS_JOIN_GATHER_MIN)
@@ -162,7 +162,7 @@ RunJoin(GpuMergeJoinState *st, const GpuopsMergeJoinBackend *backend, uint64 ski
 	rc = backend->mj_begin(&settings, st->nkeys, &st->dev->handle);
 	if (rc == GPUOPS_OK && backend != gpuops_cpu_device()->mergejoin)
 	{
-		uint64		capacity = backend->mj_capacity(st->dev->handle);
+		uint64 capacity = backend->mj_capacity(st->dev->handle);
 
 		/* over the device budget: the CPU backend, which has none */
 		if (capacity > 0 && st->keys[0].nrows + st->keys[1].nrows > capacity)
@@ -220,8 +220,8 @@ FallBack(GpuMergeJoinState *st, GpuopsStatus rc, uint64 skip)
 static double
 Lap(instr_time *t)
 {
-	instr_time	now;
-	double		ms;
+	instr_time now;
+	double ms;
 
 	INSTR_TIME_SET_CURRENT(now);
 	ms = INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(*t);
@@ -233,7 +233,7 @@ Lap(instr_time *t)
 void
 GpuMergeJoinBuild(GpuMergeJoinState *st)
 {
-	instr_time	t;
+	instr_time t;
 
 	INSTR_TIME_SET_CURRENT(t);
 
@@ -265,7 +265,7 @@ GpuMergeJoinBuild(GpuMergeJoinState *st)
 void
 GpuMergeJoinNextWindow(GpuMergeJoinState *st)
 {
-	uint64		walked = st->pairs_before + st->pairs.npairs;
+	uint64 walked = st->pairs_before + st->pairs.npairs;
 	GpuopsStatus rc = st->dev->backend->mj_next_pairs(st->dev->handle, &st->pairs);
 
 	if (rc != GPUOPS_OK)
@@ -287,8 +287,8 @@ GpuMergeJoinNextWindow(GpuMergeJoinState *st)
 void
 GpuMergeJoinRejoin(GpuMergeJoinState *st)
 {
-	GpuopsStatus rc = RunJoin(st, st->fallback ? gpuops_cpu_device()->mergejoin
-							  : GpuopsPrimaryDevice()->mergejoin, 0);
+	GpuopsStatus rc = RunJoin(
+		st, st->fallback ? gpuops_cpu_device()->mergejoin : GpuopsPrimaryDevice()->mergejoin, 0);
 
 	if (rc != GPUOPS_OK)
 		FallBack(st, rc, 0);

@@ -61,10 +61,9 @@ extern const CustomExecMethods gpu_mergejoin_exec_methods;
  * the device filter's verdict.
  */
 static bool
-NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair,
-		   GpuopsExprResult *verdict)
+NextPairOf(GpuMergeJoinState *st, uint32 o, uint64 *irow, uint64 *pair, GpuopsExprResult *verdict)
 {
-	uint32		b;
+	uint32 b;
 
 	if (!GpuopsNextPairOf<GpuMergeJoinState, GpuMergeJoinNextWindow>(st, o, pair, &b))
 		return false;
@@ -98,7 +97,7 @@ JoinedRow(GpuMergeJoinState *st, TupleTableSlot *slot, int64 o, int64 irow)
 static TupleTableSlot *
 CountRow(GpuMergeJoinState *st, TupleTableSlot *slot)
 {
-	int			natts = slot->tts_tupleDescriptor->natts;
+	int natts = slot->tts_tupleDescriptor->natts;
 
 	ExecClearTuple(slot);
 	if (st->counted)
@@ -106,7 +105,7 @@ CountRow(GpuMergeJoinState *st, TupleTableSlot *slot)
 	st->counted = true;
 	for (int c = 0; c < natts; c++)
 	{
-		bool		count = c >= natts - st->count_cols;
+		bool count = c >= natts - st->count_cols;
 
 		slot->tts_values[c] = count ? Int64GetDatum((int64) st->stats.pairs) : (Datum) 0;
 		slot->tts_isnull[c] = !count;
@@ -127,9 +126,9 @@ GpuMergeJoinNext(ScanState *ss)
 		return CountRow(st, slot);
 	while (st->opos < st->outer()->store.nrows)
 	{
-		uint32		o = st->order[st->opos];
-		uint64		b;
-		uint64		pair;
+		uint32 o = st->order[st->opos];
+		uint64 b;
+		uint64 pair;
 		GpuopsExprResult v;
 
 		while (NextPairOf(st, o, &b, &pair, &v))
@@ -173,7 +172,7 @@ GpuMergeJoinNext(ScanState *ss)
 	}
 	while (st->fill_inner && st->inner_pos < st->inner()->store.nrows)
 	{
-		uint64		b = st->inner_pos++;
+		uint64 b = st->inner_pos++;
 
 		if ((b & 65535) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -189,7 +188,8 @@ GpuMergeJoinNext(ScanState *ss)
 static Node *
 CreateGpuMergeJoinStateImpl(CustomScan *cscan)
 {
-	GpuMergeJoinState *st = NewCustomScanState<GpuMergeJoinState>(cscan, &gpu_mergejoin_exec_methods);
+	GpuMergeJoinState *st = NewCustomScanState<GpuMergeJoinState>(cscan,
+																  &gpu_mergejoin_exec_methods);
 	GpuopsEquiJoinPlan *plan = GpuopsReadEquiJoinPlan(cscan->custom_private, GPUMERGEJOIN_NAME);
 
 	st->jointype = plan->jointype;
@@ -249,8 +249,8 @@ ReScanGpuMergeJoinImpl(CustomScanState *node)
 		GpuopsNodeRestartInput(st, 0);
 		GpuopsNodeRestartInput(st, 1);
 		MemoryContextReset(st->key_cxt);
-		GpuMergeJoinInitGathered(st);	/* its arrays were in key_cxt */
-		st->inner_matched = NULL;	/* it was in the store's context */
+		GpuMergeJoinInitGathered(st); /* its arrays were in key_cxt */
+		st->inner_matched = NULL;	  /* it was in the store's context */
 		st->built = false;
 		return;
 	}
@@ -268,10 +268,10 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 {
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	List	   *conds = NIL;
-	int			inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
-	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+	List *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List *conds = NIL;
+	int inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
+	bool prefix = list_length(es->rtable) > 1 || es->verbose;
 
 	for (int k = 0; k < st->nkeys; k++)
 	{
@@ -279,24 +279,31 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		TargetEntry *i = (TargetEntry *) list_nth(cscan->custom_scan_tlist,
 												  inner_base + st->inner_col[k]);
 
-		conds = lappend(conds, psprintf("(%s = %s)",
-										deparse_expression((Node *) o->expr, context, prefix, false),
-										deparse_expression((Node *) i->expr, context, prefix, false)));
+		conds = lappend(conds,
+						psprintf("(%s = %s)",
+								 deparse_expression((Node *) o->expr, context, prefix, false),
+								 deparse_expression((Node *) i->expr, context, prefix, false)));
 	}
 	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
 	ExplainPropertyList("Merge Keys", conds, es);
 	if (linitial(cscan->custom_exprs) != NIL)
-		ExplainPropertyText("Join Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
-											   context, true, false), es);
+		ExplainPropertyText(
+			"Join Filter",
+			deparse_expression((Node *) make_ands_explicit((List *) linitial(cscan->custom_exprs)),
+							   context, true, false),
+			es);
 	if (lfourth(cscan->custom_exprs) != NIL)
-		ExplainPropertyText("Device Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) lfourth(cscan->custom_exprs)),
-											   context, true, false), es);
+		ExplainPropertyText(
+			"Device Filter",
+			deparse_expression((Node *) make_ands_explicit((List *) lfourth(cscan->custom_exprs)),
+							   context, true, false),
+			es);
 	if (lsecond(cscan->custom_exprs) != NIL)
-		ExplainPropertyText("Filter",
-							deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
-											   context, true, false), es);
+		ExplainPropertyText(
+			"Filter",
+			deparse_expression((Node *) make_ands_explicit((List *) lsecond(cscan->custom_exprs)),
+							   context, true, false),
+			es);
 	if (st->count_cols > 0)
 		ExplainPropertyText("Aggregate", "count(*) of the key pairs", es);
 	else if (es->analyze)
@@ -322,7 +329,9 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
 							   (int64) ((GpuopsRowStoreMemory(&st->outer()->store) +
-										 GpuopsRowStoreMemory(&st->inner()->store)) / 1024), es);
+										 GpuopsRowStoreMemory(&st->inner()->store)) /
+										1024),
+							   es);
 	}
 	GpuopsNodeExplainInputs(st, es);
 }
@@ -333,13 +342,13 @@ const CustomExecMethods gpu_mergejoin_exec_methods = {
 	GuardedExec<GpuopsExecScan<GpuMergeJoinNext>>,
 	GuardedEnd<EndGpuMergeJoinImpl>,
 	GuardedReScan<ReScanGpuMergeJoinImpl>,
-	NULL,						/* MarkPosCustomScan */
-	NULL,						/* RestrPosCustomScan */
-	NULL,						/* EstimateDSMCustomScan */
-	NULL,						/* InitializeDSMCustomScan */
-	NULL,						/* ReInitializeDSMCustomScan */
-	NULL,						/* InitializeWorkerCustomScan */
-	NULL,						/* ShutdownCustomScan */
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
+	NULL, /* EstimateDSMCustomScan */
+	NULL, /* InitializeDSMCustomScan */
+	NULL, /* ReInitializeDSMCustomScan */
+	NULL, /* InitializeWorkerCustomScan */
+	NULL, /* ShutdownCustomScan */
 	GuardedExplain<ExplainGpuMergeJoinImpl>,
 };
 

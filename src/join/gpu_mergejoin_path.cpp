@@ -58,9 +58,8 @@ static Plan *PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath
 								  List *tlist, List *clauses, List *custom_plans);
 
 static const CustomPathMethods gpu_mergejoin_path_methods = {
-	GPUMERGEJOIN_NAME,
-	PlanGpuMergeJoinPath,
-	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
+	GPUMERGEJOIN_NAME, PlanGpuMergeJoinPath,
+	NULL, /* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /* 1: integers (across widths), 2: floats (across widths), else the type itself; 0: none */
@@ -117,32 +116,29 @@ SideShare(bool staged)
  * Merge keeps.
  */
 static CustomPath *
-MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
-			  JoinType jointype, List *mergeclauses, List *clauses, List *filters,
-			  List *pathkeys, bool partial, double ostaged, double istaged)
+MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner, JoinType jointype,
+			  List *mergeclauses, List *clauses, List *filters, List *pathkeys, bool partial,
+			  double ostaged, double istaged)
 {
 	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
-	PlanFields	fields;
-	List	   *params = NIL;
-	List	   *device = NIL;
-	List	   *filter;
-	int			nkeys = 0;
-	ListCell   *lc;
+	PlanFields fields;
+	List *params = NIL;
+	List *device = NIL;
+	List *filter;
+	int nkeys = 0;
+	ListCell *lc;
 	CustomPath *cpath;
-	QualCost	qual_cost;
-	double		orows,
-				irows,
-				rows,
-				mb;
+	QualCost qual_cost;
+	double orows, irows, rows, mb;
 
-	foreach(lc, mergeclauses)
+	foreach (lc, mergeclauses)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op = (OpExpr *) rinfo->clause;
-		Expr	   *oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
-		Expr	   *iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
-		int			ocol = GpuopsFindColumn(outer->pathtarget->exprs, (Node *) oexpr);
-		int			icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
+		OpExpr *op = (OpExpr *) rinfo->clause;
+		Expr *oexpr = (Expr *) (rinfo->outer_is_left ? linitial(op->args) : lsecond(op->args));
+		Expr *iexpr = (Expr *) (rinfo->outer_is_left ? lsecond(op->args) : linitial(op->args));
+		int ocol = GpuopsFindColumn(outer->pathtarget->exprs, (Node *) oexpr);
+		int icol = GpuopsFindColumn(inner->pathtarget->exprs, (Node *) iexpr);
 
 		if (ocol < 0 || icol < 0)
 			return NULL;
@@ -167,7 +163,7 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 	 * Cost: both sides are read, staged and sorted before the first row;
 	 * each joined row pays a tuple and the remaining clauses.
 	 */
-	orows = Max(ostaged > 0 ? ostaged : outer->rows, 1.0);	/* per process, for a partial path */
+	orows = Max(ostaged > 0 ? ostaged : outer->rows, 1.0); /* per process, for a partial path */
 	irows = Max(istaged > 0 ? istaged : inner->rows, 1.0);
 	rows = partial ? clamp_row_est(joinrel->rows / GpuopsParallelDivisor(outer)) : joinrel->rows;
 	mb = (orows + irows) * nkeys * sizeof(uint64) / (1024.0 * 1024.0);
@@ -195,7 +191,7 @@ MakeMergePath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer, Path *inner,
 static Path *
 StagedSide(PlannerInfo *root, RelOptInfo *rel, Path *serial, bool *staged)
 {
-	Path	   *gather = NULL;
+	Path *gather = NULL;
 
 	if (gpuops_enable_parallel_staging && rel->partial_pathlist != NIL)
 		gather = GpuStageGatherPath(root, rel, (Path *) linitial(rel->partial_pathlist),
@@ -224,13 +220,13 @@ typedef struct CountCandidate
 	struct CountCandidate *next;
 	PlannerInfo *root;
 	RelOptInfo *joinrel;
-	Path	   *outer;
-	Path	   *inner;
-	Path	   *souter;			/* the staged variant's sides, or NULL */
-	Path	   *sinner;
-	bool		ostaged;
-	bool		istaged;
-	List	   *mergeclauses;
+	Path *outer;
+	Path *inner;
+	Path *souter; /* the staged variant's sides, or NULL */
+	Path *sinner;
+	bool ostaged;
+	bool istaged;
+	List *mergeclauses;
 } CountCandidate;
 
 static CountCandidate *count_candidates = NULL;
@@ -276,15 +272,15 @@ void
 GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 					 RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
 {
-	Path	   *outer = outerrel->cheapest_total_path;
-	Path	   *inner = innerrel->cheapest_total_path;
-	List	   *mergeclauses = NIL;
-	List	   *outerkeys;
-	List	   *clauses = NIL;
-	List	   *filters = NIL;
-	List	   *pathkeys = NIL;
-	bool		ordered = true;
-	ListCell   *lc;
+	Path *outer = outerrel->cheapest_total_path;
+	Path *inner = innerrel->cheapest_total_path;
+	List *mergeclauses = NIL;
+	List *outerkeys;
+	List *clauses = NIL;
+	List *filters = NIL;
+	List *pathkeys = NIL;
+	bool ordered = true;
+	ListCell *lc;
 	CustomPath *cpath;
 
 	if (!gpuops_enable_mergejoin || !GpuopsPlanningAllowed())
@@ -298,12 +294,11 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		return;
 
 	/* the merge clauses whose two sides are columns of word-mergeable types */
-	foreach(lc, extra->mergeclause_list)
+	foreach (lc, extra->mergeclause_list)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op = (OpExpr *) rinfo->clause;
-		Expr	   *oexpr,
-				   *iexpr;
+		OpExpr *op = (OpExpr *) rinfo->clause;
+		Expr *oexpr, *iexpr;
 
 		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
 			list_length(mergeclauses) == GPUOPS_MAX_JOIN_KEYS)
@@ -324,9 +319,9 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	mergeclauses = find_mergeclauses_for_outer_pathkeys(root, outerkeys, mergeclauses);
 	if (mergeclauses == NIL)
 		return;
-	foreach(lc, outerkeys)
+	foreach (lc, outerkeys)
 	{
-		PathKey    *pk = (PathKey *) lfirst(lc);
+		PathKey *pk = (PathKey *) lfirst(lc);
 
 		/* the device sorts ascending, NULLs last */
 		if (pk->pk_strategy != BTLessStrategyNumber || pk->pk_nulls_first)
@@ -334,7 +329,7 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	}
 
 	/* the other clauses: as createplan.c, outer joins' pushed-down ones filter */
-	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
+	foreach (lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
@@ -351,8 +346,9 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	 * in that order; right and full joins add unmatched inner rows at the
 	 * end.
 	 */
-	if (ordered && (jointype == JOIN_INNER || jointype == JOIN_LEFT ||
-					jointype == JOIN_SEMI || jointype == JOIN_ANTI))
+	if (ordered &&
+		(jointype == JOIN_INNER || jointype == JOIN_LEFT || jointype == JOIN_SEMI ||
+		 jointype == JOIN_ANTI))
 		pathkeys = build_join_pathkeys(root, joinrel, jointype, outerkeys);
 
 	cpath = MakeMergePath(root, joinrel, outer, inner, jointype, mergeclauses, clauses, filters,
@@ -362,10 +358,9 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 
 	/* the same join over sides that parallel workers read, for every join type */
 	{
-		bool		ostaged,
-					istaged;
-		Path	   *souter = StagedSide(root, outerrel, outer, &ostaged);
-		Path	   *sinner = StagedSide(root, innerrel, inner, &istaged);
+		bool ostaged, istaged;
+		Path *souter = StagedSide(root, outerrel, outer, &ostaged);
+		Path *sinner = StagedSide(root, innerrel, inner, &istaged);
 
 		if (!ostaged && !istaged)
 			souter = sinner = NULL;
@@ -396,10 +391,10 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	 * for right and full joins: every process would return the inner rows
 	 * it did not match.
 	 */
-	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
-		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL && jointype != JOIN_RIGHT &&
+		jointype != JOIN_FULL)
 	{
-		Path	   *partial = (Path *) linitial(outerrel->partial_pathlist);
+		Path *partial = (Path *) linitial(outerrel->partial_pathlist);
 
 		inner = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
 		if (inner == NULL || PATH_REQ_OUTER(partial))
@@ -418,15 +413,15 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 static List *
 CountStarAggrefs(List *exprs, List *having)
 {
-	List	   *items = pull_var_clause((Node *) list_concat_copy(exprs, having),
-										PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
-										PVC_INCLUDE_PLACEHOLDERS);
-	List	   *aggs = NIL;
-	ListCell   *lc;
+	List *items = pull_var_clause((Node *) list_concat_copy(exprs, having),
+								  PVC_INCLUDE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+									  PVC_INCLUDE_PLACEHOLDERS);
+	List *aggs = NIL;
+	ListCell *lc;
 
-	foreach(lc, items)
+	foreach (lc, items)
 	{
-		Aggref	   *agg = (Aggref *) lfirst(lc);
+		Aggref *agg = (Aggref *) lfirst(lc);
 
 		if (!IsA(agg, Aggref) || agg->aggfnoid != F_COUNT_ || !agg->aggstar ||
 			agg->aggfilter != NULL || agg->aggdistinct != NIL || agg->aggorder != NIL ||
@@ -443,9 +438,9 @@ GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *
 						  void *extra_data)
 {
 	GroupPathExtraData *extra = (GroupPathExtraData *) extra_data;
-	Query	   *parse = root->parse;
-	List	   *having;
-	List	   *aggs;
+	Query *parse = root->parse;
+	List *having;
+	List *aggs;
 
 	if (!gpuops_enable_mergejoin || !GpuopsPlanningAllowed() || extra == NULL)
 		return;
@@ -469,9 +464,8 @@ GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *
 			if (staged && c->souter == NULL)
 				break;
 			cpath = MakeMergePath(root, input_rel, staged ? c->souter : c->outer,
-								  staged ? c->sinner : c->inner, JOIN_INNER, c->mergeclauses,
-								  NIL, NIL, NIL, false,
-								  staged && c->ostaged ? c->outer->rows : 0,
+								  staged ? c->sinner : c->inner, JOIN_INNER, c->mergeclauses, NIL,
+								  NIL, NIL, false, staged && c->ostaged ? c->outer->rows : 0,
 								  staged && c->istaged ? c->inner->rows : 0);
 			if (cpath == NULL)
 				continue;
@@ -489,8 +483,8 @@ GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *
 }
 
 static Plan *
-PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
-						 List *tlist, List *, List *custom_plans)
+PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, List *tlist, List *,
+						 List *custom_plans)
 {
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_mergejoin_scan_methods);
@@ -502,17 +496,17 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
 		 * tuple; setrefs points the target list's and HAVING's count(*) at
 		 * them, as for an aggregate's output.
 		 */
-		List	   *count = (List *) llast(best_path->custom_private);
-		List	   *aggs = (List *) linitial(count);
-		ListCell   *lc;
+		List *count = (List *) llast(best_path->custom_private);
+		List *aggs = (List *) linitial(count);
+		ListCell *lc;
 
-		foreach(lc, aggs)
-			cscan->custom_scan_tlist =
-				lappend(cscan->custom_scan_tlist,
-						makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-										list_length(cscan->custom_scan_tlist) + 1, NULL, false));
+		foreach (lc, aggs)
+			cscan->custom_scan_tlist = lappend(
+				cscan->custom_scan_tlist,
+				makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+								list_length(cscan->custom_scan_tlist) + 1, NULL, false));
 		GpuopsEquiJoinPlan *plan = GpuopsReadEquiJoinPlan(cscan->custom_private, GPUMERGEJOIN_NAME);
-		PlanFields	fields;
+		PlanFields fields;
 
 		cscan->scan.plan.qual = (List *) copyObject(lsecond(count));
 		plan->count_cols = list_length(aggs);
@@ -523,9 +517,9 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
 }
 
 static Plan *
-PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-					 List *tlist, List *clauses, List *custom_plans)
+PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+					 List *clauses, List *custom_plans)
 {
-	return GpuopsGuard("PlanCustomPath", PlanGpuMergeJoinPathImpl, root, rel, best_path,
-					   tlist, clauses, custom_plans);
+	return GpuopsGuard("PlanCustomPath", PlanGpuMergeJoinPathImpl, root, rel, best_path, tlist,
+					   clauses, custom_plans);
 }

@@ -31,31 +31,30 @@ enum GpuNestLoopExprs
 	GPUNL_EXPR_FILTERS,
 	GPUNL_EXPR_PARAMS,
 	GPUNL_EXPR_DEVICE,
-	GPUNL_EXPR_RANGE,			/* the indexed form's bound clauses (EXPLAIN) */
+	GPUNL_EXPR_RANGE, /* the indexed form's bound clauses (EXPLAIN) */
 	GPUNL_EXPRS
 };
 
 /* The plan's data (custom_private), formed by the planner. */
 typedef struct GpuNestLoopPlan
 {
-	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
-	bool		recheck_all;	/* some clause is not in the program */
-	int			nouter;			/* the program's columns, as indexes into */
-	int			ninner;			/* ... the outer and inner children's outputs */
-	int			outer_cols[GPUOPS_EXPR_MAX_COLS];
-	int			inner_cols[GPUOPS_EXPR_MAX_COLS];
-	List	   *param_slots;	/* constant slots of the Params (int) */
-	GpuopsExprProgram program;	/* the clauses the device tests */
-	GpuopsNestLoopIndex index;	/* the indexed form; column -1: none */
+	JoinType jointype; /* INNER, LEFT, SEMI or ANTI */
+	bool recheck_all;  /* some clause is not in the program */
+	int nouter;		   /* the program's columns, as indexes into */
+	int ninner;		   /* ... the outer and inner children's outputs */
+	int outer_cols[GPUOPS_EXPR_MAX_COLS];
+	int inner_cols[GPUOPS_EXPR_MAX_COLS];
+	List *param_slots;		   /* constant slots of the Params (int) */
+	GpuopsExprProgram program; /* the clauses the device tests */
+	GpuopsNestLoopIndex index; /* the indexed form; column -1: none */
 } GpuNestLoopPlan;
 
 /* The plan's fields, in their order in custom_private (both directions; gpu_nestloop_plan.cpp). */
 extern void GpuNestLoopPlanFields(PlanFields &f, GpuNestLoopPlan *plan);
 
 /* planner (gpu_nestloop_path.cpp) */
-extern void GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
-								RelOptInfo *outerrel, RelOptInfo *innerrel,
-								JoinType jointype, JoinPathExtraData *extra);
+extern void GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+								RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra);
 
 /* executor (gpu_nestloop_exec.cpp) */
 extern const CustomScanMethods gpu_nestloop_scan_methods;

@@ -46,51 +46,51 @@ extern "C" {
 extern const CustomExecMethods gpu_nestloop_exec_methods;
 
 typedef DeviceSession<GpuopsNestLoopBackend, GpuopsNestLoop, &GpuopsNestLoopBackend::nl_end>
-			GpuNestLoopDevice;
+	GpuNestLoopDevice;
 
 /* GpuopsJoinNodeBegin reads the join clauses and filters from the first two lists */
 static_assert(GPUNL_EXPR_CLAUSES == 0 && GPUNL_EXPR_FILTERS == 1, "custom_exprs order");
 
 typedef struct GpuNestLoopState : GpuopsJoinNode
 {
-	JoinType	jointype;		/* INNER, LEFT, SEMI or ANTI */
-	bool		fill_outer;		/* LEFT, ANTI: unmatched outer rows are returned */
-	bool		decides_once;	/* SEMI, ANTI: the first match decides */
-	bool		recheck_all;	/* some clause is not in the program */
+	JoinType jointype; /* INNER, LEFT, SEMI or ANTI */
+	bool fill_outer;   /* LEFT, ANTI: unmatched outer rows are returned */
+	bool decides_once; /* SEMI, ANTI: the first match decides */
+	bool recheck_all;  /* some clause is not in the program */
 	GpuopsNestLoopSpec spec;
-	int			ocols[GPUOPS_EXPR_MAX_COLS];	/* program columns: scan columns */
-	Oid			otypes[GPUOPS_EXPR_MAX_COLS];
-	int			icols[GPUOPS_EXPR_MAX_COLS];
-	Oid			itypes[GPUOPS_EXPR_MAX_COLS];
-	List	   *param_states;
-	List	   *param_slots;
-	List	   *param_types;
+	int ocols[GPUOPS_EXPR_MAX_COLS]; /* program columns: scan columns */
+	Oid otypes[GPUOPS_EXPR_MAX_COLS];
+	int icols[GPUOPS_EXPR_MAX_COLS];
+	Oid itypes[GPUOPS_EXPR_MAX_COLS];
+	List *param_states;
+	List *param_slots;
+	List *param_types;
 
 	GpuNestLoopDevice *dev;
-	MemoryContext inner_cxt;	/* the loaded block's staged columns */
-	MemoryContext probe_cxt;	/* the probe's staged columns */
-	bool		read_inner;
-	bool		outer_done;
-	uint64		block_rows;		/* inner rows per block */
-	uint32		nblocks;
-	uint32		block;			/* the block being probed */
-	uint32		loaded;			/* the block on the device, or UINT32_MAX */
-	uint32		probe_limit;
+	MemoryContext inner_cxt; /* the loaded block's staged columns */
+	MemoryContext probe_cxt; /* the probe's staged columns */
+	bool read_inner;
+	bool outer_done;
+	uint64 block_rows; /* inner rows per block */
+	uint32 nblocks;
+	uint32 block;  /* the block being probed */
+	uint32 loaded; /* the block on the device, or UINT32_MAX */
+	uint32 probe_limit;
 
 	/* the probe being walked: outer rows [probe_base, +probe_rows) against one block */
-	uint32		batch_rows;
-	uint32		probe_base;
-	uint32		probe_rows;
-	uint32		probe_pos;
-	bool	   *outer_flags;	/* per probe row: matched by an earlier block */
+	uint32 batch_rows;
+	uint32 probe_base;
+	uint32 probe_rows;
+	uint32 probe_pos;
+	bool *outer_flags; /* per probe row: matched by an earlier block */
 	GpuopsJoinPairs pairs;
-	uint64		cursor;
-	uint64		pairs_before;
-	bool		matched;
-	uint64		filtered;
+	uint64 cursor;
+	uint64 pairs_before;
+	bool matched;
+	uint64 filtered;
 
 	/* EXPLAIN ANALYZE */
-	GpuopsNestLoopStats stats;	/* the current backend's */
+	GpuopsNestLoopStats stats;		/* the current backend's */
 	GpuopsNestLoopStats done_stats; /* a failed backend's, before the fallback */
 } GpuNestLoopState;
 
@@ -112,8 +112,9 @@ SaveStats(GpuNestLoopState *st)
 static GpuopsStatus
 BeginOn(GpuNestLoopState *st, const GpuopsNestLoopBackend *backend)
 {
-	GpuopsSettings settings =
-		GpuopsNodeSettings<&GpuopsDevice::nestloop>(st, GpuopsCurrentSettings(), backend);
+	GpuopsSettings settings = GpuopsNodeSettings<&GpuopsDevice::nestloop>(st,
+																		  GpuopsCurrentSettings(),
+																		  backend);
 
 	st->dev->end();
 	DeviceExprBindParams(&st->spec.program, st->param_states, st->param_slots, st->param_types,
@@ -127,16 +128,16 @@ BeginOn(GpuNestLoopState *st, const GpuopsNestLoopBackend *backend)
 static GpuopsStatus
 LoadBlock(GpuNestLoopState *st, uint32 b)
 {
-	uint64		first = (uint64) b * st->block_rows;
-	uint64		n = Min(st->block_rows, st->inner()->store.nrows - first);
+	uint64 first = (uint64) b * st->block_rows;
+	uint64 n = Min(st->block_rows, st->inner()->store.nrows - first);
 	GpuopsExprColumns cols;
 	GpuopsStatus rc;
 
 	if (st->loaded == b)
 		return GPUOPS_OK;
 	MemoryContextReset(st->inner_cxt);
-	DeviceExprStageRows(&st->inner()->store, first, n, st->icols, st->itypes,
-						st->spec.inner_ncols, st->inner_cxt, &cols);
+	DeviceExprStageRows(&st->inner()->store, first, n, st->icols, st->itypes, st->spec.inner_ncols,
+						st->inner_cxt, &cols);
 	rc = st->dev->backend->nl_inner(st->dev->handle, &cols);
 	if (rc == GPUOPS_OK)
 		st->loaded = b;
@@ -163,7 +164,7 @@ FallBack(GpuNestLoopState *st, GpuopsStatus rc)
 static void
 ReadInner(GpuNestLoopState *st)
 {
-	uint64		capacity;
+	uint64 capacity;
 
 	GpuopsNodeReadInput(st, 1);
 	GpuopsNodeRun<&GpuopsDevice::nestloop>(st, [&](const GpuopsNestLoopBackend *backend) {
@@ -186,8 +187,8 @@ ProbeSkipping(GpuNestLoopState *st, uint64 skip)
 
 	/* the outer batch is the store's first: its rows are the store's */
 	MemoryContextReset(st->probe_cxt);
-	DeviceExprStageRows(&st->outer()->store, st->probe_base, st->probe_rows, st->ocols,
-						st->otypes, st->spec.outer_ncols, st->probe_cxt, &cols);
+	DeviceExprStageRows(&st->outer()->store, st->probe_base, st->probe_rows, st->ocols, st->otypes,
+						st->spec.outer_ncols, st->probe_cxt, &cols);
 	rc = LoadBlock(st, st->block);
 	if (rc == GPUOPS_OK)
 		rc = st->dev->backend->nl_probe(st->dev->handle, &cols, &st->pairs);
@@ -214,7 +215,7 @@ ProbeSkipping(GpuNestLoopState *st, uint64 skip)
 static void
 NextWindow(GpuNestLoopState *st)
 {
-	uint64		walked = st->pairs_before + st->pairs.npairs;
+	uint64 walked = st->pairs_before + st->pairs.npairs;
 	GpuopsStatus rc = st->dev->backend->nl_next_pairs(st->dev->handle, &st->pairs);
 
 	if (rc != GPUOPS_OK)
@@ -271,8 +272,8 @@ NextProbe(GpuNestLoopState *st)
 static bool
 NextPairOf(GpuNestLoopState *st, uint32 p, uint64 *irow, bool *recheck)
 {
-	uint64		pair;
-	uint32		b;
+	uint64 pair;
+	uint32 b;
 
 	if (!GpuopsNextPairOf<GpuNestLoopState, NextWindow>(st, p, &pair, &b))
 		return false;
@@ -308,11 +309,11 @@ GpuNestLoopNext(ScanState *ss)
 		ReadInner(st);
 	for (;;)
 	{
-		uint32		p;
-		uint64		b;
-		bool		recheck;
-		bool		before;
-		bool		last_block;
+		uint32 p;
+		uint64 b;
+		bool recheck;
+		bool before;
+		bool last_block;
 
 		while (st->probe_pos >= st->probe_rows)
 		{
@@ -325,7 +326,7 @@ GpuNestLoopNext(ScanState *ss)
 		while (NextPairOf(st, p, &b, &recheck))
 		{
 			if (before && st->decides_once)
-				continue;		/* an earlier block decided this row */
+				continue; /* an earlier block decided this row */
 			JoinedRow(st, slot, p, (int64) b);
 			if ((recheck || st->recheck_all) && !GpuopsJoinHolds(st->join_qual, econtext, slot))
 			{
@@ -370,7 +371,7 @@ CreateGpuNestLoopStateImpl(CustomScan *cscan)
 {
 	GpuNestLoopState *st = NewCustomScanState<GpuNestLoopState>(cscan, &gpu_nestloop_exec_methods);
 	GpuNestLoopPlan *plan = (GpuNestLoopPlan *) palloc0(sizeof(GpuNestLoopPlan));
-	PlanFields	fields(cscan->custom_private, GPUNESTLOOP_NAME);
+	PlanFields fields(cscan->custom_private, GPUNESTLOOP_NAME);
 
 	GpuNestLoopPlanFields(fields, plan);
 	st->jointype = plan->jointype;
@@ -401,16 +402,16 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	TupleDesc	odesc,
-				idesc;
-	ListCell   *lc;
+	TupleDesc odesc, idesc;
+	ListCell *lc;
 
 	GpuopsJoinNodeBegin(st, estate, eflags, true, NIL);
 	odesc = ExecGetResultType((PlanState *) linitial(node->custom_ps));
 	idesc = ExecGetResultType((PlanState *) lsecond(node->custom_ps));
-	foreach(lc, (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_PARAMS))
+	foreach (lc, (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_PARAMS))
 	{
-		st->param_states = lappend(st->param_states, ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps));
+		st->param_states = lappend(st->param_states,
+								   ExecInitExpr((Expr *) lfirst(lc), &node->ss.ps));
 		st->param_types = lappend_oid(st->param_types, exprType((Node *) lfirst(lc)));
 	}
 	for (int c = 0; c < st->spec.outer_ncols; c++)
@@ -451,8 +452,8 @@ ReScanGpuNestLoopImpl(CustomScanState *node)
 		else
 		{
 			/* the stored inner rows stay; the program (its Params) is begun again */
-			GpuopsStatus rc = BeginOn(st, st->fallback ? gpuops_cpu_device()->nestloop
-									  : GpuopsPrimaryDevice()->nestloop);
+			GpuopsStatus rc = BeginOn(
+				st, st->fallback ? gpuops_cpu_device()->nestloop : GpuopsPrimaryDevice()->nestloop);
 
 			if (rc != GPUOPS_OK)
 				FallBack(st, rc);
@@ -467,27 +468,27 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuNestLoopState *st = (GpuNestLoopState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	List	   *clauses = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES);
-	List	   *filters = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS);
-	List	   *device = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_DEVICE);
-	List	   *ranges = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_RANGE);
+	List *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List *clauses = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_CLAUSES);
+	List *filters = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_FILTERS);
+	List *device = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_DEVICE);
+	List *ranges = (List *) list_nth(cscan->custom_exprs, GPUNL_EXPR_RANGE);
 
 	ExplainPropertyText("Join Type", GpuopsJoinTypeName(st->jointype), es);
 	if (ranges != NIL)
-		ExplainPropertyText("Index Cond",
-							deparse_expression((Node *) make_ands_explicit(ranges), context,
-											   true, false), es);
-	ExplainPropertyText("Join Filter",
-						deparse_expression((Node *) make_ands_explicit(clauses), context, true,
-										   false), es);
-	ExplainPropertyText("Device Filter",
-						deparse_expression((Node *) make_ands_explicit(device), context, true,
-										   false), es);
+		ExplainPropertyText(
+			"Index Cond",
+			deparse_expression((Node *) make_ands_explicit(ranges), context, true, false), es);
+	ExplainPropertyText(
+		"Join Filter",
+		deparse_expression((Node *) make_ands_explicit(clauses), context, true, false), es);
+	ExplainPropertyText(
+		"Device Filter",
+		deparse_expression((Node *) make_ands_explicit(device), context, true, false), es);
 	if (filters != NIL)
-		ExplainPropertyText("Filter",
-							deparse_expression((Node *) make_ands_explicit(filters), context,
-											   true, false), es);
+		ExplainPropertyText(
+			"Filter",
+			deparse_expression((Node *) make_ands_explicit(filters), context, true, false), es);
 	if (es->analyze)
 		ExplainPropertyInteger("Rows Removed by Join Filter", NULL, (int64) st->filtered, es);
 	if (es->analyze && st->read_inner)
@@ -513,7 +514,9 @@ ExplainGpuNestLoopImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Device Memory", "kB", (int64) (t.device_bytes / 1024), es);
 		ExplainPropertyInteger("Host Memory", "kB",
 							   (int64) ((GpuopsRowStoreMemory(&st->inner()->store) +
-										 GpuopsRowStoreMemory(&st->outer()->store)) / 1024), es);
+										 GpuopsRowStoreMemory(&st->outer()->store)) /
+										1024),
+							   es);
 	}
 	GpuopsNodeExplainInputs(st, es);
 }
@@ -524,13 +527,13 @@ const CustomExecMethods gpu_nestloop_exec_methods = {
 	GuardedExec<GpuopsExecScan<GpuNestLoopNext>>,
 	GuardedEnd<EndGpuNestLoopImpl>,
 	GuardedReScan<ReScanGpuNestLoopImpl>,
-	NULL,						/* MarkPosCustomScan */
-	NULL,						/* RestrPosCustomScan */
-	NULL,						/* EstimateDSMCustomScan */
-	NULL,						/* InitializeDSMCustomScan */
-	NULL,						/* ReInitializeDSMCustomScan */
-	NULL,						/* InitializeWorkerCustomScan */
-	NULL,						/* ShutdownCustomScan */
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
+	NULL, /* EstimateDSMCustomScan */
+	NULL, /* InitializeDSMCustomScan */
+	NULL, /* ReInitializeDSMCustomScan */
+	NULL, /* InitializeWorkerCustomScan */
+	NULL, /* ShutdownCustomScan */
 	GuardedExplain<ExplainGpuNestLoopImpl>,
 };
 

@@ -50,9 +50,8 @@ static Plan *PlanGpuNestLoopPath(PlannerInfo *root, RelOptInfo *rel, CustomPath 
 								 List *tlist, List *clauses, List *custom_plans);
 
 static const CustomPathMethods gpu_nestloop_path_methods = {
-	GPUNESTLOOP_NAME,
-	PlanGpuNestLoopPath,
-	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
+	GPUNESTLOOP_NAME, PlanGpuNestLoopPath,
+	NULL, /* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /* An equality between the two sides that a hash or merge join can use. */
@@ -73,15 +72,15 @@ IsEquiJoinClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel
  */
 typedef struct RangeIndex
 {
-	int			column;			/* program inner column */
-	bool		is_float;
-	RestrictInfo *lower;		/* column >(=) bound; NULL: none */
-	RestrictInfo *upper;		/* column <(=) bound; NULL: none */
-	bool		lower_strict;
-	bool		upper_strict;
+	int column; /* program inner column */
+	bool is_float;
+	RestrictInfo *lower; /* column >(=) bound; NULL: none */
+	RestrictInfo *upper; /* column <(=) bound; NULL: none */
+	bool lower_strict;
+	bool upper_strict;
 	GpuopsExprProgram lower_prog;
 	GpuopsExprProgram upper_prog;
-	Selectivity sel;			/* of the pairs, by the two clauses */
+	Selectivity sel; /* of the pairs, by the two clauses */
 } RangeIndex;
 
 /* Types whose words compare alike: the integers, the floats, else one type. */
@@ -113,11 +112,10 @@ static bool
 RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, int *col, Node **bound,
 		   bool *is_lower, bool *strict)
 {
-	OpExpr	   *op = (OpExpr *) rinfo->clause;
-	bool		commuted;
-	int			strategy;
-	Oid			coltype,
-				opclass;
+	OpExpr *op = (OpExpr *) rinfo->clause;
+	bool commuted;
+	int strategy;
+	Oid coltype, opclass;
 
 	if (!is_opclause(op) || list_length(op->args) != 2)
 		return false;
@@ -136,8 +134,7 @@ RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, int *col, 
 	else
 		return false;
 	coltype = exprType((Node *) list_nth(col_exprs, *col));
-	if (!DeviceExprWordsOrdered(coltype) ||
-		ValueDomain(coltype) != ValueDomain(exprType(*bound)) ||
+	if (!DeviceExprWordsOrdered(coltype) || ValueDomain(coltype) != ValueDomain(exprType(*bound)) ||
 		contain_volatile_functions(*bound))
 		return false;
 	opclass = GetDefaultOpClass(coltype, BTREE_AM_OID);
@@ -145,7 +142,7 @@ RangeShape(RestrictInfo *rinfo, Relids bound_relids, List *col_exprs, int *col, 
 		return false;
 	strategy = get_op_opfamily_strategy(op->opno, get_opclass_family(opclass));
 	if (commuted && strategy != BTEqualStrategyNumber && strategy != 0)
-		strategy = BTMaxStrategyNumber + 1 - strategy;	/* < <-> >, <= <-> >= */
+		strategy = BTMaxStrategyNumber + 1 - strategy; /* < <-> >, <= <-> >= */
 	switch (strategy)
 	{
 		case BTLessStrategyNumber:
@@ -172,8 +169,8 @@ static bool
 RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int *column,
 			bool *is_lower, bool *strict, GpuopsExprProgram *prog)
 {
-	Node	   *bound;
-	int			icol;
+	Node *bound;
+	int icol;
 
 	if (!RangeShape(rinfo, outerrel->relids, in->inner_exprs, &icol, &bound, is_lower, strict))
 		return false;
@@ -191,18 +188,17 @@ RangeClause(RestrictInfo *rinfo, RelOptInfo *outerrel, DeviceExprInputs *in, int
 static bool
 OuterHasBand(List *restrictlist, RelOptInfo *innerrel, Path *outer)
 {
-	List	   *exprs = outer->pathtarget->exprs;
-	int		   *found = (int *) palloc0(sizeof(int) * Max(list_length(exprs), 1));
-	bool		band = false;
-	ListCell   *lc;
+	List *exprs = outer->pathtarget->exprs;
+	int *found = (int *) palloc0(sizeof(int) * Max(list_length(exprs), 1));
+	bool band = false;
+	ListCell *lc;
 
-	foreach(lc, restrictlist)
+	foreach (lc, restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Node	   *bound;
-		bool		is_lower,
-					strict;
-		int			c;
+		Node *bound;
+		bool is_lower, strict;
+		int c;
 
 		if (RangeShape(rinfo, innerrel->relids, exprs, &c, &bound, &is_lower, &strict))
 		{
@@ -220,7 +216,7 @@ ClauseMayFail(RestrictInfo *rinfo, DeviceExprInputs *in)
 {
 	DeviceExprInputs alone;
 	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
-	bool		fails = false;
+	bool fails = false;
 
 	memset(&alone, 0, sizeof(alone));
 	alone.outer_exprs = in->outer_exprs;
@@ -246,15 +242,14 @@ FindRangeIndex(PlannerInfo *root, JoinPathExtraData *extra, RelOptInfo *outerrel
 {
 	RangeIndex *per = (RangeIndex *) palloc0(sizeof(RangeIndex) * GPUOPS_EXPR_MAX_COLS);
 	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
-	bool		found = false;
-	ListCell   *lc;
+	bool found = false;
+	ListCell *lc;
 
-	foreach(lc, device_rinfos)
+	foreach (lc, device_rinfos)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		int			c;
-		bool		is_lower,
-					strict;
+		int c;
+		bool is_lower, strict;
 		RangeIndex *ix;
 
 		if (!RangeClause(rinfo, outerrel, in, &c, &is_lower, &strict, prog))
@@ -278,8 +273,8 @@ FindRangeIndex(PlannerInfo *root, JoinPathExtraData *extra, RelOptInfo *outerrel
 	for (int c = 0; c < in->ninner; c++)
 	{
 		RangeIndex *ix = &per[c];
-		List	   *bounds = NIL;
-		bool		safe = true;
+		List *bounds = NIL;
+		bool safe = true;
 
 		if (ix->lower == NULL && ix->upper == NULL)
 			continue;
@@ -287,7 +282,7 @@ FindRangeIndex(PlannerInfo *root, JoinPathExtraData *extra, RelOptInfo *outerrel
 			bounds = lappend(bounds, ix->lower);
 		if (ix->upper)
 			bounds = lappend(bounds, ix->upper);
-		foreach(lc, device_rinfos)
+		foreach (lc, device_rinfos)
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
@@ -301,7 +296,8 @@ FindRangeIndex(PlannerInfo *root, JoinPathExtraData *extra, RelOptInfo *outerrel
 		 * independently (a third each); a range between them is usually
 		 * narrow, as its own range-pair default says for restrictions.
 		 */
-		ix->sel = list_length(bounds) == 2 ? DEFAULT_RANGE_INEQ_SEL
+		ix->sel = list_length(bounds) == 2
+			? DEFAULT_RANGE_INEQ_SEL
 			: clauselist_selectivity(root, bounds, 0, JOIN_INNER, extra->sjinfo);
 		if (!found || ix->sel < best->sel)
 			*best = *ix;
@@ -329,45 +325,41 @@ RangeIndexToPlan(const RangeIndex *ix, GpuopsNestLoopIndex *out)
 }
 
 static CustomPath *
-MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-				 RelOptInfo *innerrel, Path *outer, Path *inner, JoinType jointype,
-				 JoinPathExtraData *extra, bool partial, bool *band)
+MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelOptInfo *innerrel,
+				 Path *outer, Path *inner, JoinType jointype, JoinPathExtraData *extra,
+				 bool partial, bool *band)
 {
-	List	   *clauses = NIL;	/* decide whether a pair matches */
-	List	   *filters = NIL;	/* outer joins: applied to the joined rows */
-	List	   *device = NIL;	/* clauses the program holds */
-	List	   *device_rinfos = NIL;
-	List	   *ranges = NIL;	/* the indexed form's bound clauses */
+	List *clauses = NIL; /* decide whether a pair matches */
+	List *filters = NIL; /* outer joins: applied to the joined rows */
+	List *device = NIL;	 /* clauses the program holds */
+	List *device_rinfos = NIL;
+	List *ranges = NIL; /* the indexed form's bound clauses */
 	GpuNestLoopPlan *plan = (GpuNestLoopPlan *) palloc0(sizeof(GpuNestLoopPlan));
-	PlanFields	fields;
-	RangeIndex	ix = {};
-	double		step_cost = cpu_operator_cost * GPUNL_STEP_COST_RATIO;
-	double		loop_cost;
-	bool		recheck_all = false;
+	PlanFields fields;
+	RangeIndex ix = {};
+	double step_cost = cpu_operator_cost * GPUNL_STEP_COST_RATIO;
+	double loop_cost;
+	bool recheck_all = false;
 	DeviceExprInputs in;
 	GpuopsExprProgram *prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
-	ListCell   *lc;
+	ListCell *lc;
 	CustomPath *cpath;
-	QualCost	qual_cost;
-	double		orows,
-				irows,
-				rows,
-				pairs,
-				mb;
+	QualCost qual_cost;
+	double orows, irows, rows, pairs, mb;
 
 	*band = false;
-	plan->index.column = -1;	/* no indexed form unless one is chosen below */
+	plan->index.column = -1; /* no indexed form unless one is chosen below */
 	memset(&in, 0, sizeof(in));
 	in.outer_exprs = outer->pathtarget->exprs;
 	in.inner_exprs = inner->pathtarget->exprs;
-	foreach(lc, GpuopsOrderQuals(root, extra->restrictlist))
+	foreach (lc, GpuopsOrderQuals(root, extra->restrictlist))
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
 		if (rinfo->pseudoconstant)
-			return NULL;		/* gating quals: PostgreSQL's plans handle them */
+			return NULL; /* gating quals: PostgreSQL's plans handle them */
 		if (IsEquiJoinClause(rinfo, outerrel, innerrel))
-			return NULL;		/* the hash and merge joins' case */
+			return NULL; /* the hash and merge joins' case */
 		/* as createplan.c: pushed-down clauses of outer joins filter joined rows */
 		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
 		{
@@ -392,7 +384,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 * passing pair pays a tuple and, where clauses stay on the CPU, their
 	 * check.
 	 */
-	orows = Max(outer->rows, 1.0);	/* per process, for a partial path */
+	orows = Max(outer->rows, 1.0); /* per process, for a partial path */
 	irows = Max(inner->rows, 1.0);
 	pairs = orows * irows;
 	rows = partial ? clamp_row_est(joinrel->rows / GpuopsParallelDivisor(outer)) : joinrel->rows;
@@ -410,8 +402,8 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (gpuops_enable_nestloop_index && !recheck_all &&
 		FindRangeIndex(root, extra, outerrel, device_rinfos, &in, &ix))
 	{
-		double		log_inner = log2(irows + 1.0);
-		double		index_cost = irows * log_inner * 4 * step_cost +
+		double log_inner = log2(irows + 1.0);
+		double index_cost = irows * log_inner * 4 * step_cost +
 			orows * (log_inner + ix.lower_prog.nsteps + ix.upper_prog.nsteps) * step_cost +
 			pairs * ix.sel * prog->nsteps * step_cost;
 
@@ -430,8 +422,7 @@ MakeNestLoopPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath = GpuopsNewJoinPath(joinrel, outer, inner, partial, &gpu_nestloop_path_methods);
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = rows;
-	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost +
-		irows * gpuops_tuple_cost;
+	cpath->path.startup_cost = inner->total_cost + gpuops_startup_cost + irows * gpuops_tuple_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + outer->total_cost +
 		orows * gpuops_tuple_cost + mb * gpuops_transfer_cost + loop_cost +
 		rows * (cpu_tuple_cost + qual_cost.per_tuple) + qual_cost.startup;
@@ -460,10 +451,10 @@ void
 GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 					RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
 {
-	Path	   *outer = outerrel->cheapest_total_path;
-	Path	   *inner = innerrel->cheapest_total_path;
+	Path *outer = outerrel->cheapest_total_path;
+	Path *inner = innerrel->cheapest_total_path;
 	CustomPath *cpath;
-	bool		band;
+	bool band;
 
 	if (!gpuops_enable_nestloop || !GpuopsPlanningAllowed())
 		return;
@@ -500,21 +491,21 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	 */
 	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL)
 	{
-		Path	   *partial = (Path *) linitial(outerrel->partial_pathlist);
+		Path *partial = (Path *) linitial(outerrel->partial_pathlist);
 
 		inner = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
 		if (inner == NULL || PATH_REQ_OUTER(partial))
 			return;
-		cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, partial, inner, jointype,
-								 extra, true, &band);
+		cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, partial, inner, jointype, extra,
+								 true, &band);
 		if (cpath != NULL && cpath->path.parallel_safe)
 			add_partial_path(joinrel, &cpath->path);
 	}
 }
 
 static Plan *
-PlanGpuNestLoopPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
-						List *tlist, List *, List *custom_plans)
+PlanGpuNestLoopPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, List *tlist, List *,
+						List *custom_plans)
 {
 	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans,
 										  &gpu_nestloop_scan_methods);
@@ -525,9 +516,9 @@ PlanGpuNestLoopPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path,
 }
 
 static Plan *
-PlanGpuNestLoopPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-					List *tlist, List *clauses, List *custom_plans)
+PlanGpuNestLoopPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+					List *clauses, List *custom_plans)
 {
-	return GpuopsGuard("PlanCustomPath", PlanGpuNestLoopPathImpl, root, rel, best_path,
-					   tlist, clauses, custom_plans);
+	return GpuopsGuard("PlanCustomPath", PlanGpuNestLoopPathImpl, root, rel, best_path, tlist,
+					   clauses, custom_plans);
 }

@@ -33,12 +33,11 @@ GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, in
 }
 
 void
-GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
-				 const uint32 *rows, uint64 first, uint64 n, const bool *needed,
-				 MemoryContext cxt)
+GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at, const uint32 *rows,
+				 uint64 first, uint64 n, const bool *needed, MemoryContext cxt)
 {
 	GpuopsGatherColumn *gc;
-	int			ngc = 0;
+	int ngc = 0;
 	GpuopsStatus rc;
 
 	Assert(n <= GPUOPS_JOIN_GATHER_PAIRS);
@@ -87,8 +86,8 @@ GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store, int at,
 }
 
 void
-GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64 pair,
-					   int64 row, const bool *needed)
+GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64 pair, int64 row,
+					   const bool *needed)
 {
 	const GpuopsRowStore *store = g->store;
 
@@ -100,7 +99,7 @@ GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64
 	pair -= g->first;
 	for (int c = 0; c < store->ncols; c++)
 	{
-		int			a = g->at + c;
+		int a = g->at + c;
 
 		if (!needed[a] ||
 			GpuopsBatchIsNull(store->batches[row >> GPUOPS_BATCH_SHIFT], c,
@@ -118,8 +117,8 @@ GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64
 
 typedef struct NeededContext
 {
-	bool	   *needed;
-	int			natts;
+	bool *needed;
+	int natts;
 } NeededContext;
 
 static bool
@@ -129,15 +128,15 @@ MarkNeeded(Node *node, NeededContext *cxt)
 		return false;
 	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
 	{
-		AttrNumber	att = ((Var *) node)->varattno;
+		AttrNumber att = ((Var *) node)->varattno;
 
 		if (att > 0 && att <= cxt->natts)
 			cxt->needed[att - 1] = true;
 		else
-			memset(cxt->needed, true, cxt->natts);	/* a whole-row reference */
+			memset(cxt->needed, true, cxt->natts); /* a whole-row reference */
 		return false;
 	}
-	return expression_tree_walker(node, (bool (*) ()) (void (*)(void)) MarkNeeded, cxt);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) MarkNeeded, cxt);
 }
 
 bool *
@@ -158,7 +157,7 @@ bool
 GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSlot *slot)
 {
 	if (qual == NULL)
-		return true;			/* nothing to check: the common equi-join */
+		return true; /* nothing to check: the common equi-join */
 	econtext->ecxt_scantuple = slot;
 	ResetExprContext(econtext);
 	return ExecQual(qual, econtext);

@@ -26,8 +26,8 @@ extern "C" {
  * read: a count(*) above a join reads none, and each inner column read is
  * a random access into the inner store.
  */
-extern void GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store,
-							   int64 row, const bool *needed);
+extern void GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStore *store, int64 row,
+							   const bool *needed);
 
 /*
  * A window of join pairs with the needed columns of one side gathered into
@@ -40,11 +40,11 @@ extern void GpuopsJoinFillSide(TupleTableSlot *slot, int at, const GpuopsRowStor
 typedef struct GpuopsJoinGathered
 {
 	const GpuopsRowStore *store;
-	int			at;				/* the store's first column in the scan tuple */
-	char	  **values;			/* per store column: pair-order values, NULL if not needed */
-	uint64		capacity;		/* pairs the arrays hold */
-	uint64		first;			/* the window's first pair gathered */
-	uint64		npairs;			/* pairs gathered from `first` (0: none) */
+	int at;			 /* the store's first column in the scan tuple */
+	char **values;	 /* per store column: pair-order values, NULL if not needed */
+	uint64 capacity; /* pairs the arrays hold */
+	uint64 first;	 /* the window's first pair gathered */
+	uint64 npairs;	 /* pairs gathered from `first` (0: none) */
 	MemoryContext cxt;
 } GpuopsJoinGathered;
 
@@ -70,8 +70,8 @@ extern void GpuopsJoinGather(GpuopsJoinGathered *g, const GpuopsRowStore *store,
  * `row` (for its NULL bits): from the gathered columns when the pair was
  * gathered, else from the store.
  */
-extern void GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g,
-								   uint64 pair, int64 row, const bool *needed);
+extern void GpuopsJoinFillGathered(TupleTableSlot *slot, const GpuopsJoinGathered *g, uint64 pair,
+								   int64 row, const bool *needed);
 
 /*
  * The scan tuple's columns that the node's target list, quals or custom
@@ -93,21 +93,15 @@ extern bool GpuopsJoinHolds(ExprState *qual, ExprContext *econtext, TupleTableSl
  */
 struct GpuopsJoinNode : GpuopsNode
 {
-	int			outer_ncols;	/* where the inner columns start in the scan tuple */
-	bool	   *needed;		/* scan columns a joined row must fill */
-	ExprState  *join_qual;		/* the join clauses */
-	ExprState  *filter_qual;	/* outer joins: the filters on the joined row */
-	struct GpuopsJoinFilter *filter;	/* clauses tested on the device per pair, or NULL */
+	int outer_ncols;				 /* where the inner columns start in the scan tuple */
+	bool *needed;					 /* scan columns a joined row must fill */
+	ExprState *join_qual;			 /* the join clauses */
+	ExprState *filter_qual;			 /* outer joins: the filters on the joined row */
+	struct GpuopsJoinFilter *filter; /* clauses tested on the device per pair, or NULL */
 
 	/* the outer and the inner child: the base's inputs 0 and 1 */
-	GpuopsNodeInput *outer()
-	{
-		return &input[0];
-	}
-	GpuopsNodeInput *inner()
-	{
-		return &input[1];
-	}
+	GpuopsNodeInput *outer() { return &input[0]; }
+	GpuopsNodeInput *inner() { return &input[1]; }
 };
 
 /*
@@ -139,7 +133,7 @@ extern const char *GpuopsJoinTypeName(JoinType jointype);
  * has no more pairs.  GpuHashJoin, GpuMergeJoin and GpuNestLoop read their
  * pairs through it and map *build to their own rows.
  */
-template <typename State, void (*NextWindow) (State *)>
+template <typename State, void (*NextWindow)(State *)>
 static inline bool
 GpuopsNextPairOf(State *st, uint32 p, uint64 *pair, uint32 *build)
 {

@@ -18,11 +18,11 @@ extern "C" {
 double
 GpuopsParallelDivisor(Path *path)
 {
-	double		divisor = path->parallel_workers;
+	double divisor = path->parallel_workers;
 
 	if (parallel_leader_participation)
 	{
-		double		leader = 1.0 - (0.3 * path->parallel_workers);
+		double leader = 1.0 - (0.3 * path->parallel_workers);
 
 		if (leader > 0)
 			divisor += leader;
@@ -34,9 +34,9 @@ GpuopsParallelDivisor(Path *path)
 static List *
 ChildColumns(List *scan_tlist, Plan *child)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
-	foreach(lc, child->targetlist)
+	foreach (lc, child->targetlist)
 	{
 		TargetEntry *tle = (TargetEntry *) lfirst(lc);
 
@@ -50,10 +50,10 @@ ChildColumns(List *scan_tlist, Plan *child)
 int
 GpuopsFindColumn(List *exprs, Node *expr)
 {
-	int			i = 0;
-	ListCell   *lc;
+	int i = 0;
+	ListCell *lc;
 
-	foreach(lc, exprs)
+	foreach (lc, exprs)
 	{
 		if (equal(lfirst(lc), expr))
 			return i;
@@ -87,7 +87,7 @@ GpuopsNewJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist, List *cus
 				  const CustomScanMethods *methods)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	List	   *scan_tlist = NIL;
+	List *scan_tlist = NIL;
 
 	scan_tlist = ChildColumns(scan_tlist, (Plan *) linitial(custom_plans));
 	scan_tlist = ChildColumns(scan_tlist, (Plan *) lsecond(custom_plans));
@@ -107,8 +107,8 @@ GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist, List 
 					  const CustomScanMethods *methods)
 {
 	CustomScan *cscan = GpuopsNewJoinScan(rel, best_path, tlist, custom_plans, methods);
-	List	   *priv = best_path->custom_private;
-	List	   *extra = (List *) lfourth(priv);
+	List *priv = best_path->custom_private;
+	List *extra = (List *) lfourth(priv);
 
 	cscan->custom_exprs = list_make4(copyObject(lsecond(priv)), copyObject(lthird(priv)),
 									 copyObject(linitial(extra)), copyObject(lsecond(extra)));
@@ -144,7 +144,7 @@ GpuopsEquiJoinPlan *
 GpuopsReadEquiJoinPlan(List *custom_private, const char *node)
 {
 	GpuopsEquiJoinPlan *plan = (GpuopsEquiJoinPlan *) palloc0(sizeof(GpuopsEquiJoinPlan));
-	PlanFields	f(custom_private, node);
+	PlanFields f(custom_private, node);
 
 	GpuopsEquiJoinPlanFields(f, plan, node);
 	return plan;
@@ -153,7 +153,7 @@ GpuopsReadEquiJoinPlan(List *custom_private, const char *node)
 List *
 GpuopsIntList(const int *v, int n)
 {
-	List	   *l = NIL;
+	List *l = NIL;
 
 	for (int i = 0; i < n; i++)
 		l = lappend_int(l, v[i]);
@@ -165,9 +165,9 @@ GpuopsDirectReadable(Path *path)
 {
 	RelOptInfo *rel = path->parent;
 
-	return gpuops_enable_direct_scan && path->pathtype == T_SeqScan &&
-		path->param_info == NULL && rel->reloptkind == RELOPT_BASEREL &&
-		rel->rtekind == RTE_RELATION && rel->baserestrictinfo == NIL;
+	return gpuops_enable_direct_scan && path->pathtype == T_SeqScan && path->param_info == NULL &&
+		rel->reloptkind == RELOPT_BASEREL && rel->rtekind == RTE_RELATION &&
+		rel->baserestrictinfo == NIL;
 }
 
 Cost
@@ -185,14 +185,14 @@ GpuopsOuterVarRefs(Node *node, List *child_exprs)
 		return NULL;
 	if (IsA(node, Var))
 	{
-		Var		   *v = (Var *) node;
-		int			col = GpuopsFindColumn(child_exprs, node);
+		Var *v = (Var *) node;
+		int col = GpuopsFindColumn(child_exprs, node);
 
 		if (col < 0)
 			elog(ERROR, "gpuops: a computed value's column is not the child's");
 		return (Node *) makeVar(OUTER_VAR, (AttrNumber) (col + 1), v->vartype, v->vartypmod,
 								v->varcollid, 0);
 	}
-	return expression_tree_mutator(node, (Node * (*) ()) (void (*)(void)) GpuopsOuterVarRefs,
+	return expression_tree_mutator(node, (Node * (*) ())(void (*)(void)) GpuopsOuterVarRefs,
 								   (void *) child_exprs);
 }

@@ -24,13 +24,13 @@ extern "C" {
  */
 typedef struct GpuopsJoinKeyPlan
 {
-	int			outer_col;
-	int			inner_col;
-	Oid			outer_type;
-	Oid			inner_type;
-	Oid			outer_hash;
-	Oid			inner_hash;
-	Oid			collation;
+	int outer_col;
+	int inner_col;
+	Oid outer_type;
+	Oid inner_type;
+	Oid outer_hash;
+	Oid inner_hash;
+	Oid collation;
 } GpuopsJoinKeyPlan;
 
 /*
@@ -39,11 +39,11 @@ typedef struct GpuopsJoinKeyPlan
  */
 typedef struct GpuopsEquiJoinPlan
 {
-	JoinType	jointype;
-	int			nkeys;
+	JoinType jointype;
+	int nkeys;
 	GpuopsJoinKeyPlan keys[GPUOPS_MAX_JOIN_KEYS];
-	List	   *filter;			/* the pair filter's plan storage (join_filter.h) */
-	int			count_cols;		/* a counting GpuMergeJoin's count(*) columns, else 0 */
+	List *filter;	/* the pair filter's plan storage (join_filter.h) */
+	int count_cols; /* a counting GpuMergeJoin's count(*) columns, else 0 */
 } GpuopsEquiJoinPlan;
 
 /* Its fields, in their order in custom_private (both directions). */
@@ -74,7 +74,7 @@ extern Cost GpuopsDirectReadSaving(Path *path, double rows, Cost per_row);
 extern List *GpuopsIntList(const int *v, int n);
 
 /* Position of expr among exprs (a path target's, say), or -1. */
-extern int	GpuopsFindColumn(List *exprs, Node *expr);
+extern int GpuopsFindColumn(List *exprs, Node *expr);
 
 /*
  * node with each Var turned into an OUTER_VAR reference to its column in
@@ -89,8 +89,8 @@ extern Node *GpuopsOuterVarRefs(Node *node, List *child_exprs);
  * is a partial path), the children, projection support and methods.  The
  * caller sets rows, costs, path keys and custom_private.
  */
-extern CustomPath *GpuopsNewJoinPath(RelOptInfo *joinrel, Path *outer, Path *inner,
-									 bool partial, const CustomPathMethods *methods);
+extern CustomPath *GpuopsNewJoinPath(RelOptInfo *joinrel, Path *outer, Path *inner, bool partial,
+									 const CustomPathMethods *methods);
 
 /*
  * A join's CustomScan: its scan tuple the outer child's columns then the

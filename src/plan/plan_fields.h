@@ -27,42 +27,42 @@ class PlanFields
 	/* for reading the list a PlanFields wrote, for node `node` (messages) */
 	PlanFields(List *list, const char *node);
 
-	bool		reading() const { return pos_ >= 0; }
-	List	   *list() const { return list_; }
+	bool reading() const { return pos_ >= 0; }
+	List *list() const { return list_; }
 
-	void		field(int *v);
-	void		field(bool *v);
-	void		field(double *v);
+	void field(int *v);
+	void field(bool *v);
+	void field(double *v);
 	/* a tree of nodes (List, Expr, ...; NIL allowed), shared, not copied */
-	void		field(List **v);
+	void field(List **v);
 	/* an enum stored as its int value */
 	template <typename E>
-	void		enum_field(E *v)
+	void enum_field(E *v)
 	{
-		int			i = (int) *v;
+		int i = (int) *v;
 
 		field(&i);
 		*v = (E) i;
 	}
 	/* an Oid (all 32 bits, as an int) */
-	void		oid_field(Oid *v)
+	void oid_field(Oid *v)
 	{
-		int			i = (int) *v;
+		int i = (int) *v;
 
 		field(&i);
 		*v = (Oid) i;
 	}
 	/* v[0 .. *n), *n at most max (an int list) */
-	void		ints(int *v, int *n, int max);
+	void ints(int *v, int *n, int max);
 	/* reading: every field was taken (call last) */
-	void		done();
+	void done();
 
   private:
-	Node	   *next(NodeTag tag);
+	Node *next(NodeTag tag);
 
-	List	   *list_;
-	int			pos_;			/* next field to read; -1 when writing */
+	List *list_;
+	int pos_; /* next field to read; -1 when writing */
 	const char *node_;
 };
 
-#endif							/* GPUOPS_PLAN_FIELDS_H */
+#endif /* GPUOPS_PLAN_FIELDS_H */

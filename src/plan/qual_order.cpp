@@ -13,14 +13,13 @@ extern "C" {
 
 #include "qual_order.h"
 
-namespace
-{
+namespace {
 
 struct RankedQual
 {
-	Node	   *qual;
-	Cost		cost;			/* per row */
-	Index		security_level;
+	Node *qual;
+	Cost cost; /* per row */
+	Index security_level;
 };
 
 /*
@@ -48,23 +47,23 @@ RanksBefore(const RankedQual &a, const RankedQual &b)
 	return a.cost < b.cost;
 }
 
-}								/* namespace */
+} /* namespace */
 
 List *
 GpuopsOrderQuals(PlannerInfo *root, List *quals)
 {
-	int			n = list_length(quals);
+	int n = list_length(quals);
 	RankedQual *ranked;
-	List	   *result = NIL;
-	int			i = 0;
-	ListCell   *lc;
+	List *result = NIL;
+	int i = 0;
+	ListCell *lc;
 
 	if (n <= 1)
 		return list_copy(quals);
 	ranked = (RankedQual *) palloc(sizeof(RankedQual) * n);
-	foreach(lc, quals)
+	foreach (lc, quals)
 	{
-		QualCost	cost;
+		QualCost cost;
 
 		cost_qual_eval_node(&cost, (Node *) lfirst(lc), root);
 		ranked[i].qual = (Node *) lfirst(lc);
@@ -75,8 +74,8 @@ GpuopsOrderQuals(PlannerInfo *root, List *quals)
 	/* insertion sort: stable, and the lists are short */
 	for (i = 1; i < n; i++)
 	{
-		RankedQual	item = ranked[i];
-		int			j = i;
+		RankedQual item = ranked[i];
+		int j = i;
 
 		for (; j > 0 && RanksBefore(item, ranked[j - 1]); j--)
 			ranked[j] = ranked[j - 1];

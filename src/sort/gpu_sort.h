@@ -27,22 +27,22 @@ extern "C" {
  */
 enum GpuSortPlacement
 {
-	GPUSORT_ON_DEVICE = 0,		/* the primary backend (gpuops.device) */
-	GPUSORT_WORKERS_ON_HOST,	/* the leader on the device, workers on the CPU */
-	GPUSORT_ON_HOST				/* the CPU backend in every process */
+	GPUSORT_ON_DEVICE = 0,	 /* the primary backend (gpuops.device) */
+	GPUSORT_WORKERS_ON_HOST, /* the leader on the device, workers on the CPU */
+	GPUSORT_ON_HOST			 /* the CPU backend in every process */
 };
 
 /* A sort key in the plan. */
 typedef struct GpuSortKeyPlan
 {
-	int			col;			/* index into custom_scan_tlist (the child's output,
+	int col; /* index into custom_scan_tlist (the child's output,
 								 * then the computed keys) */
 	GpuopsKeyKind kind;
-	bool		descending;
-	bool		nulls_first;
-	bool		prefix_only;	/* the device sees a prefix; ties go to the comparator */
-	Oid			sortop;			/* for that comparator */
-	Oid			collation;
+	bool descending;
+	bool nulls_first;
+	bool prefix_only; /* the device sees a prefix; ties go to the comparator */
+	Oid sortop;		  /* for that comparator */
+	Oid collation;
 } GpuSortKeyPlan;
 
 /*
@@ -53,15 +53,15 @@ typedef struct GpuSortKeyPlan
  */
 typedef struct GpuSortPlan
 {
-	int			nkeys;
-	int			bound;			/* LIMIT + OFFSET when known at planning, else 0 */
+	int nkeys;
+	int bound; /* LIMIT + OFFSET when known at planning, else 0 */
 	GpuSortPlacement placement;
 	GpuSortKeyPlan keys[GPUOPS_MAX_SORT_KEYS];
-	int			prog_ncols;
-	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
-	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
-	List	   *programs;		/* per key its program's list form, or NIL; NIL: none computed */
-	List	   *checks;			/* plan: per computed key its expression */
+	int prog_ncols;
+	int prog_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid prog_types[GPUOPS_EXPR_MAX_COLS];
+	List *programs; /* per key its program's list form, or NIL; NIL: none computed */
+	List *checks;	/* plan: per computed key its expression */
 } GpuSortPlan;
 
 /* The plan's fields, in their order in custom_private (both directions; gpu_sort_plan.cpp). */

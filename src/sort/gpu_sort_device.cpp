@@ -79,13 +79,13 @@ RaiseKeyError(GpuSortState *st, uint64 row)
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 
 	if (row >= st->store()->nrows)
-		elog(ERROR, "GpuSort: the device stopped at row " UINT64_FORMAT " of " UINT64_FORMAT,
-			 row, st->store()->nrows);
+		elog(ERROR, "GpuSort: the device stopped at row " UINT64_FORMAT " of " UINT64_FORMAT, row,
+			 st->store()->nrows);
 	GpuopsRowStoreFetchRow(st->store(), row, slot);
 	econtext->ecxt_outertuple = slot;
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		bool		isnull;
+		bool isnull;
 
 		if (st->keys[k].check != NULL)
 			(void) ExecEvalExpr(st->keys[k].check, econtext, &isnull);
@@ -102,7 +102,7 @@ FetchComputed(GpuSortState *st)
 {
 	GpuSortDevice *dev = st->dev;
 	GpuopsStatus rc;
-	uint64		stop;
+	uint64 stop;
 
 	if ((rc = dev->backend->sort_recheck(dev->handle, &stop)) != GPUOPS_OK)
 		return rc;
@@ -110,7 +110,7 @@ FetchComputed(GpuSortState *st)
 		RaiseKeyError(st, stop);
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		int			col = st->keys[k].col;
+		int col = st->keys[k].col;
 
 		if (st->keys[k].program == NULL)
 			continue;
@@ -188,14 +188,14 @@ GpuSortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties)
 	if (rc == GPUOPS_OK)
 		rc = GpuSortDeviceFinish(st, order, ties);
 	if (rc != GPUOPS_OK)
-		GpuopsDeviceFailed(GPUSORT_NAME, rc, false);	/* raises */
+		GpuopsDeviceFailed(GPUSORT_NAME, rc, false); /* raises */
 }
 
 /* Reports a device failure once; the rest of the sort runs on the CPU. */
 void
 GpuSortDeviceFailedMidway(GpuSortState *st, GpuopsStatus rc)
 {
-	GpuopsNodeFailed(st, rc);	/* raises unless falling back */
+	GpuopsNodeFailed(st, rc); /* raises unless falling back */
 	GpuSortDeviceRelease(st->dev);
 	st->healthy = false;
 }
@@ -231,7 +231,7 @@ GpuSortStagePending(GpuSortState *st, bool all)
 		if (st->healthy && batch->nrows > 0)
 		{
 			GpuopsStatus rc = GpuSortStageBatch(st, batch,
-											   (uint64) st->staged_batches << GPUOPS_BATCH_SHIFT);
+												(uint64) st->staged_batches << GPUOPS_BATCH_SHIFT);
 
 			if (rc != GPUOPS_OK)
 				GpuSortDeviceFailedMidway(st, rc);
@@ -239,4 +239,3 @@ GpuSortStagePending(GpuSortState *st, bool all)
 		st->staged_batches++;
 	}
 }
-

@@ -33,7 +33,7 @@ static void
 ForgetTruncated(GpuSortState *st)
 {
 	st->staged_batches = 0;
-	st->truncated = NULL;		/* it lived in the store's memory */
+	st->truncated = NULL; /* it lived in the store's memory */
 	st->truncated_bytes = 0;
 	st->any_truncated = false;
 }
@@ -46,14 +46,15 @@ ForgetTruncated(GpuSortState *st)
 static uint32 *
 SortStoredRows(GpuSortState *st)
 {
-	uint32	   *sorted;
-	uint8	   *ties = NULL;
+	uint32 *sorted;
+	uint8 *ties = NULL;
 
 	if (st->store()->nrows > UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuops: GpuSort cannot hold more than %u rows in memory", UINT32_MAX),
-				 errhint("Lower gpuops.host_memory_limit so that sorted runs are spilled sooner.")));
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("gpuops: GpuSort cannot hold more than %u rows in memory", UINT32_MAX),
+			 errhint("Lower gpuops.host_memory_limit so that sorted runs are spilled sooner.")));
 	sorted = (uint32 *) MemoryContextAllocHuge(st->store()->cxt,
 											   Max(st->store()->nrows, 1) * sizeof(uint32));
 	GpuSortStagePending(st, true);
@@ -67,14 +68,15 @@ SortStoredRows(GpuSortState *st)
 	if (!st->healthy)
 		GpuSortStoredOnCpu(st, sorted, &ties);
 	st->backend_name = st->dev->backend->name;
-	GpuSortDeviceRelease(st->dev);		/* free device memory before emitting */
+	GpuSortDeviceRelease(st->dev); /* free device memory before emitting */
 	if (ties)
 	{
 		GpuSortResolveTies(st, sorted, ties);
 		pfree(ties);
 	}
-	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(st->store()) +
-						  (st->input[0].stage ? GpuStageBytes(st->input[0].stage) : 0));
+	st->host_memory = Max(st->host_memory,
+						  GpuopsRowStoreMemory(st->store()) +
+							  (st->input[0].stage ? GpuStageBytes(st->input[0].stage) : 0));
 	return sorted;
 }
 
@@ -91,8 +93,8 @@ static void
 SetCut(GpuSortState *st)
 {
 	const GpuopsColumnDesc *col = &st->store()->cols[st->keys[0].col];
-	Datum		d;
-	bool		isnull;
+	Datum d;
+	bool isnull;
 
 	if (st->store()->nrows < st->bound || st->input[0].source->cut == NULL)
 		return;
@@ -128,7 +130,7 @@ SetCut(GpuSortState *st)
 static void
 KeepBestRows(GpuSortState *st)
 {
-	uint32	   *order = SortStoredRows(st);
+	uint32 *order = SortStoredRows(st);
 
 	GpuopsRowStoreKeep(st->store(), order, Min(st->bound, st->store()->nrows), st->scratch);
 	ForgetTruncated(st);
@@ -145,8 +147,8 @@ KeepBestRows(GpuSortState *st)
 static void
 SpillRun(GpuSortState *st)
 {
-	uint32	   *order = SortStoredRows(st);
-	uint64		n = st->bound ? Min(st->bound, st->store()->nrows) : st->store()->nrows;
+	uint32 *order = SortStoredRows(st);
+	uint64 n = st->bound ? Min(st->bound, st->store()->nrows) : st->store()->nrows;
 
 	GpuSortEnsureComparators(st);
 	if (st->spill == NULL)
@@ -180,10 +182,9 @@ BeginSpillMerge(GpuSortState *st)
 static void
 GpuSortExecute(GpuSortState *st)
 {
-	bool		more = st->input[0].stage == NULL;
-	uint32	   *sorted;
-	instr_time	t0,
-				t1;
+	bool more = st->input[0].stage == NULL;
+	uint32 *sorted;
+	instr_time t0, t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	st->healthy = true;
@@ -249,14 +250,14 @@ GpuSortExecute(GpuSortState *st)
 static void
 ReportEmission(GpuSortState *st)
 {
-	instr_time	now;
+	instr_time now;
 
 	if (!message_level_is_interesting(DEBUG1))
 		return;
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, st->emit_start);
-	elog(DEBUG1, "GpuSort: " UINT64_FORMAT " rows returned in %.3f ms",
-		 st->norder, INSTR_TIME_GET_MILLISEC(now));
+	elog(DEBUG1, "GpuSort: " UINT64_FORMAT " rows returned in %.3f ms", st->norder,
+		 INSTR_TIME_GET_MILLISEC(now));
 }
 
 static TupleTableSlot *
@@ -264,15 +265,14 @@ GpuSortNext(ScanState *ss)
 {
 	GpuSortState *st = (GpuSortState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	uint64		row;
+	uint64 row;
 
 	if (!st->sorted)
 		GpuSortExecute(st);
 	if (st->replay)
 	{
 		/* spilled, with backward scans allowed: read the merged tuplestore */
-		if (!tuplestore_gettupleslot(st->replay,
-									 ScanDirectionIsForward(ss->ps.state->es_direction),
+		if (!tuplestore_gettupleslot(st->replay, ScanDirectionIsForward(ss->ps.state->es_direction),
 									 false, st->replay_slot))
 			return ExecClearTuple(slot);
 		return ExecCopySlot(slot, st->replay_slot);
@@ -353,7 +353,7 @@ CreateGpuSortStateImpl(CustomScan *cscan)
 		memcpy(st->prog_types, plan->prog_types, sizeof(Oid) * plan->prog_ncols);
 		for (int k = 0; k < st->nkeys; k++)
 		{
-			List	   *prog = (List *) list_nth(plan->programs, k);
+			List *prog = (List *) list_nth(plan->programs, k);
 
 			if (prog == NIL)
 				continue;
@@ -389,8 +389,9 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	 * opens no CUDA context, which would take longer than reading its share.
 	 */
 	st->primary = st->placement == GPUSORT_ON_HOST ||
-		(st->placement == GPUSORT_WORKERS_ON_HOST && IsParallelWorker()) ?
-		gpuops_cpu_device()->sort : GpuopsPrimaryDevice()->sort;
+			(st->placement == GPUSORT_WORKERS_ON_HOST && IsParallelWorker())
+		? gpuops_cpu_device()->sort
+		: GpuopsPrimaryDevice()->sort;
 	if (st->primary != gpuops_cpu_device()->sort)
 		GpuopsNodePrewarm(st, eflags);
 	/*
@@ -404,14 +405,14 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	}
 	if (st->ncomputed > 0)
 	{
-		List	   *checks = st->checks;
-		int			j = 0;
+		List *checks = st->checks;
+		int j = 0;
 
 		/* the computed keys are the scan tuple's last columns, filled after the sort */
 		GpuopsRowStoreSetInputColumns(st->store(), st->store()->ncols - st->ncomputed);
 		for (int k = 0; k < st->nkeys; k++)
 		{
-			Expr	   *e;
+			Expr *e;
 
 			if (st->keys[k].program == NULL)
 				continue;
@@ -424,8 +425,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	}
 	st->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort staging",
 										ALLOCSET_DEFAULT_SIZES);
-	st->sort_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort",
-										 ALLOCSET_DEFAULT_SIZES);
+	st->sort_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuSort", ALLOCSET_DEFAULT_SIZES);
 	st->cut_cxt = AllocSetContextCreate(st->sort_cxt, "GpuSort cut", ALLOCSET_SMALL_SIZES);
 	st->scratch = ExecAllocTableSlot(&estate->es_tupleTable,
 									 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
@@ -474,8 +474,7 @@ static void
 EndGpuSortImpl(CustomScanState *node)
 {
 	GpuSortState *st = (GpuSortState *) node;
-	instr_time	t0,
-				t1;
+	instr_time t0, t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	ForgetSpill(st);
@@ -517,7 +516,7 @@ ReScanGpuSortImpl(CustomScanState *node)
 	ForgetSpill(st);
 	GpuopsNodeRestartInput(st, 0);
 	ForgetTruncated(st);
-	st->cut.active = false;		/* the new input's rows decide it again */
+	st->cut.active = false; /* the new input's rows decide it again */
 	st->norder = 0;
 	st->sorted = false;
 }
@@ -528,13 +527,13 @@ const CustomExecMethods gpu_sort_exec_methods = {
 	GuardedExec<ExecGpuSortImpl>,
 	GuardedEnd<EndGpuSortImpl>,
 	GuardedReScan<ReScanGpuSortImpl>,
-	NULL,						/* MarkPosCustomScan */
-	NULL,						/* RestrPosCustomScan */
-	NULL,						/* EstimateDSMCustomScan */
-	NULL,						/* InitializeDSMCustomScan */
-	NULL,						/* ReInitializeDSMCustomScan */
-	NULL,						/* InitializeWorkerCustomScan */
-	NULL,						/* ShutdownCustomScan */
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
+	NULL, /* EstimateDSMCustomScan */
+	NULL, /* InitializeDSMCustomScan */
+	NULL, /* ReInitializeDSMCustomScan */
+	NULL, /* InitializeWorkerCustomScan */
+	NULL, /* ShutdownCustomScan */
 	GuardedExplain<GpuSortExplain>,
 };
 

@@ -47,22 +47,22 @@ extern "C" {
 struct GpuSortDevice : DeviceSession<GpuopsBackend, GpuopsSort, &GpuopsBackend::sort_end>
 {
 	GpuopsStageBuffer buf;
-	uint32		buf_rows;		/* rows written into buf so far */
-	bool		have_buf;
+	uint32 buf_rows; /* rows written into buf so far */
+	bool have_buf;
 };
 
 typedef struct GpuSortKeyInfo
 {
-	int			col;			/* index in the scan tuple */
+	int col; /* index in the scan tuple */
 	GpuopsKeyKind kind;
-	bool		descending;
-	bool		nulls_first;
-	bool		prefix_only;	/* device sees a prefix: ties need the comparator */
-	bool		bpchar;			/* trailing spaces do not count */
-	Oid			sortop;
-	Oid			collation;
+	bool descending;
+	bool nulls_first;
+	bool prefix_only; /* device sees a prefix: ties need the comparator */
+	bool bpchar;	  /* trailing spaces do not count */
+	Oid sortop;
+	Oid collation;
 	GpuopsExprProgram *program; /* a computed key's program, else NULL */
-	ExprState  *check;			/* PostgreSQL's evaluation of it, for a stopped row */
+	ExprState *check;			/* PostgreSQL's evaluation of it, for a stopped row */
 } GpuSortKeyInfo;
 
 /*
@@ -71,60 +71,60 @@ typedef struct GpuSortKeyInfo
  */
 typedef struct GpuSortState : GpuopsNode
 {
-	int			nkeys;
+	int nkeys;
 	GpuSortKeyInfo keys[GPUOPS_MAX_SORT_KEYS];
-	int			key_cols[GPUOPS_MAX_SORT_KEYS];
-	uint64		bound;			/* LIMIT + OFFSET: the rows asked for; 0 = all */
-	uint64		compact_rows;	/* bounded: keep the best `bound` rows from this many */
-	uint64		first_compact_rows; /* the same, before the cut is set */
-	GpuopsRowCut cut;			/* bounded: rows the source drops as it reads */
-	MemoryContext cut_cxt;		/* the cut's value */
-	GpuSortPlacement placement;	/* where the plan asks it to sort */
-	const GpuopsBackend *primary;	/* the backend this process sorts on */
-	Size		mem_limit;		/* rows held on the host before a run is spilled */
-	bool		random_access;	/* backward scans may come */
-	bool		has_prefix_keys;
-	bool		has_abbrev_keys;	/* lossy keys: every tie run is resolved */
-	int			ncomputed;		/* computed keys: the store's last columns */
-	List	   *checks;			/* the plan's computed keys, for their checks */
-	int			prog_ncols;		/* the columns their programs read */
-	int			prog_cols[GPUOPS_EXPR_MAX_COLS];
-	Oid			prog_types[GPUOPS_EXPR_MAX_COLS];
+	int key_cols[GPUOPS_MAX_SORT_KEYS];
+	uint64 bound;				  /* LIMIT + OFFSET: the rows asked for; 0 = all */
+	uint64 compact_rows;		  /* bounded: keep the best `bound` rows from this many */
+	uint64 first_compact_rows;	  /* the same, before the cut is set */
+	GpuopsRowCut cut;			  /* bounded: rows the source drops as it reads */
+	MemoryContext cut_cxt;		  /* the cut's value */
+	GpuSortPlacement placement;	  /* where the plan asks it to sort */
+	const GpuopsBackend *primary; /* the backend this process sorts on */
+	Size mem_limit;				  /* rows held on the host before a run is spilled */
+	bool random_access;			  /* backward scans may come */
+	bool has_prefix_keys;
+	bool has_abbrev_keys; /* lossy keys: every tie run is resolved */
+	int ncomputed;		  /* computed keys: the store's last columns */
+	List *checks;		  /* the plan's computed keys, for their checks */
+	int prog_ncols;		  /* the columns their programs read */
+	int prog_cols[GPUOPS_EXPR_MAX_COLS];
+	Oid prog_types[GPUOPS_EXPR_MAX_COLS];
 	TupleTableSlot *check_slot; /* a child row, for the keys' check */
 	SortSupport ssup;			/* per key, prepared when ties need resolving */
 	SortSupport abbrev;			/* per key, abbreviation for NUMERIC_ABBREV keys */
 
 	GpuSortDevice *dev;
-	bool		healthy;		/* the device has not failed during this sort */
-	int			staged_batches; /* leading store batches staged on the device */
-	MemoryContext tmp_cxt;		/* detoasted text while staging, reset per batch */
-	MemoryContext sort_cxt;		/* comparators and spill files, for the node's life */
-	TupleTableSlot *scratch;	/* virtual slot for compaction */
-	GpuopsSortRuns *spill;		/* sorted runs written to temporary files, or NULL */
-	Tuplestorestate *replay;	/* the merged spilled runs, for backward scans */
+	bool healthy;			 /* the device has not failed during this sort */
+	int staged_batches;		 /* leading store batches staged on the device */
+	MemoryContext tmp_cxt;	 /* detoasted text while staging, reset per batch */
+	MemoryContext sort_cxt;	 /* comparators and spill files, for the node's life */
+	TupleTableSlot *scratch; /* virtual slot for compaction */
+	GpuopsSortRuns *spill;	 /* sorted runs written to temporary files, or NULL */
+	Tuplestorestate *replay; /* the merged spilled runs, for backward scans */
 	TupleTableSlot *replay_slot;
 
 	/* rows whose text key is longer than the device's prefix */
-	uint8	   *truncated;
-	uint64		truncated_bytes;
-	bool		any_truncated;
+	uint8 *truncated;
+	uint64 truncated_bytes;
+	bool any_truncated;
 
-	bool		sorted;
-	uint64		norder;
-	uint64		pos;			/* next row forward */
-	bool		eof;			/* ran off the end going forward */
+	bool sorted;
+	uint64 norder;
+	uint64 pos; /* next row forward */
+	bool eof;	/* ran off the end going forward */
 
 	/* EXPLAIN ANALYZE */
-	int			runs;
+	int runs;
 	GpuopsStats stats;
-	double		staging_ms;
-	double		reorder_ms;		/* laying the columns out in output order */
-	instr_time	emit_start;		/* when the first row could go out (DEBUG1) */
-	Size		host_memory;
-	uint64		tie_runs;		/* runs re-sorted with the comparator */
-	uint64		compactions;	/* bounded: times the store was cut to `bound` rows */
-	int			spilled_runs;
-	uint64		spilled_bytes;
+	double staging_ms;
+	double reorder_ms;	   /* laying the columns out in output order */
+	instr_time emit_start; /* when the first row could go out (DEBUG1) */
+	Size host_memory;
+	uint64 tie_runs;	/* runs re-sorted with the comparator */
+	uint64 compactions; /* bounded: times the store was cut to `bound` rows */
+	int spilled_runs;
+	uint64 spilled_bytes;
 } GpuSortState;
 
 extern const CustomExecMethods gpu_sort_exec_methods;
@@ -148,4 +148,4 @@ extern void GpuSortResolveTies(GpuSortState *st, uint32 *order, const uint8 *tie
 /* EXPLAIN (gpu_sort_explain.cpp) */
 extern void GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es);
 
-#endif							/* GPUOPS_GPU_SORT_EXEC_H */
+#endif /* GPUOPS_GPU_SORT_EXEC_H */

@@ -10,10 +10,10 @@ GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuSortState *st = (GpuSortState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context;
-	List	   *keys = NIL;
-	List	   *computed = NIL;
-	int			words = 0;
+	List *context;
+	List *keys = NIL;
+	List *computed = NIL;
+	int words = 0;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	for (int k = 0; k < st->nkeys; k++)
@@ -23,15 +23,16 @@ GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		StringInfoData buf;
 
 		initStringInfo(&buf);
-		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
-														list_length(es->rtable) > 1 || es->verbose,
-														false));
+		appendStringInfoString(&buf,
+							   deparse_expression((Node *) tle->expr, context,
+												  list_length(es->rtable) > 1 || es->verbose,
+												  false));
 		if (key->program != NULL)
 			computed = lappend(computed, pstrdup(buf.data));
 		/* as PostgreSQL's show_sortorder_options */
 		if (OidIsValid(key->collation) && key->collation != exprCollation((Node *) tle->expr))
 		{
-			char	   *name = get_collation_name(key->collation);
+			char *name = get_collation_name(key->collation);
 
 			if (name)
 				appendStringInfo(&buf, " COLLATE %s", quote_identifier(name));
@@ -62,8 +63,8 @@ GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	if (es->analyze && st->runs > 0)
 	{
-		GpuopsExplainDeviceRun(es, st->backend_name, st->fallback, &st->stats,
-							   st->staging_ms, st->host_memory);
+		GpuopsExplainDeviceRun(es, st->backend_name, st->fallback, &st->stats, st->staging_ms,
+							   st->host_memory);
 		if (es->timing)
 			ExplainPropertyFloat("Reorder Time", "ms", st->reorder_ms, 3, es);
 		if (st->has_prefix_keys)

@@ -29,12 +29,12 @@ extern "C" {
 static int
 FindSortColumn(PathKey *pk, PathTarget *target, Oid *type)
 {
-	int			i = 0;
-	ListCell   *lc;
+	int i = 0;
+	ListCell *lc;
 
-	foreach(lc, target->exprs)
+	foreach (lc, target->exprs)
 	{
-		Expr	   *expr = (Expr *) lfirst(lc);
+		Expr *expr = (Expr *) lfirst(lc);
 
 		if (find_ec_member_matching_expr(pk->pk_eclass, expr, NULL) != NULL)
 		{
@@ -49,11 +49,11 @@ FindSortColumn(PathKey *pk, PathTarget *target, Oid *type)
 /* A sort key as found in the input's target. */
 typedef struct SortKeyFound
 {
-	Expr	   *expr;			/* the input column's expression */
+	Expr *expr; /* the input column's expression */
 	GpuopsKeyKind kind;
-	bool		prefix_only;
-	Oid			sortop;
-	bool		computed;		/* the device computes it */
+	bool prefix_only;
+	Oid sortop;
+	bool computed; /* the device computes it */
 } SortKeyFound;
 
 /* The path the input's columns come from: below its projection, if any. */
@@ -71,10 +71,12 @@ ProjectedPath(Path *input)
 static bool
 ColumnsAvailable(Expr *expr, Path *source)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
-	foreach(lc, pull_var_clause((Node *) expr, PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
-								PVC_INCLUDE_PLACEHOLDERS))
+	foreach (lc,
+			 pull_var_clause((Node *) expr,
+							 PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
+								 PVC_INCLUDE_PLACEHOLDERS))
 		if (!IsA(lfirst(lc), Var) || !list_member(source->pathtarget->exprs, lfirst(lc)))
 			return false;
 	return true;
@@ -100,14 +102,14 @@ static List *
 ComputedKeys(PlannerInfo *root, Path *input, SortKeyFound *keys, int nkeys, List **child_exprs,
 			 GpuSortComputed *comp)
 {
-	Path	   *source = ProjectedPath(input);
-	List	   *child = list_copy(input->pathtarget->exprs);
-	List	   *computed = NIL;
-	List	   *programs = NIL;
-	List	   *cols = NIL;
+	Path *source = ProjectedPath(input);
+	List *child = list_copy(input->pathtarget->exprs);
+	List *computed = NIL;
+	List *programs = NIL;
+	List *cols = NIL;
 	DeviceExprInputs in;
-	int			ncand = 0;
-	QualCost	cost;
+	int ncand = 0;
+	QualCost cost;
 
 	if (!gpuops_enable_device_exprs)
 		return NIL;
@@ -134,8 +136,8 @@ ComputedKeys(PlannerInfo *root, Path *input, SortKeyFound *keys, int nkeys, List
 	{
 		SortKeyFound *key = &keys[k];
 		GpuopsExprProgram prog;
-		List	   *cand;
-		ListCell   *lc;
+		List *cand;
+		ListCell *lc;
 
 		if (!key->computed)
 		{
@@ -143,7 +145,7 @@ ComputedKeys(PlannerInfo *root, Path *input, SortKeyFound *keys, int nkeys, List
 			continue;
 		}
 		cand = list_copy(child);
-		foreach(lc, pull_var_clause((Node *) key->expr, PVC_INCLUDE_PLACEHOLDERS))
+		foreach (lc, pull_var_clause((Node *) key->expr, PVC_INCLUDE_PLACEHOLDERS))
 			cand = list_append_unique(cand, lfirst(lc));
 		in.outer_exprs = cand;
 		if (!DeviceExprCompileInput(key->expr, &in, &prog))
@@ -181,34 +183,33 @@ ComputedKeys(PlannerInfo *root, Path *input, SortKeyFound *keys, int nkeys, List
  * their cost.
  */
 List *
-GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words,
-				GpuSortComputed *comp)
+GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words, GpuSortComputed *comp)
 {
 	SortKeyFound keys[GPUOPS_MAX_SORT_KEYS];
-	int			nkeys = list_length(root->sort_pathkeys);
-	int			ncomputed = 0;
-	List	   *child_exprs = NIL;
-	List	   *computed;
+	int nkeys = list_length(root->sort_pathkeys);
+	int ncomputed = 0;
+	List *child_exprs = NIL;
+	List *computed;
 	GpuSortPlan *plan = (GpuSortPlan *) palloc0(sizeof(GpuSortPlan));
-	PlanFields	fields;
+	PlanFields fields;
 
 	memset(keys, 0, sizeof(keys));
 	for (int k = 0; k < nkeys; k++)
 	{
-		PathKey    *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
-		Oid			type;
-		int			col = FindSortColumn(pk, input->pathtarget, &type);
+		PathKey *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
+		Oid type;
+		int col = FindSortColumn(pk, input->pathtarget, &type);
 
 		if (col < 0)
 		{
 			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
 			return NIL;
 		}
-		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation,
-							   pk->pk_strategy, &keys[k].kind, &keys[k].prefix_only,
-							   &keys[k].sortop))
+		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation, pk->pk_strategy,
+							   &keys[k].kind, &keys[k].prefix_only, &keys[k].sortop))
 		{
-			elog(DEBUG1, "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
+			elog(DEBUG1,
+				 "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
 				 format_type_be(type), pk->pk_eclass->ec_collation);
 			return NIL;
 		}
@@ -224,10 +225,10 @@ GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words,
 	*key_words = 0;
 	for (int k = 0; k < nkeys; k++)
 	{
-		PathKey    *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
+		PathKey *pk = (PathKey *) list_nth(root->sort_pathkeys, k);
 		/* a computed key's column follows the child's */
-		int			col = keys[k].computed ? list_length(child_exprs) + ncomputed++
-			: GpuopsFindColumn(child_exprs, (Node *) keys[k].expr);
+		int col = keys[k].computed ? list_length(child_exprs) + ncomputed++
+								   : GpuopsFindColumn(child_exprs, (Node *) keys[k].expr);
 
 		plan->keys[k].col = col;
 		plan->keys[k].kind = keys[k].kind;
@@ -240,7 +241,7 @@ GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words,
 	}
 	if (computed != NIL)
 	{
-		List	   *cols = (List *) lthird(computed);
+		List *cols = (List *) lthird(computed);
 
 		plan->prog_ncols = list_length(cols) / 2;
 		for (int c = 0; c < plan->prog_ncols; c++)

@@ -16,9 +16,9 @@ extern "C" {
 /* Keys the device computes, for the cost. */
 typedef struct GpuSortComputed
 {
-	int			ncols;			/* program columns staged per row */
-	Cost		per_row;		/* what computing the keys cost the child per row */
-	Path	   *source;			/* what the child reads the columns from */
+	int ncols;	  /* program columns staged per row */
+	Cost per_row; /* what computing the keys cost the child per row */
+	Path *source; /* what the child reads the columns from */
 } GpuSortComputed;
 
 /*
@@ -31,4 +31,4 @@ typedef struct GpuSortComputed
 extern List *GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words,
 							 GpuSortComputed *comp);
 
-#endif							/* GPUOPS_GPU_SORT_KEYS_H */
+#endif /* GPUOPS_GPU_SORT_KEYS_H */

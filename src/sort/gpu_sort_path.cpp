@@ -45,13 +45,11 @@ extern "C" {
 
 #include <cmath>
 
-static Plan *PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-							 List *tlist, List *clauses, List *custom_plans);
+static Plan *PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+							 List *clauses, List *custom_plans);
 
 static const CustomPathMethods gpu_sort_path_methods = {
-	GPUSORT_NAME,
-	PlanGpuSortPath,
-	NULL,						/* ReparameterizeCustomPathByChild: not partitionwise */
+	GPUSORT_NAME, PlanGpuSortPath, NULL, /* ReparameterizeCustomPathByChild: not partitionwise */
 };
 
 /*
@@ -116,7 +114,7 @@ SortPlacement(uint64 bound, bool partial)
 static double
 BoundedRowsKept(double rows, uint64 bound)
 {
-	double		first = Max(2.0 * bound, (double) GPUOPS_BATCH_ROWS);
+	double first = Max(2.0 * bound, (double) GPUOPS_BATCH_ROWS);
 
 	if (bound == 0 || rows <= first)
 		return rows;
@@ -133,23 +131,22 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 			double staging_share, bool staged, GpuSortPlacement placement,
 			const GpuSortComputed *comp)
 {
-	double		rows = Max(input_rows, 1.0);
-	double		out = bound > 0 ? Min(rows, (double) bound) : rows;
+	double rows = Max(input_rows, 1.0);
+	double out = bound > 0 ? Min(rows, (double) bound) : rows;
 	/*
 	 * A bounded sort compacts rather than spills while 2 x bound rows fit;
 	 * where they do not, it spills before any compaction sets the cut, and
 	 * every row is copied.
 	 */
-	double		held = bound > 0 ? Min(rows, 2.0 * bound) : rows;
-	double		row_bytes = input->pathtarget->width + GPUSORT_ROW_OVERHEAD;
-	double		limit_rows = GpuopsHostMemoryLimit() / row_bytes;
-	bool		spills = held > limit_rows;
+	double held = bound > 0 ? Min(rows, 2.0 * bound) : rows;
+	double row_bytes = input->pathtarget->width + GPUSORT_ROW_OVERHEAD;
+	double limit_rows = GpuopsHostMemoryLimit() / row_bytes;
+	bool spills = held > limit_rows;
 	/* no cut before computed keys are known: every row is kept until compacted */
-	double		kept = spills || staged || comp ? rows : BoundedRowsKept(rows, bound);
-	double		mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
-	double		spilled = spills ? rows - limit_rows : 0.0;
-	Cost		reading = kept * gpuops_tuple_cost * staging_share +
-		(rows - kept) * cpu_operator_cost;
+	double kept = spills || staged || comp ? rows : BoundedRowsKept(rows, bound);
+	double mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
+	double spilled = spills ? rows - limit_rows : 0.0;
+	Cost reading = kept * gpuops_tuple_cost * staging_share + (rows - kept) * cpu_operator_cost;
 
 	/*
 	 * A bounded sort reading heap pages itself (heap_source.cpp) and
@@ -171,10 +168,10 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	}
 	path->rows = input_rows;
 	path->startup_cost = input->total_cost + reading +
-		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) +
-		mb * gpuops_transfer_cost +
-		(spilled > 0 ? (spilled * GPUSORT_SPILL_WRITE_FACTOR +
-						out * GPUSORT_SPILL_MERGE_FACTOR) * gpuops_tuple_cost : 0.0);
+		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) + mb * gpuops_transfer_cost +
+		(spilled > 0 ? (spilled * GPUSORT_SPILL_WRITE_FACTOR + out * GPUSORT_SPILL_MERGE_FACTOR) *
+				 gpuops_tuple_cost
+					 : 0.0);
 	path->total_cost = path->startup_cost + out * cpu_tuple_cost;
 }
 
@@ -186,10 +183,10 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 static uint64
 SortBound(PlannerInfo *root)
 {
-	Query	   *parse = root->parse;
-	Const	   *count = (Const *) parse->limitCount;
-	Const	   *offset = (Const *) parse->limitOffset;
-	int64		bound;
+	Query *parse = root->parse;
+	Const *count = (Const *) parse->limitCount;
+	Const *offset = (Const *) parse->limitOffset;
+	int64 bound;
 
 	if (count == NULL || !IsA(count, Const) || count->constisnull ||
 		parse->limitOption == LIMIT_OPTION_WITH_TIES)
@@ -220,7 +217,7 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	GpuSortPlan *plan = GpuSortReadPlan((List *) linitial(priv));
-	PlanFields	writer;
+	PlanFields writer;
 
 	plan->placement = placement;
 	GpuSortPlanFields(writer, plan);
@@ -255,13 +252,13 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
  * estimated input fits gpuops.host_memory_limit.
  */
 static void
-AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel,
-					 Path *input, List *priv, int key_words, uint64 bound)
+AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel, Path *input,
+					 List *priv, int key_words, uint64 bound)
 {
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
-	double		rows = Max(input->rows, 1.0);
-	Path	   *gather;
-	Path	   *path;
+	double rows = Max(input->rows, 1.0);
+	Path *gather;
+	Path *path;
 
 	if (!gpuops_enable_parallel_staging || input_rel->partial_pathlist == NIL)
 		return;
@@ -286,13 +283,13 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 void
 GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel)
 {
-	Query	   *parse = root->parse;
-	Path	   *input = input_rel->cheapest_total_path;
-	List	   *priv;
+	Query *parse = root->parse;
+	Path *input = input_rel->cheapest_total_path;
+	List *priv;
 	GpuSortComputed comp = {0, 0.0, NULL};
-	int			key_words = 0;
-	uint64		bound = SortBound(root);
-	Path	   *path;
+	int key_words = 0;
+	uint64 bound = SortBound(root);
+	Path *path;
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
 
 	if (!gpuops_enable_sort || !GpuopsPlanningAllowed())
@@ -303,7 +300,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	if (parse->rowMarks != NIL || parse->hasTargetSRFs)
 		return;
 	if (pathkeys_contained_in(root->sort_pathkeys, input->pathkeys))
-		return;					/* already sorted: PostgreSQL needs no sort */
+		return; /* already sorted: PostgreSQL needs no sort */
 	if (input->rows < gpuops_min_rows)
 		return;
 	if (list_length(root->sort_pathkeys) > GPUOPS_MAX_SORT_KEYS)
@@ -316,8 +313,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		return;
 
 	path = MakeGpuSortPath(root, ordered_rel, input, input->rows, priv, key_words, bound, 1.0,
-						   false, SortPlacement(bound, false),
-						   lthird(priv) != NIL ? &comp : NULL);
+						   false, SortPlacement(bound, false), lthird(priv) != NIL ? &comp : NULL);
 	/*
 	 * As create_ordered_paths does for its Sort: project to the final target
 	 * (kept in upper_targets; the upper rel's own reltarget is not set).
@@ -336,8 +332,8 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	 */
 	if (ordered_rel->consider_parallel && input_rel->partial_pathlist != NIL)
 	{
-		Path	   *partial = (Path *) linitial(input_rel->partial_pathlist);
-		double		total_groups;
+		Path *partial = (Path *) linitial(input_rel->partial_pathlist);
+		double total_groups;
 		GpuSortPlacement placement = SortPlacement(bound, true);
 
 		if (pathkeys_contained_in(root->sort_pathkeys, partial->pathkeys))
@@ -345,9 +341,8 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 		priv = GpuSortPathKeys(root, partial, bound, &key_words, &comp);
 		if (priv == NIL)
 			return;
-		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words,
-							   bound, 1.0, false, placement,
-							   lthird(priv) != NIL ? &comp : NULL);
+		path = MakeGpuSortPath(root, ordered_rel, partial, partial->rows, priv, key_words, bound,
+							   1.0, false, placement, lthird(priv) != NIL ? &comp : NULL);
 		/* every worker opening a CUDA context, unless workers sort on the host */
 		if (placement == GPUSORT_ON_DEVICE)
 		{
@@ -369,17 +364,17 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
  * targetlist into INDEX_VAR references to it.
  */
 static Plan *
-PlanGpuSortPathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path,
-					List *tlist, List *clauses, List *custom_plans)
+PlanGpuSortPathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path, List *tlist, List *clauses,
+					List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *child = (Plan *) linitial(custom_plans);
-	Path	   *input = (Path *) linitial(best_path->custom_paths);
-	List	   *computed = (List *) lthird(best_path->custom_private);
+	Plan *child = (Plan *) linitial(custom_plans);
+	Path *input = (Path *) linitial(best_path->custom_paths);
+	List *computed = (List *) lthird(best_path->custom_private);
 	GpuSortPlan *plan = GpuSortReadPlan((List *) linitial(best_path->custom_private));
-	PlanFields	fields;
-	List	   *scan_tlist = NIL;
-	ListCell   *lc;
+	PlanFields fields;
+	List *scan_tlist = NIL;
+	ListCell *lc;
 
 	/*
 	 * Computed keys: the child outputs the columns they read instead (a
@@ -388,27 +383,26 @@ PlanGpuSortPathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path,
 	 */
 	if (computed != NIL)
 	{
-		List	   *child_exprs = (List *) lsecond(best_path->custom_private);
-		List	   *checks = NIL;
+		List *child_exprs = (List *) lsecond(best_path->custom_private);
+		List *checks = NIL;
 
 		child = change_plan_targetlist(child, GpuopsExprTlist(child_exprs), input->parallel_safe);
 		custom_plans = list_make1(child);
-		foreach(lc, computed)
-			checks = lappend(checks, GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)),
-														child_exprs));
+		foreach (lc, computed)
+			checks = lappend(checks,
+							 GpuopsOuterVarRefs((Node *) copyObject(lfirst(lc)), child_exprs));
 		plan->checks = checks;
 	}
-	foreach(lc, child->targetlist)
+	foreach (lc, child->targetlist)
 	{
 		TargetEntry *tle = (TargetEntry *) lfirst(lc);
 
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry((Expr *) copyObject(tle->expr),
-											 list_length(scan_tlist) + 1,
-											 tle->resname, false));
+											 list_length(scan_tlist) + 1, tle->resname, false));
 	}
 	if (computed != NIL)
-		foreach(lc, computed)
+		foreach (lc, computed)
 			scan_tlist = lappend(scan_tlist,
 								 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
 												 list_length(scan_tlist) + 1, NULL, false));
@@ -428,9 +422,9 @@ PlanGpuSortPathImpl(PlannerInfo *, RelOptInfo *, CustomPath *best_path,
 }
 
 static Plan *
-PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-				List *tlist, List *clauses, List *custom_plans)
+PlanGpuSortPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				List *clauses, List *custom_plans)
 {
-	return GpuopsGuard("PlanCustomPath", PlanGpuSortPathImpl, root, rel, best_path,
-					   tlist, clauses, custom_plans);
+	return GpuopsGuard("PlanCustomPath", PlanGpuSortPathImpl, root, rel, best_path, tlist, clauses,
+					   custom_plans);
 }

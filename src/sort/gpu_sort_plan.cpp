@@ -44,7 +44,7 @@ GpuSortPlan *
 GpuSortReadPlan(List *custom_private)
 {
 	GpuSortPlan *plan = (GpuSortPlan *) palloc0(sizeof(GpuSortPlan));
-	PlanFields	f(custom_private, GPUSORT_NAME);
+	PlanFields f(custom_private, GPUSORT_NAME);
 
 	GpuSortPlanFields(f, plan);
 	return plan;

@@ -9,15 +9,14 @@
 static void
 MarkTruncated(GpuSortState *st, uint64 row)
 {
-	uint64		need = row / 8 + 1;
+	uint64 need = row / 8 + 1;
 
 	if (need > st->truncated_bytes)
 	{
-		uint64		bytes = Max(need, Max(st->truncated_bytes * 2, (uint64) 8192));
+		uint64 bytes = Max(need, Max(st->truncated_bytes * 2, (uint64) 8192));
 
-		st->truncated = (uint8 *) (st->truncated
-								   ? repalloc_huge(st->truncated, bytes)
-								   : MemoryContextAllocHuge(st->store()->cxt, bytes));
+		st->truncated = (uint8 *) (st->truncated ? repalloc_huge(st->truncated, bytes)
+												 : MemoryContextAllocHuge(st->store()->cxt, bytes));
 		memset(st->truncated + st->truncated_bytes, 0, bytes - st->truncated_bytes);
 		st->truncated_bytes = bytes;
 	}
@@ -41,7 +40,7 @@ TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
 {
 	struct varlena *v = (struct varlena *) DatumGetPointer(d);
 	const char *data;
-	Size		len;
+	Size len;
 
 	memset(out, 0, 16);
 	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
@@ -50,7 +49,7 @@ TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
 
 		if (!bpchar)
 		{
-			Size		total = toast_raw_datum_size(d) - VARHDRSZ;
+			Size total = toast_raw_datum_size(d) - VARHDRSZ;
 			struct varlena *slice = detoast_attr_slice(v, 0, 16);
 
 			memcpy(out, VARDATA_ANY(slice), Min(VARSIZE_ANY_EXHDR(slice), 16));
@@ -76,8 +75,7 @@ TextPrefix(GpuSortState *st, Datum d, bool bpchar, uint8 *out)
  * comparator resolves afterwards.
  */
 static void
-StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint32 n,
-				 uint8 *out)
+StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint32 n, uint8 *out)
 {
 	const GpuSortKeyInfo *key = &st->keys[k];
 	SortSupport ssup;
@@ -100,9 +98,9 @@ StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint3
 	old = MemoryContextSwitchTo(st->tmp_cxt);
 	for (uint32 i = 0; i < n; i++)
 	{
-		bool		isnull;
-		Datum		d = GpuopsBatchDatum(st->store(), batch, key->col, from + i, &isnull);
-		Datum		a = isnull ? (Datum) 0 : ssup->abbrev_converter(d, ssup);
+		bool isnull;
+		Datum d = GpuopsBatchDatum(st->store(), batch, key->col, from + i, &isnull);
+		Datum a = isnull ? (Datum) 0 : ssup->abbrev_converter(d, ssup);
 
 		memcpy(out + (Size) i * 8, &a, 8);
 	}
@@ -116,18 +114,18 @@ StageAbbreviated(GpuSortState *st, int k, GpuopsBatch *batch, uint32 from, uint3
  * prefixes.
  */
 static void
-StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 from,
-		  uint32 n, GpuopsStageBuffer *buf, uint32 at)
+StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 from, uint32 n,
+		  GpuopsStageBuffer *buf, uint32 at)
 {
 	Assert(from % 8 == 0 && at % 8 == 0);
 	for (int k = 0; k < st->nkeys; k++)
 	{
 		const GpuSortKeyInfo *key = &st->keys[k];
 		const uint8 *nulls = batch->nulls[key->col];
-		uint8	   *dst_nulls = buf->nulls[k] + at / 8;
+		uint8 *dst_nulls = buf->nulls[k] + at / 8;
 
 		if (key->program)
-			continue;			/* the device computes it from the program columns */
+			continue; /* the device computes it from the program columns */
 		if (nulls)
 			memcpy(dst_nulls, nulls + from / 8, (n + 7) / 8);
 		else
@@ -139,7 +137,7 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 		}
 		if (key->kind != GPUOPS_KEY_BYTES16)
 		{
-			uint32		w = gpuops_key_raw_width(key->kind);
+			uint32 w = gpuops_key_raw_width(key->kind);
 
 			memcpy((char *) buf->values[k] + (Size) at * w,
 				   batch->values[key->col] + (Size) from * w, (Size) n * w);
@@ -147,9 +145,9 @@ StageRows(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row, uint32 f
 		}
 		for (uint32 i = 0; i < n; i++)
 		{
-			uint8	   *out = (uint8 *) buf->values[k] + (Size) (at + i) * 16;
-			bool		isnull;
-			Datum		d = GpuopsBatchDatum(st->store(), batch, key->col, from + i, &isnull);
+			uint8 *out = (uint8 *) buf->values[k] + (Size) (at + i) * 16;
+			bool isnull;
+			Datum d = GpuopsBatchDatum(st->store(), batch, key->col, from + i, &isnull);
 
 			if (isnull)
 				memset(out, 0, 16);
@@ -168,12 +166,12 @@ GpuopsStatus
 GpuSortStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
 {
 	GpuSortDevice *dev = st->dev;
-	uint32		done = 0;
+	uint32 done = 0;
 	GpuopsStatus rc;
 
 	while (done < batch->nrows)
 	{
-		uint32		n;
+		uint32 n;
 
 		if (!dev->have_buf)
 		{
@@ -197,4 +195,3 @@ GpuSortStageBatch(GpuSortState *st, GpuopsBatch *batch, uint64 batch_first_row)
 	}
 	return GPUOPS_OK;
 }
-

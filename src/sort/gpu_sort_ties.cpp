@@ -28,16 +28,15 @@ static int
 CompareRows(const void *a, const void *b, void *arg)
 {
 	GpuSortState *st = (GpuSortState *) arg;
-	uint32		ra = *(const uint32 *) a;
-	uint32		rb = *(const uint32 *) b;
+	uint32 ra = *(const uint32 *) a;
+	uint32 rb = *(const uint32 *) b;
 
 	for (int k = 0; k < st->nkeys; k++)
 	{
-		bool		na,
-					nb;
-		Datum		da = GpuopsRowStoreDatum(st->store(), ra, st->keys[k].col, &na);
-		Datum		db = GpuopsRowStoreDatum(st->store(), rb, st->keys[k].col, &nb);
-		int			c = ApplySortComparator(da, na, db, nb, &st->ssup[k]);
+		bool na, nb;
+		Datum da = GpuopsRowStoreDatum(st->store(), ra, st->keys[k].col, &na);
+		Datum db = GpuopsRowStoreDatum(st->store(), rb, st->keys[k].col, &nb);
+		int c = ApplySortComparator(da, na, db, nb, &st->ssup[k]);
 
 		if (c != 0)
 			return c;
@@ -53,14 +52,13 @@ CompareRows(const void *a, const void *b, void *arg)
 void
 GpuSortResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
 {
-	uint64		n = st->store()->nrows;
+	uint64 n = st->store()->nrows;
 
 	GpuSortEnsureComparators(st);
 	for (uint64 i = 1; i < n;)
 	{
-		uint64		start,
-					end;
-		bool		need = false;
+		uint64 start, end;
+		bool need = false;
 
 		if (!(ties[i / 8] & (1 << (i % 8))))
 		{
@@ -82,4 +80,3 @@ GpuSortResolveTies(GpuSortState *st, uint32 *order, const uint8 *ties)
 		CHECK_FOR_INTERRUPTS();
 	}
 }
-

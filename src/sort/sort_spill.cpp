@@ -21,32 +21,32 @@ extern "C" {
 
 typedef struct MergeSource
 {
-	BufFile    *file;			/* NULL for the in-memory run */
-	uint64		rows;			/* rows in the run */
-	uint64		pos;			/* rows read so far */
-	MinimalTuple tuple;			/* file runs: the current row */
-	Size		tuple_size;		/* bytes allocated at tuple */
-	TupleTableSlot *slot;		/* the current row, deformed */
+	BufFile *file;		  /* NULL for the in-memory run */
+	uint64 rows;		  /* rows in the run */
+	uint64 pos;			  /* rows read so far */
+	MinimalTuple tuple;	  /* file runs: the current row */
+	Size tuple_size;	  /* bytes allocated at tuple */
+	TupleTableSlot *slot; /* the current row, deformed */
 } MergeSource;
 
 struct GpuopsSortRuns
 {
 	MemoryContext cxt;
-	TupleDesc	desc;
-	int			nkeys;
-	const int  *keys;
+	TupleDesc desc;
+	int nkeys;
+	const int *keys;
 	SortSupport ssup;
 
-	MergeSource *sources;		/* the file runs, then the in-memory run */
-	int			nfiles;
-	int			maxfiles;
-	uint64		bytes;
+	MergeSource *sources; /* the file runs, then the in-memory run */
+	int nfiles;
+	int maxfiles;
+	uint64 bytes;
 
-	GpuopsRowStore *last;		/* the in-memory run, while merging */
+	GpuopsRowStore *last; /* the in-memory run, while merging */
 	binaryheap *heap;
-	int			current;		/* source of the row last returned, -1 if none */
-	uint64		emitted;
-	uint64		limit;
+	int current; /* source of the row last returned, -1 if none */
+	uint64 emitted;
+	uint64 limit;
 };
 
 GpuopsSortRuns *
@@ -76,12 +76,12 @@ GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
 	Assert(store->permuted);
 	if (runs->nfiles == runs->maxfiles)
 	{
-		int			m = Max(8, runs->maxfiles * 2);
+		int m = Max(8, runs->maxfiles * 2);
 
 		/* one spare slot: the in-memory run goes last when merging */
-		runs->sources = (MergeSource *) (runs->sources
-										 ? repalloc(runs->sources, sizeof(MergeSource) * (m + 1))
-										 : palloc(sizeof(MergeSource) * (m + 1)));
+		runs->sources = (MergeSource *) (runs->sources ? repalloc(runs->sources,
+																  sizeof(MergeSource) * (m + 1))
+													   : palloc(sizeof(MergeSource) * (m + 1)));
 		runs->maxfiles = m;
 	}
 	src = &runs->sources[runs->nfiles];
@@ -95,7 +95,7 @@ GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
 	for (uint64 i = 0; i < n; i++)
 	{
 		MinimalTuple tup;
-		uint32		len;
+		uint32 len;
 
 		GpuopsRowStorePrefetchOutput(store, i + 64);
 		GpuopsRowStoreFetchOutput(store, i, slot);
@@ -141,7 +141,7 @@ SourceAdvance(GpuopsSortRuns *runs, MergeSource *src)
 	}
 	else
 	{
-		uint32		len;
+		uint32 len;
 
 		if (BufFileRead(src->file, &len, sizeof(len)) != sizeof(len) ||
 			len < offsetof(MinimalTupleData, t_bits))
@@ -173,31 +173,29 @@ static int
 CompareSources(Datum a, Datum b, void *arg)
 {
 	GpuopsSortRuns *runs = (GpuopsSortRuns *) arg;
-	int			ia = DatumGetInt32(a);
-	int			ib = DatumGetInt32(b);
+	int ia = DatumGetInt32(a);
+	int ib = DatumGetInt32(b);
 	TupleTableSlot *sa = runs->sources[ia].slot;
 	TupleTableSlot *sb = runs->sources[ib].slot;
 
 	for (int k = 0; k < runs->nkeys; k++)
 	{
-		bool		na,
-					nb;
-		Datum		da = slot_getattr(sa, runs->keys[k] + 1, &na);
-		Datum		db = slot_getattr(sb, runs->keys[k] + 1, &nb);
-		int			c = ApplySortComparator(da, na, db, nb, &runs->ssup[k]);
+		bool na, nb;
+		Datum da = slot_getattr(sa, runs->keys[k] + 1, &na);
+		Datum db = slot_getattr(sb, runs->keys[k] + 1, &nb);
+		int c = ApplySortComparator(da, na, db, nb, &runs->ssup[k]);
 
 		if (c != 0)
 			return -c;
 	}
-	return ib - ia;				/* the earlier run first */
+	return ib - ia; /* the earlier run first */
 }
 
 void
-GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last, uint64 nlast,
-						 uint64 limit)
+GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last, uint64 nlast, uint64 limit)
 {
 	MemoryContext old = MemoryContextSwitchTo(runs->cxt);
-	int			nsources = runs->nfiles + 1;
+	int nsources = runs->nfiles + 1;
 	MergeSource *mem;
 
 	if (runs->sources == NULL)

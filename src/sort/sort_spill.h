@@ -34,7 +34,7 @@ extern GpuopsSortRuns *GpuopsSortRunsCreate(TupleDesc desc, int nkeys, const int
 /* Writes output rows 0..n-1 of a permuted store as one sorted run. */
 extern void GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n);
 
-extern int	GpuopsSortRunsCount(const GpuopsSortRuns *runs);
+extern int GpuopsSortRunsCount(const GpuopsSortRuns *runs);
 extern uint64 GpuopsSortRunsBytes(const GpuopsSortRuns *runs);
 
 /*
@@ -42,8 +42,8 @@ extern uint64 GpuopsSortRunsBytes(const GpuopsSortRuns *runs);
  * output rows 0..nlast-1 of `last`, a permuted store; at most `limit` rows
  * come out (0: all).
  */
-extern void GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last,
-									 uint64 nlast, uint64 limit);
+extern void GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last, uint64 nlast,
+									 uint64 limit);
 
 /* The next merged row into slot; false at the end.  Valid until the next call. */
 extern bool GpuopsSortRunsNext(GpuopsSortRuns *runs, TupleTableSlot *slot);

@@ -27,7 +27,7 @@ append_canonical(std::string &s, const Column &col, uint64_t i)
 	s.push_back('V');
 	if (col.kind == GPUOPS_KEY_FLOAT8)
 	{
-		double		d;
+		double d;
 
 		memcpy(&d, col.at(i), 8);
 		if (std::isnan(d))
@@ -47,14 +47,14 @@ int_value(const Column &col, uint64_t i)
 	{
 		case GPUOPS_KEY_INT4:
 			{
-				int32_t		v;
+				int32_t v;
 
 				memcpy(&v, col.at(i), 4);
 				return v;
 			}
 		default:
 			{
-				int64_t		v;
+				int64_t v;
 
 				memcpy(&v, col.at(i), 8);
 				return v;
@@ -65,7 +65,7 @@ int_value(const Column &col, uint64_t i)
 double
 float_value(const Column &col, uint64_t i)
 {
-	double		d;
+	double d;
 
 	memcpy(&d, col.at(i), 8);
 	return d;
@@ -78,8 +78,7 @@ cmp_input(const Column &col, uint64_t a, uint64_t b)
 	if (col.kind == GPUOPS_KEY_FLOAT8)
 		return pg_float_cmp(float_value(col, a), float_value(col, b));
 
-	int64_t		x = int_value(col, a),
-				y = int_value(col, b);
+	int64_t x = int_value(col, a), y = int_value(col, b);
 
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
@@ -100,11 +99,11 @@ counted_rows(const Column *col, const RefGroup &g)
 uint32_t
 best_row(const Column &col, const std::vector<uint32_t> &rows, bool max)
 {
-	uint32_t	best = rows[0];
+	uint32_t best = rows[0];
 
 	for (size_t i = 1; i < rows.size(); i++)
 	{
-		int			c = cmp_input(col, rows[i], best);
+		int c = cmp_input(col, rows[i], best);
 
 		if (max ? c >= 0 : c <= 0)
 			best = rows[i];
@@ -116,14 +115,13 @@ best_row(const Column &col, const std::vector<uint32_t> &rows, bool max)
 void
 float_state(const Column &col, const std::vector<uint32_t> &rows, GpuopsAggResult *r)
 {
-	double		sx = 0,
-				sxx = 0;
+	double sx = 0, sxx = 0;
 
 	for (uint32_t i : rows)
 		sx += float_value(col, i);
 	for (uint32_t i : rows)
 	{
-		double		dev = float_value(col, i) - sx / rows.size();
+		double dev = float_value(col, i) - sx / rows.size();
 
 		sxx += dev * dev;
 	}
@@ -136,19 +134,17 @@ void
 percentile_rows(const Column &col, std::vector<uint32_t> rows, bool desc, GpuopsAggKind kind,
 				double f, GpuopsAggResult *r)
 {
-	uint64_t	n = rows.size(),
-				lo,
-				hi;
+	uint64_t n = rows.size(), lo, hi;
 
 	std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
-		int			c = cmp_input(col, a, b);
+		int c = cmp_input(col, a, b);
 
 		return desc ? c > 0 : c < 0;
 	});
 	if (kind == GPUOPS_AGG_PERCENTILE_DISC)
 	{
 		/* orderedsetaggs.c: the ceil(f * n)-th row, the first when that is 0 */
-		int64_t		rownum = static_cast<int64_t>(std::ceil(f * n));
+		int64_t rownum = static_cast<int64_t>(std::ceil(f * n));
 
 		lo = hi = rownum > 1 ? rownum - 1 : 0;
 	}
@@ -161,12 +157,12 @@ percentile_rows(const Column &col, std::vector<uint32_t> rows, bool desc, Gpuops
 	r->row2 = rows[hi];
 }
 
-}								/* namespace */
+} /* namespace */
 
 RefGroups
 reference_groups(const AggCase &c)
 {
-	RefGroups	ref;
+	RefGroups ref;
 	std::unordered_map<std::string, uint32_t> index;
 	std::string key;
 
@@ -177,7 +173,7 @@ reference_groups(const AggCase &c)
 		for (const Column &k : c.keys)
 			append_canonical(key, k, i);
 
-		auto		it = index.emplace(key, static_cast<uint32_t>(ref.groups.size())).first;
+		auto it = index.emplace(key, static_cast<uint32_t>(ref.groups.size())).first;
 
 		if (it->second == ref.groups.size())
 			ref.groups.emplace_back();
@@ -195,14 +191,14 @@ expected_first_row(const AggCase &c, const RefGroup &g)
 
 	const Column &col = c.cols[c.aggs[c.order_agg].col];
 	std::vector<uint32_t> rows = counted_rows(&col, g);
-	uint32_t	best;
+	uint32_t best;
 
 	if (rows.empty())
 		return g.rows[0];
 	best = rows[0];
 	for (uint32_t r : rows)
 	{
-		int			cmp = cmp_input(col, r, best);
+		int cmp = cmp_input(col, r, best);
 
 		if (c.order_desc ? cmp > 0 : cmp < 0)
 			best = r;
@@ -227,18 +223,18 @@ expected_state(const AggCase &c, size_t a, const RefGroup &g)
 		case GPUOPS_AGG_SUM_INT:
 		case GPUOPS_AGG_SUMSQ_INT:
 			{
-				__int128	sum = 0;
+				__int128 sum = 0;
 				unsigned __int128 sq_lo = 0;
-				uint64_t	sq_top = 0;
+				uint64_t sq_top = 0;
 
 				for (uint32_t i : rows)
 				{
-					__int128	v = int_value(*col, i);
+					__int128 v = int_value(*col, i);
 					unsigned __int128 sq = static_cast<unsigned __int128>(v * v);
 
 					sum += v;
 					sq_lo += sq;
-					sq_top += sq_lo < sq ? 1 : 0;	/* the carry out of 128 bits */
+					sq_top += sq_lo < sq ? 1 : 0; /* the carry out of 128 bits */
 				}
 				r.sum_lo = static_cast<uint64_t>(static_cast<unsigned __int128>(sum));
 				r.sum_hi = static_cast<int64_t>(sum >> 64);
@@ -299,7 +295,7 @@ field(const char *name, uint64_t got, uint64_t want)
 	return std::string(name) + " " + std::to_string(got) + ", expected " + std::to_string(want);
 }
 
-}								/* namespace */
+} /* namespace */
 
 std::string
 compare_state(GpuopsAggKind kind, const GpuopsAggResult &got, const GpuopsAggResult &want,
@@ -341,4 +337,4 @@ compare_state(GpuopsAggKind kind, const GpuopsAggResult &got, const GpuopsAggRes
 	return "";
 }
 
-}								/* namespace dt */
+} /* namespace dt */

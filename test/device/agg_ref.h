@@ -18,7 +18,7 @@ struct Column
 	std::vector<uint8_t> raw;
 	std::vector<uint8_t> null;
 
-	bool		is_null(uint64_t i) const { return !null.empty() && null[i]; }
+	bool is_null(uint64_t i) const { return !null.empty() && null[i]; }
 	const uint8_t *at(uint64_t i) const { return &raw[i * gpuops_key_raw_width(kind)]; }
 };
 
@@ -26,52 +26,52 @@ struct Column
 struct AggDef
 {
 	GpuopsAggKind kind;
-	int			col;
-	double		fraction;		/* the percentiles' */
+	int col;
+	double fraction; /* the percentiles' */
 };
 
 struct AggCase
 {
 	std::string what;
-	uint64_t	n = 0;
+	uint64_t n = 0;
 	std::vector<Column> keys;
-	std::vector<Column> cols;	/* the aggregates' inputs */
+	std::vector<Column> cols; /* the aggregates' inputs */
 	std::vector<AggDef> aggs;
-	int			order_agg = -1;
-	int			order_desc = 0;
-	uint64_t	hash_capacity = 0;
-	int			expect_hashed = -1;	/* 1: the hash strategy must serve, 0: must not, -1: either */
-	uint32_t	batch_rows = 65536; /* a multiple of 8 */
+	int order_agg = -1;
+	int order_desc = 0;
+	uint64_t hash_capacity = 0;
+	int expect_hashed = -1;		 /* 1: the hash strategy must serve, 0: must not, -1: either */
+	uint32_t batch_rows = 65536; /* a multiple of 8 */
 };
 
 /* How a case's keys and aggregates are made. */
 struct AggRecipe
 {
 	std::string what;
-	uint64_t	n;
+	uint64_t n;
 	enum Keys
 	{
-		BY_INT4,				/* int4 in [0, groups), 5% NULL */
-		BY_INT8_SKEW,			/* int8: one key in half the rows, else [0, groups) */
-		NO_KEYS,				/* no GROUP BY: one group */
-		MULTI,					/* int4, int8, float8 (NaN, -0) and bool, 5% NULL each */
-		ALL_NULL				/* int4, every row NULL: one group */
-	}			keys;
-	int64_t		groups;
+		BY_INT4,	  /* int4 in [0, groups), 5% NULL */
+		BY_INT8_SKEW, /* int8: one key in half the rows, else [0, groups) */
+		NO_KEYS,	  /* no GROUP BY: one group */
+		MULTI,		  /* int4, int8, float8 (NaN, -0) and bool, 5% NULL each */
+		ALL_NULL	  /* int4, every row NULL: one group */
+	} keys;
+	int64_t groups;
 	enum Aggs
 	{
-		STANDARD,				/* counts, sums, sums of squares, min/max, float8 */
-		HASHABLE,				/* only what the hash strategy takes */
-		ORDERED_INT,			/* count(DISTINCT), percentiles of an int4, ascending */
-		ORDERED_FLOAT			/* the same of a float8 with NaNs and -0, descending */
-	}			aggs;
-	uint64_t	hash_capacity;
-	int			expect_hashed;
-	uint32_t	batch_rows;
+		STANDARD,	  /* counts, sums, sums of squares, min/max, float8 */
+		HASHABLE,	  /* only what the hash strategy takes */
+		ORDERED_INT,  /* count(DISTINCT), percentiles of an int4, ascending */
+		ORDERED_FLOAT /* the same of a float8 with NaNs and -0, descending */
+	} aggs;
+	uint64_t hash_capacity;
+	int expect_hashed;
+	uint32_t batch_rows;
 };
 
 const std::vector<AggRecipe> &agg_recipes();
-AggCase		make_agg_case(const AggRecipe &r, uint64_t seed);
+AggCase make_agg_case(const AggRecipe &r, uint64_t seed);
 
 /* The groups the test forms: rows in row order, and each row's group. */
 struct RefGroup
@@ -85,14 +85,14 @@ struct RefGroups
 	std::vector<uint32_t> group_of;
 };
 
-RefGroups	reference_groups(const AggCase &c);
+RefGroups reference_groups(const AggCase &c);
 
 /*
  * The row the backends give for group g: its first row, or with ordered
  * aggregates the first in their sort order (counted rows first, by value,
  * ties in row order), which is where the group starts once sorted.
  */
-uint32_t	expected_first_row(const AggCase &c, const RefGroup &g);
+uint32_t expected_first_row(const AggCase &c, const RefGroup &g);
 
 /* Aggregate a's state over group g, computed plainly. */
 GpuopsAggResult expected_state(const AggCase &c, size_t a, const RefGroup &g);
@@ -104,6 +104,6 @@ GpuopsAggResult expected_state(const AggCase &c, size_t a, const RefGroup &g);
 std::string compare_state(GpuopsAggKind kind, const GpuopsAggResult &got,
 						  const GpuopsAggResult &want, double tol);
 
-}								/* namespace dt */
+} /* namespace dt */
 
 #endif

@@ -23,7 +23,7 @@ namespace {
 struct AggRun
 {
 	std::vector<uint64_t> group_rows;
-	std::vector<GpuopsAggResult> results;	/* naggs per group */
+	std::vector<GpuopsAggResult> results; /* naggs per group */
 	GpuopsAggStats stats;
 };
 
@@ -67,9 +67,8 @@ run_agg(const GpuopsAggBackend *be, const AggCase &c)
 	GpuopsAggSpec spec = spec_of(c);
 	GpuopsSettings st = settings_for(0);
 	EndGuard<GpuopsAgg> agg(be->agg_end);
-	uint64_t	capacity = 0,
-				ngroups = 0;
-	AggRun		r;
+	uint64_t capacity = 0, ngroups = 0;
+	AggRun r;
 
 	DT_CALL(be->agg_capacity(&st, &spec, &capacity));
 	if (c.n > capacity)
@@ -77,7 +76,7 @@ run_agg(const GpuopsAggBackend *be, const AggCase &c)
 	DT_CALL(be->agg_begin(&st, &spec, c.n, &agg.obj));
 	for (uint64_t from = 0; from < c.n; from += c.batch_rows)
 	{
-		uint64_t	m = std::min<uint64_t>(c.batch_rows, c.n - from);
+		uint64_t m = std::min<uint64_t>(c.batch_rows, c.n - from);
 		std::vector<std::vector<uint8_t>> hold;
 		GpuopsAggBatch b;
 
@@ -92,7 +91,7 @@ run_agg(const GpuopsAggBackend *be, const AggCase &c)
 		for (int g = 0; g < spec.naggs; g++)
 		{
 			if (c.aggs[g].col < 0)
-				continue;		/* count(*): no input, no bitmap */
+				continue; /* count(*): no input, no bitmap */
 			const Column &col = c.cols[c.aggs[g].col];
 
 			if (spec.kinds[g] != GPUOPS_AGG_COUNT)
@@ -119,7 +118,7 @@ run_agg(const GpuopsAggBackend *be, const AggCase &c)
 std::string
 check_twin(const AggCase &c, const RefGroups &ref, const AggRun &r)
 {
-	size_t		naggs = c.aggs.size();
+	size_t naggs = c.aggs.size();
 	std::vector<uint8_t> seen(ref.groups.size(), 0);
 
 	if (r.group_rows.size() != ref.groups.size())
@@ -127,12 +126,12 @@ check_twin(const AggCase &c, const RefGroups &ref, const AggRun &r)
 			std::to_string(ref.groups.size());
 	for (size_t i = 0; i < r.group_rows.size(); i++)
 	{
-		uint64_t	row = r.group_rows[i];
+		uint64_t row = r.group_rows[i];
 
 		if (row >= c.n)
 			return "group " + std::to_string(i) + ": row " + std::to_string(row) + " out of range";
 
-		uint32_t	gi = ref.group_of[row];
+		uint32_t gi = ref.group_of[row];
 		const RefGroup &g = ref.groups[gi];
 
 		if (seen[gi]++)
@@ -146,8 +145,8 @@ check_twin(const AggCase &c, const RefGroups &ref, const AggRun &r)
 										  expected_state(c, a, g), 1e-12);
 
 			if (!d.empty())
-				return "group " + std::to_string(i) + " (row " + std::to_string(row) + "), aggregate " +
-					std::to_string(a) + ": " + d;
+				return "group " + std::to_string(i) + " (row " + std::to_string(row) +
+					"), aggregate " + std::to_string(a) + ": " + d;
 		}
 	}
 	if (c.expect_hashed >= 0 && r.stats.hashed != static_cast<uint32_t>(c.expect_hashed))
@@ -163,7 +162,7 @@ check_twin(const AggCase &c, const RefGroups &ref, const AggRun &r)
 std::string
 check_cuda(const AggCase &c, const AggRun &gpu, const AggRun &cpu)
 {
-	size_t		naggs = c.aggs.size();
+	size_t naggs = c.aggs.size();
 
 	if (gpu.group_rows.size() != cpu.group_rows.size())
 		return std::to_string(gpu.group_rows.size()) + " groups, cpu " +
@@ -192,8 +191,8 @@ check_cuda(const AggCase &c, const AggRun &gpu, const AggRun &cpu)
 void
 check_agg(Outcome &out, const AggCase &c)
 {
-	RefGroups	ref = reference_groups(c);
-	AggRun		cpu = run_agg(engines.cpu->agg, c);
+	RefGroups ref = reference_groups(c);
+	AggRun cpu = run_agg(engines.cpu->agg, c);
 
 	out.info = std::to_string(ref.groups.size()) + " groups";
 	out.cpu = check_twin(c, ref, cpu);
@@ -201,24 +200,24 @@ check_agg(Outcome &out, const AggCase &c)
 		return;
 	begin_cuda_side(out);
 
-	AggRun		gpu = run_agg(engines.cuda->agg, c);
+	AggRun gpu = run_agg(engines.cuda->agg, c);
 
 	out.cuda = check_cuda(c, gpu, cpu);
 }
 
-}								/* namespace */
+} /* namespace */
 
 void
 agg_tests()
 {
-	uint64_t	seed = 4000;
+	uint64_t seed = 4000;
 
 	for (const AggRecipe &r : agg_recipes())
 	{
-		uint64_t	s = seed++;
+		uint64_t s = seed++;
 
 		run_case("agg " + r.what, [&](Outcome &out) { check_agg(out, make_agg_case(r, s)); });
 	}
 }
 
-}								/* namespace dt */
+} /* namespace dt */

@@ -20,16 +20,16 @@
 
 namespace dt {
 
-Engines		engines;
+Engines engines;
 
 namespace {
 
-int			ncases = 0;
-int			nfailed = 0;
-bool		verbose = false;
+int ncases = 0;
+int nfailed = 0;
+bool verbose = false;
 std::vector<std::string> filters;
 
-}								/* namespace */
+} /* namespace */
 
 const char *
 status_name(GpuopsStatus status)
@@ -132,9 +132,9 @@ special_double(Rng &rng)
 		case 0:
 			return std::nan("");
 		case 1:
-			return -std::nan("");		/* a NaN with the sign bit set */
+			return -std::nan(""); /* a NaN with the sign bit set */
 		case 2:
-			return as_double(0x7ff0000000000123ull);	/* a signalling NaN with a payload */
+			return as_double(0x7ff0000000000123ull); /* a signalling NaN with a payload */
 		case 3:
 			return -0.0;
 		case 4:
@@ -146,9 +146,9 @@ special_double(Rng &rng)
 		case 7:
 			return uniform(rng, 0, 1) ? 1.7976931348623157e308 : -1.7976931348623157e308;
 		case 8:
-			return uniform(rng, 0, 1) ? 4.9e-324 : -4.9e-324;	/* denormals */
+			return uniform(rng, 0, 1) ? 4.9e-324 : -4.9e-324; /* denormals */
 		default:
-			return static_cast<double>(uniform(rng, -3, 3)) / 2;	/* ties among ordinary values */
+			return static_cast<double>(uniform(rng, -3, 3)) / 2; /* ties among ordinary values */
 	}
 }
 
@@ -166,10 +166,9 @@ selected(const std::string &title)
 void
 run_case(const std::string &title, const std::function<void(Outcome &)> &body)
 {
-	Outcome		out;
-	auto		t0 = std::chrono::steady_clock::now();
-	std::string cpu_part,
-				cuda_part;
+	Outcome out;
+	auto t0 = std::chrono::steady_clock::now();
+	std::string cpu_part, cuda_part;
 
 	if (!selected(title))
 		return;
@@ -190,8 +189,8 @@ run_case(const std::string &title, const std::function<void(Outcome &)> &body)
 		cuda_part = out.cuda.empty() ? "cuda=cpu ok" : "cuda=cpu FAILED: " + out.cuda;
 	cpu_part = out.cpu.empty() ? "cpu=ref ok" : "cpu=ref FAILED: " + out.cpu;
 
-	bool		failed = !out.cpu.empty() || (out.cuda_ran && !out.cuda.empty());
-	double		secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	bool failed = !out.cpu.empty() || (out.cuda_ran && !out.cuda.empty());
+	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
 	ncases++;
 	nfailed += failed ? 1 : 0;
@@ -204,7 +203,7 @@ run_case(const std::string &title, const std::function<void(Outcome &)> &body)
 	fflush(stdout);
 }
 
-}								/* namespace dt */
+} /* namespace dt */
 
 namespace {
 
@@ -215,7 +214,7 @@ namespace {
 bool
 cuda_usable(std::string *reason)
 {
-	int			answer;
+	int answer;
 
 	while ((answer = gpuops_cuda_present_poll()) < 0)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -238,12 +237,12 @@ cuda_usable(std::string *reason)
 	return false;
 }
 
-}								/* namespace */
+} /* namespace */
 
 int
 main(int argc, char **argv)
 {
-	bool		cuda_required = false;
+	bool cuda_required = false;
 
 	for (int i = 1; i < argc; i++)
 	{

@@ -50,12 +50,12 @@ class CallFailed : public std::runtime_error
 const char *status_name(GpuopsStatus status);
 
 /* Throws CallFailed for anything but GPUOPS_OK, naming the call and the backend's message. */
-void		check_call(GpuopsStatus status, const char *call);
+void check_call(GpuopsStatus status, const char *call);
 
 #define DT_CALL(expr) ::dt::check_call((expr), #expr)
 
 /* Calls `step` until it stops returning GPUOPS_PENDING (an asynchronous backend). */
-void		wait_pending(const std::function<GpuopsStatus()> &step, const char *call);
+void wait_pending(const std::function<GpuopsStatus()> &step, const char *call);
 
 /*
  * Ends a backend object on every way out of the scope that made it, so a
@@ -65,7 +65,7 @@ template <class T>
 class EndGuard
 {
   public:
-	EndGuard(void (*end) (T *) GPUOPS_NOEXCEPT) : end_(end) {}
+	EndGuard(void (*end)(T *) GPUOPS_NOEXCEPT) : end_(end) {}
 	~EndGuard()
 	{
 		if (obj)
@@ -74,10 +74,10 @@ class EndGuard
 	EndGuard(const EndGuard &) = delete;
 	EndGuard &operator=(const EndGuard &) = delete;
 
-	T		   *obj = nullptr;
+	T *obj = nullptr;
 
   private:
-	void		(*end_) (T *) GPUOPS_NOEXCEPT;
+	void (*end_)(T *) GPUOPS_NOEXCEPT;
 };
 
 /*
@@ -91,10 +91,10 @@ GpuopsSettings settings_for(size_t device_budget, size_t batch_bytes = 4u << 20)
 using Rng = std::mt19937_64;
 
 /* A uniform integer in [lo, hi]. */
-int64_t		uniform(Rng &rng, int64_t lo, int64_t hi);
+int64_t uniform(Rng &rng, int64_t lo, int64_t hi);
 
 /* True with probability p. */
-bool		chance(Rng &rng, double p);
+bool chance(Rng &rng, double p);
 
 /* Bit i of a null bitmap. */
 inline void
@@ -113,12 +113,12 @@ get_bit(const uint8_t *bitmap, uint64_t i)
 std::vector<uint8_t> bitmap_of(const std::vector<uint8_t> &flags, uint64_t from, uint64_t n);
 
 /* PostgreSQL's float order (float8_cmp_internal): NaNs equal and above all, -0 == 0. */
-int			pg_float_cmp(double a, double b);
+int pg_float_cmp(double a, double b);
 
 inline double
 as_double(uint64_t w)
 {
-	double		d;
+	double d;
 
 	memcpy(&d, &w, sizeof(d));
 	return d;
@@ -127,14 +127,14 @@ as_double(uint64_t w)
 inline uint64_t
 double_bits(double d)
 {
-	uint64_t	w;
+	uint64_t w;
 
 	memcpy(&w, &d, sizeof(w));
 	return w;
 }
 
 /* An interesting float8: NaNs (negative and with payloads), zeros of both signs, infinities, extremes. */
-double		special_double(Rng &rng);
+double special_double(Rng &rng);
 
 /*
  * The outcome of one case: an empty string is a pass.  cuda_ran is false
@@ -145,10 +145,10 @@ double		special_double(Rng &rng);
 struct Outcome
 {
 	std::string cpu;
-	bool		cuda_ran = false;
+	bool cuda_ran = false;
 	std::string cuda;
 	std::string note;
-	std::string info;			/* the output's size, printed with -v */
+	std::string info; /* the output's size, printed with -v */
 };
 
 /*
@@ -156,7 +156,7 @@ struct Outcome
  * exception it throws fails the side it was on: the CPU side until the
  * body calls begin_cuda_side, the CUDA side after.
  */
-void		run_case(const std::string &title, const std::function<void(Outcome &)> &body);
+void run_case(const std::string &title, const std::function<void(Outcome &)> &body);
 
 /* Within a case body: everything after this call is the CUDA side's. */
 inline void
@@ -166,7 +166,7 @@ begin_cuda_side(Outcome &out)
 }
 
 /* Should this case run (the optional name filter on the command line)? */
-bool		selected(const std::string &title);
+bool selected(const std::string &title);
 
 /* First difference of two sequences, for a message; empty when equal. */
 template <class T>
@@ -187,13 +187,13 @@ first_difference(const std::vector<T> &got, const std::vector<T> &want,
 }
 
 /* Every operator's suite. */
-void		sort_tests();
-void		hashjoin_tests();
-void		mergejoin_tests();
-void		agg_tests();
-void		nestloop_tests();
-void		pairfilter_tests();
+void sort_tests();
+void hashjoin_tests();
+void mergejoin_tests();
+void agg_tests();
+void nestloop_tests();
+void pairfilter_tests();
 
-}								/* namespace dt */
+} /* namespace dt */
 
 #endif

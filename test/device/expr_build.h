@@ -17,7 +17,8 @@ class ProgramBuilder
   public:
 	ProgramBuilder() { memset(&p_, 0, sizeof(p_)); }
 
-	ProgramBuilder &step(GpuopsExprOp op, GpuopsExprType type = GPUOPS_ET_INT, int sub = 0, int arg = 0)
+	ProgramBuilder &step(GpuopsExprOp op, GpuopsExprType type = GPUOPS_ET_INT, int sub = 0,
+						 int arg = 0)
 	{
 		GpuopsExprStep &s = p_.steps[p_.nsteps++];
 
@@ -29,7 +30,10 @@ class ProgramBuilder
 	}
 	ProgramBuilder &outer(int col) { return step(GPUOPS_EOP_OUTER, GPUOPS_ET_INT, 0, col); }
 	ProgramBuilder &inner(int col) { return step(GPUOPS_EOP_INNER, GPUOPS_ET_INT, 0, col); }
-	ProgramBuilder &cmp(GpuopsExprCmp c, GpuopsExprType type) { return step(GPUOPS_EOP_CMP, type, c); }
+	ProgramBuilder &cmp(GpuopsExprCmp c, GpuopsExprType type)
+	{
+		return step(GPUOPS_EOP_CMP, type, c);
+	}
 	ProgramBuilder &constant(uint64_t w)
 	{
 		p_.consts[p_.nconsts] = w;
@@ -45,7 +49,7 @@ class ProgramBuilder
 /* What a predicate answers for a pair (GpuopsExprResult's values). */
 enum Verdict
 {
-	V_FALSE = GPUOPS_EXPR_FALSE,	/* FALSE or NULL */
+	V_FALSE = GPUOPS_EXPR_FALSE, /* FALSE or NULL */
 	V_TRUE = GPUOPS_EXPR_TRUE,
 	V_RECHECK = GPUOPS_EXPR_RECHECK
 };
@@ -53,14 +57,14 @@ enum Verdict
 /* One side's program columns: words (sign-extended integers or double bits) and null flags. */
 struct ExprSide
 {
-	int			ncols = 0;
-	uint64_t	n = 0;
+	int ncols = 0;
+	uint64_t n = 0;
 	std::vector<uint64_t> words[4];
 	std::vector<uint8_t> nulls[4];
 
-	bool		null(int c, uint64_t i) const { return nulls[c][i] != 0; }
-	int64_t		i64(int c, uint64_t i) const { return static_cast<int64_t>(words[c][i]); }
-	double		f64(int c, uint64_t i) const { return as_double(words[c][i]); }
+	bool null(int c, uint64_t i) const { return nulls[c][i] != 0; }
+	int64_t i64(int c, uint64_t i) const { return static_cast<int64_t>(words[c][i]); }
+	double f64(int c, uint64_t i) const { return as_double(words[c][i]); }
 
 	/* Rows [from, from + m) as the ABI takes them. */
 	GpuopsExprColumns view(uint64_t from, uint64_t m) const
@@ -78,7 +82,7 @@ struct ExprSide
 		return cols;
 	}
 	/* A column of n rows (+ 1 padding row: valid pointers also for 0 rows). */
-	void		add_column()
+	void add_column()
 	{
 		words[ncols].assign(n + 1, 0);
 		nulls[ncols].assign(n + 1, 0);
@@ -95,6 +99,6 @@ and3(int a, int b)
 	return (a < 0 || b < 0) ? -1 : 1;
 }
 
-}								/* namespace dt */
+} /* namespace dt */
 
 #endif

@@ -20,11 +20,11 @@ struct HashCase
 	std::string what;
 	std::vector<KeyDist> build_keys;
 	std::vector<KeyDist> probe_keys;
-	uint64_t	build_n;
-	uint64_t	probe_n;
-	size_t		budget;			/* device_memory_limit (never 0: both backends alike) */
-	uint64_t	build_chunk;	/* rows per join_build call (a multiple of 8) */
-	bool		expect_windows; /* the budget must cut the pairs into several windows */
+	uint64_t build_n;
+	uint64_t probe_n;
+	size_t budget;		  /* device_memory_limit (never 0: both backends alike) */
+	uint64_t build_chunk; /* rows per join_build call (a multiple of 8) */
+	bool expect_windows;  /* the budget must cut the pairs into several windows */
 };
 
 struct HashRun : PairWindows
@@ -39,8 +39,8 @@ run_hashjoin(const GpuopsJoinBackend *be, const HashCase &c, const JoinSide &bui
 	GpuopsSettings st = settings_for(c.budget);
 	EndGuard<GpuopsJoin> j(be->join_end);
 	std::vector<std::vector<uint8_t>> hold;
-	HashRun		r;
-	uint64_t	nonnull = 0;
+	HashRun r;
+	uint64_t nonnull = 0;
 
 	DT_CALL(be->join_begin(&st, build.nkeys, &j.obj));
 	for (uint64_t i = 0; i < build.n; i++)
@@ -50,27 +50,28 @@ run_hashjoin(const GpuopsJoinBackend *be, const HashCase &c, const JoinSide &bui
 								 std::to_string(be->join_capacity(j.obj)));
 	for (uint64_t from = 0; from < build.n; from += c.build_chunk)
 	{
-		uint64_t	m = std::min(c.build_chunk, build.n - from);
+		uint64_t m = std::min(c.build_chunk, build.n - from);
 		GpuopsJoinKeys keys = join_keys(build, from, m, hold);
 
 		DT_CALL(be->join_build(j.obj, &keys));
 	}
 	DT_CALL(be->join_build_finish(j.obj));
 
-	uint32_t	batch = be->join_probe_rows(j.obj);
+	uint32_t batch = be->join_probe_rows(j.obj);
 
 	if (batch == 0 || batch % 8 != 0)
 		throw CallFailed("join_probe_rows is " + std::to_string(batch));
 	for (uint64_t from = 0; from < probe.n; from += batch)
 	{
-		uint64_t	m = std::min<uint64_t>(batch, probe.n - from);
+		uint64_t m = std::min<uint64_t>(batch, probe.n - from);
 		GpuopsJoinKeys keys = join_keys(probe, from, m, hold);
 		GpuopsJoinPairs p;
 
 		memset(&p, 0, sizeof(p));
 		DT_CALL(be->join_probe(j.obj, &keys, &p));
-		collect_windows(p, from, [&](GpuopsJoinPairs *next) { return be->join_next_pairs(j.obj, next); },
-						"join_next_pairs", r);
+		collect_windows(
+			p, from, [&](GpuopsJoinPairs *next) { return be->join_next_pairs(j.obj, next); },
+			"join_next_pairs", r);
 	}
 	be->join_stats(j.obj, &r.stats);
 	return r;
@@ -100,13 +101,14 @@ check_twin_shape(const HashCase &c, const HashRun &r)
 void
 check_hashjoin(Outcome &out, const HashCase &c, uint64_t seed)
 {
-	Rng			rng(seed);
-	JoinSide	build = make_side(c.build_n, c.build_keys, rng);
-	JoinSide	probe = make_side(c.probe_n, c.probe_keys, rng);
+	Rng rng(seed);
+	JoinSide build = make_side(c.build_n, c.build_keys, rng);
+	JoinSide probe = make_side(c.probe_n, c.probe_keys, rng);
 	std::vector<uint64_t> want = reference_join(build, probe);
-	HashRun		cpu = run_hashjoin(engines.cpu->hashjoin, c, build, probe);
+	HashRun cpu = run_hashjoin(engines.cpu->hashjoin, c, build, probe);
 
-	out.info = std::to_string(want.size()) + " pairs in " + std::to_string(cpu.windows) + " windows";
+	out.info = std::to_string(want.size()) + " pairs in " + std::to_string(cpu.windows) +
+		" windows";
 	out.cpu = compare_multisets(cpu.pairs, want);
 	if (out.cpu.empty())
 		out.cpu = check_twin_shape(c, cpu);
@@ -114,7 +116,7 @@ check_hashjoin(Outcome &out, const HashCase &c, uint64_t seed)
 		return;
 	begin_cuda_side(out);
 
-	HashRun		gpu = run_hashjoin(engines.cuda->hashjoin, c, build, probe);
+	HashRun gpu = run_hashjoin(engines.cuda->hashjoin, c, build, probe);
 
 	out.cuda = compare_multisets(gpu.pairs, cpu.pairs);
 	if (out.cuda.empty() && gpu.largest > window_pairs_for_budget(c.budget))
@@ -127,7 +129,7 @@ check_hashjoin(Outcome &out, const HashCase &c, uint64_t seed)
 KeyDist
 uniform_key(int64_t range, double null_frac = 0)
 {
-	KeyDist		d;
+	KeyDist d;
 
 	d.range = range;
 	d.null_frac = null_frac;
@@ -137,7 +139,7 @@ uniform_key(int64_t range, double null_frac = 0)
 KeyDist
 skew_key(int64_t range, int64_t hot, double hot_frac)
 {
-	KeyDist		d;
+	KeyDist d;
 
 	d.kind = KeyDist::SKEW;
 	d.range = range;
@@ -149,14 +151,14 @@ skew_key(int64_t range, int64_t hot, double hot_frac)
 KeyDist
 extreme_key(double null_frac)
 {
-	KeyDist		d;
+	KeyDist d;
 
 	d.kind = KeyDist::EXTREMES;
 	d.null_frac = null_frac;
 	return d;
 }
 
-}								/* namespace */
+} /* namespace */
 
 void
 hashjoin_tests()
@@ -172,29 +174,51 @@ hashjoin_tests()
 		{"one row each, NULL keys", {all_null}, {all_null}, 1, 1, 64 * MB, 65536, false},
 		{"all keys NULL", {all_null}, {all_null}, 5000, 5000, 64 * MB, 1000, false},
 		{"all keys NULL on the probe side", {k1000}, {all_null}, 5000, 5000, 64 * MB, 1000, false},
-		{"duplicates (100 keys), 1 MB budget (probe batches, windows)", {uniform_key(100)},
-		 {uniform_key(100)}, 5000, 20000, 1 * MB, 1024, true},
+		{"duplicates (100 keys), 1 MB budget (probe batches, windows)",
+		 {uniform_key(100)},
+		 {uniform_key(100)},
+		 5000,
+		 20000,
+		 1 * MB,
+		 1024,
+		 true},
 		{"skew (one key in half the build rows), 64 MB budget (windows)",
-		 {skew_key(1000000, 7, 0.5)}, {skew_key(1000000, 7, 0.0008)}, 200000, 50000, 64 * MB,
-		 65536, true},
-		{"three keys with 5% NULLs", {uniform_key(50, 0.05), uniform_key(40, 0.05), uniform_key(7, 0.05)},
-		 {uniform_key(50, 0.05), uniform_key(40, 0.05), uniform_key(7, 0.05)}, 100000, 100000,
-		 64 * MB, 30000, false},
+		 {skew_key(1000000, 7, 0.5)},
+		 {skew_key(1000000, 7, 0.0008)},
+		 200000,
+		 50000,
+		 64 * MB,
+		 65536,
+		 true},
+		{"three keys with 5% NULLs",
+		 {uniform_key(50, 0.05), uniform_key(40, 0.05), uniform_key(7, 0.05)},
+		 {uniform_key(50, 0.05), uniform_key(40, 0.05), uniform_key(7, 0.05)},
+		 100000,
+		 100000,
+		 64 * MB,
+		 30000,
+		 false},
 		{"int8 extremes", {extreme_key(0.1)}, {extreme_key(0.1)}, 2000, 2000, 64 * MB, 512, false},
-		{"large", {uniform_key(2000000)}, {uniform_key(2000000)}, 1000000, 2000000, 512 * MB,
-		 100000, false},
+		{"large",
+		 {uniform_key(2000000)},
+		 {uniform_key(2000000)},
+		 1000000,
+		 2000000,
+		 512 * MB,
+		 100000,
+		 false},
 	};
-	uint64_t	seed = 2000;
+	uint64_t seed = 2000;
 
 	for (const HashCase &c : cases)
 	{
 		std::string title = "hashjoin " + std::to_string(c.build_keys.size()) +
 			(c.build_keys.size() == 1 ? " key, " : " keys, ") + c.what + ", " +
 			std::to_string(c.build_n) + " build x " + std::to_string(c.probe_n) + " probe rows";
-		uint64_t	s = seed++;
+		uint64_t s = seed++;
 
 		run_case(title, [&](Outcome &out) { check_hashjoin(out, c, s); });
 	}
 }
 
-}								/* namespace dt */
+} /* namespace dt */

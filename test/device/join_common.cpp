@@ -28,23 +28,23 @@ draw_key(const KeyDist &d, Rng &rng)
 	}
 }
 
-}								/* namespace */
+} /* namespace */
 
 JoinSide
 make_side(uint64_t n, const std::vector<KeyDist> &dists, Rng &rng, int64_t null_word)
 {
-	JoinSide	s;
+	JoinSide s;
 
 	s.nkeys = static_cast<int>(dists.size());
 	s.n = n;
 	for (int k = 0; k < s.nkeys; k++)
 	{
-		s.words[k].resize(n + 1);	/* + 1: a valid pointer also for 0 rows */
+		s.words[k].resize(n + 1); /* + 1: a valid pointer also for 0 rows */
 		if (dists[k].null_frac > 0)
 			s.null[k].resize(n);
 		for (uint64_t i = 0; i < n; i++)
 		{
-			bool		isnull = dists[k].null_frac > 0 && chance(rng, dists[k].null_frac);
+			bool isnull = dists[k].null_frac > 0 && chance(rng, dists[k].null_frac);
 
 			/*
 			 * A NULL keeps a key drawn like the others, so that a backend
@@ -77,7 +77,7 @@ join_keys(const JoinSide &s, uint64_t from, uint64_t m, std::vector<std::vector<
 		if (!s.null[k].empty())
 		{
 			hold[k] = bitmap_of(s.null[k], from, m);
-			hold[k].push_back(0);	/* a valid pointer also for 0 rows */
+			hold[k].push_back(0); /* a valid pointer also for 0 rows */
 			keys.nulls[k] = hold[k].data();
 		}
 	}
@@ -111,7 +111,8 @@ collect_windows(GpuopsJoinPairs &p, uint64_t probe_base,
 }
 
 std::vector<uint64_t>
-reference_join(const JoinSide &build, const JoinSide &probe, const std::vector<uint32_t> *probe_order)
+reference_join(const JoinSide &build, const JoinSide &probe,
+			   const std::vector<uint32_t> *probe_order)
 {
 	using Key = std::array<uint64_t, kMaxTestKeys>;
 	std::vector<std::pair<Key, uint32_t>> dir;
@@ -123,12 +124,12 @@ reference_join(const JoinSide &build, const JoinSide &probe, const std::vector<u
 	std::sort(dir.begin(), dir.end());
 	for (uint64_t pos = 0; pos < probe.n; pos++)
 	{
-		uint64_t	i = probe_order ? (*probe_order)[pos] : pos;
+		uint64_t i = probe_order ? (*probe_order)[pos] : pos;
 
 		if (probe.any_null(i))
 			continue;
-		Key			k = probe.key(i);
-		auto		lo = std::lower_bound(dir.begin(), dir.end(), std::make_pair(k, uint32_t(0)));
+		Key k = probe.key(i);
+		auto lo = std::lower_bound(dir.begin(), dir.end(), std::make_pair(k, uint32_t(0)));
 
 		for (auto it = lo; it != dir.end() && it->first == k; ++it)
 			pairs.push_back(pair_of(i, it->second));
@@ -154,9 +155,9 @@ uint64_t
 window_pairs_for_budget(uint64_t budget)
 {
 	const uint64_t most = 64ull << 20;
-	uint64_t	pairs = budget == 0 ? most : budget / 4 / 8;
+	uint64_t pairs = budget == 0 ? most : budget / 4 / 8;
 
 	return pairs < 4096 ? 4096 : pairs > most ? most : pairs;
 }
 
-}								/* namespace dt */
+} /* namespace dt */

@@ -20,25 +20,25 @@ struct KeyDist
 {
 	enum Kind
 	{
-		UNIFORM,				/* in [0, range) */
-		SKEW,					/* `hot` in a fraction hot_frac of the rows, else uniform */
-		EXTREMES				/* INT64_MIN, INT64_MAX and small values around 0 */
-	}			kind = UNIFORM;
-	int64_t		range = 1000;
-	int64_t		hot = 7;
-	double		hot_frac = 0.5;
-	double		null_frac = 0;
+		UNIFORM, /* in [0, range) */
+		SKEW,	 /* `hot` in a fraction hot_frac of the rows, else uniform */
+		EXTREMES /* INT64_MIN, INT64_MAX and small values around 0 */
+	} kind = UNIFORM;
+	int64_t range = 1000;
+	int64_t hot = 7;
+	double hot_frac = 0.5;
+	double null_frac = 0;
 };
 
 /* One side's keys; null[k] empty: key k has no NULLs (no bitmap is passed). */
 struct JoinSide
 {
-	int			nkeys = 1;
-	uint64_t	n = 0;
+	int nkeys = 1;
+	uint64_t n = 0;
 	std::vector<uint64_t> words[kMaxTestKeys];
 	std::vector<uint8_t> null[kMaxTestKeys];
 
-	bool		any_null(uint64_t i) const
+	bool any_null(uint64_t i) const
 	{
 		for (int k = 0; k < nkeys; k++)
 			if (!null[k].empty() && null[k][i])
@@ -60,8 +60,7 @@ struct JoinSide
  * not -1 (the merge join wants 0), else a key drawn like the others (one
  * that would match if the backend read it).
  */
-JoinSide	make_side(uint64_t n, const std::vector<KeyDist> &dists, Rng &rng,
-					  int64_t null_word = -1);
+JoinSide make_side(uint64_t n, const std::vector<KeyDist> &dists, Rng &rng, int64_t null_word = -1);
 
 /* Rows [from, from + m) of a side as the ABI takes them; bitmaps are kept in `hold`. */
 GpuopsJoinKeys join_keys(const JoinSide &s, uint64_t from, uint64_t m,
@@ -79,9 +78,9 @@ std::string show_pair(const uint64_t &p);
 /* The pairs of one or more probes, window after window. */
 struct PairWindows
 {
-	std::vector<uint64_t> pairs;	/* in the order returned, probe rows made global */
-	uint32_t	windows = 0;	/* every probe's windows, first ones included */
-	uint64_t	largest = 0;	/* the largest window */
+	std::vector<uint64_t> pairs; /* in the order returned, probe rows made global */
+	uint32_t windows = 0;		 /* every probe's windows, first ones included */
+	uint64_t largest = 0;		 /* the largest window */
 };
 
 /*
@@ -89,9 +88,9 @@ struct PairWindows
  * (a backend's *_next_pairs) while p.more.  probe_base is added to the
  * probe rows (the probe batch's first row); build rows are kept as given.
  */
-void		collect_windows(GpuopsJoinPairs &p, uint64_t probe_base,
-							const std::function<GpuopsStatus(GpuopsJoinPairs *)> &next,
-							const char *call, PairWindows &w);
+void collect_windows(GpuopsJoinPairs &p, uint64_t probe_base,
+					 const std::function<GpuopsStatus(GpuopsJoinPairs *)> &next, const char *call,
+					 PairWindows &w);
 
 /*
  * The reference equi-join: for each probe row (no NULL key) in row order,
@@ -105,8 +104,8 @@ std::vector<uint64_t> reference_join(const JoinSide &build, const JoinSide &prob
 std::string compare_multisets(std::vector<uint64_t> got, std::vector<uint64_t> want);
 
 /* The window size bound both join backends derive from a budget (join_hash.hpp). */
-uint64_t	window_pairs_for_budget(uint64_t budget);
+uint64_t window_pairs_for_budget(uint64_t budget);
 
-}								/* namespace dt */
+} /* namespace dt */
 
 #endif

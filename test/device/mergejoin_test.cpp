@@ -25,20 +25,20 @@ namespace {
 struct MergeCase
 {
 	std::string what;
-	std::vector<KeyDist> keys;	/* the outer side's */
+	std::vector<KeyDist> keys; /* the outer side's */
 	std::vector<KeyDist> inner_keys;
-	uint64_t	outer_n;
-	uint64_t	inner_n;
-	size_t		budget;
-	bool		count_only;		/* also run mj_join without pairs */
-	bool		expect_windows;
+	uint64_t outer_n;
+	uint64_t inner_n;
+	size_t budget;
+	bool count_only; /* also run mj_join without pairs */
+	bool expect_windows;
 };
 
 struct MergeRun : PairWindows
 {
 	std::vector<uint32_t> outer_order;
 	GpuopsMergeJoinStats stats;
-	uint64_t	counted = 0;	/* pairs of the count-only run */
+	uint64_t counted = 0; /* pairs of the count-only run */
 };
 
 /* An integer key as a merge word: its unsigned order is the signed order. */
@@ -80,8 +80,9 @@ merge_once(const GpuopsMergeJoinBackend *be, const MergeCase &c, const JoinSide 
 	}
 	memset(&p, 0, sizeof(p));
 	DT_CALL(be->mj_join(mj.obj, &p));
-	collect_windows(p, 0, [&](GpuopsJoinPairs *next) { return be->mj_next_pairs(mj.obj, next); },
-					"mj_next_pairs", r);
+	collect_windows(
+		p, 0, [&](GpuopsJoinPairs *next) { return be->mj_next_pairs(mj.obj, next); },
+		"mj_next_pairs", r);
 
 	const uint32_t *order = nullptr;
 
@@ -96,7 +97,7 @@ MergeRun
 run_mergejoin(const GpuopsMergeJoinBackend *be, const MergeCase &c, const JoinSide &outer,
 			  const JoinSide &inner)
 {
-	MergeRun	r;
+	MergeRun r;
 
 	merge_once(be, c, outer, inner, true, r);
 	if (c.count_only)
@@ -110,8 +111,8 @@ cmp_merge_rows(const JoinSide &s, uint32_t x, uint32_t y)
 {
 	for (int k = 0; k < s.nkeys; k++)
 	{
-		bool		nx = !s.null[k].empty() && s.null[k][x];
-		bool		ny = !s.null[k].empty() && s.null[k][y];
+		bool nx = !s.null[k].empty() && s.null[k][x];
+		bool ny = !s.null[k].empty() && s.null[k][y];
 
 		if (nx != ny)
 			return nx ? 1 : -1;
@@ -153,28 +154,28 @@ check_twin(const MergeCase &c, const MergeRun &r, const std::vector<uint32_t> &w
 void
 check_mergejoin(Outcome &out, const MergeCase &c, uint64_t seed)
 {
-	Rng			rng(seed);
-	JoinSide	outer = make_side(c.outer_n, c.keys, rng, 0);
-	JoinSide	inner = make_side(c.inner_n, c.inner_keys, rng, 0);
+	Rng rng(seed);
+	JoinSide outer = make_side(c.outer_n, c.keys, rng, 0);
+	JoinSide inner = make_side(c.inner_n, c.inner_keys, rng, 0);
 	std::vector<uint32_t> want_order(c.outer_n);
 
 	to_merge_words(outer);
 	to_merge_words(inner);
 	std::iota(want_order.begin(), want_order.end(), 0u);
-	std::stable_sort(want_order.begin(), want_order.end(), [&](uint32_t x, uint32_t y) {
-		return cmp_merge_rows(outer, x, y) < 0;
-	});
+	std::stable_sort(want_order.begin(), want_order.end(),
+					 [&](uint32_t x, uint32_t y) { return cmp_merge_rows(outer, x, y) < 0; });
 
 	std::vector<uint64_t> want = reference_join(inner, outer, &want_order);
-	MergeRun	cpu = run_mergejoin(engines.cpu->mergejoin, c, outer, inner);
+	MergeRun cpu = run_mergejoin(engines.cpu->mergejoin, c, outer, inner);
 
-	out.info = std::to_string(want.size()) + " pairs in " + std::to_string(cpu.windows) + " windows";
+	out.info = std::to_string(want.size()) + " pairs in " + std::to_string(cpu.windows) +
+		" windows";
 	out.cpu = check_twin(c, cpu, want_order, want);
 	if (!engines.cuda)
 		return;
 	begin_cuda_side(out);
 
-	MergeRun	gpu = run_mergejoin(engines.cuda->mergejoin, c, outer, inner);
+	MergeRun gpu = run_mergejoin(engines.cuda->mergejoin, c, outer, inner);
 
 	out.cuda = first_difference<uint32_t>(gpu.outer_order, cpu.outer_order, show_row);
 	if (!out.cuda.empty())
@@ -193,7 +194,7 @@ check_mergejoin(Outcome &out, const MergeCase &c, uint64_t seed)
 KeyDist
 dist(KeyDist::Kind kind, int64_t range, double null_frac, int64_t hot = 7, double hot_frac = 0.5)
 {
-	KeyDist		d;
+	KeyDist d;
 
 	d.kind = kind;
 	d.range = range;
@@ -203,7 +204,7 @@ dist(KeyDist::Kind kind, int64_t range, double null_frac, int64_t hot = 7, doubl
 	return d;
 }
 
-}								/* namespace */
+} /* namespace */
 
 void
 mergejoin_tests()
@@ -216,32 +217,67 @@ mergejoin_tests()
 		{"empty sides", {k1000}, {k1000}, 0, 0, 64 * MB, true, false},
 		{"empty outer", {k1000}, {k1000}, 0, 1000, 64 * MB, false, false},
 		{"empty inner", {k1000}, {k1000}, 1000, 0, 64 * MB, false, false},
-		{"one row each", {dist(KeyDist::UNIFORM, 1, 0)}, {dist(KeyDist::UNIFORM, 1, 0)}, 1, 1,
-		 64 * MB, true, false},
+		{"one row each",
+		 {dist(KeyDist::UNIFORM, 1, 0)},
+		 {dist(KeyDist::UNIFORM, 1, 0)},
+		 1,
+		 1,
+		 64 * MB,
+		 true,
+		 false},
 		{"all keys NULL", {all_null}, {all_null}, 5000, 5000, 64 * MB, true, false},
-		{"duplicates (100 keys), 4 MB budget (windows)", {u100}, {u100}, 20000, 5000, 4 * MB, true,
+		{"duplicates (100 keys), 4 MB budget (windows)",
+		 {u100},
+		 {u100},
+		 20000,
+		 5000,
+		 4 * MB,
+		 true,
 		 true},
-		{"skew (one key in half the outer rows)", {dist(KeyDist::SKEW, 1000000, 0.01)},
-		 {dist(KeyDist::SKEW, 1000000, 0.01, 7, 0.0002)}, 100000, 100000, 64 * MB, false, false},
-		{"two keys with 5% NULLs", {dist(KeyDist::UNIFORM, 1000, 0.05), dist(KeyDist::UNIFORM, 7, 0.05)},
-		 {dist(KeyDist::UNIFORM, 1000, 0.05), dist(KeyDist::UNIFORM, 7, 0.05)}, 100000, 100000,
-		 64 * MB, true, false},
-		{"int8 extremes (INT64_MIN's word is a NULL's)", {dist(KeyDist::EXTREMES, 0, 0.1)},
-		 {dist(KeyDist::EXTREMES, 0, 0.1)}, 2000, 2000, 64 * MB, true, false},
-		{"large", {dist(KeyDist::UNIFORM, 2000000, 0.01)}, {dist(KeyDist::UNIFORM, 2000000, 0.01)},
-		 1000000, 1000000, 1024 * MB, false, false},
+		{"skew (one key in half the outer rows)",
+		 {dist(KeyDist::SKEW, 1000000, 0.01)},
+		 {dist(KeyDist::SKEW, 1000000, 0.01, 7, 0.0002)},
+		 100000,
+		 100000,
+		 64 * MB,
+		 false,
+		 false},
+		{"two keys with 5% NULLs",
+		 {dist(KeyDist::UNIFORM, 1000, 0.05), dist(KeyDist::UNIFORM, 7, 0.05)},
+		 {dist(KeyDist::UNIFORM, 1000, 0.05), dist(KeyDist::UNIFORM, 7, 0.05)},
+		 100000,
+		 100000,
+		 64 * MB,
+		 true,
+		 false},
+		{"int8 extremes (INT64_MIN's word is a NULL's)",
+		 {dist(KeyDist::EXTREMES, 0, 0.1)},
+		 {dist(KeyDist::EXTREMES, 0, 0.1)},
+		 2000,
+		 2000,
+		 64 * MB,
+		 true,
+		 false},
+		{"large",
+		 {dist(KeyDist::UNIFORM, 2000000, 0.01)},
+		 {dist(KeyDist::UNIFORM, 2000000, 0.01)},
+		 1000000,
+		 1000000,
+		 1024 * MB,
+		 false,
+		 false},
 	};
-	uint64_t	seed = 3000;
+	uint64_t seed = 3000;
 
 	for (const MergeCase &c : cases)
 	{
 		std::string title = "mergejoin " + std::to_string(c.keys.size()) +
 			(c.keys.size() == 1 ? " key, " : " keys, ") + c.what + ", " +
 			std::to_string(c.outer_n) + " outer x " + std::to_string(c.inner_n) + " inner rows";
-		uint64_t	s = seed++;
+		uint64_t s = seed++;
 
 		run_case(title, [&](Outcome &out) { check_mergejoin(out, c, s); });
 	}
 }
 
-}								/* namespace dt */
+} /* namespace dt */

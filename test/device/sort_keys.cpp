@@ -13,16 +13,18 @@ namespace {
 void
 draw_value(GpuopsKeyKind kind, Dist dist, Rng &rng, uint8_t *dst)
 {
-	bool		dup = dist == DUPLICATES;
-	bool		special = dist == SPECIAL;
+	bool dup = dist == DUPLICATES;
+	bool special = dist == SPECIAL;
 
 	switch (kind)
 	{
 		case GPUOPS_KEY_INT2:
 			{
 				const int16_t edges[] = {INT16_MIN, INT16_MAX, -1, 0, 1};
-				int16_t		v = special ? edges[uniform(rng, 0, 4)]
-					: static_cast<int16_t>(dup ? uniform(rng, -8, 8) : uniform(rng, INT16_MIN, INT16_MAX));
+				int16_t v = special
+					? edges[uniform(rng, 0, 4)]
+					: static_cast<int16_t>(dup ? uniform(rng, -8, 8)
+											   : uniform(rng, INT16_MIN, INT16_MAX));
 
 				memcpy(dst, &v, 2);
 				break;
@@ -30,8 +32,10 @@ draw_value(GpuopsKeyKind kind, Dist dist, Rng &rng, uint8_t *dst)
 		case GPUOPS_KEY_INT4:
 			{
 				const int32_t edges[] = {INT32_MIN, INT32_MAX, -1, 0, 1};
-				int32_t		v = special ? edges[uniform(rng, 0, 4)]
-					: static_cast<int32_t>(dup ? uniform(rng, -8, 8) : uniform(rng, INT32_MIN, INT32_MAX));
+				int32_t v = special
+					? edges[uniform(rng, 0, 4)]
+					: static_cast<int32_t>(dup ? uniform(rng, -8, 8)
+											   : uniform(rng, INT32_MIN, INT32_MAX));
 
 				memcpy(dst, &v, 4);
 				break;
@@ -41,8 +45,9 @@ draw_value(GpuopsKeyKind kind, Dist dist, Rng &rng, uint8_t *dst)
 		case GPUOPS_KEY_ABBREV_UNSIGNED:
 			{
 				const int64_t edges[] = {INT64_MIN, INT64_MAX, -1, 0, 1};
-				int64_t		v = special ? edges[uniform(rng, 0, 4)]
-					: dup ? uniform(rng, -8, 8) : uniform(rng, INT64_MIN, INT64_MAX);
+				int64_t v = special ? edges[uniform(rng, 0, 4)]
+					: dup			? uniform(rng, -8, 8)
+									: uniform(rng, INT64_MIN, INT64_MAX);
 
 				memcpy(dst, &v, 8);
 				break;
@@ -50,13 +55,13 @@ draw_value(GpuopsKeyKind kind, Dist dist, Rng &rng, uint8_t *dst)
 		case GPUOPS_KEY_FLOAT4:
 		case GPUOPS_KEY_FLOAT8:
 			{
-				double		d = special ? special_double(rng)
-					: dup ? static_cast<double>(uniform(rng, -4, 4)) / 4
-					: std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
+				double d = special ? special_double(rng)
+					: dup		   ? static_cast<double>(uniform(rng, -4, 4)) / 4
+								   : std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
 
 				if (kind == GPUOPS_KEY_FLOAT4)
 				{
-					float		f = static_cast<float>(d);
+					float f = static_cast<float>(d);
 
 					memcpy(dst, &f, 4);
 				}
@@ -75,16 +80,18 @@ draw_value(GpuopsKeyKind kind, Dist dist, Rng &rng, uint8_t *dst)
 
 				for (int i = 0; i < 16; i++)
 					dst[i] = dup ? (i < 3 ? alphabet[uniform(rng, 0, 3)] : 0)
-						: static_cast<uint8_t>(uniform(rng, 0, 255));
+								 : static_cast<uint8_t>(uniform(rng, 0, 255));
 				break;
 			}
 		case GPUOPS_KEY_INTERVAL:
 			{
 				/* duplicates: equal spans written differently (1 month = 30 days = 720 h) */
-				int64_t		time = dup ? uniform(rng, -2, 2) * 86400000000ll
-					: uniform(rng, -(1ll << 50), 1ll << 50);
-				int32_t		day = static_cast<int32_t>(dup ? uniform(rng, -31, 31) : uniform(rng, -1000, 1000));
-				int32_t		month = static_cast<int32_t>(dup ? uniform(rng, -1, 1) : uniform(rng, -100, 100));
+				int64_t time = dup ? uniform(rng, -2, 2) * 86400000000ll
+								   : uniform(rng, -(1ll << 50), 1ll << 50);
+				int32_t day = static_cast<int32_t>(dup ? uniform(rng, -31, 31)
+													   : uniform(rng, -1000, 1000));
+				int32_t month = static_cast<int32_t>(dup ? uniform(rng, -1, 1)
+														 : uniform(rng, -100, 100));
 
 				memcpy(dst, &time, 8);
 				memcpy(dst + 8, &day, 4);
@@ -94,14 +101,14 @@ draw_value(GpuopsKeyKind kind, Dist dist, Rng &rng, uint8_t *dst)
 	}
 }
 
-}								/* namespace */
+} /* namespace */
 
 KeyCol
-make_key(GpuopsKeyKind kind, int desc, int nulls_first, uint64_t n, Dist dist,
-		 double null_frac, Rng &rng)
+make_key(GpuopsKeyKind kind, int desc, int nulls_first, uint64_t n, Dist dist, double null_frac,
+		 Rng &rng)
 {
-	KeyCol		k;
-	uint32_t	w = gpuops_key_raw_width(kind);
+	KeyCol k;
+	uint32_t w = gpuops_key_raw_width(kind);
 	std::vector<uint8_t> hot(w);
 
 	k.kind = kind;
@@ -114,7 +121,7 @@ make_key(GpuopsKeyKind kind, int desc, int nulls_first, uint64_t n, Dist dist,
 	{
 		k.null[i] = chance(rng, null_frac);
 		if (k.null[i])
-			draw_value(kind, UNIFORM, rng, &k.raw[i * w]);	/* ignored, or NULLs leave input order */
+			draw_value(kind, UNIFORM, rng, &k.raw[i * w]); /* ignored, or NULLs leave input order */
 		else if (dist == SKEW && chance(rng, 0.5))
 			memcpy(&k.raw[i * w], hot.data(), w);
 		else
@@ -129,8 +136,7 @@ template <class T>
 int
 cmp_as(const uint8_t *a, const uint8_t *b)
 {
-	T			x,
-				y;
+	T x, y;
 
 	memcpy(&x, a, sizeof(T));
 	memcpy(&y, b, sizeof(T));
@@ -140,9 +146,8 @@ cmp_as(const uint8_t *a, const uint8_t *b)
 __int128
 interval_span(const uint8_t *p)
 {
-	int64_t		time;
-	int32_t		day,
-				month;
+	int64_t time;
+	int32_t day, month;
 
 	memcpy(&time, p, 8);
 	memcpy(&day, p + 8, 4);
@@ -151,7 +156,7 @@ interval_span(const uint8_t *p)
 		(static_cast<__int128>(month) * 30 + day) * static_cast<__int128>(86400000000ll);
 }
 
-}								/* namespace */
+} /* namespace */
 
 /* PostgreSQL's comparison of two non-NULL values of a kind, written from the types' rules. */
 int
@@ -167,8 +172,7 @@ cmp_value(GpuopsKeyKind kind, const uint8_t *a, const uint8_t *b)
 			return cmp_as<int64_t>(a, b);
 		case GPUOPS_KEY_FLOAT4:
 			{
-				float		x,
-							y;
+				float x, y;
 
 				memcpy(&x, a, 4);
 				memcpy(&y, b, 4);
@@ -176,8 +180,7 @@ cmp_value(GpuopsKeyKind kind, const uint8_t *a, const uint8_t *b)
 			}
 		case GPUOPS_KEY_FLOAT8:
 			{
-				double		x,
-							y;
+				double x, y;
 
 				memcpy(&x, a, 8);
 				memcpy(&y, b, 8);
@@ -188,19 +191,18 @@ cmp_value(GpuopsKeyKind kind, const uint8_t *a, const uint8_t *b)
 		case GPUOPS_KEY_UUID:
 		case GPUOPS_KEY_BYTES16:
 			{
-				int			c = memcmp(a, b, 16);
+				int c = memcmp(a, b, 16);
 
 				return c < 0 ? -1 : (c > 0 ? 1 : 0);
 			}
 		case GPUOPS_KEY_INTERVAL:
 			{
-				__int128	x = interval_span(a),
-							y = interval_span(b);
+				__int128 x = interval_span(a), y = interval_span(b);
 
 				return x < y ? -1 : (x > y ? 1 : 0);
 			}
 		case GPUOPS_KEY_NUMERIC_ABBREV:
-			return -cmp_as<int64_t>(a, b);	/* the abbreviation's signed order is reversed */
+			return -cmp_as<int64_t>(a, b); /* the abbreviation's signed order is reversed */
 		case GPUOPS_KEY_ABBREV_UNSIGNED:
 			return cmp_as<uint64_t>(a, b);
 	}
@@ -214,10 +216,9 @@ cmp_rows(const std::vector<KeyCol> &keys, int nkeys, uint32_t x, uint32_t y)
 	for (int k = 0; k < nkeys; k++)
 	{
 		const KeyCol &c = keys[k];
-		uint32_t	w = gpuops_key_raw_width(c.kind);
-		bool		nx = c.null[x],
-					ny = c.null[y];
-		int			r;
+		uint32_t w = gpuops_key_raw_width(c.kind);
+		bool nx = c.null[x], ny = c.null[y];
+		int r;
 
 		if (nx != ny)
 			return nx == (c.nulls_first != 0) ? -1 : 1;
@@ -261,4 +262,4 @@ kind_name(GpuopsKeyKind kind)
 	}
 	return "?";
 }
-}								/* namespace dt */
+} /* namespace dt */

@@ -18,11 +18,11 @@ namespace {
 struct SortCase
 {
 	std::vector<KeyCol> keys;
-	uint64_t	n = 0;
-	int			tie_keys = 0;	/* > 0: ties over the first tie_keys keys */
-	size_t		budget = 0;		/* device_memory_limit; 0: none */
-	uint32_t	batch_rows = 0; /* submit at most this many rows at a time; 0: fill */
-	bool		expect_runs = false;	/* the budget must cut the sort into runs */
+	uint64_t n = 0;
+	int tie_keys = 0;		  /* > 0: ties over the first tie_keys keys */
+	size_t budget = 0;		  /* device_memory_limit; 0: none */
+	uint32_t batch_rows = 0;  /* submit at most this many rows at a time; 0: fill */
+	bool expect_runs = false; /* the budget must cut the sort into runs */
 };
 
 struct SortResult
@@ -35,7 +35,7 @@ struct SortResult
 uint32_t
 tie_words(const SortCase &c)
 {
-	uint32_t	words = 0;
+	uint32_t words = 0;
 
 	for (int k = 0; k < c.tie_keys; k++)
 		words += 1 + gpuops_key_value_words(c.keys[k].kind);
@@ -49,8 +49,8 @@ run_sort(const GpuopsBackend *be, const SortCase &c)
 	GpuopsSortSpec spec;
 	GpuopsSettings st = settings_for(c.budget);
 	EndGuard<GpuopsSort> sort(be->sort_end);
-	SortResult	r;
-	uint64_t	done = 0;
+	SortResult r;
+	uint64_t done = 0;
 
 	memset(&spec, 0, sizeof(spec));
 	spec.nkeys = static_cast<int>(c.keys.size());
@@ -61,7 +61,7 @@ run_sort(const GpuopsBackend *be, const SortCase &c)
 	while (done < c.n)
 	{
 		GpuopsStageBuffer buf;
-		uint32_t	m;
+		uint32_t m;
 
 		memset(&buf, 0, sizeof(buf));
 		wait_pending([&]() { return be->sort_stage(sort.obj, &buf); }, "sort_stage");
@@ -72,7 +72,7 @@ run_sort(const GpuopsBackend *be, const SortCase &c)
 			m = std::min(m, c.batch_rows);
 		for (int k = 0; k < spec.nkeys; k++)
 		{
-			uint32_t	w = gpuops_key_raw_width(c.keys[k].kind);
+			uint32_t w = gpuops_key_raw_width(c.keys[k].kind);
 			std::vector<uint8_t> bm = bitmap_of(c.keys[k].null, done, m);
 
 			memcpy(buf.values[k], &c.keys[k].raw[done * w], static_cast<size_t>(m) * w);
@@ -83,7 +83,7 @@ run_sort(const GpuopsBackend *be, const SortCase &c)
 	}
 	DT_CALL(be->sort_finish(sort.obj));
 	wait_pending([&]() { return be->sort_poll(sort.obj); }, "sort_poll");
-	r.order.resize(c.n + 1);	/* + 1: a valid pointer for an empty result */
+	r.order.resize(c.n + 1); /* + 1: a valid pointer for an empty result */
 	DT_CALL(be->sort_result(sort.obj, r.order.data(), c.n));
 	r.order.resize(c.n);
 	if (spec.tie_words)
@@ -120,17 +120,16 @@ check_sort(Outcome &out, const SortCase &c)
 {
 	std::vector<uint32_t> want(c.n);
 	std::vector<uint8_t> want_ties((c.n + 7) / 8, 0);
-	int			nkeys = static_cast<int>(c.keys.size());
+	int nkeys = static_cast<int>(c.keys.size());
 
 	std::iota(want.begin(), want.end(), 0u);
-	std::stable_sort(want.begin(), want.end(), [&](uint32_t x, uint32_t y) {
-		return cmp_rows(c.keys, nkeys, x, y) < 0;
-	});
+	std::stable_sort(want.begin(), want.end(),
+					 [&](uint32_t x, uint32_t y) { return cmp_rows(c.keys, nkeys, x, y) < 0; });
 	for (uint64_t i = 1; i < c.n && c.tie_keys; i++)
 		if (cmp_rows(c.keys, c.tie_keys, want[i - 1], want[i]) == 0)
 			set_bit(want_ties, i);
 
-	SortResult	cpu = run_sort(engines.cpu->sort, c);
+	SortResult cpu = run_sort(engines.cpu->sort, c);
 
 	out.cpu = first_difference<uint32_t>(cpu.order, want, show_row);
 	if (out.cpu.empty() && c.tie_keys)
@@ -143,7 +142,7 @@ check_sort(Outcome &out, const SortCase &c)
 		return;
 	begin_cuda_side(out);
 
-	SortResult	gpu = run_sort(engines.cuda->sort, c);
+	SortResult gpu = run_sort(engines.cuda->sort, c);
 
 	out.cuda = first_difference<uint32_t>(gpu.order, cpu.order, show_row);
 	if (out.cuda.empty() && c.tie_keys)
@@ -158,21 +157,21 @@ check_sort(Outcome &out, const SortCase &c)
 struct KeyRecipe
 {
 	GpuopsKeyKind kind;
-	int			desc;
-	int			nulls_first;
-	Dist		dist;
-	double		null_frac;
+	int desc;
+	int nulls_first;
+	Dist dist;
+	double null_frac;
 };
 
 struct Recipe
 {
-	std::string what;			/* the edge case, for the title */
+	std::string what; /* the edge case, for the title */
 	std::vector<KeyRecipe> keys;
-	uint64_t	n;
-	int			tie_keys;
-	size_t		budget;
-	uint32_t	batch_rows;
-	bool		expect_runs;
+	uint64_t n;
+	int tie_keys;
+	size_t budget;
+	uint32_t batch_rows;
+	bool expect_runs;
 };
 
 /* "int8 desc nulls first + float8 asc nulls last" */
@@ -194,8 +193,8 @@ describe_keys(const Recipe &r)
 SortCase
 make_case(const Recipe &r, uint64_t seed)
 {
-	SortCase	c;
-	Rng			rng(seed);
+	SortCase c;
+	Rng rng(seed);
 
 	for (const KeyRecipe &k : r.keys)
 		c.keys.push_back(make_key(k.kind, k.desc, k.nulls_first, r.n, k.dist, k.null_frac, rng));
@@ -210,53 +209,86 @@ make_case(const Recipe &r, uint64_t seed)
 void
 run_recipe(const Recipe &r, uint64_t seed)
 {
-	std::string title = "sort " + describe_keys(r) + ", " + r.what +
-		(r.what.empty() ? "" : ", ") + std::to_string(r.n) + (r.n == 1 ? " row" : " rows") +
-		(r.tie_keys ? ", ties" : "");
+	std::string title = "sort " + describe_keys(r) + ", " + r.what + (r.what.empty() ? "" : ", ") +
+		std::to_string(r.n) + (r.n == 1 ? " row" : " rows") + (r.tie_keys ? ", ties" : "");
 
 	/* the input is made inside the case: only for the cases selected */
 	run_case(title, [&](Outcome &out) { check_sort(out, make_case(r, seed)); });
 }
 
-}								/* namespace */
+} /* namespace */
 
 void
 sort_tests()
 {
 	const GpuopsKeyKind I2 = GPUOPS_KEY_INT2, I4 = GPUOPS_KEY_INT4, I8 = GPUOPS_KEY_INT8,
-				F4 = GPUOPS_KEY_FLOAT4, F8 = GPUOPS_KEY_FLOAT8, B = GPUOPS_KEY_BOOL,
-				U = GPUOPS_KEY_UUID, IV = GPUOPS_KEY_INTERVAL, BY = GPUOPS_KEY_BYTES16,
-				NA = GPUOPS_KEY_NUMERIC_ABBREV, AU = GPUOPS_KEY_ABBREV_UNSIGNED;
+						F4 = GPUOPS_KEY_FLOAT4, F8 = GPUOPS_KEY_FLOAT8, B = GPUOPS_KEY_BOOL,
+						U = GPUOPS_KEY_UUID, IV = GPUOPS_KEY_INTERVAL, BY = GPUOPS_KEY_BYTES16,
+						NA = GPUOPS_KEY_NUMERIC_ABBREV, AU = GPUOPS_KEY_ABBREV_UNSIGNED;
 	const size_t MB = 1u << 20;
 	const std::vector<Recipe> recipes = {
 		{"empty", {{I4, 0, 0, UNIFORM, 0}}, 0, 1, 0, 0, false},
 		{"one row", {{I4, 0, 0, UNIFORM, 0}}, 1, 1, 0, 0, false},
 		{"one NULL row", {{I8, 1, 1, UNIFORM, 1.0}}, 1, 1, 0, 0, false},
 		{"all NULL", {{I8, 0, 0, UNIFORM, 1.0}}, 10000, 1, 0, 0, false},
-		{"all NULL, two keys", {{I4, 1, 1, UNIFORM, 1.0}, {F8, 0, 0, UNIFORM, 1.0}}, 10000, 2, 0, 0, false},
-		{"int edges", {{I8, 0, 0, SPECIAL, 0.1}, {I4, 1, 0, SPECIAL, 0.1}, {I2, 0, 1, SPECIAL, 0.1}}, 20000, 3, 0, 0, false},
+		{"all NULL, two keys",
+		 {{I4, 1, 1, UNIFORM, 1.0}, {F8, 0, 0, UNIFORM, 1.0}},
+		 10000,
+		 2,
+		 0,
+		 0,
+		 false},
+		{"int edges",
+		 {{I8, 0, 0, SPECIAL, 0.1}, {I4, 1, 0, SPECIAL, 0.1}, {I2, 0, 1, SPECIAL, 0.1}},
+		 20000,
+		 3,
+		 0,
+		 0,
+		 false},
 		{"duplicates, batches of 4999", {{I4, 0, 1, DUPLICATES, 0.05}}, 200000, 1, 0, 4999, false},
 		{"skew (one key in half the rows)", {{I8, 1, 0, SKEW, 0.05}}, 200000, 1, 0, 0, false},
 		{"NaN/-0/inf", {{F8, 0, 0, SPECIAL, 0.05}}, 200000, 1, 0, 0, false},
 		{"NaN/-0/inf", {{F8, 1, 1, SPECIAL, 0.05}}, 200000, 0, 0, 0, false},
 		{"NaN/-0/inf", {{F4, 1, 0, SPECIAL, 0.05}}, 100000, 1, 0, 0, false},
-		{"duplicates", {{I2, 0, 1, DUPLICATES, 0.1}, {B, 1, 0, UNIFORM, 0.1}}, 100000, 2, 0, 0, false},
-		{"duplicates", {{I4, 1, 1, DUPLICATES, 0.1}, {F8, 0, 0, SPECIAL, 0.1}, {I8, 1, 0, DUPLICATES, 0.1}},
-		 300000, 1, 0, 0, false},
-		{"duplicates", {{U, 0, 0, DUPLICATES, 0.05}, {BY, 1, 1, DUPLICATES, 0.05}}, 50000, 2, 0, 0, false},
+		{"duplicates",
+		 {{I2, 0, 1, DUPLICATES, 0.1}, {B, 1, 0, UNIFORM, 0.1}},
+		 100000,
+		 2,
+		 0,
+		 0,
+		 false},
+		{"duplicates",
+		 {{I4, 1, 1, DUPLICATES, 0.1}, {F8, 0, 0, SPECIAL, 0.1}, {I8, 1, 0, DUPLICATES, 0.1}},
+		 300000,
+		 1,
+		 0,
+		 0,
+		 false},
+		{"duplicates",
+		 {{U, 0, 0, DUPLICATES, 0.05}, {BY, 1, 1, DUPLICATES, 0.05}},
+		 50000,
+		 2,
+		 0,
+		 0,
+		 false},
 		{"equal spans", {{IV, 0, 0, DUPLICATES, 0.05}}, 50000, 1, 0, 0, false},
 		{"wide spans", {{IV, 1, 1, UNIFORM, 0.05}}, 50000, 1, 0, 0, false},
 		{"", {{NA, 1, 0, UNIFORM, 0.05}, {AU, 0, 0, UNIFORM, 0}}, 50000, 0, 0, 0, false},
 		{"4 MB budget (runs merged)", {{I8, 0, 0, DUPLICATES, 0.05}}, 500000, 1, 4 * MB, 0, true},
-		{"2 MB budget (runs merged)", {{F8, 1, 0, SPECIAL, 0.05}, {I4, 0, 1, UNIFORM, 0.05}}, 300000, 1,
-		 2 * MB, 0, true},
+		{"2 MB budget (runs merged)",
+		 {{F8, 1, 0, SPECIAL, 0.05}, {I4, 0, 1, UNIFORM, 0.05}},
+		 300000,
+		 1,
+		 2 * MB,
+		 0,
+		 true},
 		{"", {{I8, 1, 1, UNIFORM, 0.01}}, 1000000, 0, 0, 0, false},
 		{"", {{I4, 0, 0, UNIFORM, 0.01}}, 2000000, 1, 0, 0, false},
 	};
-	uint64_t	seed = 1000;
+	uint64_t seed = 1000;
 
 	for (const Recipe &r : recipes)
 		run_recipe(r, seed++);
 }
 
-}								/* namespace dt */
+} /* namespace dt */

@@ -26,4 +26,4 @@
 #include "agg_strategy.hpp"
 #include "agg_state.hpp"
 
-#endif							/* GPUOPS_AGG_COMMON_HPP */
+#endif /* GPUOPS_AGG_COMMON_HPP */

@@ -53,7 +53,7 @@ agg_value_bits(GpuopsKeyKind kind)
 inline int
 agg_key_bits(const GpuopsAggSpec &spec)
 {
-	int			bits = 0;
+	int bits = 0;
 
 	for (int k = 0; k < spec.nkeys; k++)
 		bits += 1 + agg_value_bits(spec.keys[k]);
@@ -75,7 +75,7 @@ agg_key_words(const GpuopsAggSpec &spec)
 GPUOPS_HD int
 agg_order_words_of(GpuopsKeyKind kind)
 {
-	int			bits = agg_value_bits(kind);
+	int bits = agg_value_bits(kind);
 
 	return bits < 64 ? 1 : 1 + bits / 64;
 }
@@ -97,15 +97,15 @@ agg_sort_words(const GpuopsAggSpec &spec)
 inline int
 agg_word_bits(const GpuopsAggSpec &spec, int w)
 {
-	int			gw = agg_key_words(spec);
+	int gw = agg_key_words(spec);
 
 	if (w < gw)
 	{
-		int			left = agg_key_bits(spec) - 64 * w;
+		int left = agg_key_bits(spec) - 64 * w;
 
 		return left >= 64 ? 64 : left;
 	}
-	int			vbits = agg_value_bits(spec.value_kinds[spec.order_agg]);
+	int vbits = agg_value_bits(spec.value_kinds[spec.order_agg]);
 
 	if (vbits < 64)
 		return vbits + 1;
@@ -116,8 +116,8 @@ agg_word_bits(const GpuopsAggSpec &spec, int w)
 GPUOPS_HD void
 agg_pack_order(GpuopsKeyKind kind, bool desc, const uint8_t *raw, uint64_t *w)
 {
-	int			bits = agg_value_bits(kind);
-	uint64_t	v[2] = {0, 0};
+	int bits = agg_value_bits(kind);
+	uint64_t v[2] = {0, 0};
 
 	if (raw == nullptr)
 	{
@@ -157,7 +157,7 @@ agg_percentile_rows(GpuopsAggKind kind, double f, uint64_t n, uint64_t *lo, uint
 {
 	if (kind == GPUOPS_AGG_PERCENTILE_DISC)
 	{
-		int64_t		rownum = static_cast<int64_t>(ceil(f * static_cast<double>(n)));
+		int64_t rownum = static_cast<int64_t>(ceil(f * static_cast<double>(n)));
 
 		*lo = *hi = rownum > 1 ? static_cast<uint64_t>(rownum - 1) : 0;
 		return;
@@ -169,13 +169,13 @@ agg_percentile_rows(GpuopsAggKind kind, double f, uint64_t n, uint64_t *lo, uint
 /* Appends fields of up to 64 bits to a row's key words (zeroed by the caller). */
 struct KeyPacker
 {
-	uint64_t   *w;
-	int			pos;
+	uint64_t *w;
+	int pos;
 
 	GPUOPS_HD void put(uint64_t v, int bits)
 	{
-		int			word = pos >> 6;
-		int			off = pos & 63;
+		int word = pos >> 6;
+		int off = pos & 63;
 
 		w[word] |= v << off;
 		if (off + bits > 64)
@@ -192,15 +192,15 @@ GPUOPS_HD void
 agg_pack_key(const GpuopsKeyKind *kinds, int nkeys, const uint8_t *const *keys,
 			 const uint8_t *const *nulls, uint64_t i, uint64_t *w, int nwords)
 {
-	KeyPacker	p = {w, 0};
+	KeyPacker p = {w, 0};
 
 	for (int j = 0; j < nwords; j++)
 		w[j] = 0;
 	for (int k = 0; k < nkeys; k++)
 	{
-		int			bits = agg_value_bits(kinds[k]);
-		bool		null = nulls[k] && (nulls[k][i >> 3] >> (i & 7)) & 1;
-		uint64_t	v[2] = {0, 0};
+		int bits = agg_value_bits(kinds[k]);
+		bool null = nulls[k] && (nulls[k][i >> 3] >> (i & 7)) & 1;
+		uint64_t v[2] = {0, 0};
 
 		p.put(null ? 1 : 0, 1);
 		if (!null)
@@ -221,6 +221,6 @@ agg_null(const uint8_t *nulls, uint64_t i)
 	return nulls && (nulls[i >> 3] >> (i & 7)) & 1;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_AGG_KEY_HPP */
+#endif /* GPUOPS_AGG_KEY_HPP */

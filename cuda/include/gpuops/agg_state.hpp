@@ -28,7 +28,7 @@ namespace gpuops {
 /* count(x), count(*) */
 struct CountState
 {
-	uint64_t	n;
+	uint64_t n;
 };
 
 struct CountOp
@@ -42,8 +42,8 @@ struct CountOp
 /* sum and avg of integers: exact in 128 bits */
 struct SumIntState
 {
-	__int128	s;
-	uint64_t	n;
+	__int128 s;
+	uint64_t n;
 };
 
 struct SumIntOp
@@ -60,10 +60,10 @@ struct SumIntOp
  */
 struct SumSqIntState
 {
-	__int128	s;
-	unsigned __int128 s2;		/* the sum of squares, low 128 bits */
-	uint64_t	s2_top;			/* and the bits above */
-	uint64_t	n;
+	__int128 s;
+	unsigned __int128 s2; /* the sum of squares, low 128 bits */
+	uint64_t s2_top;	  /* and the bits above */
+	uint64_t n;
 };
 
 struct SumSqIntOp
@@ -72,8 +72,7 @@ struct SumSqIntOp
 	{
 		unsigned __int128 lo = a.s2 + b.s2;
 
-		return SumSqIntState{a.s + b.s, lo, a.s2_top + b.s2_top + (lo < a.s2 ? 1u : 0u),
-			a.n + b.n};
+		return SumSqIntState{a.s + b.s, lo, a.s2_top + b.s2_top + (lo < a.s2 ? 1u : 0u), a.n + b.n};
 	}
 };
 
@@ -84,21 +83,21 @@ agg_int_value(GpuopsKeyKind kind, const uint8_t *raw)
 	{
 		case GPUOPS_KEY_INT2:
 			{
-				int16_t		v;
+				int16_t v;
 
 				memcpy(&v, raw, 2);
 				return v;
 			}
 		case GPUOPS_KEY_INT4:
 			{
-				int32_t		v;
+				int32_t v;
 
 				memcpy(&v, raw, 4);
 				return v;
 			}
 		default:
 			{
-				int64_t		v;
+				int64_t v;
 
 				memcpy(&v, raw, 8);
 				return v;
@@ -130,16 +129,16 @@ agg_isnan(double v)
 /* float aggregates: float8_accum's transition values */
 enum
 {
-	kOverflowSx = 1,			/* a finite Sx became infinite */
-	kOverflowSxx = 2			/* a finite Sxx became infinite */
+	kOverflowSx = 1, /* a finite Sx became infinite */
+	kOverflowSxx = 2 /* a finite Sxx became infinite */
 };
 
 struct FloatState
 {
-	double		n;
-	double		sx;
-	double		sxx;
-	uint32_t	overflow;
+	double n;
+	double sx;
+	double sxx;
+	uint32_t overflow;
 };
 
 /* float8_accum on an empty state: Sxx is NaN after an infinite or NaN input */
@@ -158,8 +157,8 @@ struct FloatOp
 {
 	GPUOPS_HD FloatState operator()(const FloatState &a, const FloatState &b) const
 	{
-		FloatState	r;
-		double		tmp;
+		FloatState r;
+		double tmp;
 
 		if (a.n == 0.0)
 			return b;
@@ -183,12 +182,12 @@ agg_float_value(GpuopsKeyKind kind, const uint8_t *raw)
 {
 	if (kind == GPUOPS_KEY_FLOAT4)
 	{
-		float		v;
+		float v;
 
 		memcpy(&v, raw, 4);
 		return v;
 	}
-	double		v;
+	double v;
 
 	memcpy(&v, raw, 8);
 	return v;
@@ -202,10 +201,10 @@ agg_float_value(GpuopsKeyKind kind, const uint8_t *raw)
  */
 struct MinMaxState
 {
-	uint64_t	w0;
-	uint64_t	w1;
-	uint64_t	row;
-	uint32_t	valid;
+	uint64_t w0;
+	uint64_t w1;
+	uint64_t row;
+	uint32_t valid;
 };
 
 template <bool Max>
@@ -245,9 +244,9 @@ sumsq_int_leaf(GpuopsKeyKind kind, const uint8_t *raw)
 {
 	if (raw == nullptr)
 		return SumSqIntState{0, 0, 0, 0};
-	int64_t		v = agg_int_value(kind, raw);
+	int64_t v = agg_int_value(kind, raw);
 	unsigned __int128 m = v < 0 ? static_cast<unsigned __int128>(-static_cast<__int128>(v))
-		: static_cast<unsigned __int128>(v);
+								: static_cast<unsigned __int128>(v);
 
 	return SumSqIntState{v, m * m, 0, 1};
 }
@@ -263,7 +262,7 @@ float_value_leaf(GpuopsKeyKind kind, const uint8_t *raw)
 GPUOPS_HD MinMaxState
 minmax_leaf(GpuopsKeyKind kind, const uint8_t *raw, uint64_t row)
 {
-	uint64_t	v[2] = {0, 0};
+	uint64_t v[2] = {0, 0};
 
 	if (raw == nullptr)
 		return MinMaxState{0, 0, row, 0};
@@ -331,7 +330,8 @@ count_from(const GpuopsAggResult &r)
 inline __int128
 agg_int128(int64_t hi, uint64_t lo)
 {
-	return static_cast<__int128>((static_cast<unsigned __int128>(static_cast<uint64_t>(hi)) << 64) | lo);
+	return static_cast<__int128>((static_cast<unsigned __int128>(static_cast<uint64_t>(hi)) << 64) |
+								 lo);
 }
 
 inline SumIntState
@@ -344,7 +344,8 @@ inline SumSqIntState
 sumsq_int_from(const GpuopsAggResult &r)
 {
 	return SumSqIntState{agg_int128(r.sum_hi, r.sum_lo),
-		(static_cast<unsigned __int128>(r.sum2_hi) << 64) | r.sum2_lo, r.sum2_top, r.count};
+						 (static_cast<unsigned __int128>(r.sum2_hi) << 64) | r.sum2_lo, r.sum2_top,
+						 r.count};
 }
 
 inline FloatState
@@ -353,6 +354,6 @@ float_from(const GpuopsAggResult &r)
 	return FloatState{static_cast<double>(r.count), r.sx, r.sxx, r.overflow};
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_AGG_STATE_HPP */
+#endif /* GPUOPS_AGG_STATE_HPP */

@@ -30,17 +30,19 @@ agg_rows_for_budget(uint64_t budget, const GpuopsAggSpec &spec)
 {
 	const uint64_t fixed = 256 * 1024;
 	const uint64_t min_rows = 1024;
-	uint64_t	per_row = 8 * agg_sort_words(spec) + 16 + 8 + 16 + 8 + 8 + 48;
-	uint64_t	rows;
+	uint64_t per_row = 8 * agg_sort_words(spec) + 16 + 8 + 16 + 8 + 8 + 48;
+	uint64_t rows;
 
 	if (budget == 0)
 		return UINT32_MAX;
 	for (int k = 0; k < spec.nkeys; k++)
 		per_row += gpuops_key_raw_width(spec.keys[k]) + 1;
 	for (int g = 0; g < spec.naggs; g++)
-		per_row += (spec.kinds[g] == GPUOPS_AGG_COUNT ? 0 : gpuops_key_raw_width(spec.value_kinds[g])) + 1;
+		per_row += (spec.kinds[g] == GPUOPS_AGG_COUNT ? 0
+													  : gpuops_key_raw_width(spec.value_kinds[g])) +
+			1;
 	rows = budget > fixed + min_rows * per_row ? (budget - fixed) / per_row : min_rows;
-	rows &= ~uint64_t(7);		/* chunks start at multiples of 8 rows (null bitmaps) */
+	rows &= ~uint64_t(7); /* chunks start at multiples of 8 rows (null bitmaps) */
 	return rows < UINT32_MAX ? rows : UINT32_MAX;
 }
 
@@ -93,7 +95,7 @@ agg_hash_state_words(GpuopsAggKind kind)
 inline int
 agg_hash_stride(const GpuopsAggSpec &spec)
 {
-	int			words = 1;
+	int words = 1;
 
 	for (int g = 0; g < spec.naggs; g++)
 		words += agg_hash_state_words(spec.kinds[g]);
@@ -109,7 +111,7 @@ agg_hash_stride(const GpuopsAggSpec &spec)
 inline uint64_t
 agg_hash_capacity(const GpuopsAggSpec &spec, uint64_t n)
 {
-	uint64_t	cap;
+	uint64_t cap;
 
 	if (spec.hash_capacity == 0 || spec.nkeys == 0 || spec.order_agg >= 0 || n == 0)
 		return 0;
@@ -124,6 +126,6 @@ agg_hash_capacity(const GpuopsAggSpec &spec, uint64_t n)
 	return cap;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_AGG_STRATEGY_HPP */
+#endif /* GPUOPS_AGG_STRATEGY_HPP */

@@ -102,7 +102,7 @@ expr_step_stops_with_error(const GpuopsExprStep *s)
 inline const char *
 expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 {
-	int			depth = 0;
+	int depth = 0;
 
 	if (p->nsteps < 1 || p->nsteps > GPUOPS_EXPR_MAX_STEPS || p->nconsts < 0 ||
 		p->nconsts > GPUOPS_EXPR_MAX_CONSTS)
@@ -110,8 +110,7 @@ expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 	for (int pc = 0; pc < p->nsteps; pc++)
 	{
 		const GpuopsExprStep *s = &p->steps[pc];
-		int			pops = 0,
-					pushes = 0;
+		int pops = 0, pushes = 0;
 
 		switch (s->op)
 		{
@@ -204,6 +203,6 @@ expr_validate(const GpuopsExprProgram *p, int outer_ncols, int inner_ncols)
 	return depth < 1 ? "no result" : nullptr;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_EXPR_CHECK_HPP */
+#endif /* GPUOPS_EXPR_CHECK_HPP */

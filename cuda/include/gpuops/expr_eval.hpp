@@ -47,11 +47,11 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 		  const uint8_t *const_null, const Outer &outer, const Inner &inner,
 		  uint64_t *value = nullptr, bool *value_null = nullptr)
 {
-	uint64_t	w[GPUOPS_EXPR_MAX_STACK];
-	bool		n[GPUOPS_EXPR_MAX_STACK];
-	uint64_t	lw[GPUOPS_EXPR_MAX_LOCALS];
-	bool		ln[GPUOPS_EXPR_MAX_LOCALS];
-	int			sp = 0;
+	uint64_t w[GPUOPS_EXPR_MAX_STACK];
+	bool n[GPUOPS_EXPR_MAX_STACK];
+	uint64_t lw[GPUOPS_EXPR_MAX_LOCALS];
+	bool ln[GPUOPS_EXPR_MAX_LOCALS];
+	int sp = 0;
 
 	for (int pc = 0; pc < nsteps; pc++)
 	{
@@ -77,11 +77,9 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				break;
 			case GPUOPS_EOP_CMP:
 				{
-					bool		an = n[sp - 2],
-								bn = n[sp - 1];
-					uint64_t	a = w[sp - 2],
-								b = w[sp - 1];
-					int			c;
+					bool an = n[sp - 2], bn = n[sp - 1];
+					uint64_t a = w[sp - 2], b = w[sp - 1];
+					int c;
 
 					sp--;
 					if (s.sub == GPUOPS_CMP_DISTINCT && (an || bn))
@@ -100,9 +98,8 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 						c = expr_float_cmp(expr_as_double(a), expr_as_double(b));
 					else if (s.type == GPUOPS_ET_NUM)
 					{
-						__int128	x,
-									y;
-						int			sc;
+						__int128 x, y;
+						int sc;
 
 						if (!expr_num_known(a) || !expr_num_known(b))
 							return GPUOPS_EXPR_RECHECK;
@@ -123,7 +120,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				sp--;
 				if (n[sp - 1] || n[sp])
 				{
-					n[sp - 1] = true;	/* strict */
+					n[sp - 1] = true; /* strict */
 					break;
 				}
 				if (s.type == GPUOPS_ET_NUM)
@@ -133,7 +130,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				}
 				else if (s.type == GPUOPS_ET_FLOAT && s.sub == 4)
 				{
-					float		r;
+					float r;
 
 					if (!expr_float_op<float>(s.op, (float) expr_as_double(w[sp - 1]),
 											  (float) expr_as_double(w[sp]), &r))
@@ -142,7 +139,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				}
 				else if (s.type == GPUOPS_ET_FLOAT)
 				{
-					double		r;
+					double r;
 
 					if (!expr_float_op<double>(s.op, expr_as_double(w[sp - 1]),
 											   expr_as_double(w[sp]), &r))
@@ -151,7 +148,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				}
 				else
 				{
-					int64_t		r;
+					int64_t r;
 
 					if (!expr_int_op(s.op, s.sub, (int64_t) w[sp - 1], (int64_t) w[sp], &r))
 						return GPUOPS_EXPR_RECHECK;
@@ -164,22 +161,23 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					break;
 				if (s.type == GPUOPS_ET_NUM)
 				{
-					int64_t		m = expr_num_mantissa(w[sp - 1]);
+					int64_t m = expr_num_mantissa(w[sp - 1]);
 
 					/* the mantissa's range is symmetric; NaN and infinities stay unknown */
 					if (expr_num_known(w[sp - 1]))
-						w[sp - 1] = expr_num_word(s.op == GPUOPS_EOP_NEG || m < 0 ? -(__int128) m : m,
+						w[sp - 1] = expr_num_word(s.op == GPUOPS_EOP_NEG || m < 0 ? -(__int128) m
+																				  : m,
 												  expr_num_scale(w[sp - 1]));
 				}
 				else if (s.type == GPUOPS_ET_FLOAT)
 				{
-					double		d = expr_as_double(w[sp - 1]);
+					double d = expr_as_double(w[sp - 1]);
 
 					w[sp - 1] = expr_from_double(s.op == GPUOPS_EOP_NEG ? -d : fabs(d));
 				}
 				else
 				{
-					int64_t		r;
+					int64_t r;
 
 					if (!expr_int_op(s.op, s.sub, (int64_t) w[sp - 1], 0, &r))
 						return GPUOPS_EXPR_RECHECK;
@@ -191,7 +189,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					break;
 				if (s.type == GPUOPS_ET_NUM)
 				{
-					int64_t		r;
+					int64_t r;
 
 					if (!expr_num_to_int(w[sp - 1], s.sub, &r))
 						return GPUOPS_EXPR_RECHECK;
@@ -199,7 +197,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				}
 				else if (s.type == GPUOPS_ET_FLOAT)
 				{
-					int64_t		r;
+					int64_t r;
 
 					if (!expr_float_to_int(expr_as_double(w[sp - 1]), s.sub, &r))
 						return GPUOPS_EXPR_RECHECK;
@@ -213,7 +211,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					break;
 				if (s.type == GPUOPS_ET_NUM)
 				{
-					double		r;
+					double r;
 
 					if (!expr_num_to_float(w[sp - 1], s.sub, &r))
 						return GPUOPS_EXPR_RECHECK;
@@ -221,15 +219,15 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				}
 				else if (s.type == GPUOPS_ET_INT)
 				{
-					int64_t		i = (int64_t) w[sp - 1];
+					int64_t i = (int64_t) w[sp - 1];
 
 					w[sp - 1] = expr_from_double(s.sub == 4 ? (double) (float) i : (double) i);
 				}
 				else if (s.sub == 4)
 				{
 					/* dtof: overflow and underflow are errors */
-					double		d = expr_as_double(w[sp - 1]);
-					float		f = (float) d;
+					double d = expr_as_double(w[sp - 1]);
+					float f = (float) d;
 
 					if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
 						return GPUOPS_EXPR_RECHECK;
@@ -253,11 +251,11 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					break;
 				}
 				{
-					int64_t		d = (int64_t) w[sp - 1];
-					int64_t		r = s.sub ? d - (int64_t) w[sp] : d + (int64_t) w[sp];
+					int64_t d = (int64_t) w[sp - 1];
+					int64_t r = s.sub ? d - (int64_t) w[sp] : d + (int64_t) w[sp];
 
 					if (d == kDateNoBegin || d == kDateNoEnd)
-						break;	/* infinity stays itself */
+						break; /* infinity stays itself */
 					if (r < kDateMin || r >= kDateEnd)
 						return GPUOPS_EXPR_RECHECK;
 					w[sp - 1] = (uint64_t) r;
@@ -268,10 +266,9 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				if (n[sp - 1])
 					break;
 				{
-					int64_t		t = (int64_t) w[sp - 1];
-					__int128	r = t;
-					int64_t		days = (int64_t) consts[s.arg],
-								usecs = (int64_t) consts[s.arg + 1];
+					int64_t t = (int64_t) w[sp - 1];
+					__int128 r = t;
+					int64_t days = (int64_t) consts[s.arg], usecs = (int64_t) consts[s.arg + 1];
 
 					if (t == kTimestampNoBegin || t == kTimestampNoEnd)
 						break;
@@ -294,12 +291,11 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 					break;
 				}
 				{
-					bool		ts = s.op == GPUOPS_EOP_TS_MI;
-					int64_t		no_begin = ts ? kTimestampNoBegin : kDateNoBegin,
-								no_end = ts ? kTimestampNoEnd : kDateNoEnd;
-					int64_t		a = (int64_t) w[sp - 1],
-								b = (int64_t) w[sp];
-					__int128	r = (__int128) a - b;
+					bool ts = s.op == GPUOPS_EOP_TS_MI;
+					int64_t no_begin = ts ? kTimestampNoBegin : kDateNoBegin,
+							no_end = ts ? kTimestampNoEnd : kDateNoEnd;
+					int64_t a = (int64_t) w[sp - 1], b = (int64_t) w[sp];
+					__int128 r = (__int128) a - b;
 
 					/* PostgreSQL: "cannot subtract infinite dates/timestamps" */
 					if (a == no_begin || a == no_end || b == no_begin || b == no_end)
@@ -317,8 +313,8 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				if (n[sp - 1])
 					break;
 				{
-					int64_t		d = (int64_t) w[sp - 1];
-					int64_t		t;
+					int64_t d = (int64_t) w[sp - 1];
+					int64_t t;
 
 					if (d == kDateNoBegin)
 						t = kTimestampNoBegin;
@@ -332,7 +328,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 						t = kTimestampNoEnd - 1;
 					}
 					else
-						t = d * kUsecsPerDay;	/* dates start where timestamps do */
+						t = d * kUsecsPerDay; /* dates start where timestamps do */
 					w[sp - 1] = (uint64_t) t;
 				}
 				break;
@@ -342,11 +338,9 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 			case GPUOPS_EOP_AND:
 			case GPUOPS_EOP_OR:
 				{
-					bool		an = n[sp - 2],
-								bn = n[sp - 1];
-					bool		a = w[sp - 2] != 0,
-								b = w[sp - 1] != 0;
-					bool		decisive = s.op == GPUOPS_EOP_OR;	/* TRUE decides OR, FALSE AND */
+					bool an = n[sp - 2], bn = n[sp - 1];
+					bool a = w[sp - 2] != 0, b = w[sp - 1] != 0;
+					bool decisive = s.op == GPUOPS_EOP_OR; /* TRUE decides OR, FALSE AND */
 
 					sp--;
 					if ((!an && a == decisive) || (!bn && b == decisive))
@@ -382,8 +376,7 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				break;
 			case GPUOPS_EOP_BOOL_TEST:
 				{
-					bool		isn = n[sp - 1],
-								v = w[sp - 1] != 0;
+					bool isn = n[sp - 1], v = w[sp - 1] != 0;
 
 					switch (s.sub)
 					{
@@ -418,8 +411,8 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 				return GPUOPS_EXPR_RECHECK;
 		}
 	}
-	uint64_t	top = 0;
-	bool		top_null = true;
+	uint64_t top = 0;
+	bool top_null = true;
 
 	if (sp > 0)
 	{
@@ -434,6 +427,6 @@ expr_eval(const GpuopsExprStep *steps, int nsteps, const uint64_t *consts,
 	return (!top_null && top != 0) ? GPUOPS_EXPR_TRUE : GPUOPS_EXPR_FALSE;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_EXPR_EVAL_HPP */
+#endif /* GPUOPS_EXPR_EVAL_HPP */

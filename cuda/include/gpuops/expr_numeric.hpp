@@ -40,7 +40,7 @@ constexpr int64_t kNumMaxMantissa = (1LL << 58) - 1;
 GPUOPS_HD __int128
 expr_pow10(int k)
 {
-	__int128	p = 1;
+	__int128 p = 1;
 
 	for (int i = 0; i < k; i++)
 		p *= 10;
@@ -56,7 +56,7 @@ expr_num_known(uint64_t w)
 GPUOPS_HD int64_t
 expr_num_mantissa(uint64_t w)
 {
-	return (int64_t) w >> kNumScaleBits;	/* arithmetic: the sign stays */
+	return (int64_t) w >> kNumScaleBits; /* arithmetic: the sign stays */
 }
 
 GPUOPS_HD int
@@ -84,8 +84,7 @@ expr_num_word(__int128 m, int s)
 GPUOPS_HD void
 expr_num_align(uint64_t a, uint64_t b, __int128 *x, __int128 *y, int *s)
 {
-	int			sa = expr_num_scale(a),
-				sb = expr_num_scale(b);
+	int sa = expr_num_scale(a), sb = expr_num_scale(b);
 
 	*s = sa > sb ? sa : sb;
 	*x = (__int128) expr_num_mantissa(a) * expr_pow10(*s - sa);
@@ -96,9 +95,7 @@ expr_num_align(uint64_t a, uint64_t b, __int128 *x, __int128 *y, int *s)
 GPUOPS_HD int64_t
 expr_num_round(int64_t m, int k)
 {
-	int64_t		p = (int64_t) expr_pow10(k),
-				q = m / p,
-				r = m % p;
+	int64_t p = (int64_t) expr_pow10(k), q = m / p, r = m % p;
 
 	if (2 * (r < 0 ? -r : r) >= p)
 		q += m < 0 ? -1 : 1;
@@ -113,10 +110,8 @@ expr_num_round(int64_t m, int k)
 GPUOPS_HD bool
 expr_num_op(int op, uint64_t a, uint64_t b, uint64_t *r)
 {
-	__int128	x,
-				y,
-				v;
-	int			s;
+	__int128 x, y, v;
+	int s;
 
 	if (!expr_num_known(a) || !expr_num_known(b))
 		return false;
@@ -154,17 +149,17 @@ expr_num_op(int op, uint64_t a, uint64_t b, uint64_t *r)
 GPUOPS_HD bool
 expr_num_to_float(uint64_t w, int width, double *r)
 {
-	int64_t		m = expr_num_mantissa(w);
-	int			s = expr_num_scale(w);
+	int64_t m = expr_num_mantissa(w);
+	int s = expr_num_scale(w);
 
 	if (!expr_num_known(w))
 		return false;
 	if (width == 4)
 	{
-		float		f;
+		float f;
 
 		if (s == 0)
-			f = (float) m;		/* one rounding of an integer */
+			f = (float) m; /* one rounding of an integer */
 		else if (m > -(1LL << 24) && m < (1LL << 24) && s <= 10)
 #ifdef __CUDA_ARCH__
 			f = __fdiv_rn((float) m, (float) (int64_t) expr_pow10(s));
@@ -190,7 +185,7 @@ expr_num_to_float(uint64_t w, int width, double *r)
 GPUOPS_HD bool
 expr_num_to_int(uint64_t w, int width, int64_t *r)
 {
-	int64_t		q;
+	int64_t q;
 
 	if (!expr_num_known(w))
 		return false;
@@ -209,8 +204,8 @@ expr_num_to_int(uint64_t w, int width, int64_t *r)
 GPUOPS_HD bool
 expr_num_typmod(uint64_t w, int scale, int precision, uint64_t *r)
 {
-	int			s = expr_num_scale(w);
-	__int128	m = expr_num_mantissa(w);
+	int s = expr_num_scale(w);
+	__int128 m = expr_num_mantissa(w);
 
 	if (!expr_num_known(w))
 		return false;
@@ -221,6 +216,6 @@ expr_num_typmod(uint64_t w, int scale, int precision, uint64_t *r)
 	return true;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_EXPR_NUMERIC_HPP */
+#endif /* GPUOPS_EXPR_NUMERIC_HPP */

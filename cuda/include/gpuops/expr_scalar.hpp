@@ -22,8 +22,8 @@
 namespace gpuops {
 
 /* date.h: IS_VALID_DATE, and the infinite dates */
-constexpr int64_t kDateMin = -2451545;	/* DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE */
-constexpr int64_t kDateEnd = 2145031949;	/* DATE_END_JULIAN - POSTGRES_EPOCH_JDATE */
+constexpr int64_t kDateMin = -2451545;	 /* DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE */
+constexpr int64_t kDateEnd = 2145031949; /* DATE_END_JULIAN - POSTGRES_EPOCH_JDATE */
 constexpr int64_t kDateNoBegin = -2147483647 - 1;
 constexpr int64_t kDateNoEnd = 2147483647;
 
@@ -32,13 +32,13 @@ constexpr int64_t kTimestampMin = -211813488000000000LL;
 constexpr int64_t kTimestampEnd = 9223371331200000000LL;
 constexpr int64_t kTimestampNoBegin = -9223372036854775807LL - 1;
 constexpr int64_t kTimestampNoEnd = 9223372036854775807LL;
-constexpr int64_t kDateTimestampEnd = 106751983;	/* TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE */
+constexpr int64_t kDateTimestampEnd = 106751983; /* TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE */
 constexpr int64_t kUsecsPerDay = 86400000000LL;
 
 GPUOPS_HD double
 expr_as_double(uint64_t w)
 {
-	double		d;
+	double d;
 
 	memcpy(&d, &w, sizeof(d));
 	return d;
@@ -47,7 +47,7 @@ expr_as_double(uint64_t w)
 GPUOPS_HD uint64_t
 expr_from_double(double d)
 {
-	uint64_t	w;
+	uint64_t w;
 
 	memcpy(&w, &d, sizeof(w));
 	return w;
@@ -64,7 +64,8 @@ expr_fits(__int128 v, int width)
 		case 4:
 			return v >= -2147483647 - 1 && v <= 2147483647;
 		default:
-			return v >= (__int128) (-9223372036854775807LL - 1) && v <= (__int128) 9223372036854775807LL;
+			return v >= (__int128) (-9223372036854775807LL - 1) &&
+				v <= (__int128) 9223372036854775807LL;
 	}
 }
 
@@ -97,7 +98,7 @@ expr_cmp_holds(int c, int sub)
 		case GPUOPS_CMP_GE:
 			return c >= 0;
 		default:
-			return c != 0;		/* DISTINCT, both sides non-NULL */
+			return c != 0; /* DISTINCT, both sides non-NULL */
 	}
 }
 
@@ -165,7 +166,7 @@ expr_float_op(int op, F a, F b, F *r)
 GPUOPS_HD bool
 expr_int_op(int op, int width, int64_t a, int64_t b, int64_t *r)
 {
-	__int128	v;
+	__int128 v;
 
 	switch (op)
 	{
@@ -186,7 +187,7 @@ expr_int_op(int op, int width, int64_t a, int64_t b, int64_t *r)
 		case GPUOPS_EOP_MOD:
 			if (b == 0)
 				return false;
-			v = b == -1 ? 0 : a % b;	/* INT_MIN % -1 is 0, as int4mod says */
+			v = b == -1 ? 0 : a % b; /* INT_MIN % -1 is 0, as int4mod says */
 			break;
 		case GPUOPS_EOP_NEG:
 			v = -(__int128) a;
@@ -207,8 +208,8 @@ expr_int_op(int op, int width, int64_t a, int64_t b, int64_t *r)
 GPUOPS_HD bool
 expr_float_to_int(double d, int width, int64_t *r)
 {
-	double		x = rint(d);
-	double		lim = width == 2 ? 32768.0 : width == 4 ? 2147483648.0 : 9223372036854775808.0;
+	double x = rint(d);
+	double lim = width == 2 ? 32768.0 : width == 4 ? 2147483648.0 : 9223372036854775808.0;
 
 	if (isnan(x) || !(x >= -lim && x < lim))
 		return false;
@@ -216,6 +217,6 @@ expr_float_to_int(double d, int width, int64_t *r)
 	return true;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
-#endif							/* GPUOPS_EXPR_SCALAR_HPP */
+#endif /* GPUOPS_EXPR_SCALAR_HPP */

@@ -80,15 +80,15 @@ gpuops_agg_ordered(GpuopsAggKind kind)
 
 typedef struct GpuopsAggSpec
 {
-	int			nkeys;			/* 0: one group of every row (no GROUP BY) */
+	int nkeys; /* 0: one group of every row (no GROUP BY) */
 	GpuopsKeyKind keys[GPUOPS_MAX_SORT_KEYS];
-	int			naggs;
+	int naggs;
 	GpuopsAggKind kinds[GPUOPS_MAX_AGGS];
-	GpuopsKeyKind value_kinds[GPUOPS_MAX_AGGS];	/* the input's raw kind (not COUNT) */
-	double		fractions[GPUOPS_MAX_AGGS]; /* PERCENTILE_*: the fraction, 0 to 1 */
-	int			order_agg;		/* the ordered aggregates' shared input, or -1 */
-	int			order_desc;		/* their values ordered descending */
-	uint64_t	hash_capacity;	/* hash strategy: the groups the planner expects, with
+	GpuopsKeyKind value_kinds[GPUOPS_MAX_AGGS]; /* the input's raw kind (not COUNT) */
+	double fractions[GPUOPS_MAX_AGGS];			/* PERCENTILE_*: the fraction, 0 to 1 */
+	int order_agg;								/* the ordered aggregates' shared input, or -1 */
+	int order_desc;								/* their values ordered descending */
+	uint64_t hash_capacity; /* hash strategy: the groups the planner expects, with
 								 * room; 0: sort */
 
 	/*
@@ -102,7 +102,7 @@ typedef struct GpuopsAggSpec
 	 * with PostgreSQL (the aggregation's results are then meaningless).
 	 */
 	const GpuopsExprProgram *programs[GPUOPS_MAX_AGGS];
-	int			program_ncols;
+	int program_ncols;
 } GpuopsAggSpec;
 
 /*
@@ -113,44 +113,44 @@ typedef struct GpuopsAggSpec
  */
 typedef struct GpuopsAggBatch
 {
-	uint32_t	nrows;
+	uint32_t nrows;
 	const void *keys[GPUOPS_MAX_SORT_KEYS];
 	const uint8_t *key_nulls[GPUOPS_MAX_SORT_KEYS];
-	const void *values[GPUOPS_MAX_AGGS];	/* NULL for a computed input */
+	const void *values[GPUOPS_MAX_AGGS]; /* NULL for a computed input */
 	const uint8_t *value_nulls[GPUOPS_MAX_AGGS];
-	GpuopsExprColumns inputs;	/* the programs' columns (spec.program_ncols) */
+	GpuopsExprColumns inputs; /* the programs' columns (spec.program_ncols) */
 } GpuopsAggBatch;
 
 /* One aggregate's state in one group. */
 typedef struct GpuopsAggResult
 {
-	uint64_t	count;			/* inputs counted (COUNT_DISTINCT: distinct values) */
-	uint64_t	sum_lo;			/* SUM_INT, SUMSQ_INT: the sum's low and high 64 bits */
-	int64_t		sum_hi;
-	uint64_t	sum2_lo;		/* SUMSQ_INT: the sum of squares (unsigned), low, */
-	uint64_t	sum2_hi;		/* middle */
-	uint64_t	sum2_top;		/* and high 64 bits */
-	double		sx;				/* FLOAT: sum (N is count) */
-	double		sxx;			/* FLOAT: sum of squared deviations */
-	uint64_t	row;			/* MIN/MAX, PERCENTILE_*: the row holding the value */
-	uint64_t	row2;			/* PERCENTILE_CONT: the upper row (== row when one) */
-	uint32_t	overflow;		/* FLOAT: finite inputs gave an infinite sum */
+	uint64_t count;	 /* inputs counted (COUNT_DISTINCT: distinct values) */
+	uint64_t sum_lo; /* SUM_INT, SUMSQ_INT: the sum's low and high 64 bits */
+	int64_t sum_hi;
+	uint64_t sum2_lo;  /* SUMSQ_INT: the sum of squares (unsigned), low, */
+	uint64_t sum2_hi;  /* middle */
+	uint64_t sum2_top; /* and high 64 bits */
+	double sx;		   /* FLOAT: sum (N is count) */
+	double sxx;		   /* FLOAT: sum of squared deviations */
+	uint64_t row;	   /* MIN/MAX, PERCENTILE_*: the row holding the value */
+	uint64_t row2;	   /* PERCENTILE_CONT: the upper row (== row when one) */
+	uint32_t overflow; /* FLOAT: finite inputs gave an infinite sum */
 } GpuopsAggResult;
 
 typedef struct GpuopsAggStats
 {
-	uint64_t	rows;
-	uint64_t	groups;
-	uint32_t	key_words;		/* 64-bit words per packed group key */
-	uint32_t	sort_bits;		/* key bits the radix sorts examined */
-	uint32_t	hashed;			/* aggregated by the hash strategy */
-	uint32_t	hash_overflow;	/* hash strategy asked for, more groups than its
+	uint64_t rows;
+	uint64_t groups;
+	uint32_t key_words;		/* 64-bit words per packed group key */
+	uint32_t sort_bits;		/* key bits the radix sorts examined */
+	uint32_t hashed;		/* aggregated by the hash strategy */
+	uint32_t hash_overflow; /* hash strategy asked for, more groups than its
 								 * capacity: sorted instead */
-	uint64_t	hash_capacity;	/* the capacity it had */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak */
-	uint64_t	recheck_row;	/* the first row a program stopped at, or
+	uint64_t hash_capacity; /* the capacity it had */
+	double copy_ms;
+	double kernel_ms;
+	uint64_t device_bytes; /* peak */
+	uint64_t recheck_row;  /* the first row a program stopped at, or
 								 * GPUOPS_AGG_NO_RECHECK */
 } GpuopsAggStats;
 
@@ -170,16 +170,16 @@ typedef struct GpuopsAgg GpuopsAgg;
 typedef struct GpuopsAggBackend
 {
 	const char *name;
-	GpuopsStatus (*agg_capacity) (const GpuopsSettings *settings, const GpuopsAggSpec *spec,
-								  uint64_t *rows) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*agg_begin) (const GpuopsSettings *settings, const GpuopsAggSpec *spec,
-							   uint64_t nrows, GpuopsAgg **agg) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*agg_add) (GpuopsAgg *agg, const GpuopsAggBatch *batch) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*agg_finish) (GpuopsAgg *agg, uint64_t *ngroups) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*agg_groups) (GpuopsAgg *agg, const uint64_t **group_rows,
-								const GpuopsAggResult **results) GPUOPS_NOEXCEPT;
-	void		(*agg_stats) (const GpuopsAgg *agg, GpuopsAggStats *stats) GPUOPS_NOEXCEPT;
-	void		(*agg_end) (GpuopsAgg *agg) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_capacity)(const GpuopsSettings *settings, const GpuopsAggSpec *spec,
+								 uint64_t *rows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_begin)(const GpuopsSettings *settings, const GpuopsAggSpec *spec,
+							  uint64_t nrows, GpuopsAgg **agg) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_add)(GpuopsAgg *agg, const GpuopsAggBatch *batch) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_finish)(GpuopsAgg *agg, uint64_t *ngroups) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*agg_groups)(GpuopsAgg *agg, const uint64_t **group_rows,
+							   const GpuopsAggResult **results) GPUOPS_NOEXCEPT;
+	void (*agg_stats)(const GpuopsAgg *agg, GpuopsAggStats *stats) GPUOPS_NOEXCEPT;
+	void (*agg_end)(GpuopsAgg *agg) GPUOPS_NOEXCEPT;
 } GpuopsAggBackend;
 
 extern const GpuopsAggBackend *gpuops_cuda_agg_backend(void) GPUOPS_NOEXCEPT;
@@ -187,4 +187,4 @@ extern const GpuopsAggBackend *gpuops_cpu_agg_backend(void) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_AGG_H */
+#endif /* GPUOPS_AGG_H */

@@ -35,13 +35,13 @@ GPUOPS_C_BEGIN
 typedef enum GpuopsStatus
 {
 	GPUOPS_OK = 0,
-	GPUOPS_PENDING,				/* asynchronous work not finished yet */
-	GPUOPS_ERR_NO_DEVICE,		/* no usable GPU (none present, driver missing) */
-	GPUOPS_ERR_OUT_OF_MEMORY,	/* device or pinned memory exhausted / over budget */
-	GPUOPS_ERR_DEVICE,			/* kernel launch/execution or copy failed */
-	GPUOPS_ERR_UNSUPPORTED,		/* the request is outside what the backend can do */
-	GPUOPS_ERR_INTERNAL,		/* a bug: bad arguments, broken invariant */
-	GPUOPS_ERR_CANCELED			/* the caller's interrupt check asked to stop */
+	GPUOPS_PENDING,			  /* asynchronous work not finished yet */
+	GPUOPS_ERR_NO_DEVICE,	  /* no usable GPU (none present, driver missing) */
+	GPUOPS_ERR_OUT_OF_MEMORY, /* device or pinned memory exhausted / over budget */
+	GPUOPS_ERR_DEVICE,		  /* kernel launch/execution or copy failed */
+	GPUOPS_ERR_UNSUPPORTED,	  /* the request is outside what the backend can do */
+	GPUOPS_ERR_INTERNAL,	  /* a bug: bad arguments, broken invariant */
+	GPUOPS_ERR_CANCELED		  /* the caller's interrupt check asked to stop */
 } GpuopsStatus;
 
 /*
@@ -55,7 +55,7 @@ typedef enum GpuopsStatus
  * call has returned.  A kernel already launched runs to its end (work is
  * issued in batches, so that is short).  NULL: never stop.
  */
-typedef int (*GpuopsInterruptCheck) (void);
+typedef int (*GpuopsInterruptCheck)(void);
 extern void gpuops_set_interrupt_check(GpuopsInterruptCheck check) GPUOPS_NOEXCEPT;
 
 /* Failures a superuser can force (gpuops.fault_injection). */
@@ -70,27 +70,27 @@ typedef enum GpuopsFault
 /* Per-backend-process settings, copied from GUCs before each operation. */
 typedef struct GpuopsSettings
 {
-	size_t		pinned_pool_bytes;	/* pinned staging pool, allocated once */
-	size_t		batch_bytes;	/* one staging buffer */
-	int			streams;		/* CUDA streams for copy/kernel overlap */
-	size_t		device_memory_limit;	/* 0 = 90% of the device's memory */
-	uint32_t	device_share;	/* > 1: this many processes of one parallel query
+	size_t pinned_pool_bytes;	/* pinned staging pool, allocated once */
+	size_t batch_bytes;			/* one staging buffer */
+	int streams;				/* CUDA streams for copy/kernel overlap */
+	size_t device_memory_limit; /* 0 = 90% of the device's memory */
+	uint32_t device_share;		/* > 1: this many processes of one parallel query
 								 * use the device; each gets that part of the limit */
 	GpuopsFault fault;			/* injected failure, GPUOPS_FAULT_NONE normally */
 } GpuopsSettings;
 
 typedef struct GpuopsDeviceInfo
 {
-	int			gpu_available;	/* 1 when a usable GPU was found */
-	char		reason[256];	/* why not, when gpu_available == 0 */
-	char		name[256];
-	int			cc_major;
-	int			cc_minor;
-	int			multiprocessors;
-	uint64_t	total_memory;
-	uint64_t	free_memory;
-	int			driver_version; /* CUDA encoding: 1000 * major + 10 * minor */
-	int			runtime_version;
+	int gpu_available; /* 1 when a usable GPU was found */
+	char reason[256];  /* why not, when gpu_available == 0 */
+	char name[256];
+	int cc_major;
+	int cc_minor;
+	int multiprocessors;
+	uint64_t total_memory;
+	uint64_t free_memory;
+	int driver_version; /* CUDA encoding: 1000 * major + 10 * minor */
+	int runtime_version;
 } GpuopsDeviceInfo;
 
 /* Message of the last failure in this process (thread-local), never NULL. */
@@ -101,4 +101,4 @@ extern const char *gpuops_build_info(void) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_BASE_H */
+#endif /* GPUOPS_BASE_H */

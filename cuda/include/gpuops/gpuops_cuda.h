@@ -20,7 +20,7 @@ GPUOPS_C_BEGIN
  * (the caller waits where a cancel can end the wait, and asks again), then
  * 1 (yes) or 0 (no).
  */
-extern int	gpuops_cuda_present_poll(void) GPUOPS_NOEXCEPT;
+extern int gpuops_cuda_present_poll(void) GPUOPS_NOEXCEPT;
 
 /*
  * Starts creating the process's CUDA context, streams and pinned pool on a
@@ -39,7 +39,7 @@ extern void gpuops_cuda_prewarm_wait(void) GPUOPS_NOEXCEPT;
  * seconds when many processes do at once: the caller waits for it where
  * it can be cancelled, polling this, before its first device call.
  */
-extern int	gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
+extern int gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
 
 /*
  * Between transactions, when no query of the process holds device memory:
@@ -58,11 +58,11 @@ extern int	gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
  * for the device: blocks freed but not yet reached on their stream stay
  * cached until a later call.
  */
-extern int	gpuops_cuda_idle(int release_context, int may_wait) GPUOPS_NOEXCEPT;
+extern int gpuops_cuda_idle(int release_context, int may_wait) GPUOPS_NOEXCEPT;
 
 /* The GPU's memory in bytes (0 without a usable GPU); creates no context. */
 extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_CUDA_H */
+#endif /* GPUOPS_CUDA_H */

@@ -47,7 +47,7 @@ GPUOPS_C_BEGIN
  */
 typedef struct GpuopsDevice
 {
-	const char *name;			/* "cuda" or "cpu" */
+	const char *name; /* "cuda" or "cpu" */
 	const GpuopsBackend *sort;
 	const GpuopsJoinBackend *hashjoin;
 	const GpuopsNestLoopBackend *nestloop;
@@ -61,4 +61,4 @@ extern const GpuopsDevice *gpuops_cpu_device(void) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_DEVICE_H */
+#endif /* GPUOPS_DEVICE_H */

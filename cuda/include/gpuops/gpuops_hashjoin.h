@@ -32,10 +32,10 @@ GPUOPS_C_BEGIN
 
 typedef struct GpuopsJoinKeys
 {
-	int			nkeys;
-	uint64_t	nrows;
-	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS];	/* per key, nrows words */
-	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS]; /* per key bitmap, or NULL */
+	int nkeys;
+	uint64_t nrows;
+	const uint64_t *words[GPUOPS_MAX_JOIN_KEYS]; /* per key, nrows words */
+	const uint8_t *nulls[GPUOPS_MAX_JOIN_KEYS];	 /* per key bitmap, or NULL */
 } GpuopsJoinKeys;
 
 /*
@@ -45,23 +45,23 @@ typedef struct GpuopsJoinKeys
  */
 typedef struct GpuopsJoinPairs
 {
-	uint64_t	npairs;
+	uint64_t npairs;
 	const uint32_t *probe_rows; /* valid until the next call or join_end */
 	const uint32_t *build_rows;
-	int			more;			/* 1: join_next_pairs has more of this probe */
+	int more; /* 1: join_next_pairs has more of this probe */
 } GpuopsJoinPairs;
 
 typedef struct GpuopsJoinStats
 {
-	uint64_t	build_rows;
-	uint64_t	probe_rows;
-	uint64_t	pairs;
-	uint32_t	probe_batches;
-	uint32_t	windows;		/* pair windows beyond each probe's first */
-	uint64_t	directory;		/* distinct build hashes */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak */
+	uint64_t build_rows;
+	uint64_t probe_rows;
+	uint64_t pairs;
+	uint32_t probe_batches;
+	uint32_t windows;	/* pair windows beyond each probe's first */
+	uint64_t directory; /* distinct build hashes */
+	double copy_ms;
+	double kernel_ms;
+	uint64_t device_bytes; /* peak */
 } GpuopsJoinStats;
 
 typedef struct GpuopsJoin GpuopsJoin;
@@ -82,17 +82,17 @@ typedef struct GpuopsJoinLookup GpuopsJoinLookup;
 typedef struct GpuopsJoinBackend
 {
 	const char *name;
-	GpuopsStatus (*join_begin) (const GpuopsSettings *settings, int nkeys,
-								GpuopsJoin **join) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_build) (GpuopsJoin *join, const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_build_finish) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_probe) (GpuopsJoin *join, const GpuopsJoinKeys *keys,
-								GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*join_next_pairs) (GpuopsJoin *join, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	uint64_t	(*join_capacity) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
-	uint32_t	(*join_probe_rows) (const GpuopsJoin *join) GPUOPS_NOEXCEPT;
-	void		(*join_stats) (const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
-	void		(*join_end) (GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_begin)(const GpuopsSettings *settings, int nkeys,
+							   GpuopsJoin **join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_build)(GpuopsJoin *join, const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_build_finish)(GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_probe)(GpuopsJoin *join, const GpuopsJoinKeys *keys,
+							   GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_next_pairs)(GpuopsJoin *join, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	uint64_t (*join_capacity)(const GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	uint32_t (*join_probe_rows)(const GpuopsJoin *join) GPUOPS_NOEXCEPT;
+	void (*join_stats)(const GpuopsJoin *join, GpuopsJoinStats *stats) GPUOPS_NOEXCEPT;
+	void (*join_end)(GpuopsJoin *join) GPUOPS_NOEXCEPT;
 
 	/*
 	 * Shared build (parallel plans, join_service.h): after build_finish,
@@ -104,13 +104,13 @@ typedef struct GpuopsJoinBackend
 	 * thread while the join's other calls run, until lookup_end (which
 	 * comes before join_end).  Lookups on one object are serialized.
 	 */
-	GpuopsStatus (*join_directory) (GpuopsJoin *join, uint64_t *ndir,
-									uint64_t *checksum) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*lookup_begin) (GpuopsJoin *join, uint32_t max_rows,
-								  GpuopsJoinLookup **lookup) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*lookup) (GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys,
-							int64_t *slots, uint32_t *counts) GPUOPS_NOEXCEPT;
-	void		(*lookup_end) (GpuopsJoinLookup *lookup) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*join_directory)(GpuopsJoin *join, uint64_t *ndir,
+								   uint64_t *checksum) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*lookup_begin)(GpuopsJoin *join, uint32_t max_rows,
+								 GpuopsJoinLookup **lookup) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*lookup)(GpuopsJoinLookup *lookup, const GpuopsJoinKeys *keys, int64_t *slots,
+						   uint32_t *counts) GPUOPS_NOEXCEPT;
+	void (*lookup_end)(GpuopsJoinLookup *lookup) GPUOPS_NOEXCEPT;
 } GpuopsJoinBackend;
 
 /*
@@ -138,4 +138,4 @@ extern const GpuopsJoinBackend *gpuops_cpu_join_backend(void) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_HASHJOIN_H */
+#endif /* GPUOPS_HASHJOIN_H */

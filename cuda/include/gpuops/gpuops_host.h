@@ -22,8 +22,8 @@ GPUOPS_C_BEGIN
 typedef struct GpuopsGatherColumn
 {
 	const char *const *batch_values;
-	char	   *out;
-	uint32_t	width;
+	char *out;
+	uint32_t width;
 } GpuopsGatherColumn;
 
 extern GpuopsStatus gpuops_host_gather(const GpuopsGatherColumn *cols, int ncols,
@@ -70,22 +70,21 @@ extern GpuopsStatus gpuops_host_merge_words(const char *const *batch_values, uin
  */
 #define GPUOPS_PACK_RANGES 64
 
-typedef size_t (*GpuopsValueSize) (const char *value);
+typedef size_t (*GpuopsValueSize)(const char *value);
 
 typedef struct GpuopsValuePack
 {
-	uint64_t	bytes;
-	uint64_t	range_bytes[GPUOPS_PACK_RANGES];
+	uint64_t bytes;
+	uint64_t range_bytes[GPUOPS_PACK_RANGES];
 } GpuopsValuePack;
 
 extern GpuopsStatus gpuops_host_value_bytes(char *const *ptrs, const uint8_t *nulls, uint64_t n,
 											GpuopsValueSize value_size,
 											GpuopsValuePack *pack) GPUOPS_NOEXCEPT;
 extern GpuopsStatus gpuops_host_pack_values(char **ptrs, const uint8_t *nulls, uint64_t n,
-											GpuopsValueSize value_size,
-											const GpuopsValuePack *pack,
+											GpuopsValueSize value_size, const GpuopsValuePack *pack,
 											char *arena) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_HOST_H */
+#endif /* GPUOPS_HOST_H */

@@ -20,18 +20,18 @@ GPUOPS_C_BEGIN
  */
 typedef enum GpuopsKeyKind
 {
-	GPUOPS_KEY_INT2 = 0,		/* int2 */
-	GPUOPS_KEY_INT4,			/* int4, date */
-	GPUOPS_KEY_INT8,			/* int8, time, timestamp, timestamptz */
-	GPUOPS_KEY_FLOAT4,			/* NaN above +Infinity, -0 == 0 */
+	GPUOPS_KEY_INT2 = 0, /* int2 */
+	GPUOPS_KEY_INT4,	 /* int4, date */
+	GPUOPS_KEY_INT8,	 /* int8, time, timestamp, timestamptz */
+	GPUOPS_KEY_FLOAT4,	 /* NaN above +Infinity, -0 == 0 */
 	GPUOPS_KEY_FLOAT8,
 	GPUOPS_KEY_BOOL,
-	GPUOPS_KEY_UUID,			/* 16 bytes, compared as unsigned bytes */
-	GPUOPS_KEY_INTERVAL,		/* PostgreSQL Interval, compared by total span */
-	GPUOPS_KEY_BYTES16,			/* a 16-byte prefix, zero padded (C-collation text) */
-	GPUOPS_KEY_NUMERIC_ABBREV,	/* PostgreSQL's 64-bit abbreviated numeric key: its
+	GPUOPS_KEY_UUID,		   /* 16 bytes, compared as unsigned bytes */
+	GPUOPS_KEY_INTERVAL,	   /* PostgreSQL Interval, compared by total span */
+	GPUOPS_KEY_BYTES16,		   /* a 16-byte prefix, zero padded (C-collation text) */
+	GPUOPS_KEY_NUMERIC_ABBREV, /* PostgreSQL's 64-bit abbreviated numeric key: its
 								 * signed order is the reverse of the values' */
-	GPUOPS_KEY_ABBREV_UNSIGNED	/* a PostgreSQL abbreviated key compared as an
+	GPUOPS_KEY_ABBREV_UNSIGNED /* a PostgreSQL abbreviated key compared as an
 								 * unsigned integer (text under ICU collations) */
 } GpuopsKeyKind;
 
@@ -68,4 +68,4 @@ gpuops_key_value_words(GpuopsKeyKind kind)
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_KEYS_H */
+#endif /* GPUOPS_KEYS_H */

@@ -34,14 +34,14 @@ GPUOPS_C_BEGIN
  */
 typedef struct GpuopsMergeJoinStats
 {
-	uint64_t	outer_rows;
-	uint64_t	inner_rows;
-	uint64_t	pairs;
-	uint32_t	windows;		/* pair windows beyond the first */
-	uint32_t	sort_passes;	/* radix sort passes, both sides */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak */
+	uint64_t outer_rows;
+	uint64_t inner_rows;
+	uint64_t pairs;
+	uint32_t windows;	  /* pair windows beyond the first */
+	uint32_t sort_passes; /* radix sort passes, both sides */
+	double copy_ms;
+	double kernel_ms;
+	uint64_t device_bytes; /* peak */
 } GpuopsMergeJoinStats;
 
 typedef struct GpuopsMergeJoin GpuopsMergeJoin;
@@ -58,15 +58,16 @@ typedef struct GpuopsMergeJoin GpuopsMergeJoin;
 typedef struct GpuopsMergeJoinBackend
 {
 	const char *name;
-	GpuopsStatus (*mj_begin) (const GpuopsSettings *settings, int nkeys,
-							  GpuopsMergeJoin **mj) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*mj_side) (GpuopsMergeJoin *mj, int side, const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*mj_join) (GpuopsMergeJoin *mj, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*mj_next_pairs) (GpuopsMergeJoin *mj, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*mj_outer_order) (GpuopsMergeJoin *mj, const uint32_t **order) GPUOPS_NOEXCEPT;
-	uint64_t	(*mj_capacity) (const GpuopsMergeJoin *mj) GPUOPS_NOEXCEPT;
-	void		(*mj_stats) (const GpuopsMergeJoin *mj, GpuopsMergeJoinStats *stats) GPUOPS_NOEXCEPT;
-	void		(*mj_end) (GpuopsMergeJoin *mj) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*mj_begin)(const GpuopsSettings *settings, int nkeys,
+							 GpuopsMergeJoin **mj) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*mj_side)(GpuopsMergeJoin *mj, int side,
+							const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*mj_join)(GpuopsMergeJoin *mj, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*mj_next_pairs)(GpuopsMergeJoin *mj, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*mj_outer_order)(GpuopsMergeJoin *mj, const uint32_t **order) GPUOPS_NOEXCEPT;
+	uint64_t (*mj_capacity)(const GpuopsMergeJoin *mj) GPUOPS_NOEXCEPT;
+	void (*mj_stats)(const GpuopsMergeJoin *mj, GpuopsMergeJoinStats *stats) GPUOPS_NOEXCEPT;
+	void (*mj_end)(GpuopsMergeJoin *mj) GPUOPS_NOEXCEPT;
 } GpuopsMergeJoinBackend;
 
 extern const GpuopsMergeJoinBackend *gpuops_cuda_mergejoin_backend(void) GPUOPS_NOEXCEPT;
@@ -74,4 +75,4 @@ extern const GpuopsMergeJoinBackend *gpuops_cpu_mergejoin_backend(void) GPUOPS_N
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_MERGEJOIN_H */
+#endif /* GPUOPS_MERGEJOIN_H */

@@ -50,12 +50,12 @@ GPUOPS_C_BEGIN
  */
 typedef struct GpuopsNestLoopIndex
 {
-	int			column;			/* inner program column; -1: no index */
-	int			is_float;
-	int			has_lower;		/* column > lower (lower_strict) or >= lower */
-	int			lower_strict;
-	int			has_upper;		/* column < upper (upper_strict) or <= upper */
-	int			upper_strict;
+	int column; /* inner program column; -1: no index */
+	int is_float;
+	int has_lower; /* column > lower (lower_strict) or >= lower */
+	int lower_strict;
+	int has_upper; /* column < upper (upper_strict) or <= upper */
+	int upper_strict;
 	GpuopsExprProgram lower;
 	GpuopsExprProgram upper;
 } GpuopsNestLoopIndex;
@@ -63,25 +63,25 @@ typedef struct GpuopsNestLoopIndex
 typedef struct GpuopsNestLoopSpec
 {
 	GpuopsExprProgram program;
-	int			outer_ncols;
-	int			inner_ncols;
-	int			first_only;
+	int outer_ncols;
+	int inner_ncols;
+	int first_only;
 	GpuopsNestLoopIndex index;
 } GpuopsNestLoopSpec;
 
 typedef struct GpuopsNestLoopStats
 {
-	uint64_t	inner_rows;
-	uint64_t	outer_rows;
-	uint64_t	pairs_tested;
-	uint64_t	pairs;			/* pairs returned (TRUE or RECHECK) */
-	uint64_t	rechecks;
-	uint32_t	probes;
-	uint32_t	blocks;			/* inner blocks loaded */
-	uint32_t	windows;		/* pair windows beyond each probe's first */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak */
+	uint64_t inner_rows;
+	uint64_t outer_rows;
+	uint64_t pairs_tested;
+	uint64_t pairs; /* pairs returned (TRUE or RECHECK) */
+	uint64_t rechecks;
+	uint32_t probes;
+	uint32_t blocks;  /* inner blocks loaded */
+	uint32_t windows; /* pair windows beyond each probe's first */
+	double copy_ms;
+	double kernel_ms;
+	uint64_t device_bytes; /* peak */
 } GpuopsNestLoopStats;
 
 typedef struct GpuopsNestLoop GpuopsNestLoop;
@@ -93,16 +93,16 @@ typedef struct GpuopsNestLoop GpuopsNestLoop;
 typedef struct GpuopsNestLoopBackend
 {
 	const char *name;
-	GpuopsStatus (*nl_begin) (const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
-							  GpuopsNestLoop **nl) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*nl_inner) (GpuopsNestLoop *nl, const GpuopsExprColumns *cols) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*nl_probe) (GpuopsNestLoop *nl, const GpuopsExprColumns *outer,
-							  GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*nl_next_pairs) (GpuopsNestLoop *nl, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
-	uint64_t	(*nl_capacity) (const GpuopsNestLoop *nl) GPUOPS_NOEXCEPT;
-	uint32_t	(*nl_probe_rows) (const GpuopsNestLoop *nl) GPUOPS_NOEXCEPT;
-	void		(*nl_stats) (const GpuopsNestLoop *nl, GpuopsNestLoopStats *stats) GPUOPS_NOEXCEPT;
-	void		(*nl_end) (GpuopsNestLoop *nl) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*nl_begin)(const GpuopsSettings *settings, const GpuopsNestLoopSpec *spec,
+							 GpuopsNestLoop **nl) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*nl_inner)(GpuopsNestLoop *nl, const GpuopsExprColumns *cols) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*nl_probe)(GpuopsNestLoop *nl, const GpuopsExprColumns *outer,
+							 GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*nl_next_pairs)(GpuopsNestLoop *nl, GpuopsJoinPairs *pairs) GPUOPS_NOEXCEPT;
+	uint64_t (*nl_capacity)(const GpuopsNestLoop *nl) GPUOPS_NOEXCEPT;
+	uint32_t (*nl_probe_rows)(const GpuopsNestLoop *nl) GPUOPS_NOEXCEPT;
+	void (*nl_stats)(const GpuopsNestLoop *nl, GpuopsNestLoopStats *stats) GPUOPS_NOEXCEPT;
+	void (*nl_end)(GpuopsNestLoop *nl) GPUOPS_NOEXCEPT;
 } GpuopsNestLoopBackend;
 
 extern const GpuopsNestLoopBackend *gpuops_cuda_nestloop_backend(void) GPUOPS_NOEXCEPT;
@@ -110,4 +110,4 @@ extern const GpuopsNestLoopBackend *gpuops_cpu_nestloop_backend(void) GPUOPS_NOE
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_NESTLOOP_H */
+#endif /* GPUOPS_NESTLOOP_H */

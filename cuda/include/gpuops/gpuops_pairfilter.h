@@ -23,8 +23,8 @@ GPUOPS_C_BEGIN
 typedef struct GpuopsPairFilterSpec
 {
 	GpuopsExprProgram program;
-	int			outer_ncols;
-	int			inner_ncols;
+	int outer_ncols;
+	int inner_ncols;
 } GpuopsPairFilterSpec;
 
 typedef struct GpuopsPairFilter GpuopsPairFilter;
@@ -32,14 +32,15 @@ typedef struct GpuopsPairFilter GpuopsPairFilter;
 typedef struct GpuopsPairFilterBackend
 {
 	const char *name;
-	GpuopsStatus (*pf_begin) (const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec,
-							  GpuopsPairFilter **pf) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*pf_side) (GpuopsPairFilter *pf, int side, const GpuopsExprColumns *cols) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*pf_apply) (GpuopsPairFilter *pf, const uint32_t *outer_rows,
-							  const uint32_t *inner_rows, uint64_t npairs,
-							  uint8_t *results) GPUOPS_NOEXCEPT;
-	void		(*pf_stats) (const GpuopsPairFilter *pf, uint64_t *pairs, double *ms) GPUOPS_NOEXCEPT;
-	void		(*pf_end) (GpuopsPairFilter *pf) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*pf_begin)(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec,
+							 GpuopsPairFilter **pf) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*pf_side)(GpuopsPairFilter *pf, int side,
+							const GpuopsExprColumns *cols) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*pf_apply)(GpuopsPairFilter *pf, const uint32_t *outer_rows,
+							 const uint32_t *inner_rows, uint64_t npairs,
+							 uint8_t *results) GPUOPS_NOEXCEPT;
+	void (*pf_stats)(const GpuopsPairFilter *pf, uint64_t *pairs, double *ms) GPUOPS_NOEXCEPT;
+	void (*pf_end)(GpuopsPairFilter *pf) GPUOPS_NOEXCEPT;
 } GpuopsPairFilterBackend;
 
 extern const GpuopsPairFilterBackend *gpuops_cuda_pairfilter_backend(void) GPUOPS_NOEXCEPT;
@@ -47,4 +48,4 @@ extern const GpuopsPairFilterBackend *gpuops_cpu_pairfilter_backend(void) GPUOPS
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_PAIRFILTER_H */
+#endif /* GPUOPS_PAIRFILTER_H */

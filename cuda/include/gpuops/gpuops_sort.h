@@ -17,20 +17,20 @@ GPUOPS_C_BEGIN
 typedef struct GpuopsSortKey
 {
 	GpuopsKeyKind kind;
-	int			descending;
-	int			nulls_first;
+	int descending;
+	int nulls_first;
 } GpuopsSortKey;
 
 typedef struct GpuopsSortSpec
 {
-	int			nkeys;
+	int nkeys;
 	GpuopsSortKey keys[GPUOPS_MAX_SORT_KEYS];
 	/*
 	 * > 0: report which sorted rows equal their predecessor in the first
 	 * tie_words key words (through the first key the device sees only a
 	 * prefix of; the caller re-sorts those runs)
 	 */
-	uint32_t	tie_words;
+	uint32_t tie_words;
 
 	/*
 	 * Keys the device computes (expressions as sort keys): for a key with
@@ -44,7 +44,7 @@ typedef struct GpuopsSortSpec
 	 * which the caller's rows need too.
 	 */
 	const GpuopsExprProgram *programs[GPUOPS_MAX_SORT_KEYS];
-	int			program_ncols;
+	int program_ncols;
 } GpuopsSortSpec;
 
 #define GPUOPS_SORT_NO_RECHECK (~(uint64_t) 0)
@@ -57,15 +57,15 @@ typedef struct GpuopsSortSpec
  */
 typedef struct GpuopsStats
 {
-	uint64_t	rows;
-	uint32_t	batches;
-	uint32_t	key_words;		/* 64-bit words per normalized key */
-	uint32_t	runs;			/* sorted runs merged (over the memory budget: > 1) */
-	uint32_t	sort_passes;	/* radix sort passes (words whose values differ) */
-	uint32_t	sort_bits;		/* key bits the radix sorts actually examined */
-	double		copy_ms;
-	double		kernel_ms;
-	uint64_t	device_bytes;	/* peak device memory held by the operation */
+	uint64_t rows;
+	uint32_t batches;
+	uint32_t key_words;	  /* 64-bit words per normalized key */
+	uint32_t runs;		  /* sorted runs merged (over the memory budget: > 1) */
+	uint32_t sort_passes; /* radix sort passes (words whose values differ) */
+	uint32_t sort_bits;	  /* key bits the radix sorts actually examined */
+	double copy_ms;
+	double kernel_ms;
+	uint64_t device_bytes; /* peak device memory held by the operation */
 } GpuopsStats;
 
 /*
@@ -76,15 +76,15 @@ typedef struct GpuopsStats
  */
 typedef struct GpuopsStageBuffer
 {
-	void	   *values[GPUOPS_MAX_SORT_KEYS];
-	uint8_t    *nulls[GPUOPS_MAX_SORT_KEYS];
+	void *values[GPUOPS_MAX_SORT_KEYS];
+	uint8_t *nulls[GPUOPS_MAX_SORT_KEYS];
 	/* the program columns (spec.program_ncols): a word and a null byte per row */
-	uint64_t   *input_words[GPUOPS_EXPR_MAX_COLS];
-	uint8_t    *input_nulls[GPUOPS_EXPR_MAX_COLS];
-	uint32_t	capacity_rows;
+	uint64_t *input_words[GPUOPS_EXPR_MAX_COLS];
+	uint8_t *input_nulls[GPUOPS_EXPR_MAX_COLS];
+	uint32_t capacity_rows;
 } GpuopsStageBuffer;
 
-typedef struct GpuopsSort GpuopsSort;	/* opaque, owned by the backend */
+typedef struct GpuopsSort GpuopsSort; /* opaque, owned by the backend */
 
 /*
  * A backend: the same operations on the GPU or on the host.
@@ -106,30 +106,27 @@ typedef struct GpuopsSort GpuopsSort;	/* opaque, owned by the backend */
  */
 typedef struct GpuopsBackend
 {
-	const char *name;			/* "cuda" or "cpu" */
-	GpuopsStatus (*probe) (GpuopsDeviceInfo *info) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_begin) (const GpuopsSettings *settings,
-								const GpuopsSortSpec *spec,
-								GpuopsSort **sort) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_stage) (GpuopsSort *sort, GpuopsStageBuffer *buf) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_submit) (GpuopsSort *sort, uint32_t nrows) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_finish) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_poll) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_result) (GpuopsSort *sort, uint32_t *order,
-								 uint64_t nrows) GPUOPS_NOEXCEPT;
-	GpuopsStatus (*sort_ties) (GpuopsSort *sort, uint8_t *ties,
-							   uint64_t nrows) GPUOPS_NOEXCEPT;
-	void		(*sort_stats) (const GpuopsSort *sort, GpuopsStats *stats) GPUOPS_NOEXCEPT;
-	void		(*sort_end) (GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	const char *name; /* "cuda" or "cpu" */
+	GpuopsStatus (*probe)(GpuopsDeviceInfo *info) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_begin)(const GpuopsSettings *settings, const GpuopsSortSpec *spec,
+							   GpuopsSort **sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_stage)(GpuopsSort *sort, GpuopsStageBuffer *buf) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_submit)(GpuopsSort *sort, uint32_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_finish)(GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_poll)(GpuopsSort *sort) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_result)(GpuopsSort *sort, uint32_t *order, uint64_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_ties)(GpuopsSort *sort, uint8_t *ties, uint64_t nrows) GPUOPS_NOEXCEPT;
+	void (*sort_stats)(const GpuopsSort *sort, GpuopsStats *stats) GPUOPS_NOEXCEPT;
+	void (*sort_end)(GpuopsSort *sort) GPUOPS_NOEXCEPT;
 	/* the first row (in submission order) a key program stopped at, or GPUOPS_SORT_NO_RECHECK */
-	GpuopsStatus (*sort_recheck) (GpuopsSort *sort, uint64_t *row) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_recheck)(GpuopsSort *sort, uint64_t *row) GPUOPS_NOEXCEPT;
 	/*
 	 * Computed key `key`'s values of rows [first, first + n) in submission
 	 * order (first a multiple of 8): at its kind's width into values, and
 	 * as bits 0..n-1 of the bitmap nulls (its other bits are kept).
 	 */
-	GpuopsStatus (*sort_values) (GpuopsSort *sort, int key, uint64_t first, uint32_t n,
-								 void *values, uint8_t *nulls) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_values)(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
+								uint8_t *nulls) GPUOPS_NOEXCEPT;
 } GpuopsBackend;
 
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
@@ -137,4 +134,4 @@ extern const GpuopsBackend *gpuops_cpu_backend(void) GPUOPS_NOEXCEPT;
 
 GPUOPS_C_END
 
-#endif							/* GPUOPS_SORT_H */
+#endif /* GPUOPS_SORT_H */

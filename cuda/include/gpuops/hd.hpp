@@ -21,4 +21,4 @@
 #define GPUOPS_HD_FORCE inline
 #endif
 
-#endif							/* GPUOPS_HD_HPP */
+#endif /* GPUOPS_HD_HPP */

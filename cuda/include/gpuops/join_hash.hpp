@@ -33,7 +33,7 @@ mix64(uint64_t x)
 GPUOPS_HD uint64_t
 join_hash(const uint64_t *const *words, int nkeys, uint64_t i)
 {
-	uint64_t	h = 0x9e3779b97f4a7c15ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
 
 	for (int k = 0; k < nkeys; k++)
 		h = mix64(h ^ (words[k][i] + 0x9e3779b97f4a7c15ULL + (h << 6)));
@@ -54,12 +54,11 @@ join_key_null(const uint8_t *const *nulls, int nkeys, uint64_t i)
 GPUOPS_HD int64_t
 join_find(const uint64_t *dir, uint64_t n, uint64_t h)
 {
-	uint64_t	lo = 0,
-				hi = n;
+	uint64_t lo = 0, hi = n;
 
 	while (lo < hi)
 	{
-		uint64_t	mid = lo + (hi - lo) / 2;
+		uint64_t mid = lo + (hi - lo) / 2;
 
 		if (dir[mid] < h)
 			lo = mid + 1;
@@ -81,12 +80,11 @@ join_slot(const uint64_t *const *words, const uint8_t *const *nulls, int nkeys, 
 GPUOPS_HD uint64_t
 join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
 {
-	uint64_t	lo = 0,
-				hi = nprobe;
+	uint64_t lo = 0, hi = nprobe;
 
 	while (hi - lo > 1)
 	{
-		uint64_t	mid = lo + (hi - lo) / 2;
+		uint64_t mid = lo + (hi - lo) / 2;
 
 		if (offsets[mid] <= i)
 			lo = mid;
@@ -104,7 +102,7 @@ join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
 inline uint64_t
 join_directory_checksum(const uint64_t *dir, uint64_t n)
 {
-	uint64_t	h = mix64(n);
+	uint64_t h = mix64(n);
 
 	for (uint64_t i = 0; i < n; i++)
 		h = mix64(h ^ dir[i]);
@@ -125,7 +123,7 @@ join_build_rows_for_budget(uint64_t budget, int nkeys)
 {
 	if (budget == 0)
 		return 0;
-	uint64_t	rows = budget / 2 / (8ull * nkeys + 80);
+	uint64_t rows = budget / 2 / (8ull * nkeys + 80);
 
 	return rows < 1024 ? 1024 : rows;
 }
@@ -133,8 +131,8 @@ join_build_rows_for_budget(uint64_t budget, int nkeys)
 inline uint32_t
 join_probe_rows_for_budget(uint64_t budget, int nkeys)
 {
-	const uint64_t most = 65536;	/* the executor's batch */
-	uint64_t	rows = budget == 0 ? most : budget / 4 / (8ull * nkeys + 48) / 8 * 8;
+	const uint64_t most = 65536; /* the executor's batch */
+	uint64_t rows = budget == 0 ? most : budget / 4 / (8ull * nkeys + 48) / 8 * 8;
 
 	return (uint32_t) (rows < 256 ? 256 : rows > most ? most : rows);
 }
@@ -142,12 +140,12 @@ join_probe_rows_for_budget(uint64_t budget, int nkeys)
 inline uint64_t
 join_window_pairs_for_budget(uint64_t budget)
 {
-	const uint64_t most = 64ull << 20;	/* 512 MB of pairs on the host */
-	uint64_t	pairs = budget == 0 ? most : budget / 4 / 8;
+	const uint64_t most = 64ull << 20; /* 512 MB of pairs on the host */
+	uint64_t pairs = budget == 0 ? most : budget / 4 / 8;
 
 	return pairs < 4096 ? 4096 : pairs > most ? most : pairs;
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

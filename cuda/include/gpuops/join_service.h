@@ -32,10 +32,10 @@ extern "C" {
 #endif
 
 /* The service's state, as workers see it. */
-#define GPUOPS_SERVICE_PENDING 0	/* the leader has not built yet */
-#define GPUOPS_SERVICE_READY 1		/* lookups are served */
-#define GPUOPS_SERVICE_UNAVAILABLE 2	/* no shared build: each process builds its own */
-#define GPUOPS_SERVICE_CLOSED 3		/* stopped; requests fail */
+#define GPUOPS_SERVICE_PENDING 0	 /* the leader has not built yet */
+#define GPUOPS_SERVICE_READY 1		 /* lookups are served */
+#define GPUOPS_SERVICE_UNAVAILABLE 2 /* no shared build: each process builds its own */
+#define GPUOPS_SERVICE_CLOSED 3		 /* stopped; requests fail */
 
 /* A wait's outcome. */
 #define GPUOPS_SERVICE_WAITING 0
@@ -52,27 +52,28 @@ typedef struct GpuopsJoinService GpuopsJoinService;
  */
 typedef struct GpuopsJoinWorkerStats
 {
-	uint64_t	reported;		/* 1 once the worker has written it */
-	uint64_t	attached;		/* 1 when it took the leader's build (else its own) */
-	uint64_t	left;			/* 1 when the service failed or closed under it */
-	uint64_t	shared;			/* 1 when it probed through the service */
-	uint64_t	counts_only;	/* 1 when it used only match counts (no inner rows read) */
-	uint64_t	probe_rows;
-	uint64_t	lookups;		/* requests sent to the service */
-	double		inner_ms;		/* reading the inner side */
-	double		leader_wait_ms; /* waiting for the leader's build */
-	double		directory_ms;	/* building its own (host) directory */
-	double		outer_ms;		/* reading the outer side through its child plan */
-	double		lookup_ms;		/* waiting for the service's answers */
-	double		total_ms;		/* from its first row asked for to the outer side's end */
+	uint64_t reported;	  /* 1 once the worker has written it */
+	uint64_t attached;	  /* 1 when it took the leader's build (else its own) */
+	uint64_t left;		  /* 1 when the service failed or closed under it */
+	uint64_t shared;	  /* 1 when it probed through the service */
+	uint64_t counts_only; /* 1 when it used only match counts (no inner rows read) */
+	uint64_t probe_rows;
+	uint64_t lookups;	   /* requests sent to the service */
+	double inner_ms;	   /* reading the inner side */
+	double leader_wait_ms; /* waiting for the leader's build */
+	double directory_ms;   /* building its own (host) directory */
+	double outer_ms;	   /* reading the outer side through its child plan */
+	double lookup_ms;	   /* waiting for the service's answers */
+	double total_ms;	   /* from its first row asked for to the outer side's end */
 } GpuopsJoinWorkerStats;
 
-extern size_t gpuops_join_service_size(uint32_t nslots, int nkeys, uint32_t slot_rows) GPUOPS_NOEXCEPT;
-extern void gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys,
-									 uint32_t slot_rows, int state) GPUOPS_NOEXCEPT;
+extern size_t gpuops_join_service_size(uint32_t nslots, int nkeys,
+									   uint32_t slot_rows) GPUOPS_NOEXCEPT;
+extern void gpuops_join_service_init(void *shm, uint32_t nslots, int nkeys, uint32_t slot_rows,
+									 int state) GPUOPS_NOEXCEPT;
 /* Before workers are launched again (a rescan): every slot free. */
 extern void gpuops_join_service_reset_slots(void *shm) GPUOPS_NOEXCEPT;
-extern int	gpuops_join_service_state(const void *shm) GPUOPS_NOEXCEPT;
+extern int gpuops_join_service_state(const void *shm) GPUOPS_NOEXCEPT;
 extern void gpuops_join_service_set_state(void *shm, int state) GPUOPS_NOEXCEPT;
 extern uint32_t gpuops_join_service_slot_rows(const void *shm) GPUOPS_NOEXCEPT;
 extern uint32_t gpuops_join_service_nslots(const void *shm) GPUOPS_NOEXCEPT;
@@ -106,11 +107,10 @@ extern void gpuops_join_service_stop(GpuopsJoinService *svc) GPUOPS_NOEXCEPT;
  * rows, valid until the next submit), FAILED (the lookup failed or the
  * service closed) or WAITING.
  */
-extern int	gpuops_join_service_submit(void *shm, uint32_t slot,
-									   const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
-extern int	gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms,
-									 const int64_t **slots,
-									 const uint32_t **counts) GPUOPS_NOEXCEPT;
+extern int gpuops_join_service_submit(void *shm, uint32_t slot,
+									  const GpuopsJoinKeys *keys) GPUOPS_NOEXCEPT;
+extern int gpuops_join_service_wait(void *shm, uint32_t slot, int timeout_ms, const int64_t **slots,
+									const uint32_t **counts) GPUOPS_NOEXCEPT;
 
 #ifdef __cplusplus
 }

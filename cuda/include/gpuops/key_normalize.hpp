@@ -40,7 +40,7 @@ namespace gpuops {
 GPUOPS_HD_FORCE uint64_t
 load_be64(const uint8_t *p)
 {
-	uint64_t	v = 0;
+	uint64_t v = 0;
 
 	for (int i = 0; i < 8; i++)
 		v = (v << 8) | p[i];
@@ -54,9 +54,9 @@ float8_key(uint64_t bits)
 
 	if ((bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull &&
 		(bits & 0x000fffffffffffffull) != 0)
-		bits = 0x7ff8000000000000ull;	/* every NaN is the same, positive */
+		bits = 0x7ff8000000000000ull; /* every NaN is the same, positive */
 	else if (bits == sign)
-		bits = 0;				/* -0 equals +0 */
+		bits = 0; /* -0 equals +0 */
 	return (bits & sign) ? ~bits : (bits | sign);
 }
 
@@ -83,7 +83,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 	{
 		case GPUOPS_KEY_INT2:
 			{
-				int16_t		v;
+				int16_t v;
 
 				memcpy(&v, raw, 2);
 				w[0] = static_cast<uint16_t>(v) ^ 0x8000u;
@@ -91,7 +91,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			}
 		case GPUOPS_KEY_INT4:
 			{
-				int32_t		v;
+				int32_t v;
 
 				memcpy(&v, raw, 4);
 				w[0] = static_cast<uint32_t>(v) ^ 0x80000000u;
@@ -99,7 +99,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			}
 		case GPUOPS_KEY_INT8:
 			{
-				int64_t		v;
+				int64_t v;
 
 				memcpy(&v, raw, 8);
 				w[0] = static_cast<uint64_t>(v) ^ 0x8000000000000000ull;
@@ -107,7 +107,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			}
 		case GPUOPS_KEY_FLOAT4:
 			{
-				uint32_t	v;
+				uint32_t v;
 
 				memcpy(&v, raw, 4);
 				w[0] = float4_key(v);
@@ -115,7 +115,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			}
 		case GPUOPS_KEY_FLOAT8:
 			{
-				uint64_t	v;
+				uint64_t v;
 
 				memcpy(&v, raw, 8);
 				w[0] = float8_key(v);
@@ -134,7 +134,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 			return 1;
 		case GPUOPS_KEY_NUMERIC_ABBREV:
 			{
-				uint64_t	v;
+				uint64_t v;
 
 				memcpy(&v, raw, 8);
 				w[0] = ~(v ^ 0x8000000000000000ull);
@@ -143,16 +143,15 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 		case GPUOPS_KEY_INTERVAL:
 			{
 				/* struct Interval { int64 time; int32 day; int32 month; } */
-				int64_t		time;
-				int32_t		day,
-							month;
+				int64_t time;
+				int32_t day, month;
 
 				memcpy(&time, raw, 8);
 				memcpy(&day, raw + 8, 4);
 				memcpy(&month, raw + 12, 4);
-				__int128	span = static_cast<__int128>(time) +
+				__int128 span = static_cast<__int128>(time) +
 					static_cast<__int128>(static_cast<int64_t>(month) * 30 + day) *
-					static_cast<__int128>(86400000000ll);
+						static_cast<__int128>(86400000000ll);
 				unsigned __int128 u = static_cast<unsigned __int128>(span);
 
 				w[0] = static_cast<uint64_t>(u >> 64) ^ 0x8000000000000000ull;
@@ -167,7 +166,7 @@ value_words(GpuopsKeyKind kind, const uint8_t *raw, uint64_t *w)
 inline uint32_t
 spec_words(const GpuopsSortSpec &spec)
 {
-	uint32_t	n = 0;
+	uint32_t n = 0;
 
 	for (int k = 0; k < spec.nkeys; k++)
 		n += 1 + gpuops_key_value_words(spec.keys[k].kind);
@@ -180,15 +179,15 @@ spec_words(const GpuopsSortSpec &spec)
  * bytes needed.
  */
 inline size_t
-stage_layout(const GpuopsSortSpec &spec, uint32_t capacity, size_t *values_off,
-			 size_t *nulls_off)
+stage_layout(const GpuopsSortSpec &spec, uint32_t capacity, size_t *values_off, size_t *nulls_off)
 {
-	size_t		off = 0;
+	size_t off = 0;
 
 	for (int k = 0; k < spec.nkeys; k++)
 	{
 		values_off[k] = off;
-		off += (static_cast<size_t>(capacity) * gpuops_key_raw_width(spec.keys[k].kind) + 15) & ~size_t(15);
+		off += (static_cast<size_t>(capacity) * gpuops_key_raw_width(spec.keys[k].kind) + 15) &
+			~size_t(15);
 		nulls_off[k] = off;
 		off += ((static_cast<size_t>(capacity) + 7) / 8 + 15) & ~size_t(15);
 	}
@@ -203,15 +202,15 @@ stage_layout(const GpuopsSortSpec &spec, uint32_t capacity, size_t *values_off,
 inline uint32_t
 stage_capacity(const GpuopsSortSpec &spec, size_t bytes)
 {
-	size_t		per_row = 0;
+	size_t per_row = 0;
 
 	for (int k = 0; k < spec.nkeys; k++)
 		per_row += gpuops_key_raw_width(spec.keys[k].kind);
-	per_row += static_cast<size_t>(spec.nkeys);	/* null bits, rounded up generously */
+	per_row += static_cast<size_t>(spec.nkeys); /* null bits, rounded up generously */
 	/* the program columns after the keys (sort_computed.hpp): a word and a null byte each */
 	per_row += static_cast<size_t>(spec.program_ncols) * (sizeof(uint64_t) + 1);
-	size_t		slack = static_cast<size_t>(spec.nkeys) * 32 + 64;
-	size_t		rows = bytes > slack ? (bytes - slack) / per_row : 0;
+	size_t slack = static_cast<size_t>(spec.nkeys) * 32 + 64;
+	size_t rows = bytes > slack ? (bytes - slack) / per_row : 0;
 
 	if (rows > UINT32_MAX / 2)
 		rows = UINT32_MAX / 2;
@@ -222,6 +221,6 @@ stage_capacity(const GpuopsSortSpec &spec, size_t bytes)
 	return static_cast<uint32_t>(rows);
 }
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif

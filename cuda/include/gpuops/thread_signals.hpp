@@ -21,7 +21,7 @@ class SignalsBlocked
   public:
 	SignalsBlocked() noexcept
 	{
-		sigset_t	all;
+		sigset_t all;
 
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old_);
@@ -31,9 +31,9 @@ class SignalsBlocked
 	SignalsBlocked &operator=(const SignalsBlocked &) = delete;
 
   private:
-	sigset_t	old_;
+	sigset_t old_;
 };
 
-}								/* namespace gpuops */
+} /* namespace gpuops */
 
 #endif
