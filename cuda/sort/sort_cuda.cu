@@ -179,7 +179,29 @@ CudaSort::probe(GpuopsDeviceInfo *info)
 	return GPUOPS_OK;
 }
 
+/*
+ * A constructor that throws never runs its destructor, and the device
+ * memory taken so far (the programs, the recheck word) sits in `owned` as
+ * plain pointers: a begin that failed after take() kept it, and its share
+ * of the budget, until the process ended.  So the work is init(), and a
+ * failure there releases what it took before the exception goes on to the
+ * shell's guarded().
+ */
 CudaSort::CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
+{
+	try
+	{
+		init(settings, spec);
+	}
+	catch (...)
+	{
+		release();
+		throw;
+	}
+}
+
+void
+CudaSort::init(const GpuopsSettings *settings, const GpuopsSortSpec *spec)
 {
 	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
 	if (spec->nkeys < 1 || spec->nkeys > GPUOPS_MAX_SORT_KEYS)
@@ -316,6 +338,13 @@ CudaSort::sort_stats(GpuopsStats *out) const
 
 /* sort_end: frees everything, also after a failure or a cancel mid-flight. */
 CudaSort::~CudaSort()
+{
+	release();
+}
+
+/* Safe on a partly made sort: every member starts empty. */
+void
+CudaSort::release() noexcept
 {
 	if (rt)
 	{

@@ -105,6 +105,9 @@ struct CudaSort
 	static GpuopsStatus probe(GpuopsDeviceInfo *info);
 	CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec);
 	~CudaSort();
+	/* the constructor's work, and the destructor's (also after init failed) */
+	void init(const GpuopsSettings *settings, const GpuopsSortSpec *spec);
+	void release() noexcept;
 	GpuopsStatus sort_stage(GpuopsStageBuffer *buf);
 	GpuopsStatus sort_submit(uint32_t nrows);
 	GpuopsStatus sort_finish();
