@@ -24,7 +24,7 @@ extern "C" {
 #include "numeric_decode.h"
 #include "plan_fields.h"
 
-/* A numeric datum as its word (expr_eval.hpp), or kNumUnknown. */
+/* A numeric datum as its word (expr_numeric.hpp), or kNumUnknown. */
 static uint64
 NumericWord(const char *stored)
 {
