@@ -93,11 +93,6 @@ EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.di
 # PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
 override with_llvm = no
 
-# Objects depend on the headers they include (.deps/*.Po, gcc -MMD): Debian's
-# PGXS leaves autodepend off, and then a changed header rebuilds nothing in
-# src/, which links objects compiled against the old layout of a struct.
-override autodepend = yes
-
 # check, check-cassert and demo set the machine up first (headers may be
 # missing), so they must not need PGXS themselves; nor do device-test (no
 # PostgreSQL), format and format-check (clang-format alone).
