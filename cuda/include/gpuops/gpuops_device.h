@@ -34,6 +34,7 @@
 #include "gpuops_nestloop.h"
 #include "gpuops_pairfilter.h"
 #include "gpuops_mergejoin.h"
+#include "gpuops_query.h"
 #include "gpuops_cuda.h"
 #include "gpuops_host.h"
 
@@ -54,6 +55,7 @@ typedef struct GpuopsDevice
 	const GpuopsMergeJoinBackend *mergejoin;
 	const GpuopsAggBackend *agg;
 	const GpuopsPairFilterBackend *pairfilter;
+	const GpuopsQueryBackend *query; /* NULL until the engine has one */
 } GpuopsDevice;
 
 extern const GpuopsDevice *gpuops_cuda_device(void) GPUOPS_NOEXCEPT;

@@ -1,0 +1,197 @@
+/*
+ * gpuops_query.h
+ *    The device engine's C interface, one part: the query block backend
+ *    (GpuopsQueryBackend) behind GpuQuery, the node that runs a whole
+ *    scan -> filter -> GROUP BY aggregation on the device and hands back
+ *    only the groups (doc/gpuquery.md).
+ *
+ * gpuops_device.h includes every part.
+ */
+#ifndef GPUOPS_QUERY_H
+#define GPUOPS_QUERY_H
+
+#include "gpuops_base.h"
+#include "gpuops_expr.h"
+#include "gpuops_agg.h"
+
+GPUOPS_C_BEGIN
+
+/*
+ * A streaming aggregation: rows arrive in batches of expression columns
+ * (gpuops_expr.h's words and null bytes, as the host decoded them from heap
+ * pages), never to be seen again.  For each row the backend evaluates the
+ * qual program; a row it passes finds its group in a table keyed by the
+ * packed group key (below), which persists across batches, and every
+ * aggregate's state there takes the row's argument.  Only the groups come
+ * back: their packed keys and their states.
+ *
+ * Unlike GpuopsAggBackend, no row number survives: a group is its key's
+ * words and a MIN/MAX state holds the value, not a row.
+ *
+ * Exactness.  Counts and integer and numeric sums are exact (128 bits), so
+ * they do not depend on the order the rows are taken in; MIN/MAX compare
+ * values exactly.  FLOAT sums are rounded in whatever order the rows are
+ * added (the caller uses them only where PostgreSQL's own parallel plans
+ * would, gpuops.enable_float_aggs).
+ *
+ * Escape.  Where the device cannot decide a row as PostgreSQL would (a
+ * program stops with RECHECK: an error PostgreSQL would raise, a value it
+ * does not hold such as a NaN numeric; a numeric argument it cannot scale
+ * exactly to the aggregate's num_scale), the backend records the smallest
+ * such row number (rows are numbered from 0 in the order added, across
+ * batches) in stats.escape_row and what it was in stats.escape_what.  The
+ * groups are then incomplete; the caller runs the block another way
+ * (PostgreSQL's plan).  A backend may stop doing work once a row escaped.
+ */
+
+#define GPUOPS_QUERY_MAX_COLS GPUOPS_EXPR_MAX_COLS /* one column set, every program */
+#define GPUOPS_QUERY_MAX_KEYS 16
+#define GPUOPS_QUERY_MAX_KEY_WORDS 33 /* the null word and 2 words per key */
+
+/* How a group key's value is held. */
+typedef enum GpuopsQueryKeyKind
+{
+	GPUOPS_QKEY_INT = 0, /* an integer-like expression word (int2/4/8, date,
+							  * timestamp, bool: int64, sign-extended) */
+	GPUOPS_QKEY_FLOAT,	 /* a float expression word (a double's bits):
+							  * -0 equals 0 and every NaN equals every NaN, as
+							  * PostgreSQL's float equality */
+	GPUOPS_QKEY_BYTES16	 /* a bytes column: at most 16 bytes, zero padded
+							  * (short text under a deterministic collation,
+							  * bpchar's trailing blanks removed by the host) */
+} GpuopsQueryKeyKind;
+
+/*
+ * A group key: the value of a column (col >= 0) or of a value program
+ * (program != NULL, col < 0).  A BYTES16 key is always a column of the
+ * batch's bytes16 arrays.
+ */
+typedef struct GpuopsQueryKey
+{
+	GpuopsQueryKeyKind kind;
+	int col;
+	const GpuopsExprProgram *program;
+} GpuopsQueryKey;
+
+/* What an aggregate does with its argument. */
+typedef enum GpuopsQueryAggKind
+{
+	GPUOPS_QAGG_COUNT = 0, /* count(*) (no argument) or count(x): non-NULL arguments */
+	GPUOPS_QAGG_SUM_INT,   /* exact sum of integer words: result sum_lo/sum_hi, count */
+	GPUOPS_QAGG_SUM_NUM,   /* exact sum of numeric words, each scaled to
+							* num_scale (value x 10^num_scale, an integer): result
+							* sum_lo/sum_hi, count; a word not known, with a scale
+							* above num_scale, or scaled to 2^80 or more, escapes */
+	GPUOPS_QAGG_SUM_FLOAT, /* sum of float words: result sx, count */
+	GPUOPS_QAGG_MIN,	   /* the least argument: result row = its word, count > 0 */
+	GPUOPS_QAGG_MAX		   /* when any (INT and FLOAT words; MIN/MAX take no numeric) */
+} GpuopsQueryAggKind;
+
+/* The argument's word type (gpuops_expr.h's GpuopsExprType). */
+typedef struct GpuopsQueryAgg
+{
+	GpuopsQueryAggKind kind;
+	GpuopsExprType arg_type;		 /* INT, FLOAT or NUM */
+	int arg_col;					 /* the argument is this column, or -1 */
+	const GpuopsExprProgram *arg;	 /* or this value program; both unset: count(*) */
+	const GpuopsExprProgram *filter; /* FILTER (WHERE ...): a bool program, or NULL */
+	int num_scale;					 /* SUM_NUM: the scale the sum is kept at (0..38) */
+} GpuopsQueryAgg;
+
+typedef struct GpuopsQuerySpec
+{
+	int ncols;								/* columns each batch carries */
+	uint8_t bytes16[GPUOPS_QUERY_MAX_COLS]; /* column c is a bytes column (bytes16[c]) */
+	const GpuopsExprProgram *qual;			/* the rows kept (TRUE), or NULL: every row */
+	int nkeys;								/* 0: one group (no GROUP BY) */
+	GpuopsQueryKey keys[GPUOPS_QUERY_MAX_KEYS];
+	int naggs;
+	GpuopsQueryAgg aggs[GPUOPS_MAX_AGGS];
+	uint64_t group_capacity; /* the groups the planner expects (a hint: the
+							  * table grows) */
+} GpuopsQuerySpec;
+
+/*
+ * One batch: the spec's columns for nrows rows (cols.nrows == nrows; a
+ * column's nulls may be NULL: none).  A bytes column's values are in
+ * bytes16[c], two words (16 bytes) per row; its cols.words[c] is unused.
+ * The caller may reuse every buffer once query_add returns.
+ */
+typedef struct GpuopsQueryBatch
+{
+	uint32_t nrows;
+	GpuopsExprColumns cols;
+	const uint64_t *bytes16[GPUOPS_QUERY_MAX_COLS];
+} GpuopsQueryBatch;
+
+/* What escaped (stats.escape_what). */
+typedef enum GpuopsQueryEscape
+{
+	GPUOPS_QESC_NONE = 0,
+	GPUOPS_QESC_QUAL,	/* the qual program stopped */
+	GPUOPS_QESC_KEY,	/* a key program stopped */
+	GPUOPS_QESC_FILTER, /* an aggregate's FILTER program stopped */
+	GPUOPS_QESC_ARG		/* an argument program stopped, or a numeric
+						 * argument could not be scaled */
+} GpuopsQueryEscape;
+
+#define GPUOPS_QUERY_NO_ESCAPE (~(uint64_t) 0)
+
+typedef struct GpuopsQueryStats
+{
+	uint64_t rows;	 /* rows added */
+	uint64_t passed; /* rows the qual kept */
+	uint64_t groups;
+	uint64_t batches;
+	uint64_t capacity;	/* the group table's slots at the end */
+	uint32_t grows;		/* times the table grew */
+	uint32_t key_words; /* words per packed key */
+	double copy_ms;		/* host to device and back */
+	double kernel_ms;
+	uint64_t device_bytes; /* peak */
+	uint64_t escape_row;   /* GPUOPS_QUERY_NO_ESCAPE, or the first row that escaped */
+	GpuopsQueryEscape escape_what;
+	int escape_index; /* the key or aggregate it was, or -1 */
+} GpuopsQueryStats;
+
+typedef struct GpuopsQuery GpuopsQuery;
+
+/*
+ * The packed key (query_groups' key_words, stats.key_words words a group):
+ * with nkeys > 0, word 0 has bit k set where key k is NULL; then each key's
+ * value words in key order: INT one word (the int64), FLOAT one word (the
+ * double's bits, -0 made 0 and NaN one canonical NaN), BYTES16 two words
+ * (the 16 bytes, as stored in the batch).  A NULL key's value words are 0.
+ * Two rows are in one group exactly when their packed keys are equal.
+ * With nkeys == 0 there are no key words and one group, or none when no
+ * row passed the qual (the caller makes PostgreSQL's one row of an empty
+ * plain aggregate itself).
+ *
+ * query_begin -> query_add (batches) -> query_finish (every state final;
+ * *ngroups) -> query_groups (ngroups packed keys, and ngroups x naggs
+ * results, group after group; valid until query_end; groups in no
+ * particular order) -> query_end (always).  A batch after an escape may be
+ * ignored.  Results are GpuopsAggResult: COUNT count; SUM_INT and SUM_NUM
+ * count, sum_lo, sum_hi (two's complement 128 bits); SUM_FLOAT count, sx,
+ * overflow (finite inputs, infinite sum); MIN/MAX count (inputs), row (the
+ * value's word).
+ */
+typedef struct GpuopsQueryBackend
+{
+	const char *name;
+	GpuopsStatus (*query_begin)(const GpuopsSettings *settings, const GpuopsQuerySpec *spec,
+								GpuopsQuery **query) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*query_add)(GpuopsQuery *query, const GpuopsQueryBatch *batch) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*query_finish)(GpuopsQuery *query, uint64_t *ngroups) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*query_groups)(GpuopsQuery *query, const uint64_t **key_words,
+								 const GpuopsAggResult **results) GPUOPS_NOEXCEPT;
+	void (*query_stats)(const GpuopsQuery *query, GpuopsQueryStats *stats) GPUOPS_NOEXCEPT;
+	void (*query_end)(GpuopsQuery *query) GPUOPS_NOEXCEPT;
+} GpuopsQueryBackend;
+
+extern const GpuopsQueryBackend *gpuops_cuda_query_backend(void) GPUOPS_NOEXCEPT;
+extern const GpuopsQueryBackend *gpuops_cpu_query_backend(void) GPUOPS_NOEXCEPT;
+
+GPUOPS_C_END
+
+#endif /* GPUOPS_QUERY_H */

@@ -1,0 +1,84 @@
+/*
+ * query_reader.h
+ *    GpuQuery's fact-table reader: walks a heap table's pages under the
+ *    query's snapshot and turns each visible row's needed attributes into
+ *    the device's column form (a GpuopsQueryBatch, gpuops_query.h), a
+ *    batch at a time, without the executor.
+ *
+ * What stays on the backend: every PostgreSQL call (heapgetpage, that is
+ * pruning, visibility and serializable checks; buffer pins; the
+ * old-snapshot test; interrupts; palloc; ereport; statistics).  What may
+ * run on reader threads: turning the bytes of pinned pages into words
+ * (no PostgreSQL call, no palloc, no catalog).  With nthreads 0 the
+ * backend does that too (CI's and the assert build's mode).
+ *
+ * Values that have no device form do not stop the read: a numeric the
+ * device does not hold (NaN, infinities, too many digits) becomes the
+ * unknown numeric word, which the device escapes on when it needs the
+ * value.  A value that must be detoasted, or a bytes column value over 16
+ * bytes, makes the reader stop with a reason (the caller then runs the
+ * block through PostgreSQL's plan).
+ */
+#ifndef GPUOPS_QUERY_READER_H
+#define GPUOPS_QUERY_READER_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "utils/rel.h"
+}
+
+#include "gpuops_query.h"
+
+/* The device form one attribute is read into. */
+typedef enum QueryColumnForm
+{
+	QCOL_INT = 0, /* int2, int4, int8, date, timestamp(tz), time, bool: int64 word */
+	QCOL_FLOAT4,  /* float4: the double's bits (expression word) */
+	QCOL_FLOAT8,  /* float8 */
+	QCOL_NUMERIC, /* numeric: expression numeric word (expr_numeric.hpp) */
+	QCOL_TEXT16,  /* text/varchar of at most 16 bytes: bytes16, zero padded */
+	QCOL_BPCHAR16 /* bpchar: the same, trailing blanks removed (bcTruelen) */
+} QueryColumnForm;
+
+typedef struct QueryReadColumn
+{
+	AttrNumber attnum; /* the table's attribute (>= 1) */
+	QueryColumnForm form;
+} QueryReadColumn;
+
+typedef struct QueryReaderStats
+{
+	uint64 pages; /* heap pages read */
+	uint64 rows;  /* visible rows turned into words */
+	uint64 batches;
+	double read_ms; /* wall time inside QueryReaderNext */
+	int threads;	/* reader threads used */
+} QueryReaderStats;
+
+typedef struct QueryReader QueryReader;
+
+/*
+ * Begins reading `scan` (a heap scan the caller began with
+ * table_beginscan under the query's snapshot, in page-at-a-time mode;
+ * QueryReaderUsable says whether this one can be read directly).  Batches
+ * hold up to batch_rows rows (a multiple of 8).  Memory in `cxt`; the
+ * reader's threads and pins are released by QueryReaderEnd, and by a
+ * memory context reset callback of `cxt` on error.
+ */
+extern bool QueryReaderUsable(TableScanDesc scan);
+extern QueryReader *QueryReaderBegin(TableScanDesc scan, const QueryReadColumn *cols, int ncols,
+									 int nthreads, uint32 batch_rows, MemoryContext cxt);
+
+/*
+ * The next batch (its buffers valid until the next call), or false at the
+ * end of the table.  When a value has no device form, returns false with
+ * *escape set to the reason (a constant string); otherwise *escape = NULL.
+ */
+extern bool QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape);
+extern void QueryReaderRescan(QueryReader *r); /* after table_rescan of the scan */
+extern void QueryReaderStatsGet(const QueryReader *r, QueryReaderStats *stats);
+extern void QueryReaderEnd(QueryReader *r);
+
+#endif /* GPUOPS_QUERY_READER_H */
