@@ -2,7 +2,7 @@
 #   src/         C++17 that talks to PostgreSQL, compiled by g++ through PGXS:
 #                gpuops.cpp and planner.cpp on top, then sort/ join/ agg/
 #                (the nodes), expr/ input/ plan/, and core/ at the bottom
-#   cuda/        the device engine, CUDA (.cu, nvcc, sm_90 + PTX) beside its
+#   cuda/        the device engine, CUDA (.cu, nvcc, sm_75 to sm_120 + PTX) beside its
 #                CPU twin (.cpp, g++), by subsystem: runtime/ expr/ sort/
 #                join/ agg/ host/
 #   cuda/include/gpuops/
@@ -56,9 +56,23 @@ API_HDRS    = $(wildcard $(API_DIR)/*.h $(API_DIR)/*.hpp)
 DEVICE_HDRS = $(API_HDRS) $(foreach d,$(CUDA_DIRS),$(wildcard $(d)/*.h $(d)/*.hpp $(d)/*.cuh))
 DEVICE_INC  = -I$(API_DIR) $(addprefix -I,$(CUDA_DIRS))
 
+# Native code for every architecture CUDA 13 builds from Turing on (sm_75
+# Turing, sm_80 A100, sm_86 RTX 30 / A40, sm_89 L4 / L40S / RTX 40, sm_90
+# H100 / H200, sm_100 B200, sm_120 RTX 50 / RTX PRO), and PTX of the newest,
+# which the driver compiles once (and caches) for a later GPU, so no GPU
+# needs nvcc at server start.  GPUOPS_CUDA_ARCHS=90 builds one architecture
+# (development; test/arch_check.sh, a CI job, fails on such a module).  A
+# changed list rebuilds the device objects (cuda/.archs).
+GPUOPS_CUDA_ARCHS ?= 75 80 86 89 90 100 120
+GPUOPS_PTX_ARCH   ?= $(lastword $(GPUOPS_CUDA_ARCHS))
 NVCC_FLAGS = -std=c++17 -O3 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
-             -gencode arch=compute_90,code=sm_90 \
-             -gencode arch=compute_90,code=compute_90
+             $(foreach a,$(GPUOPS_CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+             -gencode arch=compute_$(GPUOPS_PTX_ARCH),code=compute_$(GPUOPS_PTX_ARCH) \
+             -DGPUOPS_CUDA_ARCHS='"$(GPUOPS_CUDA_ARCHS)"' -DGPUOPS_PTX_ARCH=$(GPUOPS_PTX_ARCH)
+ARCH_STAMP = cuda/.archs
+ifneq ($(file <$(ARCH_STAMP)),$(GPUOPS_CUDA_ARCHS) ptx $(GPUOPS_PTX_ARCH))
+$(file >$(ARCH_STAMP),$(GPUOPS_CUDA_ARCHS) ptx $(GPUOPS_PTX_ARCH))
+endif
 # cuda/ never sees PostgreSQL's include path, so it cannot include its headers
 DEVICE_CXXFLAGS = -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall $(DEVICE_INC)
 
@@ -87,7 +101,7 @@ NVCC_FLAGS += -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
 endif
 SHLIB_LINK += $(DEVICE_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 
-EXTRA_CLEAN = $(DEVICE_LIB) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out \
+EXTRA_CLEAN = $(DEVICE_LIB) $(ARCH_STAMP) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out \
               compile_commands.json
 
 # PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
@@ -171,7 +185,7 @@ device-test: $(DEVICE_LIB)
 DEVICE_COMPILE.cu  = $(NVCC) $(NVCC_FLAGS) $(DEVICE_INC) -c
 DEVICE_COMPILE.cpp = $(CXX) $(DEVICE_CXXFLAGS) -c
 
-cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS)
+cuda/%.cu.o: cuda/%.cu $(DEVICE_HDRS) $(ARCH_STAMP)
 	$(DEVICE_COMPILE.cu) $< -o $@
 
 # The .cu sources are never made: without this, GNU make's built-in

@@ -1,6 +1,6 @@
 -- The extension's objects, its functions and its settings.
 SELECT extname, extversion, extnamespace::regnamespace FROM pg_extension WHERE extname = 'gpuops';
-SELECT gpuops.version() ~ '^gpuops [0-9]+\.[0-9]+\.[0-9]+ \(CUDA [0-9]+\.[0-9]+, sm_90\)$' AS version_ok;
+SELECT gpuops.version() ~ '^gpuops [0-9]+\.[0-9]+\.[0-9]+ \(CUDA [0-9]+\.[0-9]+,( sm_[0-9]+)+, PTX compute_[0-9]+\)$' AS version_ok;
 -- device_info: one row; the backend is the one this server runs on
 SELECT count(*) FROM gpuops.device_info();
 SELECT backend IN ('cpu', 'cuda') AS backend_ok,

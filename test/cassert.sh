@@ -183,8 +183,9 @@ else
     || fatal "could not copy the tree to $TREE"
 fi
 if [ "${GPUOPS_CASSERT_REUSE_DEVICE:-1}" = 1 ] && [ -f "$REPO/cuda/libgpuops_device.a" ]; then
-  # make rebuilds whatever of it is older than its sources
-  (cd "$REPO" && shopt -s nullglob && tar --format=posix -cf - cuda/libgpuops_device.a cuda/*/*.cu.o cuda/*/*.host.o) |
+  # make rebuilds whatever of it is older than its sources (cuda/.archs: the
+  # architectures it was built for, which the Makefile compares)
+  (cd "$REPO" && shopt -s nullglob && tar --format=posix -cf - cuda/libgpuops_device.a cuda/.arch[s] cuda/*/*.cu.o cuda/*/*.host.o) |
     tar -C "$TREE" -xf - && log "cassert: the device library (cuda/, no PostgreSQL headers) carried over from $REPO"
 fi
 

@@ -127,6 +127,12 @@ elapsed_ms(cudaEvent_t a, cudaEvent_t b) noexcept
 	return ms;
 }
 
+/* does the module hold code this GPU can run? (probe's question) */
+__global__ void
+probe_kernel()
+{
+}
+
 void
 Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 {
@@ -172,10 +178,18 @@ Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 		info->free_memory = free_b;
 	else
 		(void) cudaGetLastError();
-	if (prop.major < 7)
+	/*
+	 * The module carries native code for GPUOPS_CUDA_ARCHS and PTX for a
+	 * later GPU (Makefile): a GPU older than the oldest has no code to run
+	 * (every kernel launch would fail with "no kernel image"), so gpuops
+	 * says so once here and keeps PostgreSQL's plans.
+	 */
+	if (cudaFuncAttributes fa; cudaFuncGetAttributes(&fa, probe_kernel) != cudaSuccess)
 	{
+		(void) cudaGetLastError();
 		snprintf(info->reason, sizeof(info->reason),
-				 "compute capability %d.%d is below the 7.0 gpuops needs", prop.major, prop.minor);
+				 "this build of gpuops has no code for compute capability %d.%d (%s)",
+				 prop.major, prop.minor, gpuops_build_info());
 		return;
 	}
 	info->gpu_available = 1;
@@ -461,3 +475,31 @@ Runtime::mark_broken(cudaError_t err)
 
 } /* namespace cuda */
 } /* namespace gpuops */
+
+#ifndef GPUOPS_CUDA_ARCHS /* the Makefile's GPUOPS_CUDA_ARCHS and GPUOPS_PTX_ARCH */
+#error "GPUOPS_CUDA_ARCHS is not defined"
+#endif
+#define GPUOPS_STR2(x) #x
+#define GPUOPS_STR(x) GPUOPS_STR2(x)
+
+/* e.g. "CUDA 13.0, sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120, PTX compute_120" */
+extern "C" const char *
+gpuops_build_info(void) noexcept
+{
+	static char buf[256];
+	const char *archs = GPUOPS_CUDA_ARCHS;
+	int n = snprintf(buf, sizeof(buf), "CUDA %d.%d,", CUDART_VERSION / 1000,
+					 (CUDART_VERSION % 1000) / 10);
+
+	while (*archs && n < (int) sizeof(buf))
+	{
+		int len = (int) strcspn(archs, " ");
+
+		if (len > 0)
+			n += snprintf(buf + n, sizeof(buf) - n, " sm_%.*s", len, archs);
+		archs += len + (archs[len] == ' ');
+	}
+	if (n < (int) sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, ", PTX compute_%s", GPUOPS_STR(GPUOPS_PTX_ARCH));
+	return buf;
+}

@@ -380,13 +380,3 @@ gpuops_cuda_backend(void) noexcept
 {
 	return &gpuops::cuda::gpusort::cuda_backend;
 }
-
-extern "C" const char *
-gpuops_build_info(void) noexcept
-{
-	static char buf[64];
-
-	snprintf(buf, sizeof(buf), "CUDA %d.%d, sm_90", CUDART_VERSION / 1000,
-			 (CUDART_VERSION % 1000) / 10);
-	return buf;
-}
