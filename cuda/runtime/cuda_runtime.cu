@@ -188,8 +188,8 @@ Runtime::probe(GpuopsDeviceInfo *info, bool with_memory)
 	{
 		(void) cudaGetLastError();
 		snprintf(info->reason, sizeof(info->reason),
-				 "this build of gpuops has no code for compute capability %d.%d (%s)",
-				 prop.major, prop.minor, gpuops_build_info());
+				 "this build of gpuops has no code for compute capability %d.%d (%s)", prop.major,
+				 prop.minor, gpuops_build_info());
 		return;
 	}
 	info->gpu_available = 1;
