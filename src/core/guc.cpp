@@ -28,6 +28,8 @@ bool gpuops_enable_nestloop = true;
 bool gpuops_enable_nestloop_index = true;
 bool gpuops_enable_shared_build = true;
 bool gpuops_enable_agg = true;
+bool gpuops_enable_query = true;
+double gpuops_query_page_cost = 0.1;
 bool gpuops_enable_float_aggs = false;
 bool gpuops_enable_parallel_staging = true;
 bool gpuops_enable_direct_scan = true;
@@ -102,6 +104,14 @@ GpuopsDefineGucs(void)
 		&gpuops_enable_shared_build);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).",
 						 &gpuops_enable_agg);
+	DefineOperatorSwitch(
+		"gpuops.enable_query",
+		"Enables GpuQuery: a one-table query block (scan, filter, GROUP BY aggregates) run whole on the GPU, which returns only the groups.",
+		&gpuops_enable_query);
+	DefineCustomRealVariable(
+		"gpuops.query_page_cost",
+		"Planner's cost of GpuQuery's backend work per heap page (visibility, pins), besides seq_page_cost.",
+		NULL, &gpuops_query_page_cost, 0.1, 0.0, 1e6, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable(
 		"gpuops.enable_float_aggs",
 		"Lets GpuAgg compute float sums, averages, variances and standard deviations.",
