@@ -28,7 +28,7 @@ bool gpuops_enable_nestloop = true;
 bool gpuops_enable_nestloop_index = true;
 bool gpuops_enable_shared_build = true;
 bool gpuops_enable_agg = true;
-bool gpuops_enable_query = true;
+bool gpuops_enable_query = false;
 double gpuops_query_page_cost = 0.1;
 bool gpuops_enable_float_aggs = false;
 bool gpuops_enable_parallel_staging = true;
@@ -104,10 +104,11 @@ GpuopsDefineGucs(void)
 		&gpuops_enable_shared_build);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).",
 						 &gpuops_enable_agg);
-	DefineOperatorSwitch(
+	DefineCustomBoolVariable(
 		"gpuops.enable_query",
 		"Enables GpuQuery: a one-table query block (scan, filter, GROUP BY aggregates) run whole on the GPU, which returns only the groups.",
-		&gpuops_enable_query);
+		"Off until its CUDA backend is in: on, it takes the one-table aggregations GpuAgg's plans and tests expect.",
+		&gpuops_enable_query, false, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable(
 		"gpuops.query_page_cost",
 		"Planner's cost of GpuQuery's backend work per heap page (visibility, pins), besides seq_page_cost.",

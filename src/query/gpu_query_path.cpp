@@ -88,8 +88,8 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 				GroupPathExtraData *extra, GpuQueryBuild *b)
 {
 	GpuQueryPlan *plan = b->plan;
-	double pages = Max(input_rel->pages, 1);
-	double tuples = Max(input_rel->tuples, 1.0);
+	double pages = input_rel->pages;
+	double tuples = Max(input_rel->tuples, 0.0);
 	double groups;
 	double seq_page_cost_spc;
 	double read, copy, device;
