@@ -43,7 +43,7 @@ PG_CONFIG ?= pg_config
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 
-SRC_DIRS  = src src/core src/plan src/input src/expr src/sort src/join src/agg
+SRC_DIRS  = src src/core src/plan src/input src/expr src/sort src/join src/agg src/query
 CUDA_DIRS = cuda/runtime cuda/expr cuda/sort cuda/join cuda/agg cuda/host
 API_DIR   = cuda/include/gpuops
 
