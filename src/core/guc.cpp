@@ -51,6 +51,7 @@ double gpuops_transfer_cost = 2.0;
 int gpuops_fault_injection = GPUOPS_FAULT_NONE;
 int gpuops_max_device_sessions = -1;
 int gpuops_device_session_wait = 1000;
+int gpuops_reader_threads = 8;
 
 static const struct config_enum_entry device_options[] = {{"auto", GPUOPS_DEVICE_AUTO, false},
 														  {"gpu", GPUOPS_DEVICE_GPU, false},
@@ -156,6 +157,11 @@ GpuopsDefineGucs(void)
 		"gpuops.device_session_wait",
 		"How long a query waits for a free device session before it runs on the CPU.", NULL,
 		&gpuops_device_session_wait, 1000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"gpuops.reader_threads", "Threads that turn a GpuQuery's table pages into device columns.",
+		"The backend decides which rows are visible; these threads read their values. "
+		"0: the backend reads them too.",
+		&gpuops_reader_threads, 8, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.", NULL,
 							&gpuops_min_rows, 100000, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);

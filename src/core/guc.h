@@ -52,6 +52,7 @@ extern double gpuops_transfer_cost;
 extern int gpuops_fault_injection;
 extern int gpuops_max_device_sessions;
 extern int gpuops_device_session_wait;
+extern int gpuops_reader_threads;
 
 extern void GpuopsDefineGucs(void);
 
