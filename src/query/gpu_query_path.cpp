@@ -42,9 +42,6 @@ extern "C" {
 #include "guc.h"
 #include "qual_order.h"
 
-/* reader threads the cost assumes (the reader's default) */
-#define GPUQUERY_COST_THREADS 8
-
 static Plan *PlanGpuQueryPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							  List *tlist, List *clauses, List *custom_plans);
 
@@ -114,7 +111,7 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	get_tablespace_page_costs(input_rel->reltablespace, NULL, &seq_page_cost_spc);
 	read = pages * (seq_page_cost_spc + gpuops_query_page_cost) +
-		tuples * gpuops_tuple_cost / GPUQUERY_COST_THREADS;
+		tuples * gpuops_tuple_cost / Max(Min(gpuops_reader_threads, 16), 1);
 	copy = tuples * b->row_bytes / (1024.0 * 1024.0) * gpuops_transfer_cost;
 	device = tuples * Max(b->program_steps, 1) * cpu_operator_cost * 0.01;
 	cost_qual_eval(&having_cost, (List *) extra->havingQual, root);

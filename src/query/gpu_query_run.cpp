@@ -222,8 +222,8 @@ GpuQueryRun(GpuQueryState *st)
 		return;
 	}
 	if (st->reader == NULL)
-		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols, 0, BatchRows(st),
-									  st->run_cxt);
+		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols, gpuops_reader_threads,
+									  BatchRows(st), st->run_cxt);
 	else
 		QueryReaderRescan(st->reader);
 	if (primary == NULL)
