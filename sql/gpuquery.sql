@@ -199,6 +199,27 @@ SELECT * FROM explain_escape('SELECT g, sum(n) FROM qnan WHERE id > 0 GROUP BY g
 -- an error PostgreSQL raises (integer overflow in an argument): raised by its plan
 SELECT sum(i4 * 100000000) FROM qli;
 
+-- the reader on the backend alone, and on two threads with small batches
+-- (their rows' cost kept out of the comparison)
+SET gpuops.tuple_cost = 0;
+SET gpuops.reader_threads = 0;
+SELECT check_query($$SELECT l_returnflag, l_linestatus, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)),
+                          avg(l_discount), count(*), min(l_shipdate) FROM qli
+                   WHERE l_shipdate <= date '1998-09-02' GROUP BY l_returnflag, l_linestatus$$);
+SET gpuops.reader_threads = 2;
+SET gpuops.batch_size = '1MB';
+SELECT check_query($$SELECT tag3, i4 % 3 AS m, sum(big), count(i4) FROM qli WHERE l_discount < 0.08 GROUP BY tag3, i4 % 3$$);
+RESET gpuops.batch_size;
+RESET gpuops.reader_threads;
+RESET gpuops.tuple_cost;
+
+-- a device failure: the CPU backend runs it again from the table's start
+SET gpuops.cpu_fallback = on;
+SET gpuops.fault_injection = kernel_error;
+SELECT check_query('SELECT l_returnflag, sum(l_quantity), avg(l_tax), count(*) FROM qli GROUP BY l_returnflag');
+RESET gpuops.fault_injection;
+SET gpuops.cpu_fallback = off;
+
 -- declined (PostgreSQL's plans): DISTINCT aggregate, GROUPING SETS, a
 -- volatile qual, an unconstrained numeric argument, a long text key, a
 -- partitioned table
