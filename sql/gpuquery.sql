@@ -220,6 +220,16 @@ SELECT check_query('SELECT l_returnflag, sum(l_quantity), avg(l_tax), count(*) F
 RESET gpuops.fault_injection;
 SET gpuops.cpu_fallback = off;
 
+-- count of a numeric column without a scale (only sums need one); quals never true
+CREATE TABLE qnum (g int4, n numeric);
+INSERT INTO qnum SELECT i % 4, i / 3.0 FROM generate_series(1, 1000) i;
+INSERT INTO qnum VALUES (1, NULL), (2, 'NaN');
+ANALYZE qnum;
+SELECT check_query('SELECT g, count(n), count(*) FROM qnum GROUP BY g');
+EXPLAIN (COSTS OFF) SELECT g, sum(n) FROM qnum GROUP BY g;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM qli WHERE false;
+DROP TABLE qnum;
+
 -- declined (PostgreSQL's plans): DISTINCT aggregate, GROUPING SETS, a
 -- volatile qual, an unconstrained numeric argument, a long text key, a
 -- partitioned table

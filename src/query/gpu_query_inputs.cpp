@@ -114,10 +114,15 @@ VarColumn(DeviceExprInputs *in, Node *var)
 	return in->nouter++;
 }
 
-/* A Var's column, or a program computing expr; false when neither can be. */
+/*
+ * A Var's column, or a program computing expr; false when neither can be.
+ * A numeric value needs the display scale the plan fixes (*num_scale)
+ * where it is summed (need_scale); a program's always (its words' scales
+ * come from its operations).
+ */
 static bool
-ValueInput(GpuQueryBuild *b, DeviceExprInputs *in, Expr *expr, int *col, List **prog_list,
-		   int *num_scale)
+ValueInput(GpuQueryBuild *b, DeviceExprInputs *in, Expr *expr, bool need_scale, int *col,
+		   List **prog_list, int *num_scale)
 {
 	GpuopsExprProgram prog;
 
@@ -133,7 +138,7 @@ ValueInput(GpuQueryBuild *b, DeviceExprInputs *in, Expr *expr, int *col, List **
 		if (type == NUMERICOID)
 		{
 			*num_scale = NumericDisplayScale((Node *) expr);
-			if (*num_scale < 0 || *num_scale > 38)
+			if (need_scale && (*num_scale < 0 || *num_scale > 38))
 				return false;
 		}
 		*col = VarColumn(in, (Node *) expr);
@@ -181,7 +186,7 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 	{
 		key->kind = DeviceExprTypeKind(key->type) == GPUOPS_ET_FLOAT ? GPUOPS_QKEY_FLOAT
 																	 : GPUOPS_QKEY_INT;
-		if (!ValueInput(b, in, expr, &key->col, &prog, &scale))
+		if (!ValueInput(b, in, expr, false, &key->col, &prog, &scale))
 			return Decline("a group key expression without a device form");
 	}
 	else if ((key->type == BPCHAROID || key->type == VARCHAROID || key->type == TEXTOID) &&
@@ -283,11 +288,15 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref)
 					   "(gpuops.enable_float_aggs is off)");
 	if (arg != NULL)
 	{
-		if (!ValueInput(b, in, arg, &d->arg_col, &arg_prog, &scale))
+		if (!ValueInput(b, in, arg, d->kind == GPUOPS_QAGG_SUM_NUM, &d->arg_col, &arg_prog, &scale))
 			return Decline("an aggregate argument without a device form, or a numeric one "
 						   "without a display scale fixed by the plan");
 		d->arg_type = (GpuopsExprType) DeviceExprTypeKind(d->arg_pgtype);
-		if ((d->kind == GPUOPS_QAGG_SUM_NUM) != (d->arg_type == GPUOPS_ET_NUM))
+		if (d->kind != GPUOPS_QAGG_COUNT &&
+			d->arg_type !=
+				(d->kind == GPUOPS_QAGG_SUM_NUM			? GPUOPS_ET_NUM
+					 : d->kind == GPUOPS_QAGG_SUM_FLOAT ? GPUOPS_ET_FLOAT
+														: GPUOPS_ET_INT))
 			return Decline("an aggregate argument of an unexpected type");
 		d->num_scale = Max(scale, 0);
 	}
@@ -370,6 +379,8 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	if (!PlainTable(root, input_rel))
 		return false;
+	if (IS_DUMMY_REL(input_rel))
+		return Decline("the quals are never true (PostgreSQL reads nothing)");
 	if (parse->groupingSets != NIL || GpuAggUsesGroupingFunc(root, extra))
 		return Decline("GROUPING SETS, ROLLUP, CUBE or GROUPING()");
 	/* the planner may replace min/max by index probes in every plan, ours included */
