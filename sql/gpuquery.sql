@@ -196,6 +196,15 @@ SELECT check_query('SELECT g, sum(n), avg(n), count(*) FROM qnan GROUP BY g');
 SELECT * FROM explain_escape('SELECT g, sum(n) FROM qnan GROUP BY g');
 SELECT check_query('SELECT g, sum(n), avg(n), count(*) FROM qnan WHERE id > 0 GROUP BY g');
 SELECT * FROM explain_escape('SELECT g, sum(n) FROM qnan WHERE id > 0 GROUP BY g');
+-- rescans: after an escape (the NaN's group), with the Param changed, the device again
+SELECT check_query('SELECT x, (SELECT sum(n) FROM qnan WHERE g = x) AS s FROM generate_series(0, 3) x');
+-- rescans without a changed Param: the same groups again
+SET enable_material = off;
+SELECT check_query($$SELECT x, s.* FROM generate_series(1, 3) x,
+                   LATERAL (SELECT count(*), sum(n) FROM qnan WHERE id > 0) s$$);
+SELECT check_query($$SELECT x, s.* FROM generate_series(1, 3) x,
+                   LATERAL (SELECT g, count(*), sum(n) FROM qnan GROUP BY g) s$$);
+RESET enable_material;
 -- an error PostgreSQL raises (integer overflow in an argument): raised by its plan
 SELECT sum(i4 * 100000000) FROM qli;
 
