@@ -9,13 +9,14 @@ SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.enable_query = on;
 
--- explain_escape(q): EXPLAIN ANALYZE's GpuQuery line and why it escaped, if it did
+-- explain_escape(q): EXPLAIN ANALYZE's GpuQuery lines (backend, rows, groups,
+-- and why it escaped or fell back, if it did)
 CREATE FUNCTION explain_escape(q text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE l text;
 BEGIN
   FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Escaped' THEN
+    IF l ~ 'GpuQuery|Escaped|Backend|Fallback|Rows Read|Rows Passed|Groups:' THEN
       RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
     END IF;
   END LOOP;
@@ -86,6 +87,9 @@ select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, sum(l_extendedpri
        count(*) as count_order
 from qli where l_shipdate <= date '1998-12-01' - interval '90' day
 group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus;
+SELECT * FROM explain_escape($$select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty,
+       sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, count(*) as count_order
+from qli where l_shipdate <= date '1998-12-01' - interval '90' day group by l_returnflag, l_linestatus$$);
 select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price,
        sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
        sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
@@ -226,6 +230,7 @@ RESET gpuops.tuple_cost;
 SET gpuops.cpu_fallback = on;
 SET gpuops.fault_injection = kernel_error;
 SELECT check_query('SELECT l_returnflag, sum(l_quantity), avg(l_tax), count(*) FROM qli GROUP BY l_returnflag');
+SELECT * FROM explain_escape('SELECT l_returnflag, sum(l_quantity) FROM qli WHERE l_discount > 0.05 GROUP BY l_returnflag');
 RESET gpuops.fault_injection;
 SET gpuops.cpu_fallback = off;
 

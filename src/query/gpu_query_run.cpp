@@ -135,9 +135,13 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	const char *why = NULL;
 	uint64 ngroups = 0;
 
+	QueryReaderStats base;
+
 	st->dev->end();
 	if (restart)
 		RestartScan(st);
+	/* EXPLAIN shows this run's reading (the reader counts over its life) */
+	QueryReaderStatsGet(st->reader, &base);
 	FillSpec(st, &spec);
 	st->dev->backend = backend;
 	st->backend_name = backend->name;
@@ -157,6 +161,10 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 			break;
 	}
 	QueryReaderStatsGet(st->reader, &st->rstats);
+	st->rstats.pages -= base.pages;
+	st->rstats.rows -= base.rows;
+	st->rstats.batches -= base.batches;
+	st->rstats.read_ms -= base.read_ms;
 	if (why != NULL)
 	{
 		Escape(st, why);
