@@ -152,6 +152,12 @@ SET gpuops.enable_float_aggs = on;
 SELECT check_query('SELECT l_linestatus, sum(f8), avg(f8), sum(i4::float8), avg(i4::float4) FROM qli WHERE f8 < 3 GROUP BY l_linestatus');
 RESET gpuops.enable_float_aggs;
 
+-- GROUP BY without aggregates; expressions over aggregates and keys (the projection)
+SELECT check_query('SELECT l_returnflag, l_linestatus FROM qli GROUP BY l_returnflag, l_linestatus');
+SELECT check_query($$SELECT l_linestatus || '/' || l_returnflag AS k, sum(l_quantity) / count(*) AS a,
+                          max(l_shipdate) - min(l_shipdate) AS span
+                   FROM qli GROUP BY l_returnflag, l_linestatus$$);
+
 -- HAVING (with an aggregate not in the target list); ORDER BY and LIMIT above
 SELECT check_query($$SELECT l_returnflag, l_linestatus, sum(l_quantity) FROM qli
                    GROUP BY l_returnflag, l_linestatus HAVING count(*) > 4500 AND min(i4) = 0$$);
