@@ -43,8 +43,8 @@ PG_CONFIG ?= pg_config
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 
-SRC_DIRS  = src src/core src/plan src/input src/expr src/sort src/join src/agg
-CUDA_DIRS = cuda/runtime cuda/expr cuda/sort cuda/join cuda/agg cuda/host
+SRC_DIRS  = src src/core src/plan src/input src/expr src/sort src/join src/agg src/query
+CUDA_DIRS = cuda/runtime cuda/expr cuda/sort cuda/join cuda/agg cuda/query cuda/host
 API_DIR   = cuda/include/gpuops
 
 OBJS = $(patsubst %.cpp,%.o,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.cpp)))

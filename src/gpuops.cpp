@@ -23,6 +23,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "boundary.h"
 #include "device.h"
 #include "gpu_agg.h"
+#include "gpu_query.h"
 #include "gpu_hashjoin.h"
 #include "gpu_mergejoin.h"
 #include "gpu_nestloop.h"
@@ -48,6 +49,7 @@ InitImpl(void)
 	GpuNestLoopRegister();
 	GpuMergeJoinRegister();
 	GpuAggRegister();
+	GpuQueryRegister();
 	GpuStageRegister();
 	GpuopsInstallPlannerHooks();
 }

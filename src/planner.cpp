@@ -18,6 +18,7 @@ extern "C" {
 #include "gpu_hashjoin.h"
 #include "gpu_mergejoin.h"
 #include "gpu_nestloop.h"
+#include "gpu_query.h"
 #include "gpu_sort.h"
 #include "guc.h"
 #include "planner_hooks.h"
@@ -123,6 +124,7 @@ UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel
 	switch (stage)
 	{
 		case UPPERREL_GROUP_AGG:
+			GpuQueryAddPaths(root, input_rel, output_rel, extra);
 			GpuAggAddPaths(root, input_rel, output_rel, extra);
 			GpuMergeJoinAddCountPaths(root, input_rel, output_rel, extra);
 			break;

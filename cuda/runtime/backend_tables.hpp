@@ -102,6 +102,27 @@ make_agg_backend(const char *name)
 }
 
 /*
+ * Query block: constructor (settings, spec); query_add, query_finish,
+ * query_groups, query_stats (const).
+ */
+template <class Q>
+constexpr GpuopsQueryBackend
+make_query_backend(const char *name)
+{
+	using H = GpuopsQuery;
+
+	return {
+		name,
+		begin<Q, H, const GpuopsSettings *, const GpuopsQuerySpec *>,
+		entry<H, &Q::query_add>,
+		entry<H, &Q::query_finish>,
+		entry<H, &Q::query_groups>,
+		entry<H, &Q::query_stats>,
+		end<Q, H>,
+	};
+}
+
+/*
  * Nested loop: constructor (settings, spec); nl_inner, nl_probe,
  * nl_next_pairs, nl_capacity (const), nl_probe_rows (const), nl_stats
  * (const).

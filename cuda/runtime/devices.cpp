@@ -17,7 +17,7 @@ gpuops_cuda_device(void) noexcept
 		gpuops_cuda_mergejoin_backend(),
 		gpuops_cuda_agg_backend(),
 		gpuops_cuda_pairfilter_backend(),
-		nullptr, /* query: issue 28, not yet built */
+		nullptr, /* query: the CUDA backend comes next */
 	};
 
 	return &device;
@@ -34,7 +34,7 @@ gpuops_cpu_device(void) noexcept
 		gpuops_cpu_mergejoin_backend(),
 		gpuops_cpu_agg_backend(),
 		gpuops_cpu_pairfilter_backend(),
-		nullptr,
+		gpuops_cpu_query_backend(),
 	};
 
 	return &device;

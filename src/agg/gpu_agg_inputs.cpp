@@ -30,8 +30,9 @@ extern "C" {
 #include "guc.h"
 #include "types.h"
 
-static bool
-CollectAggrefs(Node *node, List **aggs)
+/* gpu_agg_inputs.h */
+bool
+GpuAggCollectAggrefs(Node *node, List **aggs)
 {
 	if (node == NULL)
 		return false;
@@ -41,7 +42,7 @@ CollectAggrefs(Node *node, List **aggs)
 		return false; /* no Aggref nests in another at one query level */
 	}
 	/* through void (*)(void), which -Wcast-function-type accepts */
-	return expression_tree_walker(node, (bool (*)())(void (*)(void)) CollectAggrefs, aggs);
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) GpuAggCollectAggrefs, aggs);
 }
 
 /*
@@ -185,9 +186,9 @@ OrderedSetArg(Aggref *aggref, Expr **arg, double *fraction, bool *desc)
 }
 
 /* The group key's kind and encoding, or false when the device cannot group it. */
-static bool
-GroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc,
-			 Oid *collation)
+bool
+GpuAggGroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind, GpuAggKeyEncoding *enc,
+				   Oid *collation)
 {
 	Oid type = exprType((Node *) expr);
 	TypeCacheEntry *tce = lookup_type_cache(type, TYPECACHE_EQ_OPR);
@@ -428,15 +429,15 @@ GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *having, GroupPa
 		GpuAggKeyPlan *key = &b->plan->keys[b->plan->nkeys];
 
 		if (b->plan->nkeys == GPUOPS_MAX_SORT_KEYS ||
-			!GroupKeyKind(sgc, expr, &key->kind, &key->enc, &key->collation))
+			!GpuAggGroupKeyKind(sgc, expr, &key->kind, &key->enc, &key->collation))
 			return false;
 		b->child_exprs = lappend(b->child_exprs, expr);
 		key->type = exprType((Node *) expr);
 		b->plan->nkeys++;
 	}
 
-	CollectAggrefs((Node *) target->exprs, &aggrefs);
-	CollectAggrefs(having, &aggrefs);
+	GpuAggCollectAggrefs((Node *) target->exprs, &aggrefs);
+	GpuAggCollectAggrefs(having, &aggrefs);
 	if (list_length(aggrefs) > GPUOPS_MAX_AGGS)
 		return false;
 

@@ -45,4 +45,26 @@ extern bool GpuAggCollectInputs(PlannerInfo *root, PathTarget *target, Node *hav
 								GroupPathExtraData *extra, bool partial, GpuAggBuild *b,
 								List **scan_exprs);
 
+/*
+ * Shared with GpuQuery (src/query/), which groups and aggregates the same
+ * query blocks without a child:
+ *
+ * GpuAggCollectAggrefs appends to *aggs each distinct Aggref of node (none
+ * nests in another at one query level); returns false (a walker).
+ *
+ * GpuAggGroupKeyKind: a group key's kind and encoding (and the collation
+ * it groups under), or false when the device cannot group it: only under
+ * the type's own equality (another opclass may group differently); fixed
+ * kinds as values, text and varchar under a deterministic collation as a
+ * dictionary, numeric and bpchar (deterministic) as ranks.
+ *
+ * GpuAggUsesGroupingFunc: GROUPING() at this level, in the target, HAVING,
+ * or a subquery's reference to it (a Param the planner computes here):
+ * only an Agg node evaluates it (gpu_agg_path.cpp).
+ */
+extern bool GpuAggCollectAggrefs(Node *node, List **aggs);
+extern bool GpuAggGroupKeyKind(SortGroupClause *sgc, Expr *expr, GpuopsKeyKind *kind,
+							   GpuAggKeyEncoding *enc, Oid *collation);
+extern bool GpuAggUsesGroupingFunc(PlannerInfo *root, GroupPathExtraData *extra);
+
 #endif /* GPUOPS_GPU_AGG_INPUTS_H */

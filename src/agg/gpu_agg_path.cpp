@@ -269,8 +269,8 @@ ContainsGroupingFunc(Node *node, void *context)
  * reference to it (a Param the planner computes here): only an Agg node
  * evaluates it.
  */
-static bool
-UsesGroupingFunc(PlannerInfo *root, GroupPathExtraData *extra)
+bool
+GpuAggUsesGroupingFunc(PlannerInfo *root, GroupPathExtraData *extra)
 {
 	ListCell *lc;
 
@@ -297,7 +297,7 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	 * in every plan's expressions, ours included; keep its plans then.
 	 */
 	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
-		input_rel->rows < gpuops_min_rows || UsesGroupingFunc(root, extra))
+		input_rel->rows < gpuops_min_rows || GpuAggUsesGroupingFunc(root, extra))
 		return;
 	cpath = MakeGpuAggPath(root, input_rel->cheapest_total_path, output_rel, output_rel->reltarget,
 						   extra->havingQual, extra, false);

@@ -28,6 +28,8 @@ bool gpuops_enable_nestloop = true;
 bool gpuops_enable_nestloop_index = true;
 bool gpuops_enable_shared_build = true;
 bool gpuops_enable_agg = true;
+bool gpuops_enable_query = false;
+double gpuops_query_page_cost = 0.1;
 bool gpuops_enable_float_aggs = false;
 bool gpuops_enable_parallel_staging = true;
 bool gpuops_enable_direct_scan = true;
@@ -49,6 +51,7 @@ double gpuops_transfer_cost = 2.0;
 int gpuops_fault_injection = GPUOPS_FAULT_NONE;
 int gpuops_max_device_sessions = -1;
 int gpuops_device_session_wait = 1000;
+int gpuops_reader_threads = 8;
 
 static const struct config_enum_entry device_options[] = {{"auto", GPUOPS_DEVICE_AUTO, false},
 														  {"gpu", GPUOPS_DEVICE_GPU, false},
@@ -103,6 +106,15 @@ GpuopsDefineGucs(void)
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).",
 						 &gpuops_enable_agg);
 	DefineCustomBoolVariable(
+		"gpuops.enable_query",
+		"Enables GpuQuery: a one-table query block (scan, filter, GROUP BY aggregates) run whole on the GPU, which returns only the groups.",
+		"Off until its CUDA backend is in: on, it takes the one-table aggregations GpuAgg's plans and tests expect.",
+		&gpuops_enable_query, false, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable(
+		"gpuops.query_page_cost",
+		"Planner's cost of GpuQuery's backend work per heap page (visibility, pins), besides seq_page_cost.",
+		NULL, &gpuops_query_page_cost, 0.1, 0.0, 1e6, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable(
 		"gpuops.enable_float_aggs",
 		"Lets GpuAgg compute float sums, averages, variances and standard deviations.",
 		"Their partial states combine as PostgreSQL's parallel aggregation combines them "
@@ -145,6 +157,11 @@ GpuopsDefineGucs(void)
 		"gpuops.device_session_wait",
 		"How long a query waits for a free device session before it runs on the CPU.", NULL,
 		&gpuops_device_session_wait, 1000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"gpuops.reader_threads", "Threads that turn a GpuQuery's table pages into device columns.",
+		"The backend decides which rows are visible; these threads read their values. "
+		"0: the backend reads them too.",
+		&gpuops_reader_threads, 8, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.", NULL,
 							&gpuops_min_rows, 100000, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);

@@ -30,6 +30,8 @@ extern bool gpuops_enable_nestloop_index;
 extern bool gpuops_enable_shared_build;
 extern bool gpuops_enable_direct_scan;
 extern bool gpuops_enable_agg;
+extern bool gpuops_enable_query;
+extern double gpuops_query_page_cost;
 extern bool gpuops_enable_float_aggs;
 extern bool gpuops_enable_parallel_staging;
 extern bool gpuops_enable_device_exprs;
@@ -50,6 +52,7 @@ extern double gpuops_transfer_cost;
 extern int gpuops_fault_injection;
 extern int gpuops_max_device_sessions;
 extern int gpuops_device_session_wait;
+extern int gpuops_reader_threads;
 
 extern void GpuopsDefineGucs(void);
 

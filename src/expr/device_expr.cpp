@@ -381,3 +381,22 @@ DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *
 			type == FLOAT8OID) &&
 		CompileValueProgram(expr, inputs, prog, true, true);
 }
+
+bool
+DeviceExprCompileAggInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog,
+						  int *num_scale)
+{
+	Oid type = exprType((Node *) expr);
+
+	*num_scale = -1;
+	if (DeviceExprTypeKind(type) < 0)
+		return false;
+	if (type == NUMERICOID)
+	{
+		*num_scale = NumericDisplayScale((Node *) expr);
+		if (*num_scale < 0 || *num_scale > 38)
+			return false;
+	}
+	/* any stop: the caller's escape (PostgreSQL decides the row) */
+	return CompileValueProgram(expr, inputs, prog, true, false);
+}

@@ -72,6 +72,27 @@ extern bool DeviceExprTypeSupported(Oid type);
 extern bool DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog);
 
 /*
+ * Compiles a value expression of any device type (an aggregate's argument
+ * or FILTER, a group key of GpuQuery) over the outer input's columns,
+ * adding those it reads to `inputs` (left as they were on failure), into
+ * *prog.  Its stops (RECHECK: an error PostgreSQL would raise, a value the
+ * device does not hold) are the caller's to handle: GpuQuery escapes to
+ * PostgreSQL's plan.  A numeric result needs a display scale the plan fixes
+ * (NumericDisplayScale, 0..38), returned in *num_scale (else -1).  false
+ * when some part has no device form, reads a Param, or a numeric has no
+ * static scale.
+ */
+extern bool DeviceExprCompileAggInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog,
+									  int *num_scale);
+
+/*
+ * The display scale every value of a numeric expression has, from the
+ * plan alone (column typmods, constants, + - * and casts:
+ * device_expr_scale.cpp), or -1 when the values' own digits decide it.
+ */
+extern int NumericDisplayScale(Node *node);
+
+/*
  * Do a type's device words order as its values do (so they can be sorted
  * and searched)?  Not numeric's: its words carry their own scales.
  */

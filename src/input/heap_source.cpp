@@ -28,7 +28,6 @@ extern "C" {
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relscan.h"
-#include "access/syncscan.h"
 #include "access/tableam.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -43,6 +42,7 @@ extern "C" {
 
 #include "batch.h"
 #include "guc.h"
+#include "heap_pages.h"
 
 typedef struct HeapSource
 {
@@ -55,7 +55,7 @@ typedef struct HeapSource
 	bool *isnull;
 	bool checked; /* the scan descriptor was looked at */
 	bool direct;  /* pages are read here */
-	bool on_page; /* a page is in hand (the scan's rs_cbuf) */
+	HeapPageWalk walk;
 	bool done;
 	int lineindex; /* the next visible tuple of the page in hand */
 } HeapSource;
@@ -104,70 +104,9 @@ CheckScan(HeapSource *hs)
 		sd = table_beginscan(node->ss.ss_currentRelation, estate->es_snapshot, 0, NULL);
 		node->ss.ss_currentScanDesc = sd;
 	}
-	hs->direct = (sd->rs_flags & SO_ALLOW_PAGEMODE) != 0 && sd->rs_nkeys == 0 &&
-		!((HeapScanDesc) sd)->rs_inited;
-}
-
-/*
- * Moves to the scan's next page, as heapgettup_pagemode does going forward:
- * false (and the last page released) when the scan is over.
- */
-static bool
-NextPage(HeapSource *hs)
-{
-	HeapScanDesc scan = (HeapScanDesc) hs->scan->ss.ss_currentScanDesc;
-	Relation rel = scan->rs_base.rs_rd;
-	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel;
-	BlockNumber page;
-	bool finished;
-
-	if (!hs->on_page)
-	{
-		if (scan->rs_nblocks == 0 || scan->rs_numblocks == 0)
-			return false;
-		if (pbscan != NULL)
-		{
-			table_block_parallelscan_startblock_init(rel, scan->rs_parallelworkerdata, pbscan);
-			page = table_block_parallelscan_nextpage(rel, scan->rs_parallelworkerdata, pbscan);
-			if (page == InvalidBlockNumber)
-				return false; /* other processes took every page */
-		}
-		else
-			page = scan->rs_startblock;
-	}
-	else
-	{
-		page = scan->rs_cblock;
-		if (pbscan != NULL)
-		{
-			page = table_block_parallelscan_nextpage(rel, scan->rs_parallelworkerdata, pbscan);
-			finished = page == InvalidBlockNumber;
-		}
-		else
-		{
-			if (++page >= scan->rs_nblocks)
-				page = 0;
-			finished = page == scan->rs_startblock ||
-				(scan->rs_numblocks != InvalidBlockNumber && --scan->rs_numblocks == 0);
-			if (scan->rs_base.rs_flags & SO_ALLOW_SYNC)
-				ss_report_location(rel, page);
-		}
-		if (finished)
-		{
-			if (BufferIsValid(scan->rs_cbuf))
-				ReleaseBuffer(scan->rs_cbuf);
-			scan->rs_cbuf = InvalidBuffer;
-			scan->rs_cblock = InvalidBlockNumber;
-			hs->on_page = false;
-			return false;
-		}
-	}
-	CHECK_FOR_INTERRUPTS();
-	heapgetpage(&scan->rs_base, page);
-	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(scan->rs_cbuf));
-	hs->on_page = true;
-	hs->lineindex = 0;
-	return true;
+	hs->direct = HeapPageWalkUsable(sd);
+	if (hs->direct)
+		HeapPageWalkInit(&hs->walk, sd);
 }
 
 /*
@@ -233,14 +172,14 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 		InstrStartNode(instr);
 	while (batch->nrows < GPUOPS_BATCH_ROWS)
 	{
-		if (!hs->on_page ||
-			hs->lineindex >= ((HeapScanDesc) hs->scan->ss.ss_currentScanDesc)->rs_ntuples)
+		if (!hs->walk.on_page || hs->lineindex >= hs->walk.scan->rs_ntuples)
 		{
-			if (!NextPage(hs))
+			if (!HeapPageWalkNext(&hs->walk))
 			{
 				hs->done = true;
 				break;
 			}
+			hs->lineindex = 0;
 			continue;
 		}
 		n += ReadPage(hs, store, batch);
@@ -264,7 +203,7 @@ HeapRescan(GpuopsBatchSource *src)
 	/* the child's rescan restarted its scan descriptor (a page in hand included) */
 	if (hs->scan->ss.ps.chgParam != NULL)
 		ExecReScan(&hs->scan->ss.ps);
-	hs->on_page = false;
+	HeapPageWalkInit(&hs->walk, hs->scan->ss.ss_currentScanDesc);
 	hs->done = false;
 }
 

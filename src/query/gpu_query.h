@@ -1,0 +1,120 @@
+/*
+ * gpu_query.h
+ *    GpuQuery: one node for a whole one-table query block, scan -> quals ->
+ *    GROUP BY aggregates (or a plain aggregate), that returns only the
+ *    groups (doc/gpuquery.md, step 1).  What its planner and executor
+ *    share.
+ *
+ * The plan is a CustomScan on the table (scanrelid: PostgreSQL opens and
+ * locks it, EXPLAIN names it).  The node reads the table's pages itself
+ * (query_reader.h) into the device's column form, and the query backend
+ * (gpuops_query.h) filters, groups and aggregates them.  The columns are
+ * the table's attributes the block reads; every device program (the qual,
+ * key and argument programs) reads them by the same numbers.
+ *
+ * The scan tuple (custom_scan_tlist) is GpuAgg's: the group keys, one
+ * column per Aggref (setrefs matches them to the target list's and
+ * HAVING's Aggrefs), then, resjunk, the Vars of the quals, which sit in
+ * custom_exprs for EXPLAIN.  HAVING is the plan's qual, over the scan
+ * tuple.
+ *
+ * custom_plans: one child, the escape plan: PostgreSQL's serial
+ * aggregation of the same block, run only when the device or the reader
+ * cannot decide a row (a NaN numeric, an error PostgreSQL must raise, a
+ * value to detoast).  Its output is the node's (same target, HAVING
+ * applied), so the node returns its rows as they are.
+ *
+ * custom_private: a GpuQueryPlan (GpuQueryPlanFields).
+ */
+#ifndef GPUOPS_GPU_QUERY_H
+#define GPUOPS_GPU_QUERY_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+}
+
+#include "gpu_agg.h"
+#include "gpuops_query.h"
+#include "plan_fields.h"
+#include "query_reader.h"
+
+#define GPUQUERY_NAME "GpuQuery"
+
+/* A group key. */
+typedef struct GpuQueryKeyPlan
+{
+	GpuopsQueryKeyKind kind;
+	int col;	  /* the batch column holding it, or -1: a program (key_progs) */
+	Oid type;	  /* its type, to turn the key's words back into a Datum */
+	int32 typmod; /* bpchar(n): re-padded to n characters */
+} GpuQueryKeyPlan;
+
+/* An aggregate. */
+typedef struct GpuQueryAggPlan
+{
+	GpuopsQueryAggKind kind;
+	GpuopsExprType arg_type; /* its argument's word type */
+	int arg_col;			 /* the argument's batch column, or -1 (a program, or none) */
+	int num_scale;			 /* SUM_NUM: the scale every argument value has */
+	GpuAggFinal final;		 /* the result from the state (gpu_agg_final.cpp) */
+	Oid final_fn;			 /* GPUAGG_FINAL_FLOAT_FN: avg(float)'s final function */
+	Oid arg_pgtype;			 /* the argument's type (MIN/MAX: the result's) */
+} GpuQueryAggPlan;
+
+typedef struct GpuQueryPlan
+{
+	int ncols;							/* batch columns: attributes read */
+	int attnums[GPUOPS_QUERY_MAX_COLS]; /* their table attributes */
+	int forms[GPUOPS_QUERY_MAX_COLS];	/* QueryColumnForm: how each is read */
+	int nkeys;
+	GpuQueryKeyPlan keys[GPUOPS_QUERY_MAX_KEYS];
+	int naggs;
+	GpuQueryAggPlan aggs[GPUOPS_MAX_AGGS];
+	double groups;		/* the planner's estimate (the group table's first size) */
+	List *qual_prog;	/* the quals' program (an int list), or NIL: every row */
+	List *params;		/* the Params it reads, bound per scan */
+	List *param_slots;	/* and their constant slots (ints) */
+	List *key_progs;	/* per key its program, or NIL (a column) */
+	List *arg_progs;	/* per aggregate its argument's program, or NIL */
+	List *filter_progs; /* per aggregate its FILTER's program, or NIL */
+} GpuQueryPlan;
+
+/* The plan's fields, in their order in custom_private (gpu_query_plan.cpp). */
+extern void GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan);
+
+/*
+ * What the planner gathered about a block (gpu_query_inputs.cpp): the
+ * plan's data, the scan tuple's expressions (keys, then Aggrefs), the
+ * quals, and the bytes each row's columns take (for the cost).
+ */
+typedef struct GpuQueryBuild
+{
+	GpuQueryPlan *plan;
+	List *scan_exprs;  /* keys, then Aggrefs */
+	List *quals;	   /* the rel's quals, in PostgreSQL's order */
+	List *qual_vars;   /* their Vars (resjunk scan tuple columns) */
+	List *key_exprs;   /* the group keys */
+	double row_bytes;  /* device bytes a row's columns take */
+	int program_steps; /* steps of every program together */
+} GpuQueryBuild;
+
+/*
+ * Fills b (zeroed by the caller) for the block grouped into output_rel
+ * from the one base rel input_rel, or says (DEBUG1) why the device cannot
+ * run it and returns false.
+ */
+extern bool GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+							GroupPathExtraData *extra, GpuQueryBuild *b);
+
+/* planner (gpu_query_path.cpp), before GpuAgg's paths */
+extern void GpuQueryAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+							 void *extra);
+
+/* executor (gpu_query_exec.cpp) */
+extern const CustomScanMethods gpu_query_scan_methods;
+extern void GpuQueryRegister(void);
+
+#endif /* GPUOPS_GPU_QUERY_H */

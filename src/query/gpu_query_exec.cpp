@@ -1,0 +1,267 @@
+/*
+ * gpu_query_exec.cpp
+ *    GpuQuery execution: the node's callbacks (gpu_query.h).
+ *
+ * The first call reads the whole table into the query backend
+ * (gpu_query_run.cpp) and gets the groups back; each call then fills the
+ * scan tuple of the next group (gpu_query_final.cpp) and ExecScan applies
+ * HAVING and the projection.  When the run escapes, the escape plan (the
+ * node's child: PostgreSQL's aggregation of the block, same target list,
+ * HAVING applied) returns the rows instead, as they are.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+}
+
+#include "boundary.h"
+#include "device.h"
+#include "device_expr.h"
+#include "guarded_scan.h"
+#include "gpu_query_exec.h"
+#include "guc.h"
+
+extern const CustomExecMethods gpu_query_exec_methods;
+
+static TupleTableSlot *
+GpuQueryNext(ScanState *ss)
+{
+	GpuQueryState *st = (GpuQueryState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+
+	if (st->next_group < st->ngroups)
+		return GpuQueryGroupRow(st, (int64) st->next_group++, slot);
+	/* without GROUP BY an aggregate returns one row, also over no rows */
+	if (st->plan->nkeys == 0 && st->ngroups == 0 && !st->empty_row_done)
+	{
+		st->empty_row_done = true;
+		return GpuQueryGroupRow(st, -1, slot);
+	}
+	return ExecClearTuple(slot);
+}
+
+static TupleTableSlot *
+ExecGpuQueryImpl(CustomScanState *node)
+{
+	GpuQueryState *st = (GpuQueryState *) node;
+
+	if (!st->done)
+		GpuQueryRun(st);
+	if (st->escaping)
+		return ExecProcNode(st->escape_ps);
+	return GpuopsExecScan<GpuQueryNext>(node);
+}
+
+static GpuopsExprProgram *
+ProgramOrNull(List *l)
+{
+	GpuopsExprProgram *prog;
+
+	if (l == NIL)
+		return NULL;
+	prog = (GpuopsExprProgram *) palloc(sizeof(GpuopsExprProgram));
+	DeviceExprProgramFromList(l, prog);
+	return prog;
+}
+
+static Node *
+CreateGpuQueryStateImpl(CustomScan *cscan)
+{
+	GpuQueryState *st = NewCustomScanState<GpuQueryState>(cscan, &gpu_query_exec_methods);
+	GpuQueryPlan *plan = (GpuQueryPlan *) palloc0(sizeof(GpuQueryPlan));
+	PlanFields fields(cscan->custom_private, GPUQUERY_NAME);
+
+	GpuQueryPlanFields(fields, plan);
+	st->plan = plan;
+	st->qual = ProgramOrNull(plan->qual_prog);
+	for (int k = 0; k < plan->nkeys; k++)
+		st->key_progs[k] = ProgramOrNull((List *) list_nth(plan->key_progs, k));
+	for (int a = 0; a < plan->naggs; a++)
+	{
+		st->arg_progs[a] = ProgramOrNull((List *) list_nth(plan->arg_progs, a));
+		st->filter_progs[a] = ProgramOrNull((List *) list_nth(plan->filter_progs, a));
+	}
+	for (int c = 0; c < plan->ncols; c++)
+	{
+		st->cols[c].attnum = (AttrNumber) plan->attnums[c];
+		st->cols[c].form = (QueryColumnForm) plan->forms[c];
+	}
+	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(plan->naggs, 1));
+	for (int a = 0; a < plan->naggs; a++)
+	{
+		GpuAggDesc *d = &st->aggs[a];
+		const GpuQueryAggPlan *p = &plan->aggs[a];
+
+		d->final = p->final;
+		d->final_fn = p->final_fn;
+		d->arg_col = -1;
+		d->filter_col = -1;
+		d->notnull_col = -1;
+		d->arg_type = p->arg_pgtype;
+		d->value_kind = GPUOPS_KEY_INT8;
+		d->scale = p->num_scale;
+		if (OidIsValid(d->final_fn))
+			fmgr_info(d->final_fn, &d->final_flinfo);
+	}
+	return (Node *) st;
+}
+
+static void
+BeginGpuQueryImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuQueryState *st = (GpuQueryState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	/* the escape plan is read once, forward */
+	int child_flags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	ListCell *lc;
+
+	st->ninputs = 0;
+	st->device_shared = IsInParallelMode();
+	st->escape_ps = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
+	node->custom_ps = list_make1(st->escape_ps);
+	foreach (lc, st->plan->params)
+	{
+		Param *p = lfirst_node(Param, lc);
+
+		st->param_states = lappend(st->param_states, ExecInitExpr((Expr *) p, &node->ss.ps));
+		st->param_types = lappend_oid(st->param_types, p->paramtype);
+	}
+	st->param_slots = st->plan->param_slots;
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	GpuopsNodePrewarm(st, eflags);
+	st->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuQuery reader",
+										ALLOCSET_DEFAULT_SIZES);
+	st->dev = GpuopsNodeDevice<GpuQueryDevice>(st, estate);
+}
+
+static void
+EndGpuQueryImpl(CustomScanState *node)
+{
+	GpuQueryState *st = (GpuQueryState *) node;
+
+	if (st->dev != NULL)
+		GpuQueryEndRun(st);
+	GpuopsNodeEnd(st);
+	ExecEndNode(st->escape_ps);
+}
+
+static void
+ReScanGpuQueryImpl(CustomScanState *node)
+{
+	GpuQueryState *st = (GpuQueryState *) node;
+	Bitmapset *changed = node->ss.ps.chgParam;
+
+	if (changed != NULL)
+		UpdateChangedParamSet(st->escape_ps, changed);
+	if (st->escaping)
+	{
+		/* the escape plan runs again (with new Params: the device may take them) */
+		ExecReScan(st->escape_ps);
+		if (changed == NULL)
+			return;
+	}
+	if (st->done && !st->escaping && changed == NULL)
+	{
+		/* the same groups again */
+		st->next_group = 0;
+		st->empty_row_done = false;
+		return;
+	}
+	st->dev->end();
+	st->done = false;
+	st->escaping = false;
+	st->ngroups = st->next_group = 0;
+	st->group_keys = NULL;
+	st->results = NULL;
+}
+
+static void
+ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuQueryState *st = (GpuQueryState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	const GpuQueryPlan *plan = st->plan;
+	bool prefix = list_length(es->rtable) > 1 || es->verbose;
+	List *context;
+	List *items = NIL;
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	if (cscan->custom_exprs != NIL)
+		ExplainPropertyText("Device Filter",
+							deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
+											   context, prefix, false),
+							es);
+	for (int k = 0; k < plan->nkeys; k++)
+		items = lappend(items,
+						deparse_expression(
+							(Node *) ((TargetEntry *) list_nth(cscan->custom_scan_tlist, k))->expr,
+							context, prefix, false));
+	if (items != NIL)
+		ExplainPropertyList("Group Key", items, es);
+	items = NIL;
+	for (int a = 0; a < plan->naggs; a++)
+		items = lappend(items,
+						deparse_expression((Node *) ((TargetEntry *) list_nth(
+														 cscan->custom_scan_tlist, plan->nkeys + a))
+											   ->expr,
+										   context, prefix, false));
+	if (items != NIL)
+		ExplainPropertyList("Aggregates", items, es);
+	ExplainPropertyInteger("Columns Read", NULL, plan->ncols, es);
+	if (!es->analyze || !st->done)
+		return;
+	if (st->escaped_ever)
+		ExplainPropertyText("Escaped", st->escape_why ? st->escape_why : "yes", es);
+	GpuopsNodeExplainBackend(st, es);
+	ExplainPropertyInteger("Rows Read", NULL, (int64) st->rstats.rows, es);
+	ExplainPropertyInteger("Rows Passed", NULL, (int64) st->stats.passed, es);
+	ExplainPropertyInteger("Groups", NULL, (int64) st->stats.groups, es);
+	ExplainPropertyInteger("Batches", NULL, (int64) st->rstats.batches, es);
+	ExplainPropertyInteger("Heap Pages", NULL, (int64) st->rstats.pages, es);
+	ExplainPropertyInteger("Reader Threads", NULL, st->rstats.threads, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Read Time", "ms", st->rstats.read_ms, 3, es);
+		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+	}
+	if (st->stats.grows > 0)
+		ExplainPropertyInteger("Group Table Grows", NULL, st->stats.grows, es);
+}
+
+const CustomExecMethods gpu_query_exec_methods = {
+	GPUQUERY_NAME,
+	GuardedBegin<BeginGpuQueryImpl>,
+	GuardedExec<ExecGpuQueryImpl>,
+	GuardedEnd<EndGpuQueryImpl>,
+	GuardedReScan<ReScanGpuQueryImpl>,
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
+	NULL, /* EstimateDSMCustomScan */
+	NULL, /* InitializeDSMCustomScan */
+	NULL, /* ReInitializeDSMCustomScan */
+	NULL, /* InitializeWorkerCustomScan */
+	NULL, /* ShutdownCustomScan */
+	GuardedExplain<ExplainGpuQueryImpl>,
+};
+
+const CustomScanMethods gpu_query_scan_methods = {
+	GPUQUERY_NAME,
+	GuardedCreateState<CreateGpuQueryStateImpl>,
+};
+
+void
+GpuQueryRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_query_scan_methods);
+}

@@ -1,0 +1,69 @@
+/*
+ * gpu_query_exec.h
+ *    GpuQuery's executor state, shared by the node (gpu_query_exec.cpp),
+ *    its run over the table and the backend (gpu_query_run.cpp) and its
+ *    results (gpu_query_final.cpp).
+ */
+#ifndef GPUOPS_GPU_QUERY_EXEC_H
+#define GPUOPS_GPU_QUERY_EXEC_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "nodes/execnodes.h"
+}
+
+#include "device_session.h"
+#include "gpu_agg.h"
+#include "gpu_query.h"
+#include "node.h"
+#include "query_reader.h"
+
+typedef DeviceSession<GpuopsQueryBackend, GpuopsQuery, &GpuopsQueryBackend::query_end>
+	GpuQueryDevice;
+
+/* the node (node.h): no input read through the base; the escape plan is its own */
+typedef struct GpuQueryState : GpuopsNode
+{
+	GpuQueryPlan *plan;
+	GpuopsExprProgram *qual; /* NULL: every row */
+	GpuopsExprProgram *key_progs[GPUOPS_QUERY_MAX_KEYS];
+	GpuopsExprProgram *arg_progs[GPUOPS_MAX_AGGS];
+	GpuopsExprProgram *filter_progs[GPUOPS_MAX_AGGS];
+	List *param_states; /* the qual's Params: ExprStates, slots, types */
+	List *param_slots;
+	List *param_types;
+	GpuAggDesc *aggs; /* per aggregate its final step (gpu_agg_final.cpp) */
+	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
+
+	GpuQueryDevice *dev;
+	TableScanDesc scan; /* the table's pages, under the query's snapshot */
+	QueryReader *reader;
+	MemoryContext run_cxt; /* the reader's buffers */
+	PlanState *escape_ps;  /* PostgreSQL's plan of the block */
+
+	bool done;				/* the groups are here (or escaping) */
+	bool escaping;			/* the escape plan returns the rows */
+	bool escaped_ever;		/* EXPLAIN ANALYZE */
+	const char *escape_why; /* why (a constant string) */
+	uint64 ngroups;
+	uint64 next_group;
+	bool empty_row_done; /* no GROUP BY, no passing row: the one row emitted */
+	int key_words;		 /* words per packed key */
+	const uint64 *group_keys;
+	const GpuopsAggResult *results;
+
+	/* EXPLAIN ANALYZE */
+	GpuopsQueryStats stats;
+	QueryReaderStats rstats;
+} GpuQueryState;
+
+/* gpu_query_run.cpp: reads the table into the backend; groups, or escaping */
+extern void GpuQueryRun(GpuQueryState *st);
+extern void GpuQueryEndRun(GpuQueryState *st);
+
+/* gpu_query_final.cpp: the scan tuple of group g (g < 0: the empty plain aggregate's row) */
+extern TupleTableSlot *GpuQueryGroupRow(GpuQueryState *st, int64 g, TupleTableSlot *slot);
+
+#endif /* GPUOPS_GPU_QUERY_EXEC_H */

@@ -1,0 +1,467 @@
+/*
+ * gpu_query_inputs.cpp
+ *    GpuQuery planning: can the device run this one-table block, and with
+ *    which columns and programs (gpu_query.h)?  gpu_query_path.cpp costs
+ *    and makes the path from what this file gathers.
+ *
+ * Declined, each with a DEBUG1 reason: not one plain heap table (views
+ * are flattened; inheritance, partitions, TABLESAMPLE, another table AM,
+ * row-level security); GROUPING SETS, GROUPING(), set-returning functions
+ * in the target, min/max the planner answers from an index; a table
+ * estimated under gpuops.min_rows rows (before the quals: reading is what
+ * the device saves); a qual the device cannot compile, volatile, or with a
+ * subplan; a group key the device cannot group (gpu_agg_inputs.h's rule,
+ * and text only as a column of at most 16 bytes: bpchar(n), varchar(n)); an
+ * aggregate other than count, sum, avg (of integers, numerics with a
+ * static display scale, floats under gpuops.enable_float_aggs), min, max
+ * (of integer-like types) without DISTINCT, ORDER BY or outer references;
+ * a column outside aggregates that is not a group key; system columns;
+ * more columns than one program reads (16).
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/table.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_type_d.h"
+#include "mb/pg_wchar.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+}
+
+#include "device_expr.h"
+#include "device_expr_catalog.h"
+#include "gpu_agg.h"
+#include "gpu_agg_inputs.h"
+#include "gpu_query.h"
+#include "guc.h"
+#include "qual_order.h"
+
+/* Says why the block keeps PostgreSQL's plan; false. */
+static bool
+Decline(const char *why)
+{
+	elog(DEBUG1, "gpuops: GpuQuery not used: %s", why);
+	return false;
+}
+
+/* The table's attributes and how the reader reads each (query_reader.h), or -1. */
+static int
+ColumnForm(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return QCOL_INT;
+		case FLOAT4OID:
+			return QCOL_FLOAT4;
+		case FLOAT8OID:
+			return QCOL_FLOAT8;
+		case NUMERICOID:
+			return QCOL_NUMERIC;
+		case BPCHAROID:
+			return QCOL_BPCHAR16;
+		case TEXTOID:
+		case VARCHAROID:
+			return QCOL_TEXT16;
+		default:
+			return -1;
+	}
+}
+
+/* The batch column of a Var of the table (added once), or -1 past the limit. */
+static int
+VarColumn(DeviceExprInputs *in, Node *var)
+{
+	int idx = -1;
+	int i = 0;
+	ListCell *lc;
+
+	foreach (lc, in->outer_exprs)
+	{
+		if (equal(lfirst(lc), var))
+		{
+			idx = i;
+			break;
+		}
+		i++;
+	}
+	if (idx < 0)
+		return -1;
+	for (int pc = 0; pc < in->nouter; pc++)
+		if (in->outer_cols[pc] == idx)
+			return pc;
+	if (in->nouter >= GPUOPS_QUERY_MAX_COLS)
+		return -1;
+	in->outer_cols[in->nouter] = idx;
+	in->outer_types[in->nouter] = exprType(var);
+	return in->nouter++;
+}
+
+/*
+ * A Var's column, or a program computing expr; false when neither can be.
+ * A numeric value needs the display scale the plan fixes (*num_scale)
+ * where it is summed (need_scale); a program's always (its words' scales
+ * come from its operations).
+ */
+static bool
+ValueInput(GpuQueryBuild *b, DeviceExprInputs *in, Expr *expr, bool need_scale, int *col,
+		   List **prog_list, int *num_scale)
+{
+	GpuopsExprProgram prog;
+
+	*col = -1;
+	*prog_list = NIL;
+	*num_scale = -1;
+	if (IsA(expr, Var))
+	{
+		Oid type = exprType((Node *) expr);
+
+		if (DeviceExprTypeKind(type) < 0)
+			return false;
+		if (type == NUMERICOID)
+		{
+			*num_scale = NumericDisplayScale((Node *) expr);
+			if (need_scale && (*num_scale < 0 || *num_scale > 38))
+				return false;
+		}
+		*col = VarColumn(in, (Node *) expr);
+		return *col >= 0;
+	}
+	if (!DeviceExprCompileAggInput(expr, in, &prog, num_scale))
+		return false;
+	b->program_steps += prog.nsteps;
+	*prog_list = DeviceExprProgramToList(&prog);
+	return true;
+}
+
+/* A group key of the table's short text: bpchar(n) or varchar(n) of at most 16 bytes. */
+static bool
+ShortTextKey(Expr *expr, Oid collation)
+{
+	int32 typmod = exprTypmod((Node *) expr);
+
+	if (!IsA(expr, Var) || typmod < (int32) VARHDRSZ)
+		return false;
+	/* deterministic: equal values are equal bytes (bpchar: trailing blanks aside) */
+	if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
+		return false;
+	return (int64) (typmod - VARHDRSZ) * pg_database_encoding_max_length() <= 16;
+}
+
+static bool
+AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
+{
+	GpuQueryPlan *plan = b->plan;
+	GpuQueryKeyPlan *key = &plan->keys[plan->nkeys];
+	GpuopsKeyKind kind;
+	GpuAggKeyEncoding enc;
+	Oid collation;
+	List *prog = NIL;
+	int scale;
+
+	if (plan->nkeys >= GPUOPS_QUERY_MAX_KEYS)
+		return Decline("too many group keys");
+	if (!GpuAggGroupKeyKind(sgc, expr, &kind, &enc, &collation))
+		return Decline("a group key the device cannot group");
+	key->type = exprType((Node *) expr);
+	key->typmod = exprTypmod((Node *) expr);
+	if (enc == GPUAGG_KEY_VALUE && DeviceExprTypeKind(key->type) >= 0)
+	{
+		key->kind = DeviceExprTypeKind(key->type) == GPUOPS_ET_FLOAT ? GPUOPS_QKEY_FLOAT
+																	 : GPUOPS_QKEY_INT;
+		if (!ValueInput(b, in, expr, false, &key->col, &prog, &scale))
+			return Decline("a group key expression without a device form");
+	}
+	else if ((key->type == BPCHAROID || key->type == VARCHAROID || key->type == TEXTOID) &&
+			 ShortTextKey(expr, collation))
+	{
+		key->kind = GPUOPS_QKEY_BYTES16;
+		key->col = VarColumn(in, (Node *) expr);
+		if (key->col < 0)
+			return Decline("more columns than a device program reads");
+	}
+	else
+		return Decline("a group key of a type the device does not group in one pass "
+					   "(text longer than 16 bytes, numeric, ...)");
+	plan->key_progs = lappend(plan->key_progs, prog);
+	b->key_exprs = lappend(b->key_exprs, expr);
+	plan->nkeys++;
+	return true;
+}
+
+/* min and max: of the types whose words order as their values (no floats: NaN, -0) */
+static bool
+MinMaxType(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static bool
+AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref)
+{
+	GpuQueryPlan *plan = b->plan;
+	GpuQueryAggPlan *d = &plan->aggs[plan->naggs];
+	GpuopsAggKind kind;
+	Expr *arg = NULL;
+	List *arg_prog = NIL;
+	List *filter_prog = NIL;
+	int scale = -1;
+
+	memset(d, 0, sizeof(*d));
+	d->arg_col = -1;
+	if (aggref->agglevelsup != 0 || aggref->aggkind != AGGKIND_NORMAL ||
+		aggref->aggdistinct != NIL || aggref->aggorder != NIL)
+		return Decline("an ordered-set, DISTINCT, ORDER BY or outer aggregate");
+	if (!aggref->aggstar)
+	{
+		if (list_length(aggref->args) != 1)
+			return Decline("an aggregate of several arguments");
+		arg = linitial_node(TargetEntry, aggref->args)->expr;
+		d->arg_pgtype = exprType((Node *) arg);
+	}
+	if (!GpuAggClassify(aggref->aggfnoid, d->arg_pgtype, &kind, &d->final, &d->final_fn))
+		return Decline("an aggregate the device does not compute");
+	switch (d->final)
+	{
+		case GPUAGG_FINAL_COUNT:
+			d->kind = GPUOPS_QAGG_COUNT;
+			break;
+		case GPUAGG_FINAL_SUM_INT8:
+		case GPUAGG_FINAL_SUM_NUMERIC:
+		case GPUAGG_FINAL_AVG_NUMERIC:
+			d->kind = GPUOPS_QAGG_SUM_INT;
+			break;
+		case GPUAGG_FINAL_SUM_SCALED:
+		case GPUAGG_FINAL_AVG_SCALED:
+			d->kind = GPUOPS_QAGG_SUM_NUM;
+			break;
+		case GPUAGG_FINAL_SUM_FLOAT4:
+		case GPUAGG_FINAL_SUM_FLOAT8:
+			d->kind = GPUOPS_QAGG_SUM_FLOAT;
+			break;
+		case GPUAGG_FINAL_FLOAT_FN:
+			/* avg of floats: float8_avg reads N and Sx only; variances need Sxx */
+			if (aggref->aggfnoid != F_AVG_FLOAT4 && aggref->aggfnoid != F_AVG_FLOAT8)
+				return Decline("variance or standard deviation");
+			d->kind = GPUOPS_QAGG_SUM_FLOAT;
+			break;
+		case GPUAGG_FINAL_VALUE:
+			if (!MinMaxType(d->arg_pgtype))
+				return Decline("min or max of a type the device does not order by value");
+			d->kind = kind == GPUOPS_AGG_MIN ? GPUOPS_QAGG_MIN : GPUOPS_QAGG_MAX;
+			break;
+		default:
+			return Decline("an aggregate the device does not compute in one pass");
+	}
+	if (d->kind == GPUOPS_QAGG_SUM_FLOAT && !gpuops_enable_float_aggs)
+		return Decline("float sums and averages differ in rounding from a serial plan's "
+					   "(gpuops.enable_float_aggs is off)");
+	if (arg != NULL)
+	{
+		if (!ValueInput(b, in, arg, d->kind == GPUOPS_QAGG_SUM_NUM, &d->arg_col, &arg_prog, &scale))
+			return Decline("an aggregate argument without a device form, or a numeric one "
+						   "without a display scale fixed by the plan");
+		d->arg_type = (GpuopsExprType) DeviceExprTypeKind(d->arg_pgtype);
+		if (d->kind != GPUOPS_QAGG_COUNT &&
+			d->arg_type !=
+				(d->kind == GPUOPS_QAGG_SUM_NUM			? GPUOPS_ET_NUM
+					 : d->kind == GPUOPS_QAGG_SUM_FLOAT ? GPUOPS_ET_FLOAT
+														: GPUOPS_ET_INT))
+			return Decline("an aggregate argument of an unexpected type");
+		d->num_scale = Max(scale, 0);
+	}
+	if (aggref->aggfilter != NULL)
+	{
+		GpuopsExprProgram prog;
+		int fscale;
+
+		if (!DeviceExprCompileAggInput(aggref->aggfilter, in, &prog, &fscale) ||
+			exprType((Node *) aggref->aggfilter) != BOOLOID)
+			return Decline("a FILTER without a device form");
+		b->program_steps += prog.nsteps;
+		filter_prog = DeviceExprProgramToList(&prog);
+	}
+	plan->arg_progs = lappend(plan->arg_progs, arg_prog);
+	plan->filter_progs = lappend(plan->filter_progs, filter_prog);
+	plan->naggs++;
+	return true;
+}
+
+/* Is a Var outside the aggregates and the group keys under node? */
+static bool
+NonKeyVarWalker(Node *node, List *keys)
+{
+	if (node == NULL || list_member(keys, node) || IsA(node, Aggref))
+		return false;
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc))
+		return true;
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) NonKeyVarWalker, keys);
+}
+
+static bool
+HeapTable(Oid relid)
+{
+	Relation r = table_open(relid, NoLock); /* the planner holds its lock */
+	bool heap = r->rd_rel->relam == HEAP_TABLE_AM_OID;
+
+	table_close(r, NoLock);
+	return heap;
+}
+
+/* The rel: one plain heap table, without row-level security. */
+static bool
+PlainTable(PlannerInfo *root, RelOptInfo *rel)
+{
+	RangeTblEntry *rte;
+	ListCell *lc;
+
+	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION ||
+		bms_membership(rel->relids) != BMS_SINGLETON)
+		return Decline("not one base table");
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->relkind != RELKIND_RELATION || rte->inh)
+		return Decline("not a plain table (inheritance, partitions, views)");
+	if (rte->tablesample != NULL)
+		return Decline("TABLESAMPLE");
+	if (!HeapTable(rte->relid))
+		return Decline("a table access method other than heap");
+	if (rte->securityQuals != NIL)
+		return Decline("row-level security");
+	if (!bms_is_empty(rel->lateral_relids) || rel->lateral_vars != NIL)
+		return Decline("a lateral reference");
+	foreach (lc, rel->baserestrictinfo)
+		if (lfirst_node(RestrictInfo, lc)->security_level > 0)
+			return Decline("row-level security");
+	return true;
+}
+
+bool
+GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+				GroupPathExtraData *extra, GpuQueryBuild *b)
+{
+	Query *parse = root->parse;
+	GpuQueryPlan *plan;
+	DeviceExprInputs in;
+	List *aggrefs = NIL;
+	List *vars;
+	List *all = NIL;
+	ListCell *lc;
+
+	if (!PlainTable(root, input_rel))
+		return false;
+	if (IS_DUMMY_REL(input_rel))
+		return Decline("the quals are never true (PostgreSQL reads nothing)");
+	if (parse->groupingSets != NIL || GpuAggUsesGroupingFunc(root, extra))
+		return Decline("GROUPING SETS, ROLLUP, CUBE or GROUPING()");
+	/* the planner may replace min/max by index probes in every plan, ours included */
+	if (root->minmax_aggs != NIL)
+		return Decline("min/max answered from an index");
+	if (parse->hasTargetSRFs)
+		return Decline("a set-returning function in the target");
+	if (input_rel->tuples < gpuops_min_rows)
+		return Decline("a table under gpuops.min_rows rows");
+
+	b->plan = plan = (GpuQueryPlan *) palloc0(sizeof(GpuQueryPlan));
+	memset(&in, 0, sizeof(in));
+	b->quals = GpuopsOrderQuals(root, get_actual_clauses(input_rel->baserestrictinfo));
+	if (contain_volatile_functions((Node *) b->quals) || contain_subplans((Node *) b->quals))
+		return Decline("a volatile qual, or one with a subquery");
+
+	/* the table's columns the block reads: every program reads them by one numbering */
+	GpuAggCollectAggrefs((Node *) output_rel->reltarget->exprs, &aggrefs);
+	GpuAggCollectAggrefs(extra->havingQual, &aggrefs);
+	if (list_length(aggrefs) > GPUOPS_MAX_AGGS)
+		return Decline("too many aggregates");
+	if (contain_volatile_functions((Node *) aggrefs) || contain_subplans((Node *) aggrefs))
+		return Decline("a volatile aggregate argument, or one with a subquery");
+	all = list_concat(list_copy(b->quals), aggrefs);
+	foreach (lc, parse->groupClause)
+		all = lappend(
+			all, get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), extra->targetList));
+	vars = pull_var_clause((Node *) all, PVC_RECURSE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
+	foreach (lc, vars)
+	{
+		Var *v = (Var *) lfirst(lc);
+
+		if (!IsA(v, Var) || v->varno != (int) input_rel->relid || v->varattno <= 0)
+			return Decline("a system column, whole row or placeholder");
+		if (ColumnForm(v->vartype) < 0)
+			return Decline("a column of a type the reader does not read");
+		in.outer_exprs = list_append_unique(in.outer_exprs, v);
+	}
+	b->qual_vars = pull_var_clause((Node *) b->quals, 0);
+
+	if (b->quals != NIL)
+	{
+		GpuopsExprProgram prog;
+
+		/* resets the inputs' columns: the first program */
+		if (!DeviceExprCompile(b->quals, &in, &prog))
+			return Decline("a qual without a device form");
+		b->program_steps += prog.nsteps;
+		plan->qual_prog = DeviceExprProgramToList(&prog);
+		plan->params = in.params;
+		plan->param_slots = in.param_slots;
+	}
+	foreach (lc, parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+
+		if (!AddKey(b, &in, sgc, (Expr *) get_sortgroupclause_expr(sgc, extra->targetList)))
+			return false;
+	}
+	if (NonKeyVarWalker((Node *) output_rel->reltarget->exprs, b->key_exprs) ||
+		NonKeyVarWalker(extra->havingQual, b->key_exprs))
+		return Decline("a column outside aggregates that is not a group key");
+	foreach (lc, aggrefs)
+		if (!AddAggregate(b, &in, lfirst_node(Aggref, lc)))
+			return false;
+
+	/* the batch columns: the programs' columns, each a table attribute */
+	plan->ncols = in.nouter;
+	for (int c = 0; c < in.nouter; c++)
+	{
+		Var *v = (Var *) list_nth(in.outer_exprs, in.outer_cols[c]);
+
+		plan->attnums[c] = v->varattno;
+		plan->forms[c] = ColumnForm(v->vartype);
+		b->row_bytes += plan->forms[c] == QCOL_BPCHAR16 || plan->forms[c] == QCOL_TEXT16 ? 17 : 9;
+	}
+	for (int k = 0; k < plan->nkeys; k++)
+		if (plan->keys[k].kind == GPUOPS_QKEY_BYTES16 &&
+			plan->forms[plan->keys[k].col] != QCOL_BPCHAR16 &&
+			plan->forms[plan->keys[k].col] != QCOL_TEXT16)
+			return Decline("a text key read as words");
+	b->scan_exprs = list_concat(list_copy(b->key_exprs), aggrefs);
+	return true;
+}

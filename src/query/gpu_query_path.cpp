@@ -1,0 +1,215 @@
+/*
+ * gpu_query_path.cpp
+ *    GpuQuery planning: the CustomPath for a one-table block (gpu_query.h),
+ *    offered from create_upper_paths_hook at UPPERREL_GROUP_AGG before
+ *    GpuAgg's paths, and competing on cost with PostgreSQL's plans already
+ *    in the grouped rel (serial and parallel: Finalize over Gather over
+ *    Partial) and GpuAgg's.  What the device takes is decided in
+ *    gpu_query_inputs.cpp.
+ *
+ * Cost.  The table's pages are read as a sequential scan reads them (the
+ * same disk term), plus gpuops.query_page_cost per page for the backend's
+ * part (visibility, pins); its rows are turned into words on reader
+ * threads (gpuops.tuple_cost each, divided among them), copied to the
+ * device (gpuops.transfer_cost per MB) where filtering and grouping cost
+ * next to nothing; then each group is finished and emitted.  Parallel
+ * plans divide only their CPU part among processes, so on a large table
+ * the reading decides.
+ *
+ * The escape plan (gpu_query.h) is PostgreSQL's serial aggregation over
+ * the table's cheapest path, made here as a fresh path in no pathlist (so
+ * add_path never frees it), and not costed: it runs only when the device
+ * cannot decide a row.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
+#include "optimizer/prep.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+}
+
+#include "boundary.h"
+#include "device.h"
+#include "gpu_query.h"
+#include "gpu_stage.h"
+#include "guc.h"
+#include "qual_order.h"
+
+static Plan *PlanGpuQueryPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							  List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpu_query_path_methods = {
+	GPUQUERY_NAME, PlanGpuQueryPath, NULL, /* ReparameterizeCustomPathByChild */
+};
+
+/* PostgreSQL's serial aggregation of the block, or NULL when it can make none here. */
+static Path *
+EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+		   GroupPathExtraData *extra, double groups)
+{
+	Query *parse = root->parse;
+	Path *input = input_rel->cheapest_total_path;
+	AggClauseCosts costs;
+	List *having = (List *) extra->havingQual;
+
+	if (input == NULL || PATH_REQ_OUTER(input))
+		return NULL;
+	memset(&costs, 0, sizeof(costs));
+	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
+	if (parse->groupClause == NIL)
+		return (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget, AGG_PLAIN,
+										AGGSPLIT_SIMPLE, NIL, having, &costs, 1);
+	if (extra->flags & GROUPING_CAN_USE_HASH)
+		return (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget, AGG_HASHED,
+										AGGSPLIT_SIMPLE, parse->groupClause, having, &costs,
+										groups);
+	if (extra->flags & GROUPING_CAN_USE_SORT)
+	{
+		input = (Path *) create_sort_path(root, output_rel, input, root->group_pathkeys, -1.0);
+		return (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget, AGG_SORTED,
+										AGGSPLIT_SIMPLE, parse->groupClause, having, &costs,
+										groups);
+	}
+	return NULL;
+}
+
+static CustomPath *
+NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+				GroupPathExtraData *extra, GpuQueryBuild *b)
+{
+	GpuQueryPlan *plan = b->plan;
+	double pages = input_rel->pages;
+	double tuples = Max(input_rel->tuples, 0.0);
+	double groups;
+	double seq_page_cost_spc;
+	double read, copy, device;
+	QualCost having_cost;
+	Path *escape;
+	PlanFields fields;
+	CustomPath *cpath;
+
+	if (plan->nkeys == 0)
+		groups = 1;
+	else if (output_rel->pathlist != NIL)
+		groups = ((Path *) linitial(output_rel->pathlist))->rows;
+	else
+		groups = estimate_num_groups(root, b->key_exprs, input_rel->rows, NULL, NULL);
+	plan->groups = groups;
+	escape = EscapePath(root, input_rel, output_rel, extra, groups);
+	if (escape == NULL)
+	{
+		elog(DEBUG1, "gpuops: GpuQuery not used: no serial plan to escape to");
+		return NULL;
+	}
+
+	get_tablespace_page_costs(input_rel->reltablespace, NULL, &seq_page_cost_spc);
+	read = pages * (seq_page_cost_spc + gpuops_query_page_cost) +
+		tuples * gpuops_tuple_cost / Max(Min(gpuops_reader_threads, 16), 1);
+	copy = tuples * b->row_bytes / (1024.0 * 1024.0) * gpuops_transfer_cost;
+	device = tuples * Max(b->program_steps, 1) * cpu_operator_cost * 0.01;
+	cost_qual_eval(&having_cost, (List *) extra->havingQual, root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.param_info = NULL;
+	/* one device session, the reader's own threads: never in a worker */
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = NIL;
+	cpath->path.rows = groups;
+	cpath->path.startup_cost = gpuops_startup_cost + read + copy + device;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		groups * (cpu_tuple_cost + plan->naggs * cpu_operator_cost + having_cost.per_tuple) +
+		having_cost.startup;
+	/*
+	 * No projection: the escape plan's rows are returned as they are, so
+	 * the node's target list must stay the grouped rel's (a Result above
+	 * projects another one).
+	 */
+	cpath->flags = 0;
+	cpath->custom_paths = list_make1(escape);
+	GpuQueryPlanFields(fields, plan);
+	cpath->custom_private = list_make5(fields.list(), b->scan_exprs, b->quals, b->qual_vars,
+									   list_make2(makeInteger((int) input_rel->relid),
+												  copyObject(extra->havingQual)));
+	cpath->methods = &gpu_query_path_methods;
+	return cpath;
+}
+
+static void
+GpuQueryAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+					 GroupPathExtraData *extra)
+{
+	GpuQueryBuild b;
+	CustomPath *cpath;
+
+	memset(&b, 0, sizeof(b));
+	if (!GpuQueryCollect(root, input_rel, output_rel, extra, &b))
+		return;
+	cpath = NewGpuQueryPath(root, input_rel, output_rel, extra, &b);
+	if (cpath != NULL)
+		add_path(output_rel, &cpath->path);
+}
+
+void
+GpuQueryAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	if (!gpuops_enable_query || !GpuopsPlanningAllowed() || extra == NULL)
+		return;
+	GpuQueryAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
+}
+
+static Plan *
+PlanGpuQueryPathImpl(PlannerInfo *root, RelOptInfo *, CustomPath *best_path, List *tlist, List *,
+					 List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List *priv = best_path->custom_private;
+	List *scan_exprs = (List *) lsecond(priv);
+	List *quals = (List *) lthird(priv);
+	List *qual_vars = (List *) lfourth(priv);
+	List *rest = (List *) list_nth(priv, 4);
+	List *scan_tlist = GpuopsExprTlist(scan_exprs);
+	ListCell *lc;
+
+	/* the quals' Vars, for EXPLAIN's Device Filter (custom_exprs refer to the scan tuple) */
+	foreach (lc, qual_vars)
+	{
+		if (list_member(scan_exprs, lfirst(lc)))
+			continue;
+		scan_exprs = lappend(list_copy(scan_exprs), lfirst(lc));
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, true));
+	}
+	cscan->scan.plan.targetlist = tlist;
+	/* HAVING, in the order PostgreSQL's Agg evaluates it, over the scan tuple */
+	cscan->scan.plan.qual = (List *) copyObject(GpuopsOrderQuals(root, (List *) lsecond(rest)));
+	cscan->scan.scanrelid = (Index) intVal(linitial(rest));
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = (List *) copyObject(quals);
+	cscan->custom_private = (List *) copyObject(linitial(priv));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = NULL;
+	cscan->methods = &gpu_query_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Plan *
+PlanGpuQueryPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				 List *clauses, List *custom_plans)
+{
+	return GpuopsGuard("PlanCustomPath", PlanGpuQueryPathImpl, root, rel, best_path, tlist, clauses,
+					   custom_plans);
+}

@@ -1,0 +1,67 @@
+/*
+ * gpu_query_plan.cpp
+ *    GpuQuery's plan data (GpuQueryPlan) in custom_private, for the
+ *    planner, which forms it, and the executor, which reads it.
+ */
+extern "C" {
+#include "postgres.h"
+}
+
+#include "gpu_query.h"
+#include "plan_fields.h"
+
+static void
+CheckCount(const char *what, int n, int max)
+{
+	if (n < 0 || n > max)
+		elog(ERROR, "gpuops: malformed %s plan: %s", GPUQUERY_NAME, what);
+}
+
+void
+GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
+{
+	f.ints(plan->attnums, &plan->ncols, GPUOPS_QUERY_MAX_COLS);
+	for (int c = 0; c < plan->ncols; c++)
+		f.field(&plan->forms[c]);
+	f.field(&plan->nkeys);
+	f.field(&plan->naggs);
+	CheckCount("keys", plan->nkeys, GPUOPS_QUERY_MAX_KEYS);
+	CheckCount("aggregates", plan->naggs, GPUOPS_MAX_AGGS);
+	for (int k = 0; k < plan->nkeys; k++)
+	{
+		GpuQueryKeyPlan *key = &plan->keys[k];
+
+		f.enum_field(&key->kind);
+		f.field(&key->col);
+		f.oid_field(&key->type);
+		f.field(&key->typmod);
+		CheckCount("key column", key->col + 1, plan->ncols);
+	}
+	for (int a = 0; a < plan->naggs; a++)
+	{
+		GpuQueryAggPlan *agg = &plan->aggs[a];
+
+		f.enum_field(&agg->kind);
+		f.enum_field(&agg->arg_type);
+		f.field(&agg->arg_col);
+		f.field(&agg->num_scale);
+		f.enum_field(&agg->final);
+		f.oid_field(&agg->final_fn);
+		f.oid_field(&agg->arg_pgtype);
+		CheckCount("argument column", agg->arg_col + 1, plan->ncols);
+	}
+	f.field(&plan->groups);
+	f.field(&plan->qual_prog);
+	f.field(&plan->params);
+	f.field(&plan->param_slots);
+	f.field(&plan->key_progs);
+	f.field(&plan->arg_progs);
+	f.field(&plan->filter_progs);
+	if (f.reading() &&
+		(list_length(plan->key_progs) != plan->nkeys ||
+		 list_length(plan->arg_progs) != plan->naggs ||
+		 list_length(plan->filter_progs) != plan->naggs ||
+		 list_length(plan->params) != list_length(plan->param_slots)))
+		elog(ERROR, "gpuops: malformed %s plan: programs", GPUQUERY_NAME);
+	f.done();
+}

@@ -1,0 +1,262 @@
+/*
+ * gpu_query_run.cpp
+ *    GpuQuery's run: the table's pages through the reader (query_reader.h)
+ *    into the query backend (gpuops_query.h), batch by batch, then the
+ *    groups back.
+ *
+ * Three ways out besides the groups:
+ *  - a device failure: the base's fallback (node.h) runs it all again on
+ *    the CPU backend, the table read again from its start;
+ *  - a row the device cannot decide (the backend's escape row), a value
+ *    the reader cannot turn into words, a scan the reader cannot take
+ *    (EvalPlanQual, a snapshot not in page mode), or no query backend at
+ *    all: the node escapes to PostgreSQL's plan of the block (its child),
+ *    so the answer, and any error, is PostgreSQL's;
+ *  - an error or cancel: the reader's context callback and the device
+ *    session's release (on the query context) clean up.
+ * No frame here holds an object with a destructor: ereport may leave any.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+}
+
+#include "device.h"
+#include "device_expr.h"
+#include "gpu_query_exec.h"
+#include "guc.h"
+
+/* The node runs PostgreSQL's plan instead (why: a constant string). */
+static void
+Escape(GpuQueryState *st, const char *why)
+{
+	st->dev->end();
+	st->escaping = true;
+	st->escaped_ever = true;
+	st->escape_why = why;
+	st->done = true;
+	elog(DEBUG1, "gpuops: GpuQuery runs PostgreSQL's plan: %s", why);
+}
+
+static const char *
+EscapeWhat(const GpuopsQueryStats *s)
+{
+	switch (s->escape_what)
+	{
+		case GPUOPS_QESC_QUAL:
+			return "the filter stopped at a row (an error or a value the device does not hold)";
+		case GPUOPS_QESC_KEY:
+			return "a group key stopped at a row";
+		case GPUOPS_QESC_FILTER:
+			return "an aggregate's FILTER stopped at a row";
+		case GPUOPS_QESC_ARG:
+			return "an aggregate argument the device cannot take exactly (NaN, overflow, scale)";
+		default:
+			return "a row the device cannot decide";
+	}
+}
+
+/* Rows per batch: gpuops.batch_size worth of the columns' words, a multiple of 8. */
+static uint32
+BatchRows(const GpuQueryState *st)
+{
+	double row_bytes = 0;
+	double rows;
+
+	for (int c = 0; c < st->plan->ncols; c++)
+		row_bytes += st->cols[c].form == QCOL_TEXT16 || st->cols[c].form == QCOL_BPCHAR16 ? 17 : 9;
+	rows = (double) ((size_t) gpuops_batch_size_mb << 20) / Max(row_bytes, 1.0);
+	rows = Max(Min(rows, 4.0 * 1024 * 1024), 1024.0);
+	return (uint32) rows & ~7u;
+}
+
+/* The spec: the plan's programs, the qual's Params bound to their values now. */
+static void
+FillSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
+{
+	const GpuQueryPlan *plan = st->plan;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->ncols = plan->ncols;
+	for (int c = 0; c < plan->ncols; c++)
+		spec->bytes16[c] = plan->forms[c] == QCOL_TEXT16 || plan->forms[c] == QCOL_BPCHAR16;
+	if (st->qual != NULL)
+	{
+		DeviceExprBindParams(st->qual, st->param_states, st->param_slots, st->param_types,
+							 st->css.ss.ps.ps_ExprContext);
+		spec->qual = st->qual;
+	}
+	spec->nkeys = plan->nkeys;
+	for (int k = 0; k < plan->nkeys; k++)
+	{
+		spec->keys[k].kind = plan->keys[k].kind;
+		spec->keys[k].col = plan->keys[k].col;
+		spec->keys[k].program = st->key_progs[k];
+	}
+	spec->naggs = plan->naggs;
+	for (int a = 0; a < plan->naggs; a++)
+	{
+		GpuopsQueryAgg *q = &spec->aggs[a];
+
+		q->kind = plan->aggs[a].kind;
+		q->arg_type = plan->aggs[a].arg_type;
+		q->arg_col = plan->aggs[a].arg_col;
+		q->arg = st->arg_progs[a];
+		q->filter = st->filter_progs[a];
+		q->num_scale = plan->aggs[a].num_scale;
+	}
+	spec->group_capacity = (uint64) Max(Min(plan->groups, 16.0 * 1024 * 1024), 1.0);
+}
+
+/* The table from its start (after a failed run). */
+static void
+RestartScan(GpuQueryState *st)
+{
+	table_rescan(st->scan, NULL);
+	QueryReaderRescan(st->reader);
+}
+
+/*
+ * One run on `backend`: every batch added, then the groups.  An escape
+ * returns GPUOPS_OK with st->escaping set.
+ */
+static GpuopsStatus
+RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
+{
+	GpuopsSettings settings = GpuopsNodeSettings<&GpuopsDevice::query>(
+		st, GpuopsSettingsFor(st->device_shared), backend);
+	GpuopsQuerySpec spec;
+	GpuopsQueryBatch batch;
+	GpuopsStatus rc;
+	const char *why = NULL;
+	uint64 ngroups = 0;
+
+	QueryReaderStats base;
+
+	st->dev->end();
+	if (restart)
+		RestartScan(st);
+	/* EXPLAIN shows this run's reading (the reader counts over its life) */
+	QueryReaderStatsGet(st->reader, &base);
+	FillSpec(st, &spec);
+	st->dev->backend = backend;
+	st->backend_name = backend->name;
+	rc = backend->query_begin(&settings, &spec, &st->dev->handle);
+	if (rc != GPUOPS_OK)
+		return rc;
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!QueryReaderNext(st->reader, &batch, &why))
+			break;
+		rc = backend->query_add(st->dev->handle, &batch);
+		if (rc != GPUOPS_OK)
+			return rc;
+		backend->query_stats(st->dev->handle, &st->stats);
+		if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
+			break;
+	}
+	QueryReaderStatsGet(st->reader, &st->rstats);
+	st->rstats.pages -= base.pages;
+	st->rstats.rows -= base.rows;
+	st->rstats.batches -= base.batches;
+	st->rstats.read_ms -= base.read_ms;
+	if (why != NULL)
+	{
+		Escape(st, why);
+		return GPUOPS_OK;
+	}
+	if (st->stats.escape_row == GPUOPS_QUERY_NO_ESCAPE)
+	{
+		rc = backend->query_finish(st->dev->handle, &ngroups);
+		if (rc != GPUOPS_OK)
+			return rc;
+		backend->query_stats(st->dev->handle, &st->stats);
+	}
+	if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
+	{
+		Escape(st, EscapeWhat(&st->stats));
+		return GPUOPS_OK;
+	}
+	rc = backend->query_groups(st->dev->handle, &st->group_keys, &st->results);
+	if (rc != GPUOPS_OK)
+		return rc;
+	st->ngroups = ngroups;
+	st->key_words = (int) st->stats.key_words;
+	return GPUOPS_OK;
+}
+
+void
+GpuQueryRun(GpuQueryState *st)
+{
+	EState *estate = st->css.ss.ps.state;
+	const GpuopsQueryBackend *primary = GpuopsPrimaryDevice()->query;
+	const GpuopsQueryBackend *cpu = gpuops_cpu_device()->query;
+	bool restart = false;
+	GpuopsStatus rc;
+
+	st->done = true;
+	st->escaping = false;
+	st->ngroups = st->next_group = 0;
+	st->empty_row_done = false;
+	memset(&st->stats, 0, sizeof(st->stats));
+	st->stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
+	if (cpu == NULL)
+	{
+		Escape(st, "no query backend");
+		return;
+	}
+	if (estate->es_epq_active != NULL)
+	{
+		Escape(st, "EvalPlanQual recheck");
+		return;
+	}
+	if (st->scan == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+		st->scan = table_beginscan(st->css.ss.ss_currentRelation, estate->es_snapshot, 0, NULL);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		table_rescan(st->scan, NULL);
+	if (!QueryReaderUsable(st->scan))
+	{
+		Escape(st, "a scan the reader cannot take (snapshot, direction)");
+		return;
+	}
+	if (st->reader == NULL)
+		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols, gpuops_reader_threads,
+									  BatchRows(st), st->run_cxt);
+	else
+		QueryReaderRescan(st->reader);
+	if (primary == NULL)
+		primary = cpu;
+	rc = RunOn(st, primary, false);
+	if (rc != GPUOPS_OK)
+	{
+		/* the CPU backend, the table from its start; its failure raises */
+		GpuopsNodeFailed(st, rc);
+		st->stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
+		restart = true;
+		rc = RunOn(st, cpu, restart);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GpuopsNodeName(st), rc, false);
+	}
+}
+
+void
+GpuQueryEndRun(GpuQueryState *st)
+{
+	st->dev->end();
+	if (st->reader != NULL)
+		QueryReaderEnd(st->reader);
+	st->reader = NULL;
+	if (st->scan != NULL)
+		table_endscan(st->scan);
+	st->scan = NULL;
+}

@@ -1,0 +1,274 @@
+/*
+ * query_deform.cpp
+ *    Heap tuples to device words, off the backend's thread
+ *    (query_deform.h).
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tupmacs.h"
+#include "catalog/pg_type_d.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+}
+
+#include "expr_eval.hpp"
+#include "numeric_decode.h"
+#include "query_deform.h"
+
+/*
+ * A stored numeric as its expression word (expr_numeric.hpp), as
+ * device_expr_values.cpp stages numeric columns: the value at the fewest
+ * decimal places that hold it, or the unknown word (NaN, infinities, too
+ * many digits).  GpuopsNumericDecode allocates nothing for a value that is
+ * not compressed or external (the caller has escaped on those).
+ */
+static uint64
+NumericWord(const char *stored)
+{
+	int dscale, scale;
+	int64 v;
+
+	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
+		return gpuops::kNumUnknown;
+	return gpuops::expr_num_word(v, scale);
+}
+
+/*
+ * The value at p (an attribute of length len, as stored) as column words:
+ * w[0], and w[1] for a bytes column.  Returns why it has no device form,
+ * or NULL.
+ */
+static inline const char *
+ValueWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
+{
+	switch (form)
+	{
+		case QCOL_INT:
+			switch (len)
+			{
+				case 1:
+					w[0] = (uint64) (int64) * (const int8 *) p;
+					break;
+				case 2:
+					w[0] = (uint64) (int64) * (const int16 *) p;
+					break;
+				case 4:
+					w[0] = (uint64) (int64) * (const int32 *) p;
+					break;
+				default:
+					w[0] = (uint64) * (const int64 *) p;
+					break;
+			}
+			return NULL;
+		case QCOL_FLOAT4:
+			w[0] = gpuops::expr_from_double((double) *(const float4 *) p);
+			return NULL;
+		case QCOL_FLOAT8:
+			w[0] = gpuops::expr_from_double(*(const float8 *) p);
+			return NULL;
+		case QCOL_NUMERIC:
+			if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
+				return "a compressed or external numeric value";
+			w[0] = NumericWord(p);
+			return NULL;
+		case QCOL_TEXT16:
+		case QCOL_BPCHAR16:
+			{
+				const char *data;
+				Size n;
+
+				if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
+					return "a compressed or external text value";
+				data = VARDATA_ANY(p);
+				n = VARSIZE_ANY_EXHDR(p);
+				if (form == QCOL_BPCHAR16)
+					while (n > 0 && data[n - 1] == ' ')
+						n--; /* bcTruelen */
+				if (n > 16)
+					return "a text value over 16 bytes";
+				w[0] = 0;
+				w[1] = 0;
+				memcpy(w, data, n);
+				return NULL;
+			}
+	}
+	return "an unknown column form";
+}
+
+static inline bool
+IsBytes(QueryColumnForm form)
+{
+	return form == QCOL_TEXT16 || form == QCOL_BPCHAR16;
+}
+
+/* Stores column c's words (or its NULL) for row. */
+static inline void
+Put(const QueryDeformShape *shape, const QueryDeformOut *out, int c, uint32 row, const uint64 *w,
+	bool isnull, QueryDeformResult *res)
+{
+	out->nulls[c][row] = isnull;
+	if (isnull)
+		res->null_mask |= 1u << c;
+	if (IsBytes(shape->form[c]))
+	{
+		out->bytes16[c][2 * (Size) row] = isnull ? 0 : w[0];
+		out->bytes16[c][2 * (Size) row + 1] = isnull ? 0 : w[1];
+	}
+	else
+		out->words[c][row] = isnull ? 0 : w[0];
+}
+
+void
+QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadColumn *cols,
+					 int ncols)
+{
+	memset(shape, 0, sizeof(*shape));
+	if (ncols < 0 || ncols > GPUOPS_QUERY_MAX_COLS)
+		elog(ERROR, "gpuops: query reader: %d columns", ncols);
+	shape->ncols = ncols;
+	for (int c = 0; c < ncols; c++)
+	{
+		AttrNumber a = cols[c].attnum;
+		Form_pg_attribute att;
+		bool ok;
+
+		if (a < 1 || a > desc->natts || TupleDescAttr(desc, a - 1)->attisdropped)
+			elog(ERROR, "gpuops: query reader: no attribute %d", a);
+		att = TupleDescAttr(desc, a - 1);
+		switch (cols[c].form)
+		{
+			case QCOL_INT:
+				ok = att->attbyval &&
+					(att->attlen == 1 || att->attlen == 2 || att->attlen == 4 || att->attlen == 8);
+				break;
+			case QCOL_FLOAT4:
+				ok = att->atttypid == FLOAT4OID;
+				break;
+			case QCOL_FLOAT8:
+				ok = att->atttypid == FLOAT8OID;
+				break;
+			default:
+				ok = att->attlen == -1;
+				break;
+		}
+		if (!ok)
+			elog(ERROR, "gpuops: query reader: attribute %d (type %u) cannot be read as form %d", a,
+				 att->atttypid, (int) cols[c].form);
+		shape->form[c] = cols[c].form;
+		shape->attnum[c] = a;
+		shape->natts = Max(shape->natts, (int) a);
+	}
+	shape->attlen = (int16 *) palloc(sizeof(int16) * Max(shape->natts, 1));
+	shape->attalign = (char *) palloc(Max(shape->natts, 1));
+	shape->first_col = (int8 *) palloc(Max(shape->natts, 1));
+	for (int i = 0; i < shape->natts; i++)
+	{
+		shape->attlen[i] = TupleDescAttr(desc, i)->attlen;
+		shape->attalign[i] = TupleDescAttr(desc, i)->attalign;
+		shape->first_col[i] = -1;
+	}
+	/* columns reading one attribute chained, in column order */
+	for (int c = ncols - 1; c >= 0; c--)
+	{
+		int i = shape->attnum[c] - 1;
+
+		shape->next_col[c] = shape->first_col[i];
+		shape->first_col[i] = (int8) c;
+	}
+	/* what a tuple stored with fewer attributes holds: the added column's default, or NULL */
+	for (int c = 0; c < ncols; c++)
+	{
+		bool isnull;
+		Datum d = getmissingattr(desc, shape->attnum[c], &isnull);
+		Form_pg_attribute att = TupleDescAttr(desc, shape->attnum[c] - 1);
+		Datum stored = 0;
+		const char *p;
+
+		shape->missing_null[c] = isnull;
+		if (isnull)
+			continue;
+		if (att->attbyval)
+		{
+			store_att_byval(&stored, d, att->attlen);
+			p = (const char *) &stored;
+		}
+		else
+			p = DatumGetPointer(d);
+		shape->missing_escape[c] = ValueWords(shape->form[c], att->attlen, p,
+											  shape->missing_word[c]);
+	}
+}
+
+/* One tuple's columns into row. */
+static inline const char *
+DeformTuple(const QueryDeformShape *shape, const QueryDeformOut *out, HeapTupleHeader tup,
+			uint32 row, QueryDeformResult *res)
+{
+	int tup_natts = HeapTupleHeaderGetNatts(tup);
+	bool hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
+	const bits8 *bp = tup->t_bits;
+	const char *tp = (const char *) tup + tup->t_hoff;
+	int last = Min(shape->natts, tup_natts);
+	uintptr_t off = 0;
+	uint64 w[2];
+
+	for (int i = 0; i < last; i++)
+	{
+		int16 len = shape->attlen[i];
+		char align = shape->attalign[i];
+
+		if (hasnulls && att_isnull(i, bp))
+		{
+			for (int c = shape->first_col[i]; c >= 0; c = shape->next_col[c])
+				Put(shape, out, c, row, w, true, res);
+			continue;
+		}
+		/* slot_deform_heap_tuple's offsets, without attcacheoff */
+		if (len == -1)
+			off = att_align_pointer(off, align, -1, tp + off);
+		else
+			off = att_align_nominal(off, align);
+		for (int c = shape->first_col[i]; c >= 0; c = shape->next_col[c])
+		{
+			const char *why = ValueWords(shape->form[c], len, tp + off, w);
+
+			if (why != NULL)
+				return why;
+			Put(shape, out, c, row, w, false, res);
+		}
+		off = att_addlength_pointer(off, len, tp + off);
+	}
+	/* attributes added after the tuple was stored */
+	for (int i = last; i < shape->natts; i++)
+		for (int c = shape->first_col[i]; c >= 0; c = shape->next_col[c])
+		{
+			if (shape->missing_escape[c] != NULL)
+				return shape->missing_escape[c];
+			Put(shape, out, c, row, shape->missing_word[c], shape->missing_null[c], res);
+		}
+	return NULL;
+}
+
+void
+QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page page,
+				const OffsetNumber *offs, int n, uint32 row, QueryDeformResult *res) noexcept
+{
+	res->null_mask = 0;
+	res->escape = NULL;
+	res->escape_row = 0;
+	for (int i = 0; i < n; i++)
+	{
+		ItemId lp = PageGetItemId(page, offs[i]);
+		HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(page, lp);
+		const char *why = DeformTuple(shape, out, tup, row + i, res);
+
+		if (why != NULL)
+		{
+			res->escape = why;
+			res->escape_row = row + i;
+			return;
+		}
+	}
+}

@@ -1,0 +1,73 @@
+/*
+ * query_deform.h
+ *    GpuQuery's reader, the part that may run on helper threads: the
+ *    visible tuples of a pinned heap page turned into the device's column
+ *    words (query_reader.h), with no PostgreSQL call.
+ *
+ * heap_getattr and slot_deform_heap_tuple cannot run off the backend's
+ * thread: they write attcacheoff into the relation's shared TupleDesc and
+ * may detoast.  This deformer walks the tuple with its own copy of each
+ * attribute's length and alignment and PostgreSQL's pure macros
+ * (att_isnull, att_align_pointer, att_addlength_pointer).
+ */
+#ifndef GPUOPS_QUERY_DEFORM_H
+#define GPUOPS_QUERY_DEFORM_H
+
+#include "query_reader.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "storage/bufpage.h"
+}
+
+/* What the threads read: set up on the backend, then read-only. */
+typedef struct QueryDeformShape
+{
+	int ncols;
+	int natts;							  /* attributes walked: the largest attnum read */
+	int16 *attlen;						  /* per attribute (natts), copied from the TupleDesc */
+	char *attalign;						  /* TYPALIGN_* */
+	int8 *first_col;					  /* per attribute: the first column reading it, or -1 */
+	int8 next_col[GPUOPS_QUERY_MAX_COLS]; /* the next column reading the same attribute */
+	QueryColumnForm form[GPUOPS_QUERY_MAX_COLS];
+	AttrNumber attnum[GPUOPS_QUERY_MAX_COLS];
+	/* the column in rows stored before its attribute was added (getmissingattr) */
+	bool missing_null[GPUOPS_QUERY_MAX_COLS];
+	uint64 missing_word[GPUOPS_QUERY_MAX_COLS][2];
+	const char *missing_escape[GPUOPS_QUERY_MAX_COLS];
+} QueryDeformShape;
+
+/* One batch's column buffers (batch_rows rows each). */
+typedef struct QueryDeformOut
+{
+	uint64 *words[GPUOPS_QUERY_MAX_COLS];	/* non-bytes columns */
+	uint64 *bytes16[GPUOPS_QUERY_MAX_COLS]; /* bytes columns: 2 words a row */
+	uint8 *nulls[GPUOPS_QUERY_MAX_COLS];	/* every column: 1 = NULL */
+} QueryDeformOut;
+
+/* What one page's rows left besides their words. */
+typedef struct QueryDeformResult
+{
+	uint32 null_mask;	/* bit c: column c had a NULL */
+	const char *escape; /* a value with no device form: why (a constant) */
+	uint32 escape_row;	/* its row in the batch */
+} QueryDeformResult;
+
+/*
+ * Checks the columns against the relation's descriptor and fills shape
+ * (memory in the current context).  Backend only; raises an error for a
+ * form the attribute's type does not have.
+ */
+extern void QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc,
+								 const QueryReadColumn *cols, int ncols);
+
+/*
+ * Rows row .. row + n - 1 of the batch: the tuples at offsets offs of page
+ * (pinned, its tuples visible).  Stops at the first value with no device
+ * form (res->escape).  Pure: safe on any thread.
+ */
+extern void QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page page,
+							const OffsetNumber *offs, int n, uint32 row,
+							QueryDeformResult *res) noexcept;
+
+#endif /* GPUOPS_QUERY_DEFORM_H */

@@ -1,0 +1,499 @@
+/*
+ * query_reader.cpp
+ *    GpuQuery's fact-table reader (query_reader.h): the backend walks the
+ *    scan's pages and decides visibility; threads turn the visible tuples
+ *    into column words.
+ *
+ * The backend takes each page with heapgetpage (which keeps one pin, on
+ * the page in hand), adds a pin of its own so the page stays put while a
+ * thread reads it, and publishes a piece: the page, its visible line
+ * offsets and the batch row its first tuple goes to (the running count of
+ * visible tuples, so the batch's row order is the scan's page order
+ * whatever thread takes which piece).  Pieces live in a ring of `window`
+ * slots, which bounds the pins held at once.  The backend releases each
+ * piece's pin once it is deformed; a batch is returned when every piece
+ * is, so no pin of this reader's outlives a QueryReaderNext call, except
+ * the scan's own on the page in hand.
+ *
+ * When it cannot publish (the ring is full, or the batch has all its rows)
+ * the backend deforms a piece itself, or waits on a condition variable with
+ * a short timeout, checking for interrupts between waits.  With nthreads 0
+ * it deforms every piece.  An error raised on the backend while threads
+ * hold pieces (heapgetpage, the old-snapshot test, a cancel) first stops
+ * the threads and releases the pins (PG_CATCH), so no thread reads a page
+ * whose pin is gone; the reader is then unusable.  The threads are joined
+ * by QueryReaderEnd or by the reset callback of the reader's context.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner_private.h"
+}
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "heap_pages.h"
+#include "query_deform.h"
+#include "thread_signals.hpp"
+
+#define READER_MAX_THREADS 64
+#define READER_WAIT_MS 2 /* the longest wait between interrupt checks */
+
+/* One page's visible tuples (or some of them) for the batch. */
+typedef struct ReaderPiece
+{
+	Buffer buf; /* this reader's own pin */
+	Page page;
+	uint32 row; /* the batch row of offs[0] */
+	int n;
+	bool done; /* deformed (under the pool's mutex) */
+	OffsetNumber offs[MaxHeapTuplesPerPage];
+} ReaderPiece;
+
+/*
+ * What the backend and the threads share, under mu.  Pieces are numbered
+ * from 0 in each batch: published (the backend filled them), taken (a
+ * thread or the backend deforms them), released (the backend dropped
+ * their pins).
+ */
+struct ReaderPool
+{
+	std::mutex mu;
+	std::condition_variable work;	  /* threads: a piece was published, or quit */
+	std::condition_variable progress; /* backend: a piece is done, or the threads are idle */
+	std::vector<std::thread> threads;
+	uint64 published = 0;
+	uint64 taken = 0;
+	int busy = 0;		  /* pieces being deformed */
+	bool stopped = false; /* take no more pieces */
+	bool quit = false;
+	QueryDeformResult merged{}; /* the batch's null mask; its first escape */
+};
+
+struct QueryReader
+{
+	TableScanDesc scan;
+	HeapPageWalk walk;
+	QueryDeformShape shape;
+	QueryDeformOut out;
+	uint32 batch_rows;
+	int window;
+	ReaderPiece *ring;
+	uint64 released;
+	int carry;		/* the next rs_vistuples index of the page in hand, or -1 */
+	bool walk_done; /* the scan has no more pages */
+	bool broken;	/* an error went through QueryReaderNext */
+	const char *escape;
+	ReaderPool *pool;
+	MemoryContextCallback cb;
+	QueryReaderStats stats;
+};
+
+/* ---- the pool (no PostgreSQL call: these run with threads about) ---- */
+
+/* Deforms published piece i; the caller has taken it. */
+static void
+DeformTaken(QueryReader *r, uint64 i) noexcept
+{
+	ReaderPiece *pc = &r->ring[i % r->window];
+	ReaderPool *p = r->pool;
+	QueryDeformResult res;
+
+	QueryDeformPage(&r->shape, &r->out, pc->page, pc->offs, pc->n, pc->row, &res);
+	std::lock_guard<std::mutex> lk(p->mu);
+	pc->done = true;
+	p->busy--;
+	p->merged.null_mask |= res.null_mask;
+	if (res.escape != NULL && (p->merged.escape == NULL || res.escape_row < p->merged.escape_row))
+	{
+		p->merged.escape = res.escape;
+		p->merged.escape_row = res.escape_row;
+	}
+	p->progress.notify_one();
+}
+
+static void
+ThreadMain(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+
+	for (;;)
+	{
+		uint64 i;
+		{
+			std::unique_lock<std::mutex> lk(p->mu);
+
+			p->work.wait(lk, [p] { return p->quit || (!p->stopped && p->taken < p->published); });
+			if (p->quit)
+				return;
+			i = p->taken++;
+			p->busy++;
+		}
+		DeformTaken(r, i);
+	}
+}
+
+/* The backend takes a piece no thread has: false when there is none. */
+static bool
+HelpOne(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+	uint64 i;
+	{
+		std::lock_guard<std::mutex> lk(p->mu);
+
+		if (p->stopped || p->taken >= p->published)
+			return false;
+		i = p->taken++;
+		p->busy++;
+	}
+	DeformTaken(r, i);
+	return true;
+}
+
+/* Waits up to READER_WAIT_MS for the oldest unreleased piece to be done. */
+static void
+WaitProgress(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+	std::unique_lock<std::mutex> lk(p->mu);
+	const ReaderPiece *pc = &r->ring[r->released % r->window];
+
+	p->progress.wait_for(lk, std::chrono::milliseconds(READER_WAIT_MS), [pc] { return pc->done; });
+}
+
+/* Pieces from the oldest unreleased one on that are done; whether a piece escaped. */
+static int
+DoneRun(QueryReader *r, bool *escaped) noexcept
+{
+	ReaderPool *p = r->pool;
+	std::lock_guard<std::mutex> lk(p->mu);
+	int k = 0;
+
+	while (r->released + k < p->published && r->ring[(r->released + k) % r->window].done)
+		k++;
+	*escaped = p->merged.escape != NULL;
+	return k;
+}
+
+static void
+Publish(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+	{
+		std::lock_guard<std::mutex> lk(p->mu);
+
+		p->published++;
+	}
+	p->work.notify_one();
+}
+
+/* Threads take no more pieces; returns once none is deforming one. */
+static void
+StopTaking(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+	std::unique_lock<std::mutex> lk(p->mu);
+
+	p->stopped = true;
+	p->progress.wait(lk, [p] { return p->busy == 0; });
+}
+
+/* A new batch: every piece released, no thread busy. */
+static void
+ResetBatch(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+	std::lock_guard<std::mutex> lk(p->mu);
+
+	p->published = p->taken = 0;
+	p->merged = QueryDeformResult{};
+	r->released = 0;
+}
+
+static int
+StartThreads(QueryReader *r, int nthreads) noexcept
+{
+	ReaderPool *p = r->pool;
+
+	try
+	{
+		gpuops::SignalsBlocked blocked; /* the threads inherit the mask */
+
+		p->threads.reserve(nthreads);
+		for (int t = 0; t < nthreads; t++)
+			p->threads.emplace_back(ThreadMain, r);
+	}
+	catch (...)
+	{
+		/* fewer threads (or none): the backend deforms what they do not */
+	}
+	return (int) p->threads.size();
+}
+
+static void
+StopThreads(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+
+	if (p == NULL)
+		return;
+	{
+		std::lock_guard<std::mutex> lk(p->mu);
+
+		p->quit = true;
+	}
+	p->work.notify_all();
+	for (auto &t : p->threads)
+		t.join();
+	delete p;
+	r->pool = NULL;
+}
+
+/* ---- the backend ---- */
+
+static void
+ReaderReset(void *arg)
+{
+	/*
+	 * On error the pins are gone already (QueryReaderNext's PG_CATCH, or the
+	 * resource owner); only the threads remain.
+	 */
+	StopThreads((QueryReader *) arg);
+}
+
+bool
+QueryReaderUsable(TableScanDesc scan)
+{
+	return HeapPageWalkUsable(scan);
+}
+
+QueryReader *
+QueryReaderBegin(TableScanDesc scan, const QueryReadColumn *cols, int ncols, int nthreads,
+				 uint32 batch_rows, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	QueryReader *r = (QueryReader *) palloc0(sizeof(QueryReader));
+	Relation rel = scan->rs_rd;
+
+	if (!QueryReaderUsable(scan))
+		elog(ERROR, "gpuops: query reader: the scan cannot be read directly");
+	if (batch_rows == 0 || batch_rows % 8 != 0 || batch_rows > (uint32) (MaxAllocHugeSize / 16))
+		elog(ERROR, "gpuops: query reader: batch of %u rows", batch_rows);
+	QueryDeformShapeInit(&r->shape, RelationGetDescr(rel), cols, ncols);
+	r->scan = scan;
+	HeapPageWalkInit(&r->walk, scan);
+	r->batch_rows = batch_rows;
+	r->carry = -1;
+	for (int c = 0; c < ncols; c++)
+	{
+		if (cols[c].form == QCOL_TEXT16 || cols[c].form == QCOL_BPCHAR16)
+			r->out.bytes16[c] = (uint64 *) MemoryContextAllocHuge(
+				cxt, (Size) batch_rows * 2 * sizeof(uint64));
+		else
+			r->out.words[c] = (uint64 *) MemoryContextAllocHuge(cxt,
+																(Size) batch_rows * sizeof(uint64));
+		r->out.nulls[c] = (uint8 *) MemoryContextAllocHuge(cxt, batch_rows);
+	}
+	/*
+	 * Pins held at once: enough pages ahead to keep the threads busy, a small
+	 * share of the buffer pool (every parallel worker holds as many).
+	 */
+	r->window = Min(1024, Max(16, NBuffers / 32));
+	if (RelationUsesLocalBuffers(rel))
+		r->window = Min(r->window, Max(4, num_temp_buffers / 8));
+	r->ring = (ReaderPiece *) MemoryContextAllocHuge(cxt, sizeof(ReaderPiece) * r->window);
+	r->pool = new (std::nothrow) ReaderPool();
+	if (r->pool == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	r->cb.func = ReaderReset;
+	r->cb.arg = r;
+	MemoryContextRegisterResetCallback(cxt, &r->cb);
+	r->stats.threads = StartThreads(r, Min(Max(nthreads, 0), READER_MAX_THREADS));
+	MemoryContextSwitchTo(old);
+	return r;
+}
+
+/*
+ * Publishes the next piece: the rest of the page in hand, or the next page
+ * with visible tuples, as many as the batch has room for.  False at the
+ * end of the scan.
+ */
+static bool
+CollectPiece(QueryReader *r, uint32 *rows)
+{
+	HeapScanDesc scan = r->walk.scan;
+	ReaderPiece *pc;
+
+	while (r->carry < 0)
+	{
+		if (!HeapPageWalkNext(&r->walk))
+		{
+			r->walk_done = true;
+			return false;
+		}
+		r->stats.pages++;
+		if (scan->rs_ntuples > 0)
+			r->carry = 0;
+	}
+	pc = &r->ring[r->pool->published % r->window];
+	pc->n = (int) Min((uint32) (scan->rs_ntuples - r->carry), r->batch_rows - *rows);
+	ResourceOwnerEnlargeBuffers(CurrentResourceOwner);
+	IncrBufferRefCount(scan->rs_cbuf);
+	pc->buf = scan->rs_cbuf;
+	pc->page = BufferGetPage(scan->rs_cbuf);
+	pc->row = *rows;
+	pc->done = false;
+	memcpy(pc->offs, scan->rs_vistuples + r->carry, sizeof(OffsetNumber) * pc->n);
+	r->carry += pc->n;
+	if (r->carry >= scan->rs_ntuples)
+		r->carry = -1;
+	*rows += pc->n;
+	Publish(r);
+	return true;
+}
+
+/* Releases the pins of the pieces done, oldest first; whether a piece escaped. */
+static bool
+ReleaseDone(QueryReader *r)
+{
+	bool escaped;
+
+	for (int k = DoneRun(r, &escaped); k > 0; k--)
+	{
+		ReleaseBuffer(r->ring[r->released % r->window].buf);
+		r->released++;
+	}
+	return escaped;
+}
+
+/* Fills the batch's buffers: its rows (or 0 at the end of the scan). */
+static uint32
+FillBatch(QueryReader *r)
+{
+	uint32 rows = 0;
+
+	ResetBatch(r);
+	for (;;)
+	{
+		bool escaped = ReleaseDone(r);
+
+		if (!escaped && !r->walk_done && rows < r->batch_rows &&
+			r->pool->published - r->released < (uint64) r->window)
+		{
+			CollectPiece(r, &rows);
+			continue;
+		}
+		if (r->released == r->pool->published)
+			break;
+		if (!HelpOne(r))
+			WaitProgress(r);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return rows;
+}
+
+/* After an error in FillBatch: no thread reads a page any more, no pin stays. */
+static void
+AbandonBatch(QueryReader *r)
+{
+	StopTaking(r);
+	while (r->released < r->pool->published)
+	{
+		ReleaseBuffer(r->ring[r->released % r->window].buf);
+		r->released++;
+	}
+}
+
+bool
+QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
+{
+	instr_time start, end;
+	volatile uint32 rows = 0;
+	Relation rel = r->scan->rs_rd;
+
+	*escape = NULL;
+	memset(batch, 0, sizeof(*batch));
+	if (r->broken)
+		elog(ERROR, "gpuops: query reader used after an error");
+	if (r->escape != NULL)
+	{
+		*escape = r->escape;
+		return false;
+	}
+	if (r->walk_done && r->carry < 0)
+		return false;
+	INSTR_TIME_SET_CURRENT(start);
+	PG_TRY();
+	{
+		rows = FillBatch(r);
+	}
+	PG_CATCH();
+	{
+		r->broken = true;
+		AbandonBatch(r);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	r->stats.read_ms += INSTR_TIME_GET_MILLISEC(end);
+	if (r->pool->merged.escape != NULL)
+	{
+		r->escape = r->pool->merged.escape;
+		*escape = r->escape;
+		return false;
+	}
+	if (rows == 0)
+		return false;
+	r->stats.rows += rows;
+	r->stats.batches++;
+	if (pgstat_should_count_relation(rel))
+		rel->pgstat_info->t_counts.t_tuples_returned += rows;
+	batch->nrows = rows;
+	batch->cols.ncols = r->shape.ncols;
+	batch->cols.nrows = rows;
+	for (int c = 0; c < r->shape.ncols; c++)
+	{
+		batch->cols.words[c] = r->out.words[c];
+		batch->bytes16[c] = r->out.bytes16[c];
+		batch->cols.nulls[c] = (r->pool->merged.null_mask & (1u << c)) ? r->out.nulls[c] : NULL;
+	}
+	return true;
+}
+
+void
+QueryReaderRescan(QueryReader *r)
+{
+	/* table_rescan released the page in hand */
+	HeapPageWalkInit(&r->walk, r->scan);
+	r->carry = -1;
+	r->walk_done = false;
+	r->escape = NULL;
+}
+
+void
+QueryReaderStatsGet(const QueryReader *r, QueryReaderStats *stats)
+{
+	*stats = r->stats;
+}
+
+void
+QueryReaderEnd(QueryReader *r)
+{
+	StopThreads(r);
+}
