@@ -17,7 +17,7 @@ gpuops_cuda_device(void) noexcept
 		gpuops_cuda_mergejoin_backend(),
 		gpuops_cuda_agg_backend(),
 		gpuops_cuda_pairfilter_backend(),
-		nullptr, /* query: the CUDA backend comes next */
+		gpuops_cuda_query_backend(),
 	};
 
 	return &device;

@@ -1,0 +1,469 @@
+/*
+ * query_cuda.cu
+ *    The query block backend on the GPU (gpuops_query.h): batches of
+ *    expression columns through one kernel each, qual -> packed group key
+ *    -> the group's slot in a table in device memory (query_table.cuh) ->
+ *    every aggregate's state by 64-bit atomics.  The table persists across
+ *    batches; only the groups come back, at finish.
+ *
+ * A batch's columns are copied on one stream into one of two input sets
+ * and the call returns once the copy is done (the caller reuses its
+ * buffers); its kernel runs on another stream while the next batch is
+ * copied into the other set.  The next add (or finish) waits for it and
+ * reads the counters: groups, rows deferred, the escape, rows passed.
+ *
+ * Rows the kernel could not place (a new group with the table at 3/4)
+ * are listed; the table then doubles (a rehash kernel) and a kernel runs
+ * those rows again, until none is left.  Between batches the table
+ * doubles once half full, when the budget allows.  Past the device
+ * budget, the failure is GPUOPS_ERR_OUT_OF_MEMORY and the caller runs the
+ * block on the twin.
+ *
+ * While the table holds few groups, each block adds its rows into a small
+ * cache of partial states in shared memory and adds those to the table
+ * once at its end (query_table.cuh): one group over 60M rows (TPC-H Q6)
+ * would otherwise serialize every row on the same global words.
+ *
+ * Escape: the least (row << 12 | what it was) by atomicMin, so the least
+ * row wins, with what stopped it there (one row stops at one place: its
+ * programs run in the twin's order).
+ *
+ * Files: this one holds the backend (begin, the uploads, the launches,
+ * growth, finish); query_kernels.cuh the kernels; query_table.cuh the
+ * table's slots and atomics; query_common.hpp what the twin shares.
+ */
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "backend_tables.hpp"
+#include "cuda_runtime.cuh"
+#include "device_array.cuh"
+#include "query_kernels.cuh"
+
+namespace gpuops {
+namespace cuda {
+namespace gpuquery {
+namespace {
+
+/* One batch's columns on the device. */
+struct InputSet
+{
+	DeviceArray words; /* column c's row i at c * n + i (expr_columns.hpp) */
+	DeviceArray nulls;
+	DeviceArray bytes;
+	uint64_t rows = 0; /* what the arrays hold */
+	cudaEvent_t copied = nullptr;
+};
+
+struct CudaQuery
+{
+	Runtime *rt = nullptr;
+	GpuopsSettings settings;
+	QueryLayout L;
+	cudaStream_t cs = nullptr; /* copies */
+	cudaStream_t ks = nullptr; /* kernels */
+	unsigned max_grid = 1;
+	int ntags = 0;
+	uint32_t stride = 0;
+	DeviceArray layout, programs, counters, table, lists[2];
+	uint64_t list_rows = 0;
+	uint64_t capacity = 0;
+	InputSet sets[2];
+	int next_set = 0;
+	/* the batch whose kernel may still run */
+	bool pending = false;
+	int pending_set = 0;
+	uint64_t pending_rows = 0;
+	uint64_t pending_base = 0;
+	cudaEvent_t kstart = nullptr, kend = nullptr;
+	ull host_counters[kCounters];
+	bool finished = false;
+	std::vector<uint64_t> keys;
+	std::vector<GpuopsAggResult> results;
+	GpuopsQueryStats stats = {};
+
+	/* the entry points (backend_tables.hpp) */
+	CudaQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec);
+	~CudaQuery();
+	GpuopsStatus query_add(const GpuopsQueryBatch *b);
+	GpuopsStatus query_finish(uint64_t *ngroups_out);
+	GpuopsStatus query_groups(const uint64_t **key_words, const GpuopsAggResult **results_out);
+	void query_stats(GpuopsQueryStats *out) const;
+
+	/* the constructor's work, and the destructor's (also after init failed) */
+	void init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec);
+	void release() noexcept;
+
+	void upload(const GpuopsQueryBatch *b, InputSet &set);
+	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
+				bool first);
+	void resolve();
+	void read_counters();
+	void grow(uint64_t new_capacity);
+	uint64_t table_bytes(uint64_t slots) const { return slots * stride * 8; }
+	QueryTable table_ref() const
+	{
+		return QueryTable{table.as<ull>(), capacity - 1, stride, counters.as<ull>() + kGroups,
+						  capacity / 4 * 3};
+	}
+	void note_memory() { stats.device_bytes = std::max<uint64_t>(stats.device_bytes, rt->used()); }
+};
+
+/*
+ * A failure in init leaves device memory taken so far (the programs, the
+ * table) and events: release() gives them back before the exception goes
+ * on to the shell, as CudaSort does.
+ */
+CudaQuery::CudaQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
+{
+	try
+	{
+		init(settings, spec);
+	}
+	catch (...)
+	{
+		release();
+		throw;
+	}
+}
+
+void
+CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
+{
+	std::vector<GpuopsExprProgram> progs(kQueryMaxPrograms);
+	int nprograms = 0, device = 0, sms = 0;
+	const char *bad;
+
+	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
+	if ((bad = query_layout(*spec, &L, progs.data(), &nprograms)) != nullptr)
+		fail(GPUOPS_ERR_INTERNAL, "bad query spec: %s", bad);
+	rt = &Runtime::get(*settings);
+	rt->set_limit(settings->device_memory_limit, settings->device_share);
+	this->settings = *settings;
+	ks = rt->stream(0);
+	cs = rt->stream(1);
+	GPUOPS_CUDA_TRY(cudaGetDevice(&device));
+	GPUOPS_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+	max_grid = static_cast<unsigned>(std::max(1, sms * 4));
+	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
+	GPUOPS_CUDA_TRY(cudaEventCreate(&kstart));
+	GPUOPS_CUDA_TRY(cudaEventCreate(&kend));
+	for (InputSet &set : sets)
+		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&set.copied, cudaEventDisableTiming));
+
+	stride = static_cast<uint32_t>(1 + L.key_words + L.state_words);
+	if (L.state_words > 0)
+		ntags = static_cast<int>(
+			std::min<size_t>(kCacheMaxTags, kCacheBytes / ((1 + L.state_words) * 8)));
+	layout.get(rt, sizeof(QueryLayout), ks);
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(layout.as<void>(), &L, sizeof(QueryLayout), cudaMemcpyHostToDevice, ks));
+	programs.get(rt, std::max(1, nprograms) * sizeof(GpuopsExprProgram), ks);
+	if (nprograms > 0)
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(programs.as<void>(), progs.data(),
+										nprograms * sizeof(GpuopsExprProgram),
+										cudaMemcpyHostToDevice, ks));
+	counters.get(rt, kCounters * sizeof(ull), ks);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(counters.as<void>(), 0, kCounters * sizeof(ull), ks));
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(counters.as<ull>() + kEscape, 0xff, sizeof(ull), ks));
+	std::fill(host_counters, host_counters + kCounters, 0ull);
+	host_counters[kEscape] = kNoEscape;
+
+	/* the planner's groups at half load; a guess takes at most an eighth of the budget */
+	capacity = kMinCapacity;
+	while (capacity < 2 * spec->group_capacity && table_bytes(2 * capacity) <= rt->limit() / 8)
+		capacity *= 2;
+	table.get(rt, table_bytes(capacity), ks);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(table.as<void>(), 0, table_bytes(capacity), ks));
+	stats.key_words = static_cast<uint32_t>(L.key_words);
+	stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
+	stats.escape_index = -1;
+	stats.capacity = capacity;
+	note_memory();
+	::gpuops::cuda::sync_stream(ks);
+}
+
+/* sync, after a failure too: nothing may run on memory given back */
+CudaQuery::~CudaQuery()
+{
+	release();
+}
+
+void
+CudaQuery::release() noexcept
+{
+	if (rt)
+	{
+		for (cudaStream_t s : {cs, ks})
+			if (s && cudaStreamSynchronize(s) != cudaSuccess)
+				(void) cudaGetLastError();
+	}
+	for (InputSet &set : sets)
+	{
+		set.words.reset();
+		set.nulls.reset();
+		set.bytes.reset();
+		if (set.copied)
+			cudaEventDestroy(set.copied);
+		set.copied = nullptr;
+	}
+	for (DeviceArray *a : {&layout, &programs, &counters, &table, &lists[0], &lists[1]})
+		a->reset();
+	if (kstart)
+		cudaEventDestroy(kstart);
+	if (kend)
+		cudaEventDestroy(kend);
+	kstart = kend = nullptr;
+	(void) cudaGetLastError();
+}
+
+/* A batch's columns into an input set; returns once the copy is done. */
+void
+CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set)
+{
+	uint64_t n = b->nrows;
+
+	if (set.rows < n)
+	{
+		set.words.get(rt, L.ncols * n * 8 + 8, cs);
+		set.nulls.get(rt, L.ncols * n + 8, cs);
+		if (L.nbytes > 0)
+			set.bytes.get(rt, L.nbytes * n * 16 + 16, cs);
+		set.rows = n;
+		note_memory();
+	}
+	for (int c = 0; c < L.ncols; c++)
+	{
+		if (L.bytes_slot[c] >= 0)
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.bytes.as<uint64_t>() + L.bytes_slot[c] * n * 2,
+											b->bytes16[c], n * 16, cudaMemcpyHostToDevice, cs));
+		else
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.words.as<uint64_t>() + c * n, b->cols.words[c],
+											n * 8, cudaMemcpyHostToDevice, cs));
+		if (b->cols.nulls[c])
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.nulls.as<uint8_t>() + c * n, b->cols.nulls[c], n,
+											cudaMemcpyHostToDevice, cs));
+		else
+			GPUOPS_CUDA_TRY(cudaMemsetAsync(set.nulls.as<uint8_t>() + c * n, 0, n, cs));
+	}
+	GPUOPS_CUDA_TRY(cudaEventRecord(set.copied, cs));
+	::gpuops::cuda::sync_event(set.copied);
+}
+
+/* One kernel over rows of the pending batch's set (rows_in, or all of them). */
+void
+CudaQuery::launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
+				  bool first)
+{
+	BatchArgs A;
+	bool cache = ntags > 0 && (L.nkeys == 0 || host_counters[kGroups] <= kCacheMaxGroups);
+	unsigned grid = std::max(1u, std::min(blocks(count), max_grid));
+
+	A.layout = layout.as<QueryLayout>();
+	A.progs = programs.as<GpuopsExprProgram>();
+	A.cols = ColumnsView{set.words.as<uint64_t>(), set.nulls.as<uint8_t>(), pending_rows};
+	A.bytes = set.bytes.as<uint64_t>();
+	A.base = pending_base;
+	A.rows_in = rows_in;
+	A.count = count;
+	A.rows_out = rows_out;
+	A.table = table_ref();
+	A.counters = counters.as<ull>();
+	A.ntags = cache ? ntags : 0;
+	A.first = first ? 1 : 0;
+	GPUOPS_CUDA_TRY(cudaStreamWaitEvent(ks, set.copied, 0));
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(counters.as<ull>() + kDeferred, 0, sizeof(ull), ks));
+	GPUOPS_CUDA_TRY(cudaEventRecord(kstart, ks));
+	if (cache)
+		batch_kernel<true><<<grid, kThreads, A.ntags *(1 + L.state_words) * sizeof(ull), ks>>>(A);
+	else
+		batch_kernel<false><<<grid, kThreads, 0, ks>>>(A);
+	GPUOPS_CUDA_CHECK_LAUNCH("query batch");
+	GPUOPS_CUDA_TRY(cudaEventRecord(kend, ks));
+}
+
+/* Waits for the kernel stream and reads the counters (and the kernel's time). */
+void
+CudaQuery::read_counters()
+{
+	ull e;
+
+	::gpuops::cuda::copy_to_host(host_counters, counters.as<void>(), sizeof(host_counters), ks);
+	stats.kernel_ms += elapsed_ms(kstart, kend);
+	e = host_counters[kEscape];
+	if (e != kNoEscape)
+	{
+		uint32_t code = static_cast<uint32_t>(e & ((1u << kEscapeShift) - 1));
+
+		stats.escape_row = e >> kEscapeShift;
+		stats.escape_what = query_escape_what(code);
+		stats.escape_index = query_escape_index(code);
+	}
+	stats.passed = host_counters[kPassed];
+	stats.groups = host_counters[kGroups];
+}
+
+/* The table at new_capacity slots, every group placed again (on the kernel stream). */
+void
+CudaQuery::grow(uint64_t new_capacity)
+{
+	DeviceArray bigger;
+	QueryTable t;
+
+	bigger.get(rt, table_bytes(new_capacity), ks);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(bigger.as<void>(), 0, table_bytes(new_capacity), ks));
+	t = QueryTable{bigger.as<ull>(), new_capacity - 1, stride, counters.as<ull>() + kGroups,
+				   new_capacity / 4 * 3};
+	rehash_kernel<<<std::max(1u, std::min(blocks(capacity), max_grid)), kThreads, 0, ks>>>(
+		table.as<ull>(), capacity, t, L.key_words);
+	GPUOPS_CUDA_CHECK_LAUNCH("query rehash");
+	note_memory();
+	table.swap(bigger); /* the old table is given back after the rehash, in stream order */
+	capacity = new_capacity;
+	stats.capacity = capacity;
+	stats.grows++;
+}
+
+/*
+ * The pending batch done: its kernel waited for, and the rows it deferred
+ * run again after growth, until none is left.
+ */
+void
+CudaQuery::resolve()
+{
+	int in = 0;
+
+	if (!pending)
+		return;
+	read_counters();
+	while (host_counters[kDeferred] > 0)
+	{
+		uint64_t deferred = host_counters[kDeferred];
+
+		check_interrupt();
+		grow(capacity * 2);
+		launch(sets[pending_set], lists[in].as<uint32_t>(), deferred, lists[in ^ 1].as<uint32_t>(),
+			   false);
+		in ^= 1;
+		read_counters();
+	}
+	pending = false;
+}
+
+GpuopsStatus
+CudaQuery::query_add(const GpuopsQueryBatch *b)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	uint64_t n = b->nrows;
+	int set = next_set;
+
+	if (finished)
+		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
+	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
+		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
+			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
+	for (int c = 0; c < L.ncols && n > 0; c++)
+		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
+			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
+	stats.batches++;
+	stats.rows += n;
+	if (n == 0 || host_counters[kEscape] != kNoEscape)
+		return GPUOPS_OK; /* nothing to do, or the groups are incomplete already */
+	/* the other set's kernel (the batch before) runs while this one is copied */
+	next_set ^= 1;
+	upload(b, sets[set]);
+	stats.copy_ms += ms_since(t0);
+	resolve();
+	if (host_counters[kEscape] != kNoEscape)
+		return GPUOPS_OK;
+	if (2 * host_counters[kGroups] > capacity &&
+		rt->used() + table_bytes(2 * capacity) <= rt->limit())
+		grow(2 * capacity);
+	if (list_rows < n)
+	{
+		lists[0].get(rt, n * 4, ks);
+		lists[1].get(rt, n * 4, ks);
+		list_rows = n;
+		note_memory();
+	}
+	pending_set = set;
+	pending_rows = n;
+	pending_base = stats.rows - n;
+	pending = true;
+	launch(sets[set], nullptr, n, lists[0].as<uint32_t>(), true);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaQuery::query_finish(uint64_t *ngroups_out)
+{
+	uint64_t ngroups;
+	int kw = L.key_words, sw = L.state_words;
+
+	if (finished)
+		fail(GPUOPS_ERR_INTERNAL, "query finished twice");
+	resolve();
+	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
+	ngroups = host_counters[kGroups];
+	keys.assign(ngroups * kw, 0);
+	results.assign(ngroups * L.naggs, GpuopsAggResult{});
+	if (ngroups > 0)
+	{
+		DeviceArray dkeys, dstates;
+		std::vector<uint64_t> states(ngroups * sw);
+
+		dkeys.get(rt, ngroups * kw * 8 + 8, ks);
+		dstates.get(rt, ngroups * sw * 8 + 8, ks);
+		note_memory();
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(counters.as<ull>() + kCompacted, 0, sizeof(ull), ks));
+		compact_kernel<<<std::max(1u, std::min(blocks(capacity), max_grid)), kThreads, 0, ks>>>(
+			table.as<ull>(), capacity, stride, kw, counters.as<ull>() + kCompacted, dkeys.as<ull>(),
+			dstates.as<ull>());
+		GPUOPS_CUDA_CHECK_LAUNCH("query compact");
+		if (kw > 0)
+			::gpuops::cuda::copy_to_host(keys.data(), dkeys.as<void>(), ngroups * kw * 8, ks);
+		if (sw > 0)
+			::gpuops::cuda::copy_to_host(states.data(), dstates.as<void>(), ngroups * sw * 8, ks);
+		::gpuops::cuda::sync_stream(ks);
+		for (uint64_t g = 0; g < ngroups; g++)
+		{
+			check_interrupt_every(g);
+			for (int a = 0; a < L.naggs; a++)
+				query_result(L, a, &states[g * sw + L.state_off[a]], &results[g * L.naggs + a]);
+		}
+	}
+	finished = true;
+	stats.groups = ngroups;
+	*ngroups_out = ngroups;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CudaQuery::query_groups(const uint64_t **key_words, const GpuopsAggResult **results_out)
+{
+	if (!finished)
+		fail(GPUOPS_ERR_INTERNAL, "query groups before finish");
+	*key_words = keys.data();
+	*results_out = results.data();
+	return GPUOPS_OK;
+}
+
+void
+CudaQuery::query_stats(GpuopsQueryStats *out) const
+{
+	*out = stats;
+}
+
+constexpr GpuopsQueryBackend cuda_query_backend = shell::make_query_backend<CudaQuery>("cuda");
+
+} /* namespace */
+} /* namespace gpuquery */
+} /* namespace cuda */
+} /* namespace gpuops */
+
+extern "C" const GpuopsQueryBackend *
+gpuops_cuda_query_backend(void) noexcept
+{
+	return &gpuops::cuda::gpuquery::cuda_query_backend;
+}
