@@ -9,14 +9,14 @@ SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.enable_query = on;
 
--- explain_escape(q): EXPLAIN ANALYZE's GpuQuery lines (backend, rows, groups,
--- and why it escaped or fell back, if it did)
+-- explain_escape(q): EXPLAIN ANALYZE's GpuQuery lines (rows, groups, and why
+-- it escaped or fell back, if it did; not the backend's name, cpu or cuda)
 CREATE FUNCTION explain_escape(q text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE l text;
 BEGIN
   FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Escaped|Backend|Fallback|Rows Read|Rows Passed|Groups:' THEN
+    IF l ~ 'GpuQuery|Escaped|Fallback|Rows Read|Rows Passed|Groups:' THEN
       RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
     END IF;
   END LOOP;
