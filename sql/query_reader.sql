@@ -27,8 +27,8 @@ SELECT i,
        date '1990-01-01' + (i % 20000),
        CASE WHEN i % 13 = 0 THEN NULL ELSE timestamp '1999-12-31 23:00' + i * interval '37 seconds' END,
        CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END,
-       CASE WHEN i % 401 = 0 THEN 'NaN' WHEN i % 409 = 0 THEN '-Infinity' ELSE i / 3.0 END,
-       CASE WHEN i % 17 = 0 THEN NULL WHEN i % 419 = 0 THEN '-0' ELSE i * 1.1 END,
+       CASE WHEN i % 401 = 0 THEN 'NaN'::float4 WHEN i % 409 = 0 THEN '-Infinity' ELSE i / 3.0 END,
+       CASE WHEN i % 17 = 0 THEN NULL WHEN i % 419 = 0 THEN '-0'::float8 ELSE i * 1.1 END,
        i * 1.01 - 5000,
        CASE WHEN i % 997 = 0 THEN 'NaN' WHEN i % 499 = 0 THEN 1e30
             WHEN i % 503 = 0 THEN 400000000000000001 WHEN i % 509 = 0 THEN 1e-19

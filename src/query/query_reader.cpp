@@ -51,7 +51,9 @@ extern "C" {
 #include "thread_signals.hpp"
 
 #define READER_MAX_THREADS 64
-#define READER_WAIT_MS 2 /* the longest wait between interrupt checks */
+#define READER_WAIT_MS 2	 /* the longest wait between interrupt checks */
+#define READER_WAKE_PIECES 4 /* pieces waiting before an idle thread is woken */
+#define NO_PIECE (~(uint64) 0)
 
 /* One page's visible tuples (or some of them) for the batch. */
 typedef struct ReaderPiece
@@ -78,8 +80,10 @@ struct ReaderPool
 	std::vector<std::thread> threads;
 	uint64 published = 0;
 	uint64 taken = 0;
-	int busy = 0;		  /* pieces being deformed */
-	bool stopped = false; /* take no more pieces */
+	int busy = 0;				/* pieces being deformed */
+	int idle = 0;				/* threads waiting for work */
+	uint64 wait_for = NO_PIECE; /* the piece the backend waits on */
+	bool stopped = false;		/* take no more pieces */
 	bool quit = false;
 	QueryDeformResult merged{}; /* the batch's null mask; its first escape */
 };
@@ -123,7 +127,9 @@ DeformTaken(QueryReader *r, uint64 i) noexcept
 		p->merged.escape = res.escape;
 		p->merged.escape_row = res.escape_row;
 	}
-	p->progress.notify_one();
+	/* a wake-up per page would cost more than the page: only the one the backend waits on */
+	if (p->wait_for == i || (p->stopped && p->busy == 0))
+		p->progress.notify_one();
 }
 
 static void
@@ -137,7 +143,12 @@ ThreadMain(QueryReader *r) noexcept
 		{
 			std::unique_lock<std::mutex> lk(p->mu);
 
-			p->work.wait(lk, [p] { return p->quit || (!p->stopped && p->taken < p->published); });
+			while (!p->quit && (p->stopped || p->taken >= p->published))
+			{
+				p->idle++;
+				p->work.wait(lk);
+				p->idle--;
+			}
 			if (p->quit)
 				return;
 			i = p->taken++;
@@ -173,7 +184,24 @@ WaitProgress(QueryReader *r) noexcept
 	std::unique_lock<std::mutex> lk(p->mu);
 	const ReaderPiece *pc = &r->ring[r->released % r->window];
 
+	p->wait_for = r->released;
 	p->progress.wait_for(lk, std::chrono::milliseconds(READER_WAIT_MS), [pc] { return pc->done; });
+	p->wait_for = NO_PIECE;
+}
+
+/* Before the backend stops publishing for a while: every idle thread to work. */
+static void
+Kick(QueryReader *r) noexcept
+{
+	ReaderPool *p = r->pool;
+	bool wake;
+	{
+		std::lock_guard<std::mutex> lk(p->mu);
+
+		wake = p->idle > 0 && p->taken < p->published;
+	}
+	if (wake)
+		p->work.notify_all();
 }
 
 /* Pieces from the oldest unreleased one on that are done; whether a piece escaped. */
@@ -194,12 +222,15 @@ static void
 Publish(QueryReader *r) noexcept
 {
 	ReaderPool *p = r->pool;
+	bool wake;
 	{
 		std::lock_guard<std::mutex> lk(p->mu);
 
 		p->published++;
+		wake = p->idle > 0 && p->published - p->taken >= READER_WAKE_PIECES;
 	}
-	p->work.notify_one();
+	if (wake)
+		p->work.notify_one();
 }
 
 /* Threads take no more pieces; returns once none is deforming one. */
@@ -400,6 +431,7 @@ FillBatch(QueryReader *r)
 		}
 		if (r->released == r->pool->published)
 			break;
+		Kick(r);
 		if (!HelpOne(r))
 			WaitProgress(r);
 		CHECK_FOR_INTERRUPTS();
@@ -428,8 +460,8 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 
 	*escape = NULL;
 	memset(batch, 0, sizeof(*batch));
-	if (r->broken)
-		elog(ERROR, "gpuops: query reader used after an error");
+	if (r->broken || r->pool == NULL)
+		elog(ERROR, "gpuops: query reader used after an error or its end");
 	if (r->escape != NULL)
 	{
 		*escape = r->escape;
