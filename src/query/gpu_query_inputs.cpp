@@ -60,15 +60,6 @@ ColumnForm(Oid type)
 {
 	switch (type)
 	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case BOOLOID:
-		case DATEOID:
-		case TIMEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return QCOL_INT;
 		case FLOAT4OID:
 			return QCOL_FLOAT4;
 		case FLOAT8OID:
@@ -81,7 +72,8 @@ ColumnForm(Oid type)
 		case VARCHAROID:
 			return QCOL_TEXT16;
 		default:
-			return -1;
+			/* the integer-like types the device expressions hold as int64 words */
+			return DeviceExprTypeKind(type) == GPUOPS_ET_INT ? QCOL_INT : -1;
 	}
 }
 
@@ -210,20 +202,7 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 static bool
 MinMaxType(Oid type)
 {
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case BOOLOID:
-		case DATEOID:
-		case TIMEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return true;
-		default:
-			return false;
-	}
+	return DeviceExprTypeKind(type) == GPUOPS_ET_INT;
 }
 
 static bool
