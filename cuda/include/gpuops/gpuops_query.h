@@ -30,7 +30,10 @@ GPUOPS_C_BEGIN
  *
  * Exactness.  Counts and integer and numeric sums are exact (128 bits), so
  * they do not depend on the order the rows are taken in; MIN/MAX compare
- * values exactly.  FLOAT sums are rounded in whatever order the rows are
+ * values exactly (FLOAT words in a total order, so that the atomics' order
+ * cannot matter: -0 just below 0, every NaN one NaN above +Infinity;
+ * PostgreSQL treats -0 and 0 as equal, so GpuQuery does not offer float
+ * min/max).  FLOAT sums are rounded in whatever order the rows are
  * added (the caller uses them only where PostgreSQL's own parallel plans
  * would, gpuops.enable_float_aggs).
  *
@@ -115,7 +118,9 @@ typedef struct GpuopsQuerySpec
  * One batch: the spec's columns for nrows rows (cols.nrows == nrows; a
  * column's nulls may be NULL: none).  A bytes column's values are in
  * bytes16[c], two words (16 bytes) per row; its cols.words[c] is unused.
- * The caller may reuse every buffer once query_add returns.
+ * Every column of the spec is given when nrows > 0 (else query_add fails).
+ * The caller may reuse every buffer once query_add returns; programs are
+ * copied by query_begin.
  */
 typedef struct GpuopsQueryBatch
 {
@@ -163,6 +168,9 @@ typedef struct GpuopsQuery GpuopsQuery;
  * double's bits, -0 made 0 and NaN one canonical NaN), BYTES16 two words
  * (the 16 bytes, as stored in the batch).  A NULL key's value words are 0.
  * Two rows are in one group exactly when their packed keys are equal.
+ * A group exists once a row of it passes the qual, whatever its
+ * aggregates skip (FILTER, NULL arguments).  count(x) counts an unknown
+ * numeric word (it is not NULL) without escaping.
  * With nkeys == 0 there are no key words and one group, or none when no
  * row passed the qual (the caller makes PostgreSQL's one row of an empty
  * plain aggregate itself).
