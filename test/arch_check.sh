@@ -23,7 +23,9 @@ if [ ! -f "$SO" ] || [ -z "$want" ]; then
 	exit 1
 fi
 
-python3 - "$SO" $want <<'EOF'
+# Debian's python3 (as test/fuzz/run.sh), not whatever a PATH shim offers
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+"$PY" - "$SO" $want <<'EOF'
 import struct, sys
 
 path, want = sys.argv[1], [int(a) for a in sys.argv[2:]]
