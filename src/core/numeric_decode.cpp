@@ -12,6 +12,7 @@ extern "C" {
 #include "fmgr.h"
 }
 
+#include "expr_eval.hpp" /* expr_num_word (expr_numeric.hpp) */
 #include "numeric_decode.h"
 
 /* numeric.c's header bits */
@@ -155,4 +156,15 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 	if ((const char *) v != p)
 		pfree(v);
 	return rc;
+}
+
+uint64
+GpuopsNumericExprWord(const char *p)
+{
+	int dscale, scale;
+	int64 v;
+
+	if (GpuopsNumericDecode(p, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
+		return gpuops::kNumUnknown;
+	return gpuops::expr_num_word(v, scale);
 }

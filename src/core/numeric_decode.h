@@ -34,4 +34,13 @@ typedef enum GpuopsNumericDecoded
 extern GpuopsNumericDecoded GpuopsNumericDecode(const char *p, int scale, int *dscale_out,
 												int *scale_out, int64 *out);
 
+/*
+ * The stored numeric at p as the device expressions' numeric word
+ * (expr_numeric.hpp): its value at the fewest decimal places that hold it,
+ * or the unknown word (NaN, infinities, too many digits).  The same rule
+ * for staged columns, constants and GpuQuery's reader threads (which pass
+ * no compressed or external value, as above).
+ */
+extern uint64 GpuopsNumericExprWord(const char *p);
+
 #endif

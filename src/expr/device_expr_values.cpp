@@ -24,18 +24,6 @@ extern "C" {
 #include "numeric_decode.h"
 #include "plan_fields.h"
 
-/* A numeric datum as its word (expr_numeric.hpp), or kNumUnknown. */
-static uint64
-NumericWord(const char *stored)
-{
-	int dscale, scale;
-	int64 v;
-
-	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
-		return gpuops::kNumUnknown;
-	return gpuops::expr_num_word(v, scale);
-}
-
 uint64
 DeviceExprWord(Datum value, Oid type)
 {
@@ -53,7 +41,7 @@ DeviceExprWord(Datum value, Oid type)
 		case FLOAT8OID:
 			return gpuops::expr_from_double(DatumGetFloat8(value));
 		case NUMERICOID:
-			return NumericWord(DatumGetPointer(value));
+			return GpuopsNumericExprWord(DatumGetPointer(value));
 		default:
 			return (uint64) DatumGetInt64(value);
 	}
@@ -148,7 +136,7 @@ ColumnWords(const GpuopsRowStore *store, const GpuopsBatch *batch, int col, Oid 
 				const char *p;
 
 				memcpy(&p, v + (Size) i * sizeof(p), sizeof(p));
-				d[i] = GpuopsBatchIsNull(batch, col, at + i) ? 0 : NumericWord(p);
+				d[i] = GpuopsBatchIsNull(batch, col, at + i) ? 0 : GpuopsNumericExprWord(p);
 			}
 			break;
 		default: /* 8-byte values: the words themselves */

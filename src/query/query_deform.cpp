@@ -18,24 +18,6 @@ extern "C" {
 #include "query_deform.h"
 
 /*
- * A stored numeric as its expression word (expr_numeric.hpp), as
- * device_expr_values.cpp stages numeric columns: the value at the fewest
- * decimal places that hold it, or the unknown word (NaN, infinities, too
- * many digits).  GpuopsNumericDecode allocates nothing for a value that is
- * not compressed or external (the caller has escaped on those).
- */
-static uint64
-NumericWord(const char *stored)
-{
-	int dscale, scale;
-	int64 v;
-
-	if (GpuopsNumericDecode(stored, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
-		return gpuops::kNumUnknown;
-	return gpuops::expr_num_word(v, scale);
-}
-
-/*
  * The value at p (an attribute of length len, as stored) as column words:
  * w[0], and w[1] for a bytes column.  Returns why it has no device form,
  * or NULL.
@@ -71,7 +53,7 @@ ValueWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
 		case QCOL_NUMERIC:
 			if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
 				return "a compressed or external numeric value";
-			w[0] = NumericWord(p);
+			w[0] = GpuopsNumericExprWord(p);
 			return NULL;
 		case QCOL_TEXT16:
 		case QCOL_BPCHAR16:
