@@ -22,27 +22,10 @@ BEGIN
   END LOOP;
 END $$;
 
--- check_query(q): runs q with gpuops off and on; whether GpuQuery was
--- planned, the row count, and rows missing / extra against PostgreSQL
+-- check_query(q): test_setup's check_agg_on for GpuQuery (gpuquery=t when
+-- planned, rows, and rows missing / extra against PostgreSQL)
 CREATE FUNCTION check_query(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE used bool; n bigint; missing bigint; extra bigint;
-  enabled text := current_setting('gpuops.enabled');
-BEGIN
-  PERFORM set_config('gpuops.enabled', 'off', true);
-  EXECUTE 'CREATE TEMP TABLE q_off ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
-  PERFORM set_config('gpuops.enabled', 'on', true);
-  used := uses_node(q, 'GpuQuery');
-  EXECUTE 'CREATE TEMP TABLE q_on ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
-  PERFORM set_config('gpuops.enabled', 'off', true);
-  SELECT count(*) INTO n FROM q_on;
-  SELECT count(*) INTO missing FROM (SELECT r FROM q_off EXCEPT ALL SELECT r FROM q_on) x;
-  SELECT count(*) INTO extra FROM (SELECT r FROM q_on EXCEPT ALL SELECT r FROM q_off) x;
-  DROP TABLE q_on;
-  DROP TABLE q_off;
-  PERFORM set_config('gpuops.enabled', enabled, true);
-  RETURN format('gpuquery=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
-END $$;
+LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuQuery') $$;
 
 -- lineitem's shape: numeric(15,2) money, char(1) flags, dates
 CREATE TABLE qli (

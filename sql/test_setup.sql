@@ -128,11 +128,12 @@ END $$;
 CREATE FUNCTION check_join(q text) RETURNS text
 LANGUAGE sql AS $$ SELECT check_join_on(q, 'GpuHashJoin') $$;
 
--- check_agg(q): runs q with gpuops off and on; whether GpuAgg was planned,
--- the row count, and rows missing / extra against PostgreSQL.  Rows are
+-- check_agg_on(q, node): runs q with gpuops off and on; whether the Custom
+-- Scan (node) was planned, the row count, and rows missing / extra against
+-- PostgreSQL.  Rows are
 -- compared as their text, so a result must print exactly as PostgreSQL's
 -- (-0 against 0, the last digit of a float, a numeric's scale).
-CREATE FUNCTION check_agg(q text) RETURNS text
+CREATE FUNCTION check_agg_on(q text, node text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE used bool; n bigint; missing bigint; extra bigint;
   enabled text := current_setting('gpuops.enabled');
@@ -140,7 +141,7 @@ BEGIN
   PERFORM set_config('gpuops.enabled', 'off', true);
   EXECUTE 'CREATE TEMP TABLE agg_off ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
   PERFORM set_config('gpuops.enabled', 'on', true);
-  used := uses_node(q, 'GpuAgg');
+  used := uses_node(q, node);
   EXECUTE 'CREATE TEMP TABLE agg_on ON COMMIT DROP AS SELECT q__::text AS r FROM (' || q || ') q__';
   -- the comparison itself runs without gpuops
   PERFORM set_config('gpuops.enabled', 'off', true);
@@ -150,8 +151,12 @@ BEGIN
   DROP TABLE agg_on;
   DROP TABLE agg_off;
   PERFORM set_config('gpuops.enabled', enabled, true);
-  RETURN format('gpuagg=%s rows=%s missing=%s extra=%s', used, n, missing, extra);
+  RETURN format('%s=%s rows=%s missing=%s extra=%s', lower(node), used, n, missing, extra);
 END $$;
+
+-- check_agg(q): check_agg_on for GpuAgg.
+CREATE FUNCTION check_agg(q text) RETURNS text
+LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuAgg') $$;
 
 -- uses_gpuagg(q): does the plan of q contain a GpuAgg node?
 CREATE FUNCTION uses_gpuagg(q text) RETURNS bool
