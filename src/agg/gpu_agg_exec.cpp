@@ -22,7 +22,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"

@@ -13,6 +13,7 @@ extern "C" {
 }
 
 #include "numeric_decode.h"
+#include "pg_compat.h"
 
 /* numeric.c's header bits */
 #define NUM_SIGN_MASK 0xC000

@@ -12,9 +12,10 @@
  * visible tuple straight into the batch.
  *
  * What stays PostgreSQL's: the scan descriptor (created as SeqNext would,
- * or by the parallel scan's DSM callbacks), heapgetpage (pruning, the
- * visibility of every tuple under the scan's snapshot, serializable
- * checks), the old-snapshot test, rescans (ExecReScan of the child), and
+ * or by the parallel scan's DSM callbacks), the page's preparation
+ * (GpuopsHeapPreparePage, pg_compat.h: pruning, the visibility of every
+ * tuple under the scan's snapshot, serializable checks, and before 17 the
+ * old-snapshot test), rescans (ExecReScan of the child), and
  * the end of the scan (ExecEndNode).  The child's EXPLAIN ANALYZE row count
  * and the table's tuples-read statistic are kept too.
  *
@@ -30,7 +31,7 @@ extern "C" {
 #include "access/relscan.h"
 #include "access/syncscan.h"
 #include "access/tableam.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
@@ -163,8 +164,7 @@ NextPage(HeapSource *hs)
 		}
 	}
 	CHECK_FOR_INTERRUPTS();
-	heapgetpage(&scan->rs_base, page);
-	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(scan->rs_cbuf));
+	GpuopsHeapPreparePage(scan, page);
 	hs->on_page = true;
 	hs->lineindex = 0;
 	return true;
@@ -185,7 +185,7 @@ ReadPage(HeapSource *hs, GpuopsRowStore *store, GpuopsBatch *batch)
 	HeapTupleData tuple;
 
 	tuple.t_tableOid = RelationGetRelid(scan->rs_base.rs_rd);
-	while (hs->lineindex < scan->rs_ntuples && batch->nrows < GPUOPS_BATCH_ROWS)
+	while (hs->lineindex < GpuopsHeapPageTuples(scan) && batch->nrows < GPUOPS_BATCH_ROWS)
 	{
 		OffsetNumber off = scan->rs_vistuples[hs->lineindex++];
 		ItemId lp = PageGetItemId(page, off);
@@ -234,7 +234,7 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 	while (batch->nrows < GPUOPS_BATCH_ROWS)
 	{
 		if (!hs->on_page ||
-			hs->lineindex >= ((HeapScanDesc) hs->scan->ss.ss_currentScanDesc)->rs_ntuples)
+			hs->lineindex >= GpuopsHeapPageTuples((HeapScanDesc) hs->scan->ss.ss_currentScanDesc))
 		{
 			if (!NextPage(hs))
 			{
@@ -247,7 +247,7 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 	}
 	hs->base.direct_rows += n;
 	if (pgstat_should_count_relation(rel))
-		rel->pgstat_info->t_counts.t_tuples_returned += n;
+		GpuopsPgstatTuplesReturned(rel) += n;
 	if (instr)
 		InstrStopNode(instr, (double) n);
 	return !hs->done;

@@ -27,7 +27,7 @@ extern "C" {
 
 #include "access/parallel.h"
 #include "catalog/pg_type_d.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"

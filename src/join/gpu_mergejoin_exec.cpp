@@ -31,7 +31,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
