@@ -20,7 +20,7 @@
 #
 # Steps: the source (test/pgsuite/run.sh --source MAJOR: downloaded into
 # test/pgsuite's cache, PGSUITE_CACHE, only when it is not there), configure,
-# make -jN and make install of the server and contrib's dblink, pgTAP's files
+# make -jN and make install of the parts below and contrib's dblink, pgTAP's files
 # copied from the system's PostgreSQL (pgTAP is SQL only; test/setup.sh
 # installs it).  Build logs: $GPUOPS_PGBUILD_LOGS/pg<MAJOR>[-cassert]-*.log
 # (<repo>/test/results/pgbuild).
@@ -54,6 +54,16 @@ else
   CONFIGURE=(--with-icu --without-readline --without-zlib --without-llvm
              --with-system-tzdata=/usr/share/zoneinfo --disable-nls "CFLAGS=$OPT" "CXXFLAGS=$OPT")
 fi
+
+# What of the source tree is built and installed: the server, what initdb
+# loads (conversions, snowball's dictionaries, plpgsql, the time zone
+# abbreviations), the headers and makefiles of PGXS, libpq, initdb, pg_ctl,
+# psql, pg_config and pg_regress; not ecpg, pg_dump, pgbench, pg_upgrade,
+# the other client programs and the isolation tester (a third of the
+# build's work, which gpuops's tests do not use)
+PARTS=(src/common src/port src/timezone src/backend src/backend/utils/mb/conversion_procs
+       src/backend/snowball src/include src/interfaces/libpq src/fe_utils src/bin/initdb
+       src/bin/pg_ctl src/bin/psql src/bin/pg_config src/pl/plpgsql src/makefiles src/test/regress)
 
 BUILD=""
 trap '[ -n "$BUILD" ] && rm -rf "$BUILD"' EXIT
@@ -121,12 +131,12 @@ else
   NICE=(nice -n "${GPUOPS_PGBUILD_NICE:-5}")
   (cd "$SRC" && "${NICE[@]}" ./configure --prefix="$PREFIX" "${CONFIGURE[@]}") >"$LOGS/$TAG-configure.log" 2>&1 \
     || { tail -n 30 "$LOGS/$TAG-configure.log" >&2; fatal "PostgreSQL's configure failed (see $LOGS/$TAG-configure.log)"; }
-  { "${NICE[@]}" make -C "$SRC" -j"$JOBS" &&
-    for c in "${CONTRIB[@]}"; do "${NICE[@]}" make -C "$SRC/contrib/$c" -j"$JOBS" || exit 1; done; } >"$LOGS/$TAG-build.log" 2>&1 \
+  { for d in "${PARTS[@]}" "${CONTRIB[@]/#/contrib/}"; do "${NICE[@]}" make -C "$SRC/$d" -j"$JOBS" || exit 1; done; } \
+    >"$LOGS/$TAG-build.log" 2>&1 \
     || { tail -n 40 "$LOGS/$TAG-build.log" >&2; fatal "PostgreSQL's build failed (see $LOGS/$TAG-build.log)"; }
   rm -rf "$PREFIX"
-  { make -C "$SRC" install &&
-    for c in "${CONTRIB[@]}"; do make -C "$SRC/contrib/$c" install || exit 1; done; } >"$LOGS/$TAG-install.log" 2>&1 \
+  { for d in "${PARTS[@]}" "${CONTRIB[@]/#/contrib/}" config; do make -C "$SRC/$d" install || exit 1; done &&
+    make -C "$SRC/src" install-local; } >"$LOGS/$TAG-install.log" 2>&1 \
     || { tail -n 30 "$LOGS/$TAG-install.log" >&2; fatal "PostgreSQL's install failed (see $LOGS/$TAG-install.log)"; }
   printf '%s\n' "$(basename "$TARBALL")" "${CONFIGURE[@]}" "contrib: ${CONTRIB[*]}" > "$STAMP"
   rm -rf "$BUILD"; BUILD=""

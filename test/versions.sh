@@ -42,6 +42,10 @@
 #   GPUOPS_VERSIONS_SUITES   regress or all (see above)
 #   GPUOPS_VERSIONS_REUSE_DEVICE=0  build the device library afresh in each copy
 #   GPUOPS_VERSIONS_KEEP=1   keep the copies of the tree (their paths are printed)
+#   GPUOPS_VERSIONS_HEADERS_ONLY=0  a version whose source package cannot be
+#                            downloaded fails; by default src/ is then at least
+#                            compiled against the headers of Debian's binary
+#                            postgresql-server-dev-MAJOR (one test; no tests run)
 #   GPUOPS_PGBUILD_*, GPUOPS_CASSERT_PREFIX, PGSUITE_CACHE: as for test/pgbuild.sh
 #   GPUOPS_SKIP_SETUP, GPUOPS_TEST_USER, GPUOPS_TEST_TIMEOUT: as for make check.
 set -uo pipefail
@@ -175,6 +179,53 @@ test_version() {  # test_version MAJOR PG_CONFIG PORT
   VP=$p VF=$f VNOTE=""
 }
 
+# headers_check MAJOR: when PostgreSQL MAJOR cannot be built (its source
+# package is not downloadable), at least gpuops's src/ compiled (g++
+# -fsyntax-only, the Makefile's flags with GPUOPS_WERROR=1) against the
+# server headers of Debian's binary package postgresql-server-dev-MAJOR of
+# the newer suites.  Sets VP/VF/VNOTE like test_version.
+headers_check() {
+  local m=$1 cache="${PGSUITE_CACHE:-/var/tmp/gpuops-pgsuite}/dev" root inc w apt f bad=0 n=0 shim=()
+  root="$cache/pg$m"
+  if [ ! -f "$root/.done" ]; then
+    w=$(mktemp -d "${TMPDIR:-/tmp}/gpuops-dev.XXXXXX") || { VP=0 VF=1 VNOTE="mktemp failed"; return; }
+    mkdir -p "$w/lists/partial" "$w/parts" "$w/cache/archives/partial" "$w/dl"
+    printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: trixie trixie-updates forky sid experimental" \
+      "Components: main" "Architectures: $(dpkg --print-architecture)" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" > "$w/parts/dev.sources"
+    apt=(-oDir::Etc::SourceList=/dev/null "-oDir::Etc::SourceParts=$w/parts" "-oDir::State::Lists=$w/lists"
+         "-oDir::Cache=$w/cache")
+    { apt-get "${apt[@]}" update && (cd "$w/dl" && apt-get "${apt[@]}" download "postgresql-server-dev-$m"); } \
+      >"$RESULTS/pg$m/headers-apt.log" 2>&1
+    rm -rf "$root" && mkdir -p "$root"
+    if ! { ls "$w"/dl/*.deb >/dev/null 2>&1 && dpkg -x "$w"/dl/*.deb "$root" && : > "$root/.done"; }; then
+      rm -rf "$w" "$root"; VP=0 VF=1 VNOTE="not built, and no postgresql-server-dev-$m to compile against either"; return
+    fi
+    rm -rf "$w"
+  fi
+  inc=$(echo "$root"/usr/include/postgresql/"$m"/server)
+  [ -f "$inc/pg_config.h" ] || { VP=0 VF=1 VNOTE="no server headers in postgresql-server-dev-$m"; return; }
+  VTEXT="PostgreSQL $(sed -n 's/^#define PG_VERSION "\(.*\)"/\1/p' "$inc/pg_config.h") (headers only)"
+  # a newer Debian's headers expect its C library's strlcpy
+  if grep -q '^#define HAVE_DECL_STRLCPY 1' "$inc/pg_config.h" && ! grep -q strlcpy /usr/include/string.h; then
+    printf '%s\n' '#include <stddef.h>' 'extern "C" size_t strlcpy(char *, const char *, size_t);' > "$W/strlcpy.h"
+    shim=(-include "$W/strlcpy.h")
+  fi
+  local dirs=() d
+  for d in $(find "$REPO/src" -type d | sort); do dirs+=(-I"$d"); done
+  log "$LABEL: PostgreSQL $m could not be built here: compiling src/ against $inc (syntax only)"
+  while IFS= read -r f; do
+    n=$((n + 1))
+    nice -n "${GPUOPS_PGBUILD_NICE:-5}" g++ -fsyntax-only -std=gnu++17 -Wno-register -Wall -Wextra -Werror \
+      -Wpointer-arith -Wendif-labels -Wmissing-format-attribute -Wimplicit-fallthrough=3 -Wcast-function-type \
+      -Wformat-security -fno-strict-aliasing -fwrapv -D_GNU_SOURCE "${shim[@]}" -I"$REPO/cuda/include/gpuops" \
+      "${dirs[@]}" -isystem "$inc" "$f" >>"$RESULTS/pg$m/headers-check.log" 2>&1 || { bad=$((bad + 1)); log "$LABEL: ${f#"$REPO"/} does not compile"; }
+  done < <(find "$REPO/src" -name '*.cpp' | sort)
+  [ "$bad" -gt 0 ] && head -n 60 "$RESULTS/pg$m/headers-check.log"
+  if [ "$bad" -eq 0 ]; then VP=1 VF=0; else VP=0 VF=1; fi
+  VNOTE="its source package is not downloadable here: $((n - bad)) of $n files of src/ compile against its headers, no test run"
+}
+
 i=0
 for m in "${MAJORS[@]}"; do
   while [ ! -f "$W/pg$m.pgc" ] && [ ! -f "$W/pg$m.failed" ]; do
@@ -185,6 +236,9 @@ for m in "${MAJORS[@]}"; do
   VCHECK=0 VTEXT="PostgreSQL $m${PGB_ARGS[*]:+ with assertions}"
   if [ -f "$W/pg$m.pgc" ]; then
     test_version "$m" "$(cat "$W/pg$m.pgc")" $((PORT + 4 * i))
+  elif [ "${GPUOPS_VERSIONS_HEADERS_ONLY:-1}" = 1 ] && [ "$CASSERT" = 0 ] &&
+       grep -q "could not get PostgreSQL $m's source" "$RESULTS/pg$m/pgbuild.log" 2>/dev/null; then
+    headers_check "$m"
   else
     VP=0 VF=1 VNOTE="not built: see $RESULTS/pg$m/pgbuild.log"
     tail -n 20 "$RESULTS/pg$m/pgbuild.log" 2>/dev/null

@@ -114,7 +114,8 @@ GpuopsCollationIsC(Oid collation)
 
 /* A minimal tuple of the values; 18 added heap_form_minimal_tuple's extra bytes (none here). */
 #if PG_VERSION_NUM >= 180000
-#define GpuopsFormMinimalTuple(desc, values, isnull) heap_form_minimal_tuple(desc, values, isnull, 0)
+#define GpuopsFormMinimalTuple(desc, values, isnull) \
+	heap_form_minimal_tuple(desc, values, isnull, 0)
 #else
 #define GpuopsFormMinimalTuple(desc, values, isnull) heap_form_minimal_tuple(desc, values, isnull)
 #endif

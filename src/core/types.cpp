@@ -115,7 +115,7 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy, GpuopsK
 				if (!OidIsValid(collation))
 					return false;
 				*kind = GpuopsCollationIsC(collation) ? GPUOPS_KEY_BYTES16
-												   : GPUOPS_KEY_ABBREV_UNSIGNED;
+													  : GPUOPS_KEY_ABBREV_UNSIGNED;
 				*prefix_only = true;
 				break;
 			default:

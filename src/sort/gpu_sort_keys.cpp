@@ -206,8 +206,9 @@ GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words, Gp
 			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
 			return NIL;
 		}
-		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation, GpuopsPathKeyStrategy(pk),
-							   &keys[k].kind, &keys[k].prefix_only, &keys[k].sortop))
+		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation,
+							   GpuopsPathKeyStrategy(pk), &keys[k].kind, &keys[k].prefix_only,
+							   &keys[k].sortop))
 		{
 			elog(DEBUG1,
 				 "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
