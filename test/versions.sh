@@ -181,7 +181,8 @@ test_version() {  # test_version MAJOR PG_CONFIG PORT
 
 # headers_check MAJOR: when PostgreSQL MAJOR cannot be built (its source
 # package is not downloadable), at least gpuops's src/ compiled (g++
-# -fsyntax-only, the Makefile's flags with GPUOPS_WERROR=1) against the
+# -fsyntax-only; the Makefile's flags with GPUOPS_WERROR=1 and PGXS's of a
+# PostgreSQL 16 or later, which has -Wshadow=compatible-local) against the
 # server headers of Debian's binary package postgresql-server-dev-MAJOR of
 # the newer suites.  Sets VP/VF/VNOTE like test_version.
 headers_check() {
@@ -218,7 +219,7 @@ headers_check() {
     n=$((n + 1))
     nice -n "${GPUOPS_PGBUILD_NICE:-5}" g++ -fsyntax-only -std=gnu++17 -Wno-register -Wall -Wextra -Werror \
       -Wpointer-arith -Wendif-labels -Wmissing-format-attribute -Wimplicit-fallthrough=3 -Wcast-function-type \
-      -Wformat-security -fno-strict-aliasing -fwrapv -D_GNU_SOURCE "${shim[@]}" -I"$REPO/cuda/include/gpuops" \
+      -Wshadow=compatible-local -Wformat-security -fno-strict-aliasing -fwrapv -D_GNU_SOURCE "${shim[@]}" -I"$REPO/cuda/include/gpuops" \
       "${dirs[@]}" -isystem "$inc" "$f" >>"$RESULTS/pg$m/headers-check.log" 2>&1 || { bad=$((bad + 1)); log "$LABEL: ${f#"$REPO"/} does not compile"; }
   done < <(find "$REPO/src" -name '*.cpp' | sort)
   [ "$bad" -gt 0 ] && head -n 60 "$RESULTS/pg$m/headers-check.log"
