@@ -514,7 +514,7 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, 
 		GpuopsEquiJoinPlanFields(fields, plan, GPUMERGEJOIN_NAME);
 		cscan->custom_private = fields.list();
 	}
-	GpuopsMatchScanNullingRels(cscan);
+	GpuopsMatchScanNullingRels(cscan, best_path);
 	return &cscan->scan.plan;
 }
 

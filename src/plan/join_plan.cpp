@@ -232,11 +232,12 @@ TakeNullingRels(Node *node, Node *from)
 }
 
 void
-GpuopsMatchScanNullingRels(CustomScan *cscan)
+GpuopsMatchScanNullingRels(CustomScan *cscan, CustomPath *best_path)
 {
 	List *above = NIL, *scan_vars = NIL, *expr_vars = NIL;
 	ListCell *lc;
 
+	CollectVars((Node *) best_path->path.pathtarget->exprs, &above);
 	CollectVars((Node *) cscan->scan.plan.targetlist, &above);
 	CollectVars((Node *) cscan->scan.plan.qual, &above);
 	foreach (lc, cscan->custom_scan_tlist)
@@ -255,7 +256,7 @@ GpuopsMatchScanNullingRels(CustomScan *cscan)
 }
 #else
 void
-GpuopsMatchScanNullingRels(CustomScan *)
+GpuopsMatchScanNullingRels(CustomScan *, CustomPath *)
 {
 }
 #endif

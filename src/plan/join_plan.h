@@ -121,10 +121,12 @@ extern CustomScan *GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path,
  * above an outer join carries the join in its varnullingrels, and setrefs
  * matches the node's expressions against custom_scan_tlist with equal
  * nullingrels; the scan tuple's columns (the children's outputs) then take
- * the nullingrels the target list has for them, and custom_exprs (the join
- * clauses, evaluated below the nulling) the scan tuple's.  The executor
+ * the nullingrels the join's output has for them (the path's target: the
+ * target list is often set only later, by a projection above), and
+ * custom_exprs (the join clauses, evaluated below the nulling) the scan
+ * tuple's.  The executor
  * never reads nullingrels.  Does nothing before 16.
  */
-extern void GpuopsMatchScanNullingRels(CustomScan *cscan);
+extern void GpuopsMatchScanNullingRels(CustomScan *cscan, CustomPath *best_path);
 
 #endif
