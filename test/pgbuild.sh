@@ -26,8 +26,10 @@
 # (<repo>/test/results/pgbuild).
 #
 # Environment: GPUOPS_PGBUILD_JOBS (make -j, 2), GPUOPS_PGBUILD_NICE (nice
-# level of the build, 5), GPUOPS_PGBUILD_OPT (the -O level without --cassert,
-# -O2), GPUOPS_SKIP_SETUP=1 (do not install ICU's headers and pkg-config).
+# level of the build, 5), GPUOPS_PGBUILD_OPT (the server's -O level without
+# --cassert, -O2; -O1 builds faster.  CXXFLAGS stay -O2: PGXS compiles
+# gpuops's C++ with them), GPUOPS_SKIP_SETUP=1 (do not install ICU's headers
+# and pkg-config).
 # Exit status 0 only when the pg_config printed is usable.
 set -uo pipefail
 
@@ -52,7 +54,7 @@ else
   OPT=${GPUOPS_PGBUILD_OPT:--O2}
   TAG="pg$MAJOR" BASE=${GPUOPS_PGBUILD_BASE:-/var/tmp}
   CONFIGURE=(--with-icu --without-readline --without-zlib --without-llvm
-             --with-system-tzdata=/usr/share/zoneinfo --disable-nls "CFLAGS=$OPT" "CXXFLAGS=$OPT")
+             --with-system-tzdata=/usr/share/zoneinfo --disable-nls "CFLAGS=$OPT" "CXXFLAGS=-O2")
 fi
 
 # What of the source tree is built and installed: the server, what initdb
