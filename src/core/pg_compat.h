@@ -87,6 +87,18 @@ GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
 #define GpuopsHeapPageTuples(scan) ((int) (scan)->rs_ntuples)
 
 /*
+ * Whether EXPLAIN qualifies column names with their relation, as its own
+ * nodes decide: more than one range table entry, or VERBOSE.  18 added an
+ * RTE_GROUP entry to grouped queries' range tables; EXPLAIN counts without
+ * it (ExplainState.rtable_size).
+ */
+#if PG_VERSION_NUM >= 180000
+#define GpuopsExplainUsePrefix(es) ((es)->rtable_size > 1 || (es)->verbose)
+#else
+#define GpuopsExplainUsePrefix(es) (list_length((es)->rtable) > 1 || (es)->verbose)
+#endif
+
+/*
  * Whether a collation sorts by bytes (C or POSIX).  18 removed
  * lc_collate_is_c: the collation's pg_locale_t says it.
  */
