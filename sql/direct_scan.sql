@@ -22,7 +22,7 @@ BEGIN
   RETURN format('direct=%s scanned=%s',
     (SELECT coalesce(sum((x #>> '{}')::int8), 0)
        FROM jsonb_path_query(j, 'strict $.**."Heap Rows Read Directly"') x),
-    (SELECT coalesce(sum((x #>> '{}')::int8), 0)
+    (SELECT coalesce(sum((x #>> '{}')::numeric::int8), 0)
        FROM jsonb_path_query(j, 'strict $.**? (@."Node Type" == "Seq Scan")."Actual Rows"') x));
 END $$;
 

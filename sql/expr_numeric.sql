@@ -146,7 +146,7 @@ FROM (VALUES
 ) v(e);
 
 -- what ran where: values the device does not hold are rechecked pairs
-SELECT j->'Pairs Tested' AS tested, j->'Pairs Rechecked' AS rechecked, j->'Actual Rows' AS rows
+SELECT j->'Pairs Tested' AS tested, j->'Pairs Rechecked' AS rechecked, (j->>'Actual Rows')::numeric::int8 AS rows
 FROM nl_analyze('SELECT l.id, r.id FROM en_l l JOIN en_r r ON l.p < r.p') j;
-SELECT (j->>'Pairs Rechecked')::int > 0 AS rechecked, j->'Actual Rows' AS rows
+SELECT (j->>'Pairs Rechecked')::int > 0 AS rechecked, (j->>'Actual Rows')::numeric::int8 AS rows
 FROM nl_analyze('SELECT l.id, r.id FROM en_l l JOIN en_r r ON l.u < r.u') j;

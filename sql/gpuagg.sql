@@ -206,7 +206,7 @@ RESET enable_mergejoin;
 SELECT n->>'Node Type' AS node, n->>'Custom Plan Provider' AS provider,
        n->'Group Key' AS group_key, n->>'Strategy' AS strategy,
        (n->>'Input Rows')::bigint AS input_rows, (n->>'Groups')::bigint AS groups,
-       (n->>'Actual Rows')::bigint AS rows, (n->>'Key Words')::int AS key_words
+       (n->>'Actual Rows')::numeric::bigint AS rows, (n->>'Key Words')::int AS key_words
 FROM explain_json('SELECT g, b, count(*) FROM agg_src GROUP BY g, b') j,
      LATERAL (SELECT j->0->'Plan' AS n) p;
 
@@ -222,8 +222,8 @@ SELECT check_agg('SELECT g % 7 AS m, round(var_samp(f8)::numeric, 6) AS vs, coun
                   FROM agg_src GROUP BY g % 7');
 SELECT check_agg('SELECT count(*), sum(v8), avg(v4), min(tz), max(tm) FROM agg_src');
 SELECT check_agg('SELECT g, min(tt), max(tt) FROM agg_mixed GROUP BY g');
-SELECT (j->>'Chunks')::int > 10 AS chunked, (j->>'Groups')::bigint > (j->>'Actual Rows')::bigint AS merged,
-       (j->>'Actual Rows')::bigint AS rows
+SELECT (j->>'Chunks')::int > 10 AS chunked, (j->>'Groups')::bigint > (j->>'Actual Rows')::numeric::bigint AS merged,
+       (j->>'Actual Rows')::numeric::bigint AS rows
 FROM explain_json('SELECT g, count(*) FROM agg_src GROUP BY g') e, LATERAL (SELECT e->0->'Plan' AS j) p;
 RESET gpuops.device_memory_limit;
 

@@ -110,7 +110,7 @@ SET gpuops.device_memory_limit = '1MB';
 SELECT check_agg(q) FROM hash_queries WHERE n IN (1, 3);
 SELECT (n->>'Chunks')::int > 10 AS chunked, (n->>'Hash Capacity')::bigint > 0 AS hashed,
        n->>'Hash Overflow' AS overflow,
-       (n->>'Actual Rows')::bigint AS rows
+       (n->>'Actual Rows')::numeric::bigint AS rows
 FROM explain_json('SELECT g16, count(*), sum(big), min(t) FROM hash_src GROUP BY g16') j,
      LATERAL (SELECT j->0->'Plan' AS n) p;
 RESET gpuops.device_memory_limit;

@@ -37,7 +37,7 @@ BEGIN
   stage := agg->'Plans'->0->'Plans'->0;
   RETURN format('%s: staged %s rows, GpuAgg read %s, gather returned %s',
                 stage->>'Custom Plan Provider', stage->>'Staged Rows', agg->>'Input Rows',
-                agg->'Plans'->0->>'Actual Rows');
+                (agg->'Plans'->0->>'Actual Rows')::numeric::int8);
 END $$;
 
 -- 300000 rows: each of three processes fills full chunks (65536 rows,

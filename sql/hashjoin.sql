@@ -191,7 +191,7 @@ WHERE line LIKE '%Join Type%' OR line LIKE '%Join Filter%';
 SELECT * FROM plan_lines('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4 AND o.id < i.id');
 SELECT j->>'Join Type' AS join_type, j->'Hash Keys' AS hash_keys, j->>'Backend' IN ('cpu', 'cuda') AS backend_ok,
        j->>'Build Rows' AS build_rows, j->>'Probe Rows' AS probe_rows,
-       (j->>'Candidate Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::int8 AS pairs_add_up
+       (j->>'Candidate Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::numeric::int8 AS pairs_add_up
 FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') AS j
       FROM (SELECT explain_json('SELECT o.id, i.id FROM hj_outer o JOIN hj_inner i ON o.k4 = i.k4') AS e) x) y;
 

@@ -71,7 +71,7 @@ SELECT check_join('SELECT x.i, (SELECT count(*) FROM gj_outer o JOIN gj_inner n 
 SELECT (j->>'Partitions')::int > 1 AS partitioned,
        (j->>'Builds')::int > (j->>'Partitions')::int AS chunked,
        (j->>'Extra Pair Windows')::int > 0 AS windowed,
-       (j->>'Candidate Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::int8 AS pairs_add_up
+       (j->>'Candidate Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::numeric::int8 AS pairs_add_up
 FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuHashJoin")') AS j
       FROM (SELECT explain_json('SELECT o.id, i.id FROM gj_outer o JOIN gj_inner i ON o.k = i.k') AS e) x) y;
 SELECT j->'Partitions' IS NULL AS streaming, (j->>'Extra Pair Windows')::int > 0 AS windowed

@@ -86,7 +86,7 @@ SET gpuops.enabled = on;
 SELECT check_join_on('SELECT a.id AS aid, b.id AS bid FROM mj_a a JOIN mj_b b
                       ON a.k4 = b.k4 AND (b.id % 2 = 0 OR a.id / (b.id % 2) > 0)', 'GpuMergeJoin');
 SELECT (j->>'Rows Removed by Join Filter')::int8 > 0 AS removed,
-       (j->>'Key Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::int8 AS pairs_add_up
+       (j->>'Key Pairs')::int8 - (j->>'Rows Removed by Join Filter')::int8 = (j->>'Actual Rows')::numeric::int8 AS pairs_add_up
 FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuMergeJoin")') AS j
       FROM (SELECT explain_json('SELECT a.id, b.id FROM mj_a a JOIN mj_b b ON a.k4 = b.k4 AND a.id < b.id') AS e) x) y;
 -- many-to-many on the skewed key, through aggregates
@@ -200,7 +200,7 @@ INSERT INTO mj_count_q VALUES
   (12, 'SELECT count(b.id) AS n FROM mj_a a JOIN mj_b b ON a.k4 = b.k4'),
   (13, 'SELECT a.k2, count(*) AS n FROM mj_a a JOIN mj_b b ON a.k2 = b.k2 GROUP BY a.k2');
 SELECT n, mj_counts(q) AS counts, check_join_on(q, 'GpuMergeJoin') FROM mj_count_q ORDER BY n;
-SELECT (j->>'Key Pairs')::int8 AS pairs, j->'Plans'->0->>'Actual Rows' AS outer_rows, j->>'Actual Rows' AS returned
+SELECT (j->>'Key Pairs')::int8 AS pairs, (j->'Plans'->0->>'Actual Rows')::numeric::int8 AS outer_rows, (j->>'Actual Rows')::numeric::int8 AS returned
 FROM (SELECT jsonb_path_query_first(explain_json(q), 'strict $.**? (@."Custom Plan Provider" == "GpuMergeJoin")') AS j
       FROM mj_count_q WHERE n = 1) x;
 -- a new count at each rescan

@@ -198,5 +198,5 @@ SELECT check_error('SELECT count(*) FROM ev_x a WHERE NOT EXISTS
 -- passed, and those a clause left to PostgreSQL then removed
 SELECT j->'Pairs Tested' AS tested, j->'Pairs Passed' AS passed,
        j->'Pairs Rechecked' AS rechecked, j->'Rows Removed by Join Filter' AS removed,
-       j->'Inner Blocks' AS blocks, j->'Actual Rows' AS rows
+       j->'Inner Blocks' AS blocks, (j->>'Actual Rows')::numeric::int8 AS rows
 FROM nl_analyze('SELECT l.id, r.id FROM ev_l l JOIN ev_r r ON l.i4 < r.i4 AND l.i4::text < r.i4::text') j;

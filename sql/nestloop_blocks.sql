@@ -34,7 +34,7 @@ SELECT check_join_on('SELECT o.id FROM nb_outer o WHERE NOT EXISTS (SELECT 1 FRO
 SELECT check_join_on('SELECT o.w, count(*) AS n, sum(i.id) AS s FROM nb_outer o JOIN nb_inner i
                       ON o.w < i.w AND o.x < i.lo GROUP BY o.w', 'GpuNestLoop');
 SELECT j->>'Inner Blocks' AS blocks, (j->>'Block Loads')::int AS loads,
-       (j->>'Probes')::int AS probes, j->>'Pairs Passed' AS passed, j->>'Actual Rows' AS rows
+       (j->>'Probes')::int AS probes, j->>'Pairs Passed' AS passed, (j->>'Actual Rows')::numeric::int8 AS rows
 FROM (SELECT jsonb_path_query_first(e, 'strict $.**? (@."Custom Plan Provider" == "GpuNestLoop")') AS j
       FROM (SELECT explain_json('SELECT o.id, i.id FROM nb_outer o LEFT JOIN nb_inner i
                                  ON o.x BETWEEN i.lo AND i.lo + i.span') AS e) x) y;

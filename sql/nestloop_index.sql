@@ -95,12 +95,12 @@ SELECT check_join_on('SELECT b.id AS bid, p.id AS pid FROM ix_band b LEFT JOIN
 -- the index tests only the range: far fewer pairs than outer x inner
 -- (nl_analyze, test_setup's: the GpuNestLoop node of EXPLAIN ANALYZE)
 SELECT j->>'Index Cond' AS cond, (j->>'Pairs Tested')::bigint < 400 * 6000 / 20 AS few_tested,
-       j->'Pairs Passed' AS passed, j->'Actual Rows' AS rows
+       j->'Pairs Passed' AS passed, (j->>'Actual Rows')::numeric::int8 AS rows
 FROM nl_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p
                  ON p.x4 BETWEEN b.lo4 AND b.hi8 AND p.x4 <> 5000') j;
 SET gpuops.enable_nestloop_index = off;
 SELECT j->>'Index Cond' AS cond, (j->>'Pairs Tested')::bigint AS tested,
-       j->'Pairs Passed' AS passed, j->'Actual Rows' AS rows
+       j->'Pairs Passed' AS passed, (j->>'Actual Rows')::numeric::int8 AS rows
 FROM nl_analyze('SELECT b.id, p.id FROM ix_band b LEFT JOIN ix_point p
                  ON p.x4 BETWEEN b.lo4 AND b.hi8 AND p.x4 <> 5000') j;
 RESET gpuops.enable_nestloop_index;

@@ -26,7 +26,7 @@ SELECT check_sort_keys('SELECT a4 AS k1, id AS k2, pad FROM sort_src ORDER BY a4
 
 -- EXPLAIN ANALYZE: runs went to disk
 SELECT (j->>'Spilled Runs')::int > 1 AS spilled, (j->>'Spilled Disk')::int > 1000 AS disk_kb,
-       j->>'Actual Rows' AS rows_out
+       (j->>'Actual Rows')::numeric::int8 AS rows_out
 FROM gpusort_analyze('SELECT * FROM sort_src ORDER BY a8') j;
 -- a larger limit keeps everything in memory
 SET gpuops.host_memory_limit = '1GB';

@@ -33,8 +33,8 @@ BEGIN
   s := jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
   stage := jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuStage")');
   RETURN format('staged %s rows, GpuSort sorted %s and returned %s, gather returned %s',
-                stage->>'Staged Rows', s->>'Rows', s->>'Actual Rows',
-                s->'Plans'->0->>'Actual Rows');
+                stage->>'Staged Rows', s->>'Rows', (s->>'Actual Rows')::numeric::int8,
+                (s->'Plans'->0->>'Actual Rows')::numeric::int8);
 END $$;
 
 -- 200005 rows: each of three processes fills full chunks (65536 rows,

@@ -50,7 +50,7 @@ FROM gpusort_analyze('SELECT k FROM topn_src ORDER BY k FETCH FIRST 50 ROWS WITH
 -- the rows the cut dropped as they were read (below): of 600000, all but the
 -- first compaction's 65536 and the few that beat the cut after it
 SELECT j->>'Sort Method' AS method, j->>'Row Bound' AS bound,
-       (j->>'Compactions')::int >= 1 AS compacted, j->>'Actual Rows' AS rows_out,
+       (j->>'Compactions')::int >= 1 AS compacted, (j->>'Actual Rows')::numeric::int8 AS rows_out,
        (j->>'Rows')::int8 < 80000 AS few_rows_sorted,
        (j->>'Rows Removed by Bound')::int8 + (j->>'Rows')::int8 >= 600000 AS every_row_seen
 FROM gpusort_analyze('SELECT * FROM topn_src ORDER BY k, id LIMIT 100 OFFSET 10') j;
@@ -110,14 +110,14 @@ SELECT check_join_on('SELECT o.m, x.up, x.id FROM (VALUES (0), (3), (6)) o(m),
                       LATERAL (SELECT up, id FROM topn_cut c WHERE c.m = o.m
                                ORDER BY up DESC, id LIMIT 5) x', 'GpuSort');
 -- a large bound: one compaction (at 2 x 200000 rows)
-SELECT j->>'Compactions' AS compactions, j->>'Actual Rows' AS rows_out
+SELECT j->>'Compactions' AS compactions, (j->>'Actual Rows')::numeric::int8 AS rows_out
 FROM gpusort_analyze('SELECT * FROM topn_src ORDER BY f, id LIMIT 200000') j;
 
 -- a LIMIT given as a parameter of a generic plan is not known at planning:
 -- no bound, same rows
 SET plan_cache_mode = force_generic_plan;
 PREPARE topn(int8) AS SELECT k, id FROM topn_src ORDER BY k DESC, id LIMIT $1;
-SELECT j ? 'Row Bound' AS bounded, j->>'Actual Rows' AS rows_out
+SELECT j ? 'Row Bound' AS bounded, (j->>'Actual Rows')::numeric::int8 AS rows_out
 FROM gpusort_analyze('EXECUTE topn(25)') j;
 EXECUTE topn(25);
 SET gpuops.enabled = off;

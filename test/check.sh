@@ -5,7 +5,11 @@
 # (test/schedule, sql/, expected/) and pgTAP (test/pgtap/*.sql via pg_prove),
 # and ends with the line "N passed, N failed" (regress tests + pgTAP files).
 #
-# Environment: PG_CONFIG (default /usr/lib/postgresql/15/bin/pg_config),
+# Environment: PG_CONFIG (default /usr/lib/postgresql/15/bin/pg_config; any
+# PostgreSQL 15 to 18 with its server headers, e.g. one of test/pgbuild.sh's:
+# `make check PG_CONFIG=/var/tmp/gpuops-pg18/bin/pg_config`; the objects of a
+# build against another PostgreSQL are cleaned first, and pgTAP's SQL files
+# are copied from the system's PostgreSQL when that one lacks them),
 # GPUOPS_TEST_PORT (54329), GPUOPS_TEST_USER (gpuops_test, used when root),
 # GPUOPS_RESULTS (<repo>/test/results: build log, server log, pg_regress output),
 # GPUOPS_SKIP_SETUP=1 / GPUOPS_SKIP_BUILD=1 to skip those steps,
@@ -52,12 +56,30 @@ log "== gpuops make check ($REPO)"
 if [ "${GPUOPS_SKIP_SETUP:-0}" != 1 ]; then
   bash "$REPO/test/setup.sh" || fatal "setup (test/setup.sh) failed"
 fi
-find_pg || fatal "PostgreSQL 15 not found"
+find_pg || fatal "PostgreSQL not found (PG_CONFIG)"
 [ -x "$PG_REGRESS" ] || fatal "pg_regress not found at $PG_REGRESS"
+log "PostgreSQL: $("$PG_CONFIG" --version) ($PG_CONFIG)"
 
-# 2. build + install
+# 2. build + install. The objects of src/ are built against one server's
+# headers: a build for another PostgreSQL (the stamp names its pg_config and
+# version) starts with make clean; the device library (cuda/) never sees
+# PostgreSQL's headers and is kept.
 if [ "${GPUOPS_SKIP_BUILD:-0}" != 1 ]; then
+  stamp="$REPO/src/.built-for" want="$PG_CONFIG $("$PG_CONFIG" --version)"
+  if { [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$want" ]; } ||
+     { [ ! -f "$stamp" ] && [ -n "$(find "$REPO/src" -name '*.o' -print -quit)" ]; }; then
+    log "the last build was for $(cat "$stamp" 2>/dev/null || echo "an unknown PostgreSQL"): cleaning src/'s objects"
+    find "$REPO/src" -name '*.o' -delete; rm -f "$REPO/gpuops.so"
+  fi
   build_install "$REPO" "$RESULTS/build.log" || fatal "build/install failed (see $RESULTS/build.log)"
+  echo "$want" > "$stamp"
+fi
+# pgTAP is SQL only: a PostgreSQL without it gets the system's files
+ext="$("$PG_CONFIG" --sharedir)/extension" sys_ext=/usr/share/postgresql/15/extension
+if [ ! -f "$ext/pgtap.control" ] && [ -f "$sys_ext/pgtap.control" ] && [ -w "$ext" ]; then
+  log "copying pgTAP's files from $sys_ext into $ext"
+  cp "$sys_ext"/pgtap*.control "$sys_ext"/pgtap*.sql "$ext"/ 2>/dev/null
+  cp "$sys_ext"/uninstall_pgtap.sql "$ext"/ 2>/dev/null
 fi
 
 # 3. throwaway cluster

@@ -202,8 +202,8 @@ RankDictionary(GpuAggState *st, HTAB *dict, uint64 **ids, Oid type, Oid collatio
 	}
 	for (int b = 0; b < st->store()->nbatches; b++)
 	{
-		for (uint32 r = 0; r < st->store()->batches[b]->nrows; r++)
-			ids[b][r] = rank[ids[b][r]];
+		for (uint32 row = 0; row < st->store()->batches[b]->nrows; row++)
+			ids[b][row] = rank[ids[b][row]];
 		CHECK_FOR_INTERRUPTS();
 	}
 }

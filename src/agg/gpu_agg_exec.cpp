@@ -22,7 +22,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -256,7 +256,7 @@ ExplainGpuAggImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	List *context;
 	List *keys = NIL;
 	List *aggs = NIL;
-	bool prefix = list_length(es->rtable) > 1 || es->verbose;
+	bool prefix = GpuopsExplainUsePrefix(es);
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	for (int k = 0; k < st->nkeys; k++)

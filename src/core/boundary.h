@@ -24,7 +24,7 @@ extern "C" {
 }
 
 /* Raises the PostgreSQL error for an exception caught at the boundary. */
-extern void GpuopsRaiseCppError(const char *where) pg_attribute_noreturn();
+[[noreturn]] extern void GpuopsRaiseCppError(const char *where);
 extern void GpuopsRememberCppError(const char *what) noexcept;
 
 template <typename Func, typename... Args>

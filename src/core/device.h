@@ -50,7 +50,7 @@ extern const GpuopsDevice *GpuopsPrimaryDevice(void);
 extern void GpuopsDeviceFailed(const char *node, GpuopsStatus status, bool fallback_possible);
 
 /* Raises the ERROR for a failed device-layer call that has no fallback. */
-extern void GpuopsRaiseStatus(const char *what, GpuopsStatus status) pg_attribute_noreturn();
+[[noreturn]] extern void GpuopsRaiseStatus(const char *what, GpuopsStatus status);
 
 /* Waits a moment for asynchronous device work, staying cancellable. */
 extern void GpuopsWaitForDevice(void);

@@ -7,7 +7,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 }
 
 #include "explain_device.h"

@@ -8,7 +8,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 }
 
 #include "gpuops_device.h"

@@ -11,7 +11,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/tuptable.h"
 #include "nodes/extensible.h"
 #include "utils/memutils.h"

@@ -14,6 +14,7 @@ extern "C" {
 
 #include "expr_eval.hpp" /* expr_num_word (expr_numeric.hpp) */
 #include "numeric_decode.h"
+#include "pg_compat.h"
 
 /* numeric.c's header bits */
 #define NUM_SIGN_MASK 0xC000

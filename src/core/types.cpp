@@ -22,6 +22,7 @@ extern "C" {
 }
 
 #include "types.h"
+#include "pg_compat.h"
 
 /*
  * Does PostgreSQL abbreviate this ordering into keys it compares as unsigned
@@ -113,8 +114,8 @@ GpuopsSortKeyKind(Oid type, Oid opfamily, Oid collation, int16 strategy, GpuopsK
 				/* bytes under C; elsewhere PostgreSQL's abbreviation, where it has one */
 				if (!OidIsValid(collation))
 					return false;
-				*kind = lc_collate_is_c(collation) ? GPUOPS_KEY_BYTES16
-												   : GPUOPS_KEY_ABBREV_UNSIGNED;
+				*kind = GpuopsCollationIsC(collation) ? GPUOPS_KEY_BYTES16
+													  : GPUOPS_KEY_ABBREV_UNSIGNED;
 				*prefix_only = true;
 				break;
 			default:

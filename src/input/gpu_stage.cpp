@@ -15,7 +15,7 @@ extern "C" {
 
 #include "access/parallel.h"
 #include "access/xact.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"

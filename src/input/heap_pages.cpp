@@ -12,6 +12,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
+#include "pg_compat.h"
 }
 
 #include "heap_pages.h"
@@ -82,8 +83,7 @@ HeapPageWalkNext(HeapPageWalk *walk)
 		}
 	}
 	CHECK_FOR_INTERRUPTS();
-	heapgetpage(&scan->rs_base, page);
-	TestForOldSnapshot(scan->rs_base.rs_snapshot, rel, BufferGetPage(scan->rs_cbuf));
+	GpuopsHeapPreparePage(scan, page);
 	walk->on_page = true;
 	return true;
 }

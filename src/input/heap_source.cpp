@@ -12,7 +12,7 @@
  * visible tuple straight into the batch.
  *
  * What stays PostgreSQL's: the scan descriptor (created as SeqNext would,
- * or by the parallel scan's DSM callbacks), heapgetpage (pruning, the
+ * or by the parallel scan's DSM callbacks), the page's preparation (GpuopsHeapPreparePage, pg_compat.h: pruning, the
  * visibility of every tuple under the scan's snapshot, serializable
  * checks), the old-snapshot test, rescans (ExecReScan of the child), and
  * the end of the scan (ExecEndNode).  The child's EXPLAIN ANALYZE row count
@@ -29,7 +29,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
@@ -124,7 +124,7 @@ ReadPage(HeapSource *hs, GpuopsRowStore *store, GpuopsBatch *batch)
 	HeapTupleData tuple;
 
 	tuple.t_tableOid = RelationGetRelid(scan->rs_base.rs_rd);
-	while (hs->lineindex < scan->rs_ntuples && batch->nrows < GPUOPS_BATCH_ROWS)
+	while (hs->lineindex < GpuopsHeapPageTuples(scan) && batch->nrows < GPUOPS_BATCH_ROWS)
 	{
 		OffsetNumber off = scan->rs_vistuples[hs->lineindex++];
 		ItemId lp = PageGetItemId(page, off);
@@ -172,7 +172,7 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 		InstrStartNode(instr);
 	while (batch->nrows < GPUOPS_BATCH_ROWS)
 	{
-		if (!hs->walk.on_page || hs->lineindex >= hs->walk.scan->rs_ntuples)
+		if (!hs->walk.on_page || hs->lineindex >= GpuopsHeapPageTuples(hs->walk.scan))
 		{
 			if (!HeapPageWalkNext(&hs->walk))
 			{
@@ -186,7 +186,7 @@ HeapFill(GpuopsBatchSource *src, GpuopsRowStore *store, GpuopsBatch *batch)
 	}
 	hs->base.direct_rows += n;
 	if (pgstat_should_count_relation(rel))
-		rel->pgstat_info->t_counts.t_tuples_returned += n;
+		GpuopsPgstatTuplesReturned(rel) += n;
 	if (instr)
 		InstrStopNode(instr, (double) n);
 	return !hs->done;

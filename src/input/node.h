@@ -52,7 +52,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
 #include "utils/memutils.h"

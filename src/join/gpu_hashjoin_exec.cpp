@@ -27,7 +27,7 @@ extern "C" {
 
 #include "access/parallel.h"
 #include "catalog/pg_type_d.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -403,7 +403,7 @@ ExplainGpuHashJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		TargetEntry *o = (TargetEntry *) list_nth(cscan->custom_scan_tlist, st->outer_col[k]);
 		TargetEntry *i = (TargetEntry *) list_nth(cscan->custom_scan_tlist,
 												  inner_base + st->inner_col[k]);
-		bool prefix = list_length(es->rtable) > 1 || es->verbose;
+		bool prefix = GpuopsExplainUsePrefix(es);
 
 		conds = lappend(conds,
 						psprintf("(%s = %s)",

@@ -325,6 +325,7 @@ PlanGpuHashJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, L
 	CustomScan *cscan = GpuopsNewEquiJoinScan(rel, best_path, tlist, custom_plans,
 											  &gpu_hashjoin_scan_methods);
 
+	GpuopsMatchScanNullingRels(cscan, best_path);
 	return &cscan->scan.plan;
 }
 

@@ -48,7 +48,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/parallel.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"

@@ -28,7 +28,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/instrument.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"

@@ -31,7 +31,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -271,7 +271,7 @@ ExplainGpuMergeJoinImpl(CustomScanState *node, List *ancestors, ExplainState *es
 	List *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	List *conds = NIL;
 	int inner_base = list_length(((Plan *) linitial(cscan->custom_plans))->targetlist);
-	bool prefix = list_length(es->rtable) > 1 || es->verbose;
+	bool prefix = GpuopsExplainUsePrefix(es);
 
 	for (int k = 0; k < st->nkeys; k++)
 	{

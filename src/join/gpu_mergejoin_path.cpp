@@ -52,6 +52,7 @@ extern "C" {
 #include "guc.h"
 #include "join_filter.h"
 #include "join_plan.h"
+#include "pg_compat.h"
 #include "qual_order.h"
 
 static Plan *PlanGpuMergeJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -324,7 +325,7 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		PathKey *pk = (PathKey *) lfirst(lc);
 
 		/* the device sorts ascending, NULLs last */
-		if (pk->pk_strategy != BTLessStrategyNumber || pk->pk_nulls_first)
+		if (GpuopsPathKeyStrategy(pk) != BTLessStrategyNumber || pk->pk_nulls_first)
 			ordered = false;
 	}
 
@@ -513,6 +514,7 @@ PlanGpuMergeJoinPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, 
 		GpuopsEquiJoinPlanFields(fields, plan, GPUMERGEJOIN_NAME);
 		cscan->custom_private = fields.list();
 	}
+	GpuopsMatchScanNullingRels(cscan, best_path);
 	return &cscan->scan.plan;
 }
 

@@ -23,7 +23,7 @@
 extern "C" {
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"

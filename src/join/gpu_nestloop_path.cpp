@@ -512,6 +512,7 @@ PlanGpuNestLoopPathImpl(PlannerInfo *, RelOptInfo *rel, CustomPath *best_path, L
 
 	cscan->custom_private = (List *) copyObject(linitial(best_path->custom_private));
 	cscan->custom_exprs = (List *) copyObject(lsecond(best_path->custom_private));
+	GpuopsMatchScanNullingRels(cscan, best_path);
 	return &cscan->scan.plan;
 }
 

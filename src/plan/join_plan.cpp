@@ -178,6 +178,89 @@ GpuopsDirectReadSaving(Path *path, double rows, Cost per_row)
 	return rows * (per_row + Max(cpu_tuple_cost - cpu_operator_cost, 0.0));
 }
 
+#if PG_VERSION_NUM >= 160000
+/* PostgreSQL 16's varnullingrels (join_plan.h): no macro can say this */
+
+/* The Vars and PlaceHolderVars of node, not those inside an aggregate (matched whole). */
+static bool
+CollectVars(Node *node, List **vars)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar))
+	{
+		*vars = lappend(*vars, node);
+		return false;
+	}
+	if (IsA(node, Aggref))
+		return false;
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) CollectVars, (void *) vars);
+}
+
+/* The Var or PlaceHolderVar of vars that setrefs would match node with (the first). */
+static Node *
+FindSameVar(List *vars, Node *node)
+{
+	ListCell *lc;
+
+	foreach (lc, vars)
+	{
+		Node *v = (Node *) lfirst(lc);
+
+		if (IsA(node, Var) && IsA(v, Var) && ((Var *) v)->varno == ((Var *) node)->varno &&
+			((Var *) v)->varattno == ((Var *) node)->varattno &&
+			((Var *) v)->varlevelsup == ((Var *) node)->varlevelsup)
+			return v;
+		if (IsA(node, PlaceHolderVar) && IsA(v, PlaceHolderVar) &&
+			((PlaceHolderVar *) v)->phid == ((PlaceHolderVar *) node)->phid)
+			return v;
+	}
+	return NULL;
+}
+
+/* Gives node (a Var or PlaceHolderVar) the nullingrels of from, if there is one. */
+static void
+TakeNullingRels(Node *node, Node *from)
+{
+	if (from == NULL)
+		return;
+	if (IsA(node, Var))
+		((Var *) node)->varnullingrels = bms_copy(((Var *) from)->varnullingrels);
+	else
+		((PlaceHolderVar *) node)->phnullingrels = bms_copy(
+			((PlaceHolderVar *) from)->phnullingrels);
+}
+
+void
+GpuopsMatchScanNullingRels(CustomScan *cscan, CustomPath *best_path)
+{
+	List *above = NIL, *scan_vars = NIL, *expr_vars = NIL;
+	ListCell *lc;
+
+	CollectVars((Node *) best_path->path.pathtarget->exprs, &above);
+	CollectVars((Node *) cscan->scan.plan.targetlist, &above);
+	CollectVars((Node *) cscan->scan.plan.qual, &above);
+	foreach (lc, cscan->custom_scan_tlist)
+	{
+		Node *expr = (Node *) ((TargetEntry *) lfirst(lc))->expr;
+
+		if (IsA(expr, Var) || IsA(expr, PlaceHolderVar))
+		{
+			TakeNullingRels(expr, FindSameVar(above, expr));
+			scan_vars = lappend(scan_vars, expr);
+		}
+	}
+	CollectVars((Node *) cscan->custom_exprs, &expr_vars);
+	foreach (lc, expr_vars)
+		TakeNullingRels((Node *) lfirst(lc), FindSameVar(scan_vars, (Node *) lfirst(lc)));
+}
+#else
+void
+GpuopsMatchScanNullingRels(CustomScan *, CustomPath *)
+{
+}
+#endif
+
 Node *
 GpuopsOuterVarRefs(Node *node, List *child_exprs)
 {

@@ -115,4 +115,18 @@ extern CustomScan *GpuopsNewJoinScan(RelOptInfo *rel, CustomPath *best_path, Lis
 extern CustomScan *GpuopsNewEquiJoinScan(RelOptInfo *rel, CustomPath *best_path, List *tlist,
 										 List *custom_plans, const CustomScanMethods *methods);
 
+/*
+ * The last step of a join's CustomScan, once its target list, qual,
+ * custom_scan_tlist and custom_exprs are set: from PostgreSQL 16 on, a Var
+ * above an outer join carries the join in its varnullingrels, and setrefs
+ * matches the node's expressions against custom_scan_tlist with equal
+ * nullingrels; the scan tuple's columns (the children's outputs) then take
+ * the nullingrels the join's output has for them (the path's target: the
+ * target list is often set only later, by a projection above), and
+ * custom_exprs (the join clauses, evaluated below the nulling) the scan
+ * tuple's.  The executor
+ * never reads nullingrels.  Does nothing before 16.
+ */
+extern void GpuopsMatchScanNullingRels(CustomScan *cscan, CustomPath *best_path);
+
 #endif

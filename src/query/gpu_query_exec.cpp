@@ -13,7 +13,6 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/tableam.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -21,6 +20,7 @@ extern "C" {
 #include "optimizer/optimizer.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "pg_compat.h"
 }
 
 #include "boundary.h"
@@ -191,7 +191,7 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	GpuQueryState *st = (GpuQueryState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	const GpuQueryPlan *plan = st->plan;
-	bool prefix = list_length(es->rtable) > 1 || es->verbose;
+	bool prefix = GpuopsExplainUsePrefix(es);
 	List *context;
 	List *items = NIL;
 

@@ -11,6 +11,7 @@ extern "C" {
 #include "catalog/pg_type_d.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
+#include "pg_compat.h"
 }
 
 #include "expr_eval.hpp"

@@ -36,7 +36,7 @@ extern "C" {
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/resowner_private.h"
+#include "pg_compat.h"
 }
 
 #include <chrono>
@@ -378,12 +378,12 @@ CollectPiece(QueryReader *r, uint32 *rows)
 			return false;
 		}
 		r->stats.pages++;
-		if (scan->rs_ntuples > 0)
+		if (GpuopsHeapPageTuples(scan) > 0)
 			r->carry = 0;
 	}
 	pc = &r->ring[r->pool->published % r->window];
-	pc->n = (int) Min((uint32) (scan->rs_ntuples - r->carry), r->batch_rows - *rows);
-	ResourceOwnerEnlargeBuffers(CurrentResourceOwner);
+	pc->n = (int) Min((uint32) (GpuopsHeapPageTuples(scan) - r->carry), r->batch_rows - *rows);
+	/* remembered by CurrentResourceOwner (IncrBufferRefCount enlarges it first) */
 	IncrBufferRefCount(scan->rs_cbuf);
 	pc->buf = scan->rs_cbuf;
 	pc->page = BufferGetPage(scan->rs_cbuf);
@@ -391,7 +391,7 @@ CollectPiece(QueryReader *r, uint32 *rows)
 	pc->done = false;
 	memcpy(pc->offs, scan->rs_vistuples + r->carry, sizeof(OffsetNumber) * pc->n);
 	r->carry += pc->n;
-	if (r->carry >= scan->rs_ntuples)
+	if (r->carry >= GpuopsHeapPageTuples(scan))
 		r->carry = -1;
 	*rows += pc->n;
 	Publish(r);
@@ -495,7 +495,7 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 	r->stats.rows += rows;
 	r->stats.batches++;
 	if (pgstat_should_count_relation(rel))
-		rel->pgstat_info->t_counts.t_tuples_returned += rows;
+		GpuopsPgstatTuplesReturned(rel) += rows;
 	batch->nrows = rows;
 	batch->cols.ncols = r->shape.ncols;
 	batch->cols.nrows = rows;

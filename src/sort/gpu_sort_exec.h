@@ -15,7 +15,7 @@ extern "C" {
 #include "access/detoast.h"
 #include "access/parallel.h"
 #include "catalog/pg_type_d.h"
-#include "commands/explain.h"
+#include "pg_compat.h"
 #include "executor/executor.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"

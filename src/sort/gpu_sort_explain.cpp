@@ -25,8 +25,7 @@ GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		initStringInfo(&buf);
 		appendStringInfoString(&buf,
 							   deparse_expression((Node *) tle->expr, context,
-												  list_length(es->rtable) > 1 || es->verbose,
-												  false));
+												  GpuopsExplainUsePrefix(es), false));
 		if (key->program != NULL)
 			computed = lappend(computed, pstrdup(buf.data));
 		/* as PostgreSQL's show_sortorder_options */

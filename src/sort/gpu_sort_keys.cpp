@@ -23,6 +23,7 @@ extern "C" {
 #include "gpu_sort_keys.h"
 #include "guc.h"
 #include "join_plan.h"
+#include "pg_compat.h"
 #include "types.h"
 
 /* Finds the input column that is the pathkey's expression; -1 if none. */
@@ -205,8 +206,9 @@ GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words, Gp
 			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
 			return NIL;
 		}
-		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation, pk->pk_strategy,
-							   &keys[k].kind, &keys[k].prefix_only, &keys[k].sortop))
+		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation,
+							   GpuopsPathKeyStrategy(pk), &keys[k].kind, &keys[k].prefix_only,
+							   &keys[k].sortop))
 		{
 			elog(DEBUG1,
 				 "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
@@ -232,7 +234,7 @@ GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words, Gp
 
 		plan->keys[k].col = col;
 		plan->keys[k].kind = keys[k].kind;
-		plan->keys[k].descending = pk->pk_strategy == BTGreaterStrategyNumber;
+		plan->keys[k].descending = GpuopsPathKeyStrategy(pk) == BTGreaterStrategyNumber;
 		plan->keys[k].nulls_first = pk->pk_nulls_first;
 		plan->keys[k].prefix_only = keys[k].prefix_only;
 		plan->keys[k].sortop = keys[k].sortop;

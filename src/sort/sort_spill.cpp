@@ -18,6 +18,7 @@ extern "C" {
 }
 
 #include "sort_spill.h"
+#include "pg_compat.h"
 
 typedef struct MergeSource
 {
@@ -99,8 +100,7 @@ GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
 
 		GpuopsRowStorePrefetchOutput(store, i + 64);
 		GpuopsRowStoreFetchOutput(store, i, slot);
-		tup = heap_form_minimal_tuple(slot->tts_tupleDescriptor, slot->tts_values,
-									  slot->tts_isnull);
+		tup = GpuopsFormMinimalTuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
 		len = tup->t_len;
 		BufFileWrite(src->file, &len, sizeof(len));
 		BufFileWrite(src->file, tup, len);

@@ -34,10 +34,11 @@
 #        test/pgsuite/run.sh --prepare DIR
 #            only prepare the suite into DIR (for a machine that cannot
 #            download or build: carry DIR and run with PGSUITE_DIR=DIR)
-#        test/pgsuite/run.sh --source
-#            only download the source package into the cache (if it is not
-#            there yet) and print the path of its orig tarball as the last
-#            line of stdout (test/cassert.sh builds PostgreSQL from it)
+#        test/pgsuite/run.sh --source [MAJOR]
+#            only download postgresql-MAJOR's source package (PG_CONFIG's
+#            major by default) into the cache (if it is not there yet) and
+#            print the path of its orig tarball as the last line of stdout
+#            (test/pgbuild.sh builds PostgreSQL from it)
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -81,45 +82,67 @@ pg_full_version() {
   else echo "$v" | awk '{print $2}'; fi
 }
 
-# fetch_source DIR: leaves postgresql-<major>_<version>.orig.tar.* in DIR,
-# the installed server's version when the archive still serves it, else the
-# newest the distribution's main suite holds (the regression suite of a
-# neighbouring minor release runs against this server just as well: both
-# runs use the same files).
+# pg_major: "15" from PG_CONFIG's "PostgreSQL 15.20 (Debian ...)".
+pg_major() { "$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/'; }
+
+# fetch_source DIR [MAJOR]: leaves postgresql-MAJOR_<version>.orig.tar.* in
+# DIR (MAJOR: PG_CONFIG's by default), from Debian's source package
+# postgresql-MAJOR (apt-get source with a private deb-src list; the system's
+# apt configuration is not changed).  The suites searched: this system's
+# release (with its updates and security suites) and the newer releases,
+# where the majors this release does not ship live (trixie, forky, sid,
+# experimental).  Versions tried: the installed server's exact one first,
+# then every version the suites list, newest first, until one downloads (a
+# mirror may lag its index).  The regression suite or the server of a
+# neighbouring minor release serves as well: both runs of the suite use the
+# same files, and a server built from it is tested as what it is.
 fetch_source() {
-  local dir="$1" major debver codename w apt
-  shopt -s nullglob; local have=("$dir"/postgresql-*.orig.tar.*); shopt -u nullglob
+  local dir="$1" major="${2:-}" debver="" codename w apt v
+  [ -n "$major" ] || major=$(pg_major) || return 1
+  shopt -s nullglob; local have=("$dir"/postgresql-"$major"_*.orig.tar.*); shopt -u nullglob
   [ "${#have[@]}" -gt 0 ] && return 0
   command -v apt-get >/dev/null || { warn "apt-get not found: set PGSUITE_DIR to a prepared suite"; return 1; }
-  major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
-  debver=$(pg_full_version)
+  [ -n "${PG_CONFIG:-}" ] && [ "$(pg_major 2>/dev/null)" = "$major" ] && debver=$(pg_full_version)
   codename=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-bookworm}")
   w=$(mktemp -d "${TMPDIR:-/tmp}/pgsuite-apt.XXXXXX") || return 1
   mkdir -p "$w/lists/partial" "$w/parts" "$w/cache/archives/partial" "$w/dl"
+  local suites="$codename $codename-updates" sec="$codename-security" newer
+  for newer in trixie forky; do
+    [ "$newer" = "$codename" ] && continue
+    suites="$suites $newer $newer-updates" sec="$sec $newer-security"
+  done
   cat > "$w/parts/src.sources" <<SRC
 Types: deb-src
 URIs: http://deb.debian.org/debian
-Suites: $codename $codename-updates
+Suites: $suites sid experimental
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb-src
 URIs: http://deb.debian.org/debian-security
-Suites: $codename-security
+Suites: $sec
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
   apt=(-oDir::Etc::SourceList=/dev/null "-oDir::Etc::SourceParts=$w/parts"
        "-oDir::State::Lists=$w/lists" "-oDir::Cache=$w/cache")
   log "pgsuite: downloading postgresql-$major's source package (apt-get source)"
+  # a suite that does not exist (yet or any more) fails only its own lists
   apt-get "${apt[@]}" update >"$w/apt.log" 2>&1
-  if ! (cd "$w/dl" && apt-get "${apt[@]}" source --download-only "postgresql-$major=$debver") >>"$w/apt.log" 2>&1; then
+  local versions=()
+  mapfile -t versions < <({ [ -n "$debver" ] && echo "$debver"
+    apt-cache "${apt[@]}" showsrc "postgresql-$major" 2>/dev/null |
+      sed -n 's/^Version: //p' | sort -u | sort -rV; } | awk '!seen[$0]++')
+  for v in "${versions[@]}"; do
+    if (cd "$w/dl" && apt-get "${apt[@]}" source --download-only "postgresql-$major=$v") >>"$w/apt.log" 2>&1; then
+      mkdir -p "$dir" && mv "$w"/dl/*.orig.tar.* "$dir"/ && rm -rf "$w"
+      return 0
+    fi
     rm -f "$w"/dl/*
-    log "pgsuite: postgresql-$major $debver is not downloadable; taking $codename's"
-    (cd "$w/dl" && apt-get "${apt[@]}" source --download-only "postgresql-$major/$codename") >>"$w/apt.log" 2>&1 \
-      || { tail -20 "$w/apt.log" >&2; rm -rf "$w"; return 1; }
-  fi
-  mkdir -p "$dir" && mv "$w"/dl/*.orig.tar.* "$dir"/ && rm -rf "$w"
+    log "pgsuite: postgresql-$major $v is not downloadable"
+  done
+  [ "${#versions[@]}" -eq 0 ] && warn "pgsuite: no suite searched ($suites sid experimental) has postgresql-$major"
+  tail -n 20 "$w/apt.log" >&2; rm -rf "$w"; return 1
 }
 
 # prepare_suite DIR: DIR gets PostgreSQL's src/test/regress (sql, expected,
@@ -129,7 +152,7 @@ prepare_suite() {
   [ -f "$dir/parallel_schedule" ] && [ -f "$dir/lib/regress.so" ] && return 0
   src="$CACHE/src"
   fetch_source "$src" || return 1
-  tarball=$(ls "$src"/postgresql-*.orig.tar.* | head -n 1)
+  tarball=$(ls "$src"/postgresql-"$(pg_major)"_*.orig.tar.* | head -n 1)
   top=$(basename "$tarball" | sed -E 's/^postgresql-[0-9]+_([^.]+\.[0-9]+)\.orig.*/postgresql-\1/')
   log "pgsuite: unpacking the regression suite from $(basename "$tarball") into $dir"
   rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || return 1
@@ -193,9 +216,10 @@ if [ "${1:-}" = --prepare ]; then
 fi
 
 if [ "${1:-}" = --source ]; then
-  find_pg || die "PostgreSQL not found (set PG_CONFIG)"
-  fetch_source "$CACHE/src" >&2 || die "could not download the source package"
-  printf '%s\n' "$CACHE/src"/postgresql-*.orig.tar.* | head -n 1
+  major=${2:-}
+  if [ -z "$major" ]; then find_pg || die "PostgreSQL not found (set PG_CONFIG or name the major version)"; major=$(pg_major); fi
+  fetch_source "$CACHE/src" "$major" >&2 || die "could not download postgresql-$major's source package"
+  printf '%s\n' "$CACHE/src"/postgresql-"$major"_*.orig.tar.* | head -n 1
   exit 0
 fi
 

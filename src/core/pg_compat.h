@@ -1,0 +1,135 @@
+/*
+ * pg_compat.h
+ *    What differs between the PostgreSQL versions gpuops builds against
+ *    (15, 16, 17 and 18), each difference once, as a macro or an inline
+ *    function named for what it does, so that the code using it has no
+ *    version check of its own.  It includes postgres.h and wraps the headers
+ *    it needs in extern "C" itself (it may also be included inside an
+ *    extern "C" block, where the files including commands/explain.h had it).
+ *
+ *    Each item says in which version PostgreSQL changed and what gpuops
+ *    needs of it.  A difference no macro can express stays as an #if in
+ *    place, with a comment naming the version (grep PG_VERSION_NUM src/).
+ */
+#ifndef GPUOPS_PG_COMPAT_H
+#define GPUOPS_PG_COMPAT_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "commands/explain.h"
+#include "nodes/pathnodes.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/pg_locale.h"
+#include "utils/rel.h"
+#if PG_VERSION_NUM >= 160000
+/* 16 moved the varlena macros (VARSIZE_ANY, VARDATA_ANY, ...) out of postgres.h */
+#include "varatt.h"
+#endif
+#if PG_VERSION_NUM >= 180000
+/* 18 split ExplainState and the ExplainProperty* functions out of explain.h */
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#endif
+}
+
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
+#error "gpuops supports PostgreSQL 15, 16, 17 and 18"
+#endif
+
+/*
+ * The tuples-returned counter of a relation's statistics, as the heap's own
+ * scans count it (pgstat_count_heap_getnext), for a batch of rows at once.
+ * 16 renamed PgStat_TableStatus.t_counts.t_tuples_returned to
+ * counts.tuples_returned.
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuopsPgstatTuplesReturned(rel) ((rel)->pgstat_info->counts.tuples_returned)
+#else
+#define GpuopsPgstatTuplesReturned(rel) ((rel)->pgstat_info->t_counts.t_tuples_returned)
+#endif
+
+/*
+ * Makes page the heap scan's current page (rs_cbuf, rs_cblock), pruned, with
+ * the offsets of its tuples visible to the scan's snapshot in rs_vistuples,
+ * as a page-at-a-time sequential scan does.  Until 16 that is heapgetpage
+ * (then the old-snapshot test); 17 split it: the scan reads its buffers
+ * through a read stream and heap_prepare_pagescan prepares the buffer in
+ * hand, so a caller reading pages of its own choosing reads the buffer
+ * itself, as heapam_scan_sample_next_block does; 17 also removed
+ * old_snapshot_threshold and with it TestForOldSnapshot.
+ */
+static inline void
+GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
+{
+#if PG_VERSION_NUM >= 170000
+	if (BufferIsValid(scan->rs_cbuf))
+	{
+		ReleaseBuffer(scan->rs_cbuf);
+		scan->rs_cbuf = InvalidBuffer;
+	}
+	scan->rs_cbuf = ReadBufferExtended(scan->rs_base.rs_rd, MAIN_FORKNUM, page, RBM_NORMAL,
+									   scan->rs_strategy);
+	scan->rs_cblock = page;
+	heap_prepare_pagescan(&scan->rs_base);
+#else
+	heapgetpage(&scan->rs_base, page);
+	TestForOldSnapshot(scan->rs_base.rs_snapshot, scan->rs_base.rs_rd,
+					   BufferGetPage(scan->rs_cbuf));
+#endif
+}
+
+/* The number of visible tuples of the page in hand (an int until 17, uint32 from 18). */
+#define GpuopsHeapPageTuples(scan) ((int) (scan)->rs_ntuples)
+
+/*
+ * Whether EXPLAIN qualifies column names with their relation, as its own
+ * nodes decide: more than one range table entry, or VERBOSE.  18 added an
+ * RTE_GROUP entry to grouped queries' range tables; EXPLAIN counts without
+ * it (ExplainState.rtable_size).
+ */
+#if PG_VERSION_NUM >= 180000
+#define GpuopsExplainUsePrefix(es) ((es)->rtable_size > 1 || (es)->verbose)
+#else
+#define GpuopsExplainUsePrefix(es) (list_length((es)->rtable) > 1 || (es)->verbose)
+#endif
+
+/*
+ * Whether a collation sorts by bytes (C or POSIX).  18 removed
+ * lc_collate_is_c: the collation's pg_locale_t says it.
+ */
+static inline bool
+GpuopsCollationIsC(Oid collation)
+{
+#if PG_VERSION_NUM >= 180000
+	return pg_newlocale_from_collation(collation)->collate_is_c;
+#else
+	return lc_collate_is_c(collation);
+#endif
+}
+
+/*
+ * A path key's direction as a btree strategy (BTLessStrategyNumber or
+ * BTGreaterStrategyNumber).  18 replaced PathKey.pk_strategy with
+ * pk_cmptype, a CompareType (COMPARE_LT or COMPARE_GT).
+ */
+#if PG_VERSION_NUM >= 180000
+#define GpuopsPathKeyStrategy(pk) \
+	((int16) ((pk)->pk_cmptype == COMPARE_GT ? BTGreaterStrategyNumber : BTLessStrategyNumber))
+#else
+#define GpuopsPathKeyStrategy(pk) ((int16) (pk)->pk_strategy)
+#endif
+
+/* A minimal tuple of the values; 18 added heap_form_minimal_tuple's extra bytes (none here). */
+#if PG_VERSION_NUM >= 180000
+#define GpuopsFormMinimalTuple(desc, values, isnull) \
+	heap_form_minimal_tuple(desc, values, isnull, 0)
+#else
+#define GpuopsFormMinimalTuple(desc, values, isnull) heap_form_minimal_tuple(desc, values, isnull)
+#endif
+
+#endif /* GPUOPS_PG_COMPAT_H */
