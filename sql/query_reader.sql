@@ -89,6 +89,10 @@ SELECT qr_check(0, 65536);
 SELECT qr_check(1, 1000);
 SELECT qr_check(3, 8);
 SELECT qr_check(2, 4096);
+-- pages are handed to the threads in runs: runs of many pages, batches that
+-- end inside a run (and inside a page), the run's rows split over batches
+SELECT qr_check(1, 5000);
+SELECT qr_check(4, 9992);
 -- a few rows as read
 SELECT v FROM qr_rows('qr', '{1,7,8,10,11,13,15,18,19}', 2, 64) WITH ORDINALITY AS x(v, rn)
 WHERE v[1]::int IN (1, 2, 401, 419, 499, 503, 509, 997, 20001) ORDER BY rn;
@@ -130,6 +134,8 @@ FROM qr_rows('qr_temp', '{1,2}', 2, 4096) WITH ORDINALITY AS x(v, rn)
 CREATE TABLE qr_big AS SELECT i AS a, i::numeric(15, 2) AS n, 'x' || i AS t FROM generate_series(1, 400000) i;
 SET statement_timeout = '1ms';
 SELECT rows FROM qr_bench('qr_big', '{1,2,3}', 4, 65536);
+-- (one thread, one batch: the cancel mostly lands in the walk, inside a run)
+SELECT rows FROM qr_bench('qr_big', '{1,2,3}', 1, 1048576);
 RESET statement_timeout;
 SELECT rows, escape FROM qr_bench('qr_big', '{1,2,3}', 4, 65536);
 

@@ -232,6 +232,7 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Read Time", "ms", st->rstats.read_ms, 3, es);
+		ExplainPropertyFloat("Walk Time", "ms", st->rstats.walk_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 	}

@@ -165,6 +165,7 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	st->rstats.rows -= base.rows;
 	st->rstats.batches -= base.batches;
 	st->rstats.read_ms -= base.read_ms;
+	st->rstats.walk_ms -= base.walk_ms;
 	if (why != NULL)
 	{
 		Escape(st, why);

@@ -6,22 +6,29 @@
  *
  * The backend takes each page with heapgetpage (which keeps one pin, on
  * the page in hand), adds a pin of its own so the page stays put while a
- * thread reads it, and publishes a piece: the page, its visible line
- * offsets and the batch row its first tuple goes to (the running count of
- * visible tuples, so the batch's row order is the scan's page order
- * whatever thread takes which piece).  Pieces live in a ring of `window`
- * slots, which bounds the pins held at once.  The backend releases each
- * piece's pin once it is deformed; a batch is returned when every piece
- * is, so no pin of this reader's outlives a QueryReaderNext call, except
- * the scan's own on the page in hand.
+ * thread reads it, and fills a piece: the page, its visible line offsets
+ * and the batch row its first tuple goes to (the running count of visible
+ * tuples, so the batch's row order is the scan's page order whatever
+ * thread takes which piece).  Pieces live in a ring of `window` slots,
+ * which bounds the pins held at once.  They are handed over in runs (up to
+ * READER_RUN_PIECES pieces, fewer for a small window or batch): the
+ * backend fills a run without the pool's mutex, publishes it with one
+ * lock and at most one wake-up, and a thread takes a whole run, deforms it
+ * and marks it done under one lock, where it also takes its next run (a
+ * page at a time, every page paid for lock round trips on both sides and,
+ * often, a wake-up).
+ * The backend releases each piece's pin once it is deformed; a batch is
+ * returned when every piece is, so no pin of this reader's outlives a
+ * QueryReaderNext call, except the scan's own on the page in hand.
  *
  * When it cannot publish (the ring is full, or the batch has all its rows)
- * the backend deforms a piece itself, or waits on a condition variable with
+ * the backend deforms a run itself, or waits on a condition variable with
  * a short timeout, checking for interrupts between waits.  With nthreads 0
- * it deforms every piece.  An error raised on the backend while threads
- * hold pieces (heapgetpage, the old-snapshot test, a cancel) first stops
- * the threads and releases the pins (PG_CATCH), so no thread reads a page
- * whose pin is gone; the reader is then unusable.  The threads are joined
+ * it deforms every run.  An error raised on the backend while threads
+ * hold pieces (heapgetpage, the old-snapshot test, a cancel; also between
+ * two pieces of a run not yet published) first stops the threads and
+ * releases the pins of every piece filled (PG_CATCH), so no thread reads a
+ * page whose pin is gone; the reader is then unusable.  The threads are joined
  * by QueryReaderEnd or by the reset callback of the reader's context.
  */
 extern "C" {
@@ -52,7 +59,7 @@ extern "C" {
 
 #define READER_MAX_THREADS 64
 #define READER_WAIT_MS 2	 /* the longest wait between interrupt checks */
-#define READER_WAKE_PIECES 4 /* pieces waiting before an idle thread is woken */
+#define READER_RUN_PIECES 32 /* the most pieces a run holds */
 #define NO_PIECE (~(uint64) 0)
 
 /* One page's visible tuples (or some of them) for the batch. */
@@ -68,19 +75,19 @@ typedef struct ReaderPiece
 
 /*
  * What the backend and the threads share, under mu.  Pieces are numbered
- * from 0 in each batch: published (the backend filled them), taken (a
- * thread or the backend deforms them), released (the backend dropped
- * their pins).
+ * from 0 in each batch: published (the backend filled them and handed
+ * them over, a run at a time), taken (a thread or the backend deforms
+ * them, a run at a time), released (the backend dropped their pins).
  */
 struct ReaderPool
 {
 	std::mutex mu;
-	std::condition_variable work;	  /* threads: a piece was published, or quit */
-	std::condition_variable progress; /* backend: a piece is done, or the threads are idle */
+	std::condition_variable work;	  /* threads: a run was published, or quit */
+	std::condition_variable progress; /* backend: a run is done, or the threads are idle */
 	std::vector<std::thread> threads;
 	uint64 published = 0;
 	uint64 taken = 0;
-	int busy = 0;				/* pieces being deformed */
+	int busy = 0;				/* runs being deformed */
 	int idle = 0;				/* threads waiting for work */
 	uint64 wait_for = NO_PIECE; /* the piece the backend waits on */
 	bool stopped = false;		/* take no more pieces */
@@ -96,7 +103,10 @@ struct QueryReader
 	QueryDeformOut out;
 	uint32 batch_rows;
 	int window;
+	int run_pieces;	 /* the most pieces a run holds */
+	uint32 run_rows; /* a run ends once it holds this many rows */
 	ReaderPiece *ring;
+	uint64 collected; /* pieces filled and pinned; the published ones are a prefix */
 	uint64 released;
 	int carry;		/* the next rs_vistuples index of the page in hand, or -1 */
 	bool walk_done; /* the scan has no more pages */
@@ -109,70 +119,116 @@ struct QueryReader
 
 /* ---- the pool (no PostgreSQL call: these run with threads about) ---- */
 
-/* Deforms published piece i; the caller has taken it. */
-static void
-DeformTaken(QueryReader *r, uint64 i) noexcept
+/* Takes the next run of published pieces (under mu): its first piece and count. */
+static int
+TakeRunLocked(QueryReader *r, uint64 *first) noexcept
 {
-	ReaderPiece *pc = &r->ring[i % r->window];
 	ReaderPool *p = r->pool;
-	QueryDeformResult res;
+	int n = (int) Min(p->published - p->taken, (uint64) r->run_pieces);
 
-	QueryDeformPage(&r->shape, &r->out, pc->page, pc->offs, pc->n, pc->row, &res);
-	std::lock_guard<std::mutex> lk(p->mu);
-	pc->done = true;
-	p->busy--;
-	p->merged.null_mask |= res.null_mask;
-	if (res.escape != NULL && (p->merged.escape == NULL || res.escape_row < p->merged.escape_row))
+	*first = p->taken;
+	p->taken += n;
+	p->busy++;
+	return n;
+}
+
+/* Deforms pieces first .. first + n - 1 (taken); no lock held. */
+static void
+DeformRun(QueryReader *r, uint64 first, int n, QueryDeformResult *acc) noexcept
+{
+	*acc = QueryDeformResult{};
+	for (int k = 0; k < n; k++)
 	{
-		p->merged.escape = res.escape;
-		p->merged.escape_row = res.escape_row;
+		const ReaderPiece *pc = &r->ring[(first + k) % r->window];
+		QueryDeformResult res;
+
+		QueryDeformPage(&r->shape, &r->out, pc->page, pc->offs, pc->n, pc->row, &res);
+		acc->null_mask |= res.null_mask;
+		if (res.escape != NULL)
+		{
+			/* pieces go in row order: the run's first escape is its earliest */
+			acc->escape = res.escape;
+			acc->escape_row = res.escape_row;
+			break;
+		}
 	}
-	/* a wake-up per page would cost more than the page: only the one the backend waits on */
-	if (p->wait_for == i || (p->stopped && p->busy == 0))
-		p->progress.notify_one();
+}
+
+/* Marks a deformed run done (under mu); whether the backend should be woken. */
+static bool
+FinishRunLocked(QueryReader *r, uint64 first, int n, const QueryDeformResult *res) noexcept
+{
+	ReaderPool *p = r->pool;
+
+	for (int k = 0; k < n; k++)
+		r->ring[(first + k) % r->window].done = true;
+	p->busy--;
+	p->merged.null_mask |= res->null_mask;
+	if (res->escape != NULL && (p->merged.escape == NULL || res->escape_row < p->merged.escape_row))
+	{
+		p->merged.escape = res->escape;
+		p->merged.escape_row = res->escape_row;
+	}
+	/* a wake-up per run would cost more than it saves: only the one the backend waits on */
+	return (p->wait_for != NO_PIECE && p->wait_for >= first && p->wait_for < first + n) ||
+		(p->stopped && p->busy == 0);
 }
 
 static void
 ThreadMain(QueryReader *r) noexcept
 {
 	ReaderPool *p = r->pool;
+	std::unique_lock<std::mutex> lk(p->mu);
 
 	for (;;)
 	{
-		uint64 i;
-		{
-			std::unique_lock<std::mutex> lk(p->mu);
+		QueryDeformResult res;
+		uint64 first;
+		int n;
 
-			while (!p->quit && (p->stopped || p->taken >= p->published))
-			{
-				p->idle++;
-				p->work.wait(lk);
-				p->idle--;
-			}
-			if (p->quit)
-				return;
-			i = p->taken++;
-			p->busy++;
+		while (!p->quit && (p->stopped || p->taken >= p->published))
+		{
+			p->idle++;
+			p->work.wait(lk);
+			p->idle--;
 		}
-		DeformTaken(r, i);
+		if (p->quit)
+			return;
+		n = TakeRunLocked(r, &first);
+		lk.unlock();
+		DeformRun(r, first, n, &res);
+		lk.lock();
+		/* the next run is taken under the same lock, unless the backend must be woken */
+		if (FinishRunLocked(r, first, n, &res))
+		{
+			lk.unlock();
+			p->progress.notify_one();
+			lk.lock();
+		}
 	}
 }
 
-/* The backend takes a piece no thread has: false when there is none. */
+/* The backend deforms a run no thread has: false when there is none. */
 static bool
 HelpOne(QueryReader *r) noexcept
 {
 	ReaderPool *p = r->pool;
-	uint64 i;
+	QueryDeformResult res;
+	uint64 first;
+	int n;
 	{
 		std::lock_guard<std::mutex> lk(p->mu);
 
 		if (p->stopped || p->taken >= p->published)
 			return false;
-		i = p->taken++;
-		p->busy++;
+		n = TakeRunLocked(r, &first);
 	}
-	DeformTaken(r, i);
+	DeformRun(r, first, n, &res);
+	{
+		std::lock_guard<std::mutex> lk(p->mu);
+
+		(void) FinishRunLocked(r, first, n, &res); /* the backend itself: no wake-up */
+	}
 	return true;
 }
 
@@ -218,6 +274,7 @@ DoneRun(QueryReader *r, bool *escaped) noexcept
 	return k;
 }
 
+/* Hands the pieces collected since the last call to the threads: one lock, one wake-up. */
 static void
 Publish(QueryReader *r) noexcept
 {
@@ -226,8 +283,8 @@ Publish(QueryReader *r) noexcept
 	{
 		std::lock_guard<std::mutex> lk(p->mu);
 
-		p->published++;
-		wake = p->idle > 0 && p->published - p->taken >= READER_WAKE_PIECES;
+		p->published = r->collected;
+		wake = p->idle > 0;
 	}
 	if (wake)
 		p->work.notify_one();
@@ -253,6 +310,7 @@ ResetBatch(QueryReader *r) noexcept
 
 	p->published = p->taken = 0;
 	p->merged = QueryDeformResult{};
+	r->collected = 0;
 	r->released = 0;
 }
 
@@ -355,14 +413,21 @@ QueryReaderBegin(TableScanDesc scan, const QueryReadColumn *cols, int ncols, int
 	r->cb.arg = r;
 	MemoryContextRegisterResetCallback(cxt, &r->cb);
 	r->stats.threads = StartThreads(r, Min(Max(nthreads, 0), READER_MAX_THREADS));
+	/*
+	 * Runs: long enough that a lock round trip and a wake-up are small next
+	 * to a run's deforming, short enough that every thread (and the backend)
+	 * has runs within the window, and that a small batch is still shared.
+	 */
+	r->run_pieces = Max(1, Min(READER_RUN_PIECES, r->window / (2 * (r->stats.threads + 1))));
+	r->run_rows = Max(batch_rows / (4 * (uint32) (r->stats.threads + 1)), (uint32) 1);
 	MemoryContextSwitchTo(old);
 	return r;
 }
 
 /*
- * Publishes the next piece: the rest of the page in hand, or the next page
- * with visible tuples, as many as the batch has room for.  False at the
- * end of the scan.
+ * Fills (and pins) the next piece: the rest of the page in hand, or the
+ * next page with visible tuples, as many as the batch has room for.  False
+ * at the end of the scan.  The piece is the threads' once published.
  */
 static bool
 CollectPiece(QueryReader *r, uint32 *rows)
@@ -381,7 +446,7 @@ CollectPiece(QueryReader *r, uint32 *rows)
 		if (GpuopsHeapPageTuples(scan) > 0)
 			r->carry = 0;
 	}
-	pc = &r->ring[r->pool->published % r->window];
+	pc = &r->ring[r->collected % r->window];
 	pc->n = (int) Min((uint32) (GpuopsHeapPageTuples(scan) - r->carry), r->batch_rows - *rows);
 	/* remembered by CurrentResourceOwner (IncrBufferRefCount enlarges it first) */
 	IncrBufferRefCount(scan->rs_cbuf);
@@ -390,12 +455,36 @@ CollectPiece(QueryReader *r, uint32 *rows)
 	pc->row = *rows;
 	pc->done = false;
 	memcpy(pc->offs, scan->rs_vistuples + r->carry, sizeof(OffsetNumber) * pc->n);
+	r->collected++;
 	r->carry += pc->n;
 	if (r->carry >= GpuopsHeapPageTuples(scan))
 		r->carry = -1;
 	*rows += pc->n;
-	Publish(r);
 	return true;
+}
+
+/*
+ * Collects a run of pieces, as many as the window, the batch and the run's
+ * limits allow, and publishes it at once.  An error between two pieces
+ * leaves the collected ones pinned and unpublished: AbandonBatch releases
+ * them.
+ */
+static void
+CollectRun(QueryReader *r, uint32 *rows)
+{
+	instr_time start, end;
+	uint32 first_row = *rows;
+	int n = 0;
+
+	INSTR_TIME_SET_CURRENT(start);
+	while (n < r->run_pieces && *rows < r->batch_rows && *rows - first_row < r->run_rows &&
+		   r->collected - r->released < (uint64) r->window && CollectPiece(r, rows))
+		n++;
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	r->stats.walk_ms += INSTR_TIME_GET_MILLISEC(end);
+	if (n > 0)
+		Publish(r);
 }
 
 /* Releases the pins of the pieces done, oldest first; whether a piece escaped. */
@@ -424,12 +513,12 @@ FillBatch(QueryReader *r)
 		bool escaped = ReleaseDone(r);
 
 		if (!escaped && !r->walk_done && rows < r->batch_rows &&
-			r->pool->published - r->released < (uint64) r->window)
+			r->collected - r->released < (uint64) r->window)
 		{
-			CollectPiece(r, &rows);
+			CollectRun(r, &rows);
 			continue;
 		}
-		if (r->released == r->pool->published)
+		if (r->released == r->collected)
 			break;
 		Kick(r);
 		if (!HelpOne(r))
@@ -439,12 +528,15 @@ FillBatch(QueryReader *r)
 	return rows;
 }
 
-/* After an error in FillBatch: no thread reads a page any more, no pin stays. */
+/*
+ * After an error in FillBatch: no thread reads a page any more, no pin
+ * stays (those of the pieces collected but not yet published included).
+ */
 static void
 AbandonBatch(QueryReader *r)
 {
 	StopTaking(r);
-	while (r->released < r->pool->published)
+	while (r->released < r->collected)
 	{
 		ReleaseBuffer(r->ring[r->released % r->window].buf);
 		r->released++;

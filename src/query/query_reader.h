@@ -54,6 +54,7 @@ typedef struct QueryReaderStats
 	uint64 rows;  /* visible rows turned into words */
 	uint64 batches;
 	double read_ms; /* wall time inside QueryReaderNext */
+	double walk_ms; /* of it, the backend's page walk (heapgetpage, pins) */
 	int threads;	/* reader threads used */
 } QueryReaderStats;
 
