@@ -24,3 +24,50 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION gpuops.device_info() IS
   'the backend gpuops would use now (cuda, cpu or none) and the GPU found, or why there is none';
+
+-- What ran on the GPU: per operator kind, summed over every backend since
+-- the last gpuops.stat_reset() (shared memory; doc/monitoring in README.md)
+CREATE FUNCTION gpuops.stat_counters(
+    OUT operator text,
+    OUT plans bigint,
+    OUT executions bigint,
+    OUT rows_in bigint,
+    OUT rows_out bigint,
+    OUT bytes_to_device bigint,
+    OUT bytes_from_device bigint,
+    OUT device_ms double precision,
+    OUT fallbacks bigint,
+    OUT last_fallback_reason text,
+    OUT device_oom bigint,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuops_stat_counters'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE VIEW gpuops.stat AS SELECT * FROM gpuops.stat_counters();
+
+COMMENT ON VIEW gpuops.stat IS
+  'per gpuops operator kind: plans, executions, rows, bytes, device time, CPU fallbacks and device out-of-memory events, across all backends';
+
+CREATE FUNCTION gpuops.stat_reset() RETURNS void
+AS 'MODULE_PATHNAME', 'gpuops_stat_reset'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION gpuops.stat_reset() IS 'sets every gpuops.stat counter to zero';
+
+-- Why didn't this query use the GPU: plans (never runs) the query and
+-- reports each gpuops operator considered, chosen or not, and why
+CREATE FUNCTION gpuops.explain_why(
+    query text,
+    OUT operator text,
+    OUT context text,
+    OUT decision text,
+    OUT reason text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuops_explain_why'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION gpuops.explain_why(text) IS
+  'plans a query (without running it) and lists each gpuops operator considered: chosen, declined (and why) or lost on cost';
+
+REVOKE ALL ON FUNCTION gpuops.stat_reset() FROM PUBLIC;

@@ -30,6 +30,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "gpu_sort.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "op_stats.h"
 #include "planner_hooks.h"
 
 static void
@@ -43,6 +44,7 @@ InitImpl(void)
 						 "and restart the server.")));
 	GpuopsDefineGucs();
 	GpuopsDeviceSessionsInit();
+	GpuopsOpStatsInit();
 	GpuopsRegisterInterruptCheck();
 	GpuSortRegister();
 	GpuHashJoinRegister();

@@ -21,6 +21,7 @@ extern "C" {
 #include "gpu_query.h"
 #include "gpu_sort.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "planner_hooks.h"
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
@@ -124,11 +125,13 @@ UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel
 	switch (stage)
 	{
 		case UPPERREL_GROUP_AGG:
+			GpuopsWhySetContext(root, input_rel, "GROUP BY or aggregate");
 			GpuQueryAddPaths(root, input_rel, output_rel, extra);
 			GpuAggAddPaths(root, input_rel, output_rel, extra);
 			GpuMergeJoinAddCountPaths(root, input_rel, output_rel, extra);
 			break;
 		case UPPERREL_ORDERED:
+			GpuopsWhySetContext(root, input_rel, "ORDER BY");
 			GpuSortAddOrderedPaths(root, input_rel, output_rel);
 			break;
 		default:
@@ -154,6 +157,7 @@ JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelO
 		RelNamesNoRelation(innerrel) || RelSelectsSubqueryField(root, joinrel) ||
 		SelectsSubqueryField(root, (Node *) get_actual_clauses(extra->restrictlist)))
 		return;
+	GpuopsWhySetContext(root, joinrel, "join");
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 	GpuNestLoopAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
 	GpuMergeJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);

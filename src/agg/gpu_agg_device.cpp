@@ -188,6 +188,8 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 	uint64 ngroups;
 
 	st->dev->end();
+	/* gpuops.stat: an earlier run's figures (a rescan, a fallback's failed try) */
+	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms);
 	memset(&st->stats, 0, sizeof(st->stats));
 	st->chunks = 0;
 	st->hashed_chunks = 0;

@@ -221,7 +221,10 @@ BeginGpuAggImpl(CustomScanState *node, EState *estate, int eflags)
 static void
 EndGpuAggImpl(CustomScanState *node)
 {
-	GpuopsNodeEnd((GpuAggState *) node);
+	GpuAggState *st = (GpuAggState *) node;
+
+	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms);
+	GpuopsNodeEnd(st);
 }
 
 static void

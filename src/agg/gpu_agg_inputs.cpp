@@ -28,6 +28,7 @@ extern "C" {
 #include "gpu_agg.h"
 #include "gpu_agg_inputs.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "types.h"
 
 /* gpu_agg_inputs.h */
@@ -263,9 +264,9 @@ ClassifyAggregate(Aggref *aggref, GpuAggPlanAgg *d, Expr **arg)
 		return false;
 	if (d->kind == GPUOPS_AGG_FLOAT && !gpuops_enable_float_aggs)
 	{
-		elog(DEBUG1,
-			 "gpuops: GpuAgg not used: float sums, averages and variances differ in "
-			 "rounding from a serial plan's (gpuops.enable_float_aggs is off)");
+		GpuopsDecline(GPUAGG_NAME,
+					  "float sums, averages and variances differ in "
+					  "rounding from a serial plan's (gpuops.enable_float_aggs is off)");
 		return false;
 	}
 	/* classified by function; the aggregate's own DISTINCT or kind decides the rest */

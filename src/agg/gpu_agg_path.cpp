@@ -35,6 +35,7 @@ extern "C" {
 #include "gpu_agg_inputs.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "qual_order.h"
 #include "join_plan.h"
 
@@ -217,7 +218,7 @@ AddParallelGpuAggPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outp
 	}
 	else
 		return;
-	add_path(output_rel, path);
+	GpuopsAddPath(output_rel, path);
 }
 
 /*
@@ -297,8 +298,19 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	 * in every plan's expressions, ours included; keep its plans then.
 	 */
 	if (parse->groupingSets != NIL || root->minmax_aggs != NIL || parse->hasTargetSRFs ||
-		input_rel->rows < gpuops_min_rows || GpuAggUsesGroupingFunc(root, extra))
+		GpuAggUsesGroupingFunc(root, extra))
+	{
+		GpuopsDecline(GPUAGG_NAME,
+					  "GROUPING SETS, GROUPING(), min/max answered from an index, "
+					  "or a set-returning function in the target");
 		return;
+	}
+	if (input_rel->rows < gpuops_min_rows)
+	{
+		GpuopsDecline(GPUAGG_NAME, "%.0f input rows, under gpuops.min_rows (%d)", input_rel->rows,
+					  gpuops_min_rows);
+		return;
+	}
 	cpath = MakeGpuAggPath(root, input_rel->cheapest_total_path, output_rel, output_rel->reltarget,
 						   extra->havingQual, extra, false);
 	if (cpath == NULL)
@@ -306,16 +318,17 @@ GpuAggAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_
 	groups = cpath->path.rows;
 	staged = StagedGpuAggPath(root, input_rel, cpath);
 	/* add_path frees a path it rejects: use cpath before */
-	add_path(output_rel, &cpath->path);
+	GpuopsAddPath(output_rel, &cpath->path);
 	if (staged != NULL)
-		add_path(output_rel, &staged->path);
+		GpuopsAddPath(output_rel, &staged->path);
 	AddParallelGpuAggPath(root, input_rel, output_rel, extra, groups);
 }
 
 void
 GpuAggAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
 {
-	if (!gpuops_enable_agg || !GpuopsPlanningAllowed() || extra == NULL)
+	if (extra == NULL ||
+		!GpuopsPlanningAllowedFor(GPUAGG_NAME, gpuops_enable_agg, "gpuops.enable_agg"))
 		return;
 	GpuAggAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }

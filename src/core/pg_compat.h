@@ -132,4 +132,17 @@ GpuopsCollationIsC(Oid collation)
 #define GpuopsFormMinimalTuple(desc, values, isnull) heap_form_minimal_tuple(desc, values, isnull)
 #endif
 
+/*
+ * The permission checks ExecutorStart makes on a plan's tables, for
+ * gpuops.explain_why, which plans a query without starting an executor.
+ * 16 moved them to RTEPermissionInfo: ExecCheckRTPerms became
+ * ExecCheckPermissions.  The caller includes executor/executor.h.
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuopsCheckPlanPermissions(stmt) \
+	ExecCheckPermissions((stmt)->rtable, (stmt)->permInfos, true)
+#else
+#define GpuopsCheckPlanPermissions(stmt) ExecCheckRTPerms((stmt)->rtable, true)
+#endif
+
 #endif /* GPUOPS_PG_COMPAT_H */

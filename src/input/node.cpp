@@ -64,9 +64,30 @@ GpuopsNodePrewarm(GpuopsNode *n, int eflags)
 	GpuopsPrewarmDeviceFor(eflags, n->device_shared);
 }
 
+/*
+ * gpuops.stat's bytes_to_device: the bytes input i's row store holds (the
+ * column batches the device backend is handed), before it is emptied.
+ */
+static void
+StatStoreBytes(GpuopsNode *n, int i)
+{
+	if (n->input[i].store.cxt != NULL)
+		n->stat.bytes_to_device += MemoryContextMemAllocated(n->input[i].store.cxt, true);
+}
+
 void
 GpuopsNodeEnd(GpuopsNode *n)
 {
+	/*
+	 * gpuops.stat: the instance's figures, once (not for EXPLAIN without
+	 * ANALYZE, which runs nothing)
+	 */
+	if (!(n->css.ss.ps.state->es_top_eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		for (int i = 0; i < n->ninputs; i++)
+			StatStoreBytes(n, i);
+		GpuopsOpStatsFlush(GpuopsOpKindOf(GpuopsNodeName(n)), &n->stat, n->fallback);
+	}
 	if (n->dev != NULL)
 		n->dev_release(n->dev);
 	for (int i = 0; i < n->ninputs; i++)
@@ -78,6 +99,7 @@ GpuopsNodeEnd(GpuopsNode *n)
 void
 GpuopsNodeRescanParams(GpuopsNode *n)
 {
+	n->stat.running = false; /* gpuops.stat: the next row asked for starts a run */
 	if (n->css.ss.ps.chgParam == NULL)
 		return;
 	for (int i = 0; i < n->ninputs; i++)
@@ -87,6 +109,7 @@ GpuopsNodeRescanParams(GpuopsNode *n)
 void
 GpuopsNodeRestartInput(GpuopsNode *n, int i)
 {
+	StatStoreBytes(n, i);
 	GpuopsRowStoreReset(&n->input[i].store);
 	n->input[i].source->rescan(n->input[i].source);
 }
@@ -126,6 +149,9 @@ GpuopsNodeReadInput(GpuopsNode *n, int i)
 void
 GpuopsNodeFailed(GpuopsNode *n, GpuopsStatus rc)
 {
+	/* counted now: the error raised next (without cpu_fallback) skips the node's end */
+	if (rc == GPUOPS_ERR_OUT_OF_MEMORY)
+		GpuopsOpStatsCountOom(GpuopsOpKindOf(GpuopsNodeName(n)));
 	GpuopsDeviceFailed(GpuopsNodeName(n), rc, true); /* raises unless falling back */
 	if (n->fallback == NULL)
 		n->fallback = MemoryContextStrdup(n->css.ss.ps.state->es_query_cxt, gpuops_last_error());

@@ -62,6 +62,7 @@ extern "C" {
 #include "device.h"
 #include "device_session.h"
 #include "guarded_scan.h"
+#include "op_stats.h"
 
 /* the joins read two children; the other nodes one */
 #define GPUOPS_NODE_MAX_INPUTS 2
@@ -96,6 +97,12 @@ struct GpuopsNode
 	/* EXPLAIN ANALYZE */
 	const char *backend_name; /* the backend that ran last, or NULL */
 	char *fallback;			  /* why the node fell back to the CPU backend, or NULL */
+	/*
+	 * gpuops.stat: this instance's figures, flushed once at GpuopsNodeEnd
+	 * (op_stats.h).  The node adds its own (rows_in, device_ms) from its
+	 * EXPLAIN ANALYZE figures through GpuopsNodeStatDevice before that.
+	 */
+	GpuopsOpStatAcc stat;
 
 	/* input i's row store (a node of one input: its only one) */
 	GpuopsRowStore *store(int i = 0) { return &input[i].store; }
@@ -227,12 +234,53 @@ GpuopsNodeSettings(const GpuopsNode *n, GpuopsSettings settings, const Backend *
 	return settings;
 }
 
+/*
+ * gpuops.stat's executions and rows_out, counted in the node's own
+ * accumulator (a local increment per row; the shared counters are touched
+ * once, at the node's end), by every ExecCustomScan: GpuopsExecScan, and a
+ * node's own shortcut around it (GpuSort's emission, GpuQuery's escape).
+ * The first row asked for since begin or a rescan starts a run.
+ */
+static inline TupleTableSlot *
+GpuopsNodeCountRow(GpuopsNode *n, TupleTableSlot *slot)
+{
+	if (!TupIsNull(slot))
+		n->stat.rows_out++;
+	return slot;
+}
+
+static inline void
+GpuopsNodeCountRun(GpuopsNode *n)
+{
+	if (!n->stat.running)
+	{
+		n->stat.running = true;
+		n->stat.executions++;
+	}
+}
+
 /* ExecCustomScan of a node whose rows come from Next (ExecScan filters and projects). */
 template <ExecScanAccessMtd Next>
 static TupleTableSlot *
 GpuopsExecScan(CustomScanState *node)
 {
-	return ExecScan(&node->ss, Next, GpuopsScanRecheck);
+	GpuopsNode *n = (GpuopsNode *) node;
+
+	GpuopsNodeCountRun(n);
+	return GpuopsNodeCountRow(n, ExecScan(&node->ss, Next, GpuopsScanRecheck));
+}
+
+/*
+ * gpuops.stat: the rows the node's device backend took in and the device
+ * time it measured (copy + kernel), from the figures the node keeps for
+ * EXPLAIN ANALYZE, for the run that ends (EndCustomScan, before
+ * GpuopsNodeEnd; and before a rescan discards them).
+ */
+static inline void
+GpuopsNodeStatDevice(GpuopsNode *n, uint64 rows_in, double copy_ms, double kernel_ms)
+{
+	n->stat.rows_in += rows_in;
+	n->stat.device_ms += copy_ms + kernel_ms;
 }
 
 /* EXPLAIN ANALYZE: the backend that ran, and why the node fell back, if it did. */

@@ -328,7 +328,12 @@ BeginGpuHashJoinImpl(CustomScanState *node, EState *estate, int eflags)
 static void
 EndGpuHashJoinImpl(CustomScanState *node)
 {
-	GpuopsJoinNodeEnd((GpuHashJoinState *) node);
+	GpuHashJoinState *st = (GpuHashJoinState *) node;
+	GpuopsJoinStats t;
+
+	GpuHashJoinTotalStats(st, &t);
+	GpuopsNodeStatDevice(st, t.build_rows + t.probe_rows, t.copy_ms, t.kernel_ms);
+	GpuopsJoinNodeEnd(st);
 }
 
 static void

@@ -35,6 +35,7 @@ extern "C" {
 #include "gpu_hashjoin.h"
 #include "gpuops_device.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "join_filter.h"
 #include "join_plan.h"
 #include "qual_order.h"
@@ -271,7 +272,8 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	Path *inner = innerrel->cheapest_total_path;
 	CustomPath *cpath;
 
-	if (!gpuops_enable_hashjoin || !GpuopsPlanningAllowed())
+	if (!GpuopsPlanningAllowedFor(GPUHASHJOIN_NAME, gpuops_enable_hashjoin,
+								  "gpuops.enable_hashjoin"))
 		return;
 
 	/*
@@ -286,11 +288,15 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
 		return;
 	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
+	{
+		GpuopsDecline(GPUHASHJOIN_NAME, "%.0f and %.0f input rows, under gpuops.min_rows (%d)",
+					  outer->rows, inner->rows, gpuops_min_rows);
 		return;
+	}
 	cpath = MakeJoinPath(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra, false);
 	if (cpath == NULL)
 		return;
-	add_path(joinrel, &cpath->path);
+	GpuopsAddPath(joinrel, &cpath->path);
 
 	/*
 	 * In parallel: each worker (and the leader) reads the whole inner side
@@ -314,7 +320,7 @@ GpuHashJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		cpath = MakeJoinPath(root, joinrel, outerrel, innerrel, partial, inner, jointype, extra,
 							 true);
 		if (cpath != NULL && cpath->path.parallel_safe)
-			add_partial_path(joinrel, &cpath->path);
+			GpuopsAddPartialPath(joinrel, &cpath->path);
 	}
 }
 

@@ -230,7 +230,11 @@ BeginGpuMergeJoinImpl(CustomScanState *node, EState *estate, int eflags)
 static void
 EndGpuMergeJoinImpl(CustomScanState *node)
 {
-	GpuopsJoinNodeEnd((GpuMergeJoinState *) node);
+	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
+
+	GpuopsNodeStatDevice(st, st->stats.outer_rows + st->stats.inner_rows, st->stats.copy_ms,
+						 st->stats.kernel_ms);
+	GpuopsJoinNodeEnd(st);
 }
 
 static void

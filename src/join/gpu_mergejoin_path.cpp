@@ -50,6 +50,7 @@ extern "C" {
 #include "gpu_mergejoin.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "join_filter.h"
 #include "join_plan.h"
 #include "pg_compat.h"
@@ -284,15 +285,22 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	ListCell *lc;
 	CustomPath *cpath;
 
-	if (!gpuops_enable_mergejoin || !GpuopsPlanningAllowed())
+	if (!GpuopsPlanningAllowedFor(GPUMERGEJOIN_NAME, gpuops_enable_mergejoin,
+								  "gpuops.enable_mergejoin"))
 		return;
 	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_RIGHT &&
 		jointype != JOIN_FULL && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
 		return;
 	if (outer == NULL || inner == NULL || PATH_REQ_OUTER(outer) || PATH_REQ_OUTER(inner))
 		return;
-	if (Max(outer->rows, inner->rows) < gpuops_min_rows || extra->mergeclause_list == NIL)
+	if (extra->mergeclause_list == NIL)
 		return;
+	if (Max(outer->rows, inner->rows) < gpuops_min_rows)
+	{
+		GpuopsDecline(GPUMERGEJOIN_NAME, "%.0f and %.0f input rows, under gpuops.min_rows (%d)",
+					  outer->rows, inner->rows, gpuops_min_rows);
+		return;
+	}
 
 	/* the merge clauses whose two sides are columns of word-mergeable types */
 	foreach (lc, extra->mergeclause_list)
@@ -355,7 +363,7 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	cpath = MakeMergePath(root, joinrel, outer, inner, jointype, mergeclauses, clauses, filters,
 						  pathkeys, false, 0, 0);
 	if (cpath != NULL)
-		add_path(joinrel, &cpath->path);
+		GpuopsAddPath(joinrel, &cpath->path);
 
 	/* the same join over sides that parallel workers read, for every join type */
 	{
@@ -377,7 +385,7 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 			{
 				/* Gather below: it cannot run in a worker itself */
 				cpath->path.parallel_safe = false;
-				add_path(joinrel, &cpath->path);
+				GpuopsAddPath(joinrel, &cpath->path);
 			}
 		}
 		/* only the key pairs matter: count(*) above may count them (GpuMergeJoinAddCountPaths) */
@@ -403,7 +411,7 @@ GpuMergeJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		cpath = MakeMergePath(root, joinrel, partial, inner, jointype, mergeclauses, clauses,
 							  filters, pathkeys, true, 0, 0);
 		if (cpath != NULL && cpath->path.parallel_safe)
-			add_partial_path(joinrel, &cpath->path);
+			GpuopsAddPartialPath(joinrel, &cpath->path);
 	}
 }
 
@@ -478,7 +486,7 @@ GpuMergeJoinAddCountPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *
 			cpath->path.pathkeys = NIL;
 			cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost;
 			cpath->custom_private = lappend(cpath->custom_private, list_make2(aggs, having));
-			add_path(output_rel, &cpath->path);
+			GpuopsAddPath(output_rel, &cpath->path);
 		}
 	}
 }

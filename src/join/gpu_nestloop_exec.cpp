@@ -428,7 +428,13 @@ BeginGpuNestLoopImpl(CustomScanState *node, EState *estate, int eflags)
 static void
 EndGpuNestLoopImpl(CustomScanState *node)
 {
-	GpuopsJoinNodeEnd((GpuNestLoopState *) node);
+	GpuNestLoopState *st = (GpuNestLoopState *) node;
+
+	/* a failed backend's time counts too, as in EXPLAIN ANALYZE */
+	GpuopsNodeStatDevice(st, st->stats.outer_rows + st->stats.inner_rows,
+						 st->stats.copy_ms + st->done_stats.copy_ms,
+						 st->stats.kernel_ms + st->done_stats.kernel_ms);
+	GpuopsJoinNodeEnd(st);
 }
 
 static void

@@ -36,6 +36,7 @@ extern "C" {
 #include "expr_eval.hpp"
 #include "gpu_nestloop.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "join_plan.h"
 #include "qual_order.h"
 
@@ -456,7 +457,8 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	CustomPath *cpath;
 	bool band;
 
-	if (!gpuops_enable_nestloop || !GpuopsPlanningAllowed())
+	if (!GpuopsPlanningAllowedFor(GPUNESTLOOP_NAME, gpuops_enable_nestloop,
+								  "gpuops.enable_nestloop"))
 		return;
 	/* RIGHT and FULL would need every inner row's match state across outer batches */
 	if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_SEMI &&
@@ -466,7 +468,11 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		return;
 	/* the device's work is the pairs: a join of two small inputs can be large */
 	if (outer->rows * inner->rows < gpuops_min_rows)
+	{
+		GpuopsDecline(GPUNESTLOOP_NAME, "%.0f pairs of rows, under gpuops.min_rows (%d)",
+					  outer->rows * inner->rows, gpuops_min_rows);
 		return;
+	}
 	cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, outer, inner, jointype, extra,
 							 false, &band);
 	if (cpath == NULL)
@@ -483,7 +489,7 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	if (jointype == JOIN_INNER && !band && gpuops_enable_nestloop_index &&
 		OuterHasBand(extra->restrictlist, innerrel, outer))
 		return;
-	add_path(joinrel, &cpath->path);
+	GpuopsAddPath(joinrel, &cpath->path);
 
 	/*
 	 * In parallel: each process loads the whole inner side and tests its
@@ -499,7 +505,7 @@ GpuNestLoopAddPaths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		cpath = MakeNestLoopPath(root, joinrel, outerrel, innerrel, partial, inner, jointype, extra,
 								 true, &band);
 		if (cpath != NULL && cpath->path.parallel_safe)
-			add_partial_path(joinrel, &cpath->path);
+			GpuopsAddPartialPath(joinrel, &cpath->path);
 	}
 }
 

@@ -54,10 +54,11 @@ ExecGpuQueryImpl(CustomScanState *node)
 {
 	GpuQueryState *st = (GpuQueryState *) node;
 
+	GpuopsNodeCountRun(st);
 	if (!st->done)
 		GpuQueryRun(st);
 	if (st->escaping)
-		return ExecProcNode(st->escape_ps);
+		return GpuopsNodeCountRow(st, ExecProcNode(st->escape_ps));
 	return GpuopsExecScan<GpuQueryNext>(node);
 }
 
@@ -151,6 +152,7 @@ EndGpuQueryImpl(CustomScanState *node)
 
 	if (st->dev != NULL)
 		GpuQueryEndRun(st);
+	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms);
 	GpuopsNodeEnd(st);
 	ExecEndNode(st->escape_ps);
 }
@@ -161,6 +163,7 @@ ReScanGpuQueryImpl(CustomScanState *node)
 	GpuQueryState *st = (GpuQueryState *) node;
 	Bitmapset *changed = node->ss.ps.chgParam;
 
+	st->stat.running = false; /* gpuops.stat: the next row asked for starts a run */
 	if (changed != NULL)
 		UpdateChangedParamSet(st->escape_ps, changed);
 	if (st->escaping)

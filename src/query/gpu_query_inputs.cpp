@@ -44,13 +44,14 @@ extern "C" {
 #include "gpu_agg_inputs.h"
 #include "gpu_query.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "qual_order.h"
 
 /* Says why the block keeps PostgreSQL's plan; false. */
 static bool
 Decline(const char *why)
 {
-	elog(DEBUG1, "gpuops: GpuQuery not used: %s", why);
+	GpuopsDecline(GPUQUERY_NAME, "%s", why);
 	return false;
 }
 

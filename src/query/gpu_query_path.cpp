@@ -40,6 +40,7 @@ extern "C" {
 #include "gpu_query.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "qual_order.h"
 
 static Plan *PlanGpuQueryPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -105,7 +106,7 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	escape = EscapePath(root, input_rel, output_rel, extra, groups);
 	if (escape == NULL)
 	{
-		elog(DEBUG1, "gpuops: GpuQuery not used: no serial plan to escape to");
+		GpuopsDecline(GPUQUERY_NAME, "no serial plan to escape to");
 		return NULL;
 	}
 
@@ -158,13 +159,14 @@ GpuQueryAddPathsImpl(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 		return;
 	cpath = NewGpuQueryPath(root, input_rel, output_rel, extra, &b);
 	if (cpath != NULL)
-		add_path(output_rel, &cpath->path);
+		GpuopsAddPath(output_rel, &cpath->path);
 }
 
 void
 GpuQueryAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
 {
-	if (!gpuops_enable_query || !GpuopsPlanningAllowed() || extra == NULL)
+	if (extra == NULL ||
+		!GpuopsPlanningAllowedFor(GPUQUERY_NAME, gpuops_enable_query, "gpuops.enable_query"))
 		return;
 	GpuQueryAddPathsImpl(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }

@@ -453,7 +453,8 @@ ExecGpuSortImpl(CustomScanState *node)
 		node->ss.ps.ps_ProjInfo == NULL && node->ss.ps.state->es_epq_active == NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		return GpuSortNext(&node->ss);
+		GpuopsNodeCountRun(st);
+		return GpuopsNodeCountRow(st, GpuSortNext(&node->ss));
 	}
 	return GpuopsExecScan<GpuSortNext>(node);
 }
@@ -478,6 +479,7 @@ EndGpuSortImpl(CustomScanState *node)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	ForgetSpill(st);
+	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms);
 	GpuopsNodeEnd(st);
 	/* DEBUG1, beside ReportEmission's: only for a sort that ran */
 	if (st->runs > 0 && message_level_is_interesting(DEBUG1))

@@ -22,6 +22,7 @@ extern "C" {
 #include "gpu_sort.h"
 #include "gpu_sort_keys.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "join_plan.h"
 #include "pg_compat.h"
 #include "types.h"
@@ -203,16 +204,15 @@ GpuSortPathKeys(PlannerInfo *root, Path *input, uint64 bound, int *key_words, Gp
 
 		if (col < 0)
 		{
-			elog(DEBUG1, "gpuops: GpuSort not used: a sort key is not an input column");
+			GpuopsDecline(GPUSORT_NAME, "a sort key is not an input column");
 			return NIL;
 		}
 		if (!GpuopsSortKeyKind(type, pk->pk_opfamily, pk->pk_eclass->ec_collation,
 							   GpuopsPathKeyStrategy(pk), &keys[k].kind, &keys[k].prefix_only,
 							   &keys[k].sortop))
 		{
-			elog(DEBUG1,
-				 "gpuops: GpuSort not used: sort key of type %s (collation %u) not supported",
-				 format_type_be(type), pk->pk_eclass->ec_collation);
+			GpuopsDecline(GPUSORT_NAME, "sort key of type %s (collation %u) not supported",
+						  format_type_be(type), pk->pk_eclass->ec_collation);
 			return NIL;
 		}
 		keys[k].expr = (Expr *) list_nth(input->pathtarget->exprs, col);

@@ -40,6 +40,7 @@ extern "C" {
 #include "gpu_sort_keys.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "plan_why.h"
 #include "device.h"
 #include "join_plan.h"
 
@@ -277,7 +278,7 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 	path->pathtarget = input->pathtarget;
 	if (final_target != NULL && path->pathtarget != final_target)
 		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
-	add_path(ordered_rel, path);
+	GpuopsAddPath(ordered_rel, path);
 }
 
 void
@@ -292,20 +293,32 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	Path *path;
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
 
-	if (!gpuops_enable_sort || !GpuopsPlanningAllowed())
+	if (!GpuopsPlanningAllowedFor(GPUSORT_NAME, gpuops_enable_sort, "gpuops.enable_sort"))
 		return;
 	if (input == NULL || root->sort_pathkeys == NIL)
 		return;
 	/* row locks need EvalPlanQual through the sort; SRFs are projected above */
 	if (parse->rowMarks != NIL || parse->hasTargetSRFs)
+	{
+		GpuopsDecline(GPUSORT_NAME, "%s",
+					  parse->rowMarks != NIL ? "row locks (FOR UPDATE, FOR SHARE)"
+											 : "a set-returning function in the target");
 		return;
+	}
 	if (pathkeys_contained_in(root->sort_pathkeys, input->pathkeys))
-		return; /* already sorted: PostgreSQL needs no sort */
-	if (input->rows < gpuops_min_rows)
+	{
+		GpuopsDecline(GPUSORT_NAME, "the input is in order already: no sort is needed");
 		return;
+	}
+	if (input->rows < gpuops_min_rows)
+	{
+		GpuopsDecline(GPUSORT_NAME, "%.0f input rows, under gpuops.min_rows (%d)", input->rows,
+					  gpuops_min_rows);
+		return;
+	}
 	if (list_length(root->sort_pathkeys) > GPUOPS_MAX_SORT_KEYS)
 	{
-		elog(DEBUG1, "gpuops: GpuSort not used: more than %d sort keys", GPUOPS_MAX_SORT_KEYS);
+		GpuopsDecline(GPUSORT_NAME, "more than %d sort keys", GPUOPS_MAX_SORT_KEYS);
 		return;
 	}
 	priv = GpuSortPathKeys(root, input, bound, &key_words, &comp);
@@ -320,7 +333,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	 */
 	if (final_target != NULL && path->pathtarget != final_target)
 		path = (Path *) create_projection_path(root, ordered_rel, path, final_target);
-	add_path(ordered_rel, path);
+	GpuopsAddPath(ordered_rel, path);
 	/* staged chunks hold the child's columns only: no room for computed keys */
 	if (lthird(priv) == NIL)
 		AddStagedGpuSortPath(root, input_rel, ordered_rel, input, priv, key_words, bound);
@@ -354,7 +367,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 												 root->sort_pathkeys, NULL, &total_groups);
 		if (final_target != NULL && path->pathtarget != final_target)
 			path = apply_projection_to_path(root, ordered_rel, path, final_target);
-		add_path(ordered_rel, path);
+		GpuopsAddPath(ordered_rel, path);
 	}
 }
 
