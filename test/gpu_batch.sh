@@ -5,7 +5,8 @@
 #   GPUOPS_LOG_SLOW_MS=300 .devkit/pgrun.sh -c gpuops.device=gpu \
 #     -c max_connections=260 -- bash test/gpu_batch.sh regress q18
 # Parts, run in the order given:
-#   regress     the pg_regress suite in two halves side by side (~3.5 min)
+#   regress     the pg_regress suite in two halves side by side (~3.5 min), then
+#               gpuops_stat alone (it reads counters every backend adds to)
 #   fuzz        test/fuzz, seeds $GPU_FUZZ_SEEDS (default 51-60) x 1000 queries
 #   pgsuite     PostgreSQL's suite, forced (needs .devkit/pgsuite: stage it
 #               with test/pgsuite/run.sh --prepare .devkit/pgsuite)
@@ -36,6 +37,8 @@ regress() {
       "test: test_setup" | "#"* | "") continue ;;
       # the sort tests read sort_types' tables: they stay together, in A
       "test: sort_"*) echo "$line" >> "$a"; continue ;;
+      # it reads gpuops.stat, which counts every backend's nodes: alone, after A and B
+      "test: gpuops_stat") continue ;;
     esac
     if [ $((n % 2)) -eq 0 ]; then echo "$line" >> "$b"; else echo "$line" >> "$a"; fi
     n=$((n + 1))
@@ -43,8 +46,10 @@ regress() {
   ( GPU_CHECK_SCHEDULE="$a" GPU_CHECK_DB=rega GPU_CHECK_OUT="$OUT/regA" timeout 300 bash test/gpu_check.sh > "$OUT/regA.log" 2>&1 ) &
   ( GPU_CHECK_SCHEDULE="$b" GPU_CHECK_DB=regb GPU_CHECK_OUT="$OUT/regB" timeout 300 bash test/gpu_check.sh > "$OUT/regB.log" 2>&1 ) &
   wait
-  echo "regress: A $(tail -n 1 "$OUT/regA.log") | B $(tail -n 1 "$OUT/regB.log") ($(since))"
-  rm -rf "$OUT/regA/results" "$OUT/regB/results"
+  printf 'test: test_setup\ntest: gpuops_stat\n' > "$OUT/schedC"
+  GPU_CHECK_SCHEDULE="$OUT/schedC" GPU_CHECK_DB=regc GPU_CHECK_OUT="$OUT/regC" timeout 120 bash test/gpu_check.sh > "$OUT/regC.log" 2>&1
+  echo "regress: A $(tail -n 1 "$OUT/regA.log") | B $(tail -n 1 "$OUT/regB.log") | C $(tail -n 1 "$OUT/regC.log") ($(since))"
+  rm -rf "$OUT/regA/results" "$OUT/regB/results" "$OUT/regC/results"
 }
 fuzz() {
   GPUOPS_FUZZ_EXISTING=1 GPUOPS_FUZZ_OUT="$OUT/fuzz" timeout 270 bash test/fuzz/run.sh --device gpu \
