@@ -29,6 +29,9 @@
 # copy and the packages; their path is printed), GPUOPS_SKIP_SETUP=1 (the
 # build tools are installed already), GPUOPS_TEST_USER, GPUOPS_TMPDIR (/tmp).
 set -uo pipefail
+# one group, read whole before it runs: a change to this file meanwhile is not
+# half-read by the running script
+{
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -45,6 +48,7 @@ T0=$SECONDS
 
 ok()   { PASSED=$((PASSED + 1)); log "ok: $*"; }
 fail() { FAILED=$((FAILED + 1)); log "FAILED: $*"; }
+indent() { local l; while IFS= read -r l; do log "  $l"; done <<<"$1"; }
 finish() {
   log "deb: wall time $((SECONDS - T0)) s"
   log "deb: $PASSED passed, $FAILED failed"
@@ -126,24 +130,26 @@ else
   fail "dpkg-buildpackage failed after $((SECONDS - T)) s (see $OUT/build.log)"; finish
 fi
 debs=("$W"/"$PKG"_*.deb)
-[ -f "${debs[0]}" ] && [ "${#debs[@]}" -eq 1 ] || { fail "no single ${PKG}_*.deb in $W: $(ls "$W")"; finish; }
+if [ ! -f "${debs[0]}" ] || [ "${#debs[@]}" -ne 1 ]; then fail "no single ${PKG}_*.deb in $W"; finish; fi
 DEB=${debs[0]}
-log "deb: built $(cd "$W" && ls -1 ./*.deb | tr '\n' ' ')"
+log "deb: built $(cd "$W" && printf '%s ' ./*.deb)"
 
 # 2. the package itself
 want=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/gpuops.control")
 ver=$(dpkg-deb -f "$DEB" Version) deps=$(dpkg-deb -f "$DEB" Depends)
 if [ -n "$want" ] && [ "$ver" = "$want" ]; then ok "version $ver (gpuops.control's default_version)"
 else fail "version $ver, but gpuops.control's default_version is '$want' (debian/changelog)"; fi
-if [[ ",$deps," =~ ,\ *postgresql-$MAJOR[\ ,] ]]; then ok "Depends: $deps"
+re="(^|, *)postgresql-${MAJOR}( |,|$)"
+if [[ $deps =~ $re ]]; then ok "Depends: $deps"
 else fail "Depends lacks postgresql-$MAJOR: $deps"; fi
 dpkg-deb -c "$DEB" | awk '{print $NF}' | sed 's|^\./|/|' > "$W/files"
-sqls=$(cd "$REPO" && sed -n 's/^DATA *= *//p' Makefile)
+read -r -a sqls <<<"$(sed -n 's/^DATA *= *//p' "$REPO/Makefile")"
+sqls=("${sqls[@]##*/}")
 missing=()
-for f in "$LIBDIR/gpuops.so" "$EXTDIR/gpuops.control" $(for s in $sqls; do echo "$EXTDIR/${s##*/}"; done); do
+for f in "$LIBDIR/gpuops.so" "$EXTDIR/gpuops.control" "${sqls[@]/#/$EXTDIR/}"; do
   grep -qxF "$f" "$W/files" || missing+=("$f")
 done
-if [ "${#missing[@]}" -eq 0 ]; then ok "files: gpuops.so in $LIBDIR, gpuops.control and $(echo $sqls | xargs -n1 basename | tr '\n' ' ')in $EXTDIR"
+if [ "${#missing[@]}" -eq 0 ]; then ok "files: gpuops.so in $LIBDIR, gpuops.control and ${sqls[*]} in $EXTDIR"
 else fail "the package lacks ${missing[*]}"; fi
 mkdir "$W/x" && dpkg-deb -x "$DEB" "$W/x"
 needed=$(objdump -p "$W/x$LIBDIR/gpuops.so" 2>/dev/null | awk '/NEEDED/ {print $2}' | tr '\n' ' ')
@@ -153,7 +159,7 @@ else ok "gpuops.so needs no CUDA library: $needed"; fi
 if arch_out=$(bash "$REPO/test/arch_check.sh" "$W/x$LIBDIR/gpuops.so" 2>&1); then
   ok "architectures: $(grep -m1 'SASS for' <<<"$arch_out" | sed 's/^ *//')"
 else
-  sed 's/^/  /' <<<"$arch_out"; fail "the packaged gpuops.so lacks architectures (test/arch_check.sh above)"
+  indent "$arch_out"; fail "the packaged gpuops.so lacks architectures (test/arch_check.sh above)"
 fi
 
 # 3. installed; make check's own install (files no package owns) saved first
@@ -190,7 +196,8 @@ plan=$(tpsql postgres -At "${SETS[@]}" -c "EXPLAIN (COSTS OFF) $Q" 2>&1)
 if [ -n "$off" ] && [ "$on" = "$off" ] && [ "$(wc -l <<<"$on")" -eq 7 ]; then ok "GROUP BY over generate_series: gpuops's result is PostgreSQL's (7 groups)"
 else fail "the GROUP BY's result differs from PostgreSQL's"; diff <(echo "$off") <(echo "$on") | head -n 20; fi
 if node=$(grep -o 'Custom Scan (Gpu[A-Za-z]*)' <<<"$plan" | head -n 1) && [ -n "$node" ]; then ok "its plan has $node"
-else fail "its plan has no gpuops node:"; sed 's/^/  /' <<<"$plan"; fi
+else fail "its plan has no gpuops node:"; indent "$plan"; fi
+log "deb: gpuops.device_info() here: $(tpsql postgres -At -c "SELECT gpu_available, backend, coalesce(reason, '') FROM gpuops.device_info()" 2>&1 | tr '\n' ' ')"
 stop_cluster
 cp "$TMP/server.log" "$OUT/server.log" 2>/dev/null
 if grep -qE 'terminated by signal|PANIC:' "$OUT/server.log"; then fail "the server log shows a crash ($OUT/server.log)"
@@ -202,3 +209,4 @@ if [ "$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)" != "install ok install
    { [ "${#saved[@]}" -gt 0 ] || [ ! -e "$LIBDIR/gpuops.so" ]; }; then ok "$PKG purged"
 else fail "$PKG still installed after the purge"; fi
 finish
+}
