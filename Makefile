@@ -18,6 +18,8 @@
 #   make check-cassert  the same against a PostgreSQL built with
 #                   --enable-cassert (test/cassert.sh; CI runs both)
 #   make demo       a throwaway cluster, a query with gpuops off and on
+#   make deb        Debian packages postgresql-NN-gpuops in .. (debian/rules;
+#                   dpkg-buildpackage -b -uc -us; test/deb_check.sh, a CI job)
 #   make device-test  the device engine's unit tests (test/device, no PostgreSQL)
 #   make format     clang-format src/ cuda/ test/device/ in place (.clang-format;
 #                   Debian's clang-format 14, which test/setup.sh installs)
@@ -31,8 +33,8 @@
 #                   and clang-tidy -p . (make all writes it too; cuda/*.cu as
 #                   clang++ -x cuda, which Debian's clang 14 cannot read with
 #                   CUDA 13; CC_JSON_NVCC=exact for nvcc's own command)
-# check, check-cassert, demo, device-test, format and format-check do not need
-# PostgreSQL's headers; the rest do.
+# check, check-cassert, demo, deb, device-test, format and format-check do not
+# need PostgreSQL's headers; the rest do.
 
 EXTENSION  = gpuops
 MODULE_big = gpuops
@@ -101,16 +103,21 @@ NVCC_FLAGS += -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
 endif
 SHLIB_LINK += $(DEVICE_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 
-EXTRA_CLEAN = $(DEVICE_LIB) $(ARCH_STAMP) $(addsuffix /*.o,$(CUDA_DIRS)) results regression.diffs regression.out \
-              compile_commands.json
+EXTRA_CLEAN = results regression.diffs regression.out compile_commands.json
+# make clean removes the device library too, unless GPUOPS_KEEP_DEVICE=1
+# (debian/rules: one device build serves every PostgreSQL major's build)
+ifneq ($(GPUOPS_KEEP_DEVICE),1)
+EXTRA_CLEAN += $(DEVICE_LIB) $(ARCH_STAMP) $(addsuffix /*.o,$(CUDA_DIRS))
+endif
 
 # PGXS would want LLVM bitcode for every object; gpuops is not JIT-inlined.
 override with_llvm = no
 
 # check, check-cassert and demo set the machine up first (headers may be
 # missing), so they must not need PGXS themselves; nor do device-test (no
-# PostgreSQL), format and format-check (clang-format alone).
-ifneq ($(filter-out check check-cassert demo device-test format format-check,$(or $(MAKECMDGOALS),all)),)
+# PostgreSQL), format and format-check (clang-format alone), and deb
+# (debian/rules runs this Makefile per PostgreSQL major).
+ifneq ($(filter-out check check-cassert demo deb device-test format format-check,$(or $(MAKECMDGOALS),all)),)
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(wildcard $(PGXS)),)
 $(error PostgreSQL server headers not found (pg_config: $(PG_CONFIG)); run "make check", which installs them, or apt-get install postgresql-server-dev-15)
@@ -160,6 +167,13 @@ check-cassert:
 demo:
 	bash test/demo.sh
 endif
+
+# the Debian packages (debian/rules; build dependencies: debhelper and
+# postgresql-server-dev-all, and CUDA at /usr/local/cuda), into ..
+.PHONY: deb
+deb:
+	dpkg-buildpackage -b -uc -us
+	@ls -1 ../postgresql-*-gpuops_$$(dpkg-parsechangelog -S Version)_*.deb
 
 # clang-format (.clang-format) over src/ cuda/ test/device/: format rewrites
 # the files, format-check lists those that differ and fails (test/format.sh)
