@@ -151,31 +151,15 @@ static Datum
 CountersImpl(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TupleDesc desc;
-	Tuplestorestate *store;
-	MemoryContext old;
 	OpStatsShared snap;
 
 	RequireShared("gpuops.stat");
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("set-valued function called in context that cannot accept a set")));
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	InitMaterializedSRF(fcinfo, 0);
 
 	/* a copy, so that the lock is not held while the rows are built */
 	SpinLockAcquire(&shared->mutex);
 	memcpy(&snap, shared, sizeof(snap));
 	SpinLockRelease(&shared->mutex);
-
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	desc = CreateTupleDescCopy(desc);
-	store = tuplestore_begin_heap(true, false, work_mem);
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setResult = store;
-	rsinfo->setDesc = desc;
-	MemoryContextSwitchTo(old);
 
 	for (int k = 0; k < GPUOPS_OP_NKINDS; k++)
 	{
@@ -200,7 +184,7 @@ CountersImpl(FunctionCallInfo fcinfo)
 			nulls[9] = true;
 		values[10] = Int64GetDatum((int64) c->device_oom);
 		values[11] = TimestampTzGetDatum(snap.reset_time);
-		tuplestore_putvalues(store, desc, values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
 }

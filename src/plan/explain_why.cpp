@@ -392,17 +392,9 @@ ExplainWhyImpl(FunctionCallInfo fcinfo)
 	List *raw;
 	RawStmt *rs;
 	WhyOut out = {NIL};
-	TupleDesc desc;
-	Tuplestorestate *store;
-	MemoryContext old;
 	ListCell *lc;
 
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("set-valued function called in context that cannot accept a set")));
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	InitMaterializedSRF(fcinfo, 0);
 
 	raw = pg_parse_query(sql);
 	if (list_length(raw) != 1)
@@ -450,14 +442,6 @@ ExplainWhyImpl(FunctionCallInfo fcinfo)
 			   "gpuops considered no operator: no ORDER BY, GROUP BY, aggregate or join it "
 			   "takes, or one PostgreSQL plans without one");
 
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	desc = CreateTupleDescCopy(desc);
-	store = tuplestore_begin_heap(true, false, work_mem);
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setResult = store;
-	rsinfo->setDesc = desc;
-	MemoryContextSwitchTo(old);
-
 	for (int rank = 0; rank <= (int) lengthof(decision_order); rank++)
 		foreach (lc, out.rows)
 		{
@@ -473,7 +457,7 @@ ExplainWhyImpl(FunctionCallInfo fcinfo)
 			nulls[1] = r->context == NULL;
 			values[2] = CStringGetTextDatum(r->decision);
 			values[3] = CStringGetTextDatum(r->reason);
-			tuplestore_putvalues(store, desc, values, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	return (Datum) 0;
 }
