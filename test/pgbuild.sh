@@ -69,12 +69,14 @@ fi
 # What of the source tree is built and installed: the server, what initdb
 # loads (conversions, snowball's dictionaries, plpgsql, the time zone
 # abbreviations), the headers and makefiles of PGXS, libpq, initdb, pg_ctl,
-# psql, pg_config and pg_regress; not ecpg, pg_dump, pgbench, pg_upgrade,
+# psql, pg_config, pg_regress and pgbench (test/stress, in --cassert's
+# suites); not ecpg, pg_dump, pg_upgrade,
 # the other client programs and the isolation tester (a third of the
 # build's work, which gpuops's tests do not use)
 PARTS=(src/common src/port src/timezone src/backend src/backend/utils/mb/conversion_procs
        src/backend/snowball src/include src/interfaces/libpq src/fe_utils src/bin/initdb
-       src/bin/pg_ctl src/bin/psql src/bin/pg_config src/pl/plpgsql src/makefiles src/test/regress)
+       src/bin/pg_ctl src/bin/psql src/bin/pg_config src/bin/pgbench src/pl/plpgsql src/makefiles
+       src/test/regress)
 
 BUILD=""
 trap '[ -n "$BUILD" ] && rm -rf "$BUILD"' EXIT
@@ -142,9 +144,9 @@ if [ ! -f "$TARBALL" ]; then
   exit 0
 fi
 VERSION=$(basename "$TARBALL" | sed -E 's/^postgresql-[0-9]+_([0-9.]+)\.orig\.tar\..*$/\1/')
-# "recipe 1": the key test/cassert.sh gave its builds before this script, so
-# that their cache still serves
-KEY=$(printf '%s\n' "recipe 1" "$(basename "$TARBALL")" "${CONFIGURE[@]}" "contrib ${CONTRIB[*]}" | md5sum | cut -c1-8)
+# "recipe 2": builds with pgbench (recipe 1, test/cassert.sh's key before
+# this script, had no pgbench: its cached builds are not reused)
+KEY=$(printf '%s\n' "recipe 2" "$(basename "$TARBALL")" "${CONFIGURE[@]}" "contrib ${CONTRIB[*]}" | md5sum | cut -c1-8)
 if [ "$CASSERT" = 1 ]; then
   PREFIX="$BASE/$VERSION-$KEY" STAMP="$BASE/$VERSION-$KEY/.gpuops-cassert"
 else
