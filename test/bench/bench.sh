@@ -171,50 +171,22 @@ q() { "${PSQL[@]}" -At "$@"; }
 
 q -c 'CREATE EXTENSION IF NOT EXISTS gpuops' >/dev/null || { echo "bench.sh: cannot connect or create extension gpuops" >&2; exit 1; }
 
-header=$(
-  echo "# gpuops benchmark"
-  echo
-  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), host: $(uname -n), $(nproc 2>/dev/null || echo '?') CPUs"
-  echo "- $(q -c 'select version()')"
-  echo "- $(q -c 'select gpuops.version()')"
-  echo "- settings: $(q -c "select string_agg(name || '=' || current_setting(name), ', ' order by name) from pg_settings
-       where name in ('shared_buffers', 'work_mem', 'max_parallel_workers', 'max_worker_processes', 'jit', 'min_dynamic_shared_memory')
-          or (name like 'gpuops.%' and source <> 'default')")"
-  echo "- runs per measurement: $RUNS (median of EXPLAIN ANALYZE Execution Time, TIMING OFF)"
-  echo "- ratios are PostgreSQL time / gpuops time: above 1x gpuops is faster"
-  echo
-  echo '```'
-  "${PSQL[@]}" -x -c 'select * from gpuops.device_info()'
-  echo '```'
-)
+header=$(bench_header "gpuops benchmark" \
+  "runs per measurement: $RUNS (median of EXPLAIN ANALYZE Execution Time, TIMING OFF)" \
+  "ratios are PostgreSQL time / gpuops time: above 1x gpuops is faster")
 printf '%s\n\n' "$header"
 
 # TABLES entries checked in this run; bench_<ROWS> (re)loaded in this run
 declare -A READY=() RELOADED=()
 
-load_table() { # load_table ROWS
-  local n="$1" t="bench_$1" have
-  have=$(q -c "select count(*) from $t" 2>/dev/null || true)
-  if [ "${BENCH_RECREATE:-0}" != 1 ] && [ "$have" = "$n" ]; then
-    echo "reusing $t ($n rows)" >&2; return 0
-  fi
-  echo "loading $t: $n rows in $JOBS parallel chunks ..." >&2
-  local start=$SECONDS
-  q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $t" -c "CREATE UNLOGGED TABLE $t (id int8, k int8, g int4, v int4, t text)" || return 1
-  load_parallel "$t" "$n" "i, ((random() - 0.5) * 1.8e19)::int8, floor(random() * 1000000)::int4,
-            floor(random() * 2e9 - 1e9)::int4, md5(i::text)" "$JOBS" \
-    || { echo "bench.sh: loading $t failed" >&2; return 1; }
-  q -c "VACUUM ANALYZE $t" -c "ALTER TABLE $t SET (parallel_workers = 8)" || return 1
-  RELOADED[$t]=1
-  echo "loaded $t in $((SECONDS - start))s ($(q -c "select pg_size_pretty(pg_table_size('$t'))"))" >&2
+load_table() { # load_table ROWS: bench_<ROWS>, noted in RELOADED when (re)loaded
+  load_bench_table "$1" "$JOBS" || return 1
+  if [ "$BENCH_LOADED" = 1 ]; then RELOADED[bench_$1]=1; fi
 }
 
-table="| query | rows |"
-sep="|---|---:|"
-for c in "${CONFIGS[@]}"; do table+=" ${c%%|*} ms |"; sep+="---:|"; done
-table+=" serial / gpuops | parallel(8) / gpuops | gpuops node used |"
-sep+="---:|---:|---|"
-table+=$'\n'"$sep"
+cols=(query rows:)
+for c in "${CONFIGS[@]}"; do cols+=("${c%%|*} ms:"); done
+table=$(md_head "${cols[@]}" "serial / gpuops:" "parallel(8) / gpuops:" "gpuops node used")
 PLANS=""
 
 # ensure_tables ROWS SQL: create the TABLES entries that SQL names (once per run)
