@@ -50,10 +50,15 @@ RESET gpuops.startup_cost;
 RESET gpuops.tuple_cost;
 SET gpuops.host_memory_limit = '1GB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_default_costs;
--- spilling is costed: under a 4MB limit (the default work_mem) the 14MB
--- input would spill, and PostgreSQL's own external sort is estimated cheaper
+-- over a 4MB limit (the default work_mem) the 14MB input parks its rows in
+-- device memory (sort_park.h), costed near the in-memory sort: GpuSort
 SET gpuops.host_memory_limit = '4MB';
+SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_parking;
+-- spilling to files is costed: without parking PostgreSQL's own external
+-- sort is estimated cheaper
+SET gpuops.enable_sort_park = off;
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8') AS full_sort_spilling;
+RESET gpuops.enable_sort_park;
 SET gpuops.host_memory_limit = '1GB';
 SELECT uses_gpusort('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') AS top10_default_costs;
 SELECT line FROM plan_lines('SELECT * FROM sort_src ORDER BY a8 LIMIT 10') line

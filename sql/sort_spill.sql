@@ -9,6 +9,7 @@ SET gpuops.tuple_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET work_mem = '1MB';			-- PostgreSQL's sort spills too
+SET gpuops.enable_sort_park = off;	-- rows go to files, not device memory (sort_park.sql)
 
 SELECT check_sort('SELECT a8 AS k, id FROM sort_src ORDER BY a8');
 SELECT check_sort('SELECT f8 AS k, id, pad FROM sort_src ORDER BY f8 DESC NULLS LAST');

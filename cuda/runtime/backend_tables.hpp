@@ -21,7 +21,8 @@ namespace shell {
 /*
  * Sort: static probe; constructor (settings, spec); sort_stage,
  * sort_submit, sort_finish, sort_poll, sort_result, sort_ties, sort_stats
- * (const), sort_recheck, sort_values.
+ * (const), sort_recheck, sort_values, sort_park_room, sort_park_stage,
+ * sort_park_submit, sort_park_next, sort_park_rewind.
  */
 template <class S>
 constexpr GpuopsBackend
@@ -43,6 +44,11 @@ make_sort_backend(const char *name)
 		end<S, H>,
 		entry<H, &S::sort_recheck>,
 		entry<H, &S::sort_values>,
+		entry<H, &S::sort_park_room>,
+		entry<H, &S::sort_park_stage>,
+		entry<H, &S::sort_park_submit>,
+		entry<H, &S::sort_park_next>,
+		entry<H, &S::sort_park_rewind>,
 	};
 }
 

@@ -26,6 +26,17 @@ run_rows_for_budget(uint64_t budget, uint32_t nwords)
 	return rows < 64 ? 64 : rows;
 }
 
+bool
+park_fits(uint64_t budget, uint32_t nwords, uint64_t bytes, uint64_t rows)
+{
+	/* offset (4), address (8), output offset (8), order (4) */
+	uint64_t per_row = 24 + 2 * (16ull * nwords + 2 * 8 + 2 * 4 + 16);
+
+	if (budget == 0)
+		return true;
+	return bytes <= budget && rows <= (budget - bytes) / per_row;
+}
+
 namespace {
 
 inline int

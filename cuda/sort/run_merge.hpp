@@ -34,6 +34,14 @@ struct SortedRun
 uint64_t run_rows_for_budget(uint64_t budget, uint32_t nwords);
 
 /*
+ * Whether `rows` rows of `bytes` parked bytes (gpuops_sort.h) fit a budget
+ * of `budget` bytes (0: no budget) with their sort: the bytes once, and per
+ * row its offset and address and the out-of-core run's share
+ * (run_rows_for_budget), so that the keys never need a second run.
+ */
+bool park_fits(uint64_t budget, uint32_t nwords, uint64_t bytes, uint64_t rows);
+
+/*
  * Merges the runs into order[0..n); when ties is not null, sets bit i when
  * output row i equals output row i-1 in the first tie_words words.
  */

@@ -23,6 +23,7 @@
 #include "device_common.hpp"
 #include "host_radix.hpp"
 #include "key_normalize.hpp"
+#include "park_chunk.hpp"
 #include "run_merge.hpp"
 #include "sort_computed.hpp"
 
@@ -52,6 +53,23 @@ struct CpuSort
 	bool sorted = false;
 	GpuopsStats stats = {};
 
+	/*
+	 * Parked rows, as the GPU keeps them (sort_park_cuda.cu): blocks in
+	 * memory, an address per row; after the sort the output offsets, the
+	 * ties as 32-row words, and one chunk laid out at a time.
+	 */
+	std::vector<std::vector<uint8_t>> park_blocks;
+	std::vector<uint8_t> park_stage;
+	std::vector<const uint8_t *> park_addr;
+	uint64_t park_bytes = 0;
+	bool park_ready = false;
+	std::vector<uint64_t> park_off;
+	std::vector<uint32_t> park_ties;
+	std::vector<uint8_t> park_chunk;
+	std::vector<uint32_t> park_chunk_ties;
+	uint64_t park_pos = 0;
+	uint64_t park_cap = 0;
+
 	/* the entry points (backend_tables.hpp) */
 	static GpuopsStatus probe(GpuopsDeviceInfo *info);
 	CpuSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec);
@@ -64,6 +82,11 @@ struct CpuSort
 	void sort_stats(GpuopsStats *out) const;
 	GpuopsStatus sort_recheck(uint64_t *row);
 	GpuopsStatus sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls);
+	GpuopsStatus sort_park_room(uint64_t bytes, uint32_t nrows, int *fits);
+	GpuopsStatus sort_park_stage(GpuopsParkBuffer *buf);
+	GpuopsStatus sort_park_submit(uint64_t bytes, uint32_t nrows);
+	GpuopsStatus sort_park_next(GpuopsParkChunk *chunk);
+	GpuopsStatus sort_park_rewind();
 };
 
 /* Number of low bits in which the words differ from each other. */
@@ -367,6 +390,123 @@ GpuopsStatus
 CpuSort::sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls)
 {
 	computed.copy_out(spec, key, first, n, values, nulls);
+	return GPUOPS_OK;
+}
+
+/* a park buffer's split, as on the GPU: rows, then one offset per 32 bytes of them */
+uint32_t
+park_capacity_rows(size_t buffer_bytes)
+{
+	return static_cast<uint32_t>(buffer_bytes / 36) & ~7u;
+}
+
+GpuopsStatus
+CpuSort::sort_park_room(uint64_t bytes, uint32_t nrows, int *fits)
+{
+	uint64_t budget = settings.device_memory_limit /
+		(settings.device_share > 1 ? settings.device_share : 1);
+
+	*fits = park_fits(budget, nwords, park_bytes + bytes, park_addr.size() + nrows);
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuSort::sort_park_stage(GpuopsParkBuffer *buf)
+{
+	uint32_t cap_rows = park_capacity_rows(settings.batch_bytes);
+
+	park_stage.resize(settings.batch_bytes);
+	buf->capacity = settings.batch_bytes - static_cast<size_t>(cap_rows) * sizeof(uint32_t);
+	buf->data = park_stage.data();
+	buf->offsets = reinterpret_cast<uint32_t *>(park_stage.data() + buf->capacity);
+	buf->capacity_rows = cap_rows;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuSort::sort_park_submit(uint64_t bytes, uint32_t nrows)
+{
+	uint32_t cap_rows = park_capacity_rows(settings.batch_bytes);
+	size_t capacity = settings.batch_bytes - static_cast<size_t>(cap_rows) * sizeof(uint32_t);
+
+	if (sorted || park_stage.size() != settings.batch_bytes)
+		fail(GPUOPS_ERR_INTERNAL, "rows parked without a park buffer");
+	if (bytes > capacity || nrows > cap_rows || (bytes & 7) != 0)
+		fail(GPUOPS_ERR_INTERNAL, "park buffer overfilled: %llu bytes, %u rows",
+			 (unsigned long long) bytes, nrows);
+	const uint32_t *offsets = reinterpret_cast<const uint32_t *>(park_stage.data() + capacity);
+
+	/* the buffer becomes the block (its memory does not move), a new one is staged */
+	park_blocks.push_back(std::move(park_stage));
+	park_stage = std::vector<uint8_t>();
+	for (uint32_t i = 0; i < nrows; i++)
+		park_addr.push_back(park_blocks.back().data() + offsets[i]);
+	park_bytes += bytes;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuSort::sort_park_next(GpuopsParkChunk *chunk)
+{
+	uint64_t n = order.size();
+
+	memset(chunk, 0, sizeof(*chunk));
+	if (!sorted)
+		fail(GPUOPS_ERR_INTERNAL, "parked rows asked for before the sort finished");
+	if (!park_ready)
+	{
+		if (park_addr.size() != n)
+			fail(GPUOPS_ERR_INTERNAL, "%zu rows parked for %llu sorted", park_addr.size(),
+				 (unsigned long long) n);
+		park_cap = (settings.batch_bytes - settings.batch_bytes / 64 - 64) & ~uint64_t(7);
+		park_off.assign(n + 1, 0);
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint32_t len;
+
+			memcpy(&len, park_addr[order[i]], sizeof(len));
+			park_off[i + 1] = park_off[i] + park_row_bytes(len);
+		}
+		if (spec.tie_words && n > 0)
+		{
+			park_ties.assign((n + 31) / 32, 0);
+			GpuopsStatus rc = sort_ties(reinterpret_cast<uint8_t *>(park_ties.data()), n);
+
+			if (rc != GPUOPS_OK)
+				return rc;
+		}
+		park_ready = true;
+	}
+	if (park_pos >= n)
+		return GPUOPS_OK;
+	const uint32_t *ties = park_ties.empty() ? nullptr : park_ties.data();
+	uint64_t s = park_pos;
+	uint64_t e = park_chunk_end(park_off.data(), n, s, park_cap, ties);
+
+	park_chunk.resize(park_off[e] - park_off[s]);
+	for (uint64_t i = s; i < e; i++)
+	{
+		check_interrupt_every(i);
+		memcpy(park_chunk.data() + (park_off[i] - park_off[s]), park_addr[order[i]],
+			   park_off[i + 1] - park_off[i]);
+	}
+	if (ties)
+	{
+		park_chunk_ties.assign(ties + s / 32, ties + (e - 1) / 32 + 1);
+		chunk->ties = park_chunk_ties.data();
+		chunk->ties_bit0 = static_cast<uint32_t>(s & 31);
+	}
+	chunk->data = park_chunk.data();
+	chunk->bytes = park_chunk.size();
+	chunk->rows = static_cast<uint32_t>(e - s);
+	park_pos = e;
+	return GPUOPS_OK;
+}
+
+GpuopsStatus
+CpuSort::sort_park_rewind()
+{
+	park_pos = 0;
 	return GPUOPS_OK;
 }
 

@@ -353,6 +353,7 @@ CudaSort::release() noexcept
 				(void) cudaGetLastError();
 		if (held_buffer >= 0)
 			rt->release_now(held_buffer);
+		park_release();
 		for (DevPtr &d : owned)
 			rt->free(d.p, d.bytes, rt->stream(0));
 	}

@@ -64,6 +64,27 @@ struct Batch
 	cudaEvent_t kernel_end = nullptr;
 };
 
+/* A block of parked rows on the device: the rows, then their offsets (uint32). */
+struct ParkBlock
+{
+	DevPtr mem;
+	uint64_t first = 0; /* its first row */
+	uint32_t rows = 0;
+	uint64_t data_bytes = 0; /* the offsets follow at this offset */
+};
+
+/* One of the two chunks of sorted rows on their way back (sort_park_next). */
+struct ParkOut
+{
+	int buffer = -1; /* pinned buffer, held from the first chunk on */
+	DevPtr dev;		 /* the chunk laid out on the device */
+	cudaEvent_t done = nullptr;
+	bool launched = false;
+	bool big = false; /* one row larger than a chunk: in park_big instead */
+	uint64_t first = 0, end = 0;
+	uint64_t bytes = 0;
+};
+
 struct CudaSort
 {
 	Runtime *rt = nullptr;
@@ -101,6 +122,23 @@ struct CudaSort
 	double result_copy_ms = 0;
 	GpuopsStats stats = {};
 
+	/* parked rows (sort_park_cuda.cu) */
+	std::vector<ParkBlock> park_blocks;
+	uint64_t park_rows = 0;
+	uint64_t park_bytes = 0;
+	int park_held = -1;		 /* pinned buffer handed to the caller */
+	bool park_ready = false; /* addresses, order, offsets and ties laid out */
+	DevPtr park_addr;		 /* per row (submission order) its address */
+	DevPtr park_order;		 /* the order, when not sorted_rows (merged runs) */
+	DevPtr park_off;		 /* per sorted row its offset in the output, n + 1 */
+	DevPtr park_ties;		 /* ties bitmap, 32 rows a word, with tie_words */
+	DevPtr park_end;		 /* a chunk's end and offsets, from the device */
+	ParkOut park_out[2];
+	int park_turn = 0;	   /* the slot whose chunk goes out next */
+	uint64_t park_pos = 0; /* the first row not yet launched */
+	uint64_t park_cap = 0; /* row bytes in one chunk */
+	std::vector<uint8_t> park_big;
+
 	/* the entry points (backend_tables.hpp) */
 	static GpuopsStatus probe(GpuopsDeviceInfo *info);
 	CudaSort(const GpuopsSettings *settings, const GpuopsSortSpec *spec);
@@ -117,6 +155,12 @@ struct CudaSort
 	void sort_stats(GpuopsStats *out) const;
 	GpuopsStatus sort_recheck(uint64_t *row);
 	GpuopsStatus sort_values(int key, uint64_t first, uint32_t n, void *values, uint8_t *nulls);
+	GpuopsStatus sort_park_room(uint64_t bytes, uint32_t nrows, int *fits);
+	GpuopsStatus sort_park_stage(GpuopsParkBuffer *buf);
+	GpuopsStatus sort_park_submit(uint64_t bytes, uint32_t nrows);
+	GpuopsStatus sort_park_next(GpuopsParkChunk *chunk);
+	GpuopsStatus sort_park_rewind();
+	void park_release() noexcept;
 };
 
 /* device memory and events of a sort (sort_cuda.cu) */
@@ -129,6 +173,7 @@ void fetch_computed(CudaSort *s);
 /* a run's sort and its cut (sort_run_cuda.cu) */
 void sort_run(CudaSort *s);
 void cut_run(CudaSort *s);
+DevPtr ties_on_device(CudaSort *s);
 
 } /* namespace gpusort */
 } /* namespace cuda */

@@ -270,6 +270,22 @@ CudaSort::sort_finish()
 	return GPUOPS_OK;
 }
 
+/* The ties bitmap of a one-run sort's sorted rows, 32 rows a word, on the device. */
+DevPtr
+ties_on_device(CudaSort *s)
+{
+	cudaStream_t st = s->rt->stream(0);
+	uint32_t n = static_cast<uint32_t>(s->rows);
+	uint32_t nchunks = (n + 31) / 32;
+	DevPtr d_ties = take(s, static_cast<size_t>(nchunks ? nchunks : 1) * sizeof(uint32_t), st);
+
+	ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
+		static_cast<const uint64_t *>(s->words.p), s->spec.tie_words,
+		static_cast<const uint32_t *>(s->sorted_rows.p), n, static_cast<uint32_t *>(d_ties.p));
+	GPUOPS_CUDA_CHECK_LAUNCH("ties");
+	return d_ties;
+}
+
 GpuopsStatus
 CudaSort::sort_ties(uint8_t *ties, uint64_t nrows)
 {
@@ -284,17 +300,10 @@ CudaSort::sort_ties(uint8_t *ties, uint64_t nrows)
 	}
 	if (identity)
 		fail(GPUOPS_ERR_INTERNAL, "ties of a sort that had nothing to order");
-	cudaStream_t st = rt->stream(0);
-	uint32_t n = static_cast<uint32_t>(nrows);
-	uint32_t nchunks = (n + 31) / 32;
-	DevPtr d_ties = take(this, static_cast<size_t>(nchunks) * sizeof(uint32_t), st);
+	DevPtr d_ties = ties_on_device(this);
 
-	ties_kernel<<<grid_for(nchunks), kThreads, 0, st>>>(
-		static_cast<const uint64_t *>(words.p), spec.tie_words,
-		static_cast<const uint32_t *>(sorted_rows.p), n, static_cast<uint32_t *>(d_ties.p));
-	GPUOPS_CUDA_CHECK_LAUNCH("ties");
 	result_copy_ms += copy_to_host(this, d_ties.p, (nrows + 7) / 8, ties);
-	give_back(this, d_ties, st);
+	give_back(this, d_ties, rt->stream(0));
 	return GPUOPS_OK;
 }
 

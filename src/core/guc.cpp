@@ -32,6 +32,7 @@ bool gpuops_enable_query = false;
 double gpuops_query_page_cost = 0.1;
 bool gpuops_enable_float_aggs = false;
 bool gpuops_enable_parallel_staging = true;
+bool gpuops_enable_sort_park = true;
 bool gpuops_enable_direct_scan = true;
 bool gpuops_enable_device_exprs = true;
 int gpuops_device_mode = GPUOPS_DEVICE_AUTO;
@@ -125,6 +126,10 @@ GpuopsDefineGucs(void)
 		"gpuops.enable_parallel_staging",
 		"Enables parallel workers reading a GPU operator's input into shared memory (GpuStage).",
 		&gpuops_enable_parallel_staging);
+	DefineOperatorSwitch(
+		"gpuops.enable_sort_park",
+		"Enables a GpuSort larger than gpuops.host_memory_limit keeping its rows in device memory instead of writing sorted runs to temporary files.",
+		&gpuops_enable_sort_park);
 	DefineOperatorSwitch(
 		"gpuops.enable_direct_scan",
 		"Enables gpuops operators reading a plain sequential scan's heap pages themselves, column by column, instead of tuple by tuple through the scan.",

@@ -34,6 +34,7 @@ extern bool gpuops_enable_query;
 extern double gpuops_query_page_cost;
 extern bool gpuops_enable_float_aggs;
 extern bool gpuops_enable_parallel_staging;
+extern bool gpuops_enable_sort_park;
 extern bool gpuops_enable_device_exprs;
 extern int gpuops_device_mode;
 extern int gpuops_cpu_fallback;

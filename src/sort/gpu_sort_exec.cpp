@@ -207,8 +207,14 @@ GpuSortExecute(GpuSortState *st)
 
 		/* fill returns with the batch full, or at the end of the input */
 		more = GpuopsNodeFill(st, 0, batch);
-		GpuSortStagePending(st, !more);
 		CHECK_FOR_INTERRUPTS();
+		if (st->park)
+		{
+			/* parking: each batch goes to the device as it fills */
+			GpuSortParkStore(st, !more);
+			continue;
+		}
+		GpuSortStagePending(st, !more);
 		if (!more)
 			break;
 		/*
@@ -222,11 +228,24 @@ GpuSortExecute(GpuSortState *st)
 			  GpuopsRowStoreMemory(st->store()) > st->mem_limit)))
 			KeepBestRows(st);
 		if (GpuopsRowStoreMemory(st->store()) > st->mem_limit)
-			SpillRun(st);
+		{
+			/* over the host limit: the rows go to the device, or to files */
+			if (!GpuSortParkBegin(st))
+				SpillRun(st);
+		}
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	st->staging_ms += INSTR_TIME_GET_MILLISEC(t1);
+	if (st->park)
+	{
+		GpuSortParkFinish(st);
+		st->norder = st->parked_rows;
+		st->runs++;
+		st->sorted = true;
+		INSTR_TIME_SET_CURRENT(st->emit_start);
+		return;
+	}
 
 	sorted = SortStoredRows(st);
 	st->norder = st->bound ? Min(st->bound, st->store()->nrows) : st->store()->nrows;
@@ -269,6 +288,16 @@ GpuSortNext(ScanState *ss)
 
 	if (!st->sorted)
 		GpuSortExecute(st);
+	if (st->park)
+	{
+		Assert(ScanDirectionIsForward(ss->ps.state->es_direction));
+		if (GpuSortParkNext(st, slot))
+			return slot;
+		if (!st->eof)
+			ReportEmission(st);
+		st->eof = true;
+		return ExecClearTuple(slot);
+	}
 	if (st->replay)
 	{
 		/* spilled, with backward scans allowed: read the merged tuplestore */
@@ -469,6 +498,7 @@ ForgetSpill(GpuSortState *st)
 	if (st->spill)
 		GpuopsSortRunsClose(st->spill);
 	st->spill = NULL;
+	GpuSortParkForget(st);
 }
 
 static void
@@ -507,7 +537,9 @@ ReScanGpuSortImpl(CustomScanState *node)
 		/* same input: replay the sorted rows */
 		st->pos = 0;
 		st->eof = false;
-		if (st->replay)
+		if (st->park)
+			GpuSortParkRewind(st);
+		else if (st->replay)
 			tuplestore_rescan(st->replay);
 		else if (st->spill)
 			GpuopsSortRunsBeginMerge(st->spill, st->store(), st->norder, st->bound);

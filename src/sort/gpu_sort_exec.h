@@ -41,6 +41,7 @@ extern "C" {
 #include "gpu_stage.h"
 #include "guc.h"
 #include "node.h"
+#include "sort_park.h"
 #include "sort_spill.h"
 
 /* the sort's device session, and the staging buffer being filled */
@@ -101,6 +102,7 @@ typedef struct GpuSortState : GpuopsNode
 	MemoryContext sort_cxt;	 /* comparators and spill files, for the node's life */
 	TupleTableSlot *scratch; /* virtual slot for compaction */
 	GpuopsSortRuns *spill;	 /* sorted runs written to temporary files, or NULL */
+	GpuSortPark *park;		 /* rows parked with the device sort (sort_park.h), or NULL */
 	Tuplestorestate *replay; /* the merged spilled runs, for backward scans */
 	TupleTableSlot *replay_slot;
 
@@ -125,6 +127,10 @@ typedef struct GpuSortState : GpuopsNode
 	uint64 compactions; /* bounded: times the store was cut to `bound` rows */
 	int spilled_runs;
 	uint64 spilled_bytes;
+	uint64 parked_rows; /* parked with the device sort */
+	uint64 parked_bytes;
+	int device_runs;	   /* device sorts of parked rows (more than one: spilled) */
+	double device_sort_ms; /* waiting for them */
 } GpuSortState;
 
 extern const CustomExecMethods gpu_sort_exec_methods;

@@ -73,6 +73,16 @@ GpuSortExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Compactions", NULL, (int64) st->compactions, es);
 			ExplainPropertyInteger("Rows Removed by Bound", NULL, (int64) st->cut.dropped, es);
 		}
+		if (st->parked_rows > 0)
+		{
+			/* rows over the host memory limit, held in device memory (sort_park.h) */
+			ExplainPropertyInteger("Parked Rows", NULL, (int64) st->parked_rows, es);
+			ExplainPropertyInteger("Parked Memory", "kB", (int64) (st->parked_bytes / 1024), es);
+			if (st->device_runs > 1)
+				ExplainPropertyInteger("Device Runs", NULL, st->device_runs, es);
+			if (es->timing)
+				ExplainPropertyFloat("Device Sort Time", "ms", st->device_sort_ms, 3, es);
+		}
 		if (st->spilled_runs > 0)
 		{
 			ExplainPropertyInteger("Spilled Runs", NULL, st->spilled_runs, es);

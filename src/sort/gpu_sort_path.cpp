@@ -75,6 +75,15 @@ static const CustomPathMethods gpu_sort_path_methods = {
  */
 #define GPUSORT_SPILL_WRITE_FACTOR 3.0
 #define GPUSORT_SPILL_MERGE_FACTOR 1.0
+
+/*
+ * An unbounded sort without computed keys parks the rows over the limit in
+ * device memory instead (sort_park.h): each is formed into a tuple (about
+ * half of a row's staging) and crosses the bus twice; no file is written
+ * unless the device's budget is exceeded too, which a plan does not
+ * foresee (the budget is tens of gigabytes).
+ */
+#define GPUSORT_PARK_FACTOR 0.5
 /* bytes the row store holds per row beyond the data: pointers, bitmaps */
 #define GPUSORT_ROW_OVERHEAD 16
 
@@ -147,6 +156,7 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	double kept = spills || staged || comp ? rows : BoundedRowsKept(rows, bound);
 	double mb = kept * (key_width + sizeof(uint32)) / (1024.0 * 1024.0);
 	double spilled = spills ? rows - limit_rows : 0.0;
+	bool parks = gpuops_enable_sort_park && spills && bound == 0 && comp == NULL;
 	Cost reading = kept * gpuops_tuple_cost * staging_share + (rows - kept) * cpu_operator_cost;
 
 	/*
@@ -169,10 +179,14 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
 	}
 	path->rows = input_rows;
 	path->startup_cost = input->total_cost + reading +
-		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) + mb * gpuops_transfer_cost +
-		(spilled > 0 ? (spilled * GPUSORT_SPILL_WRITE_FACTOR + out * GPUSORT_SPILL_MERGE_FACTOR) *
-				 gpuops_tuple_cost
-					 : 0.0);
+		(placement == GPUSORT_ON_HOST ? 0.0 : gpuops_startup_cost) + mb * gpuops_transfer_cost;
+	if (parks)
+		path->startup_cost += spilled * GPUSORT_PARK_FACTOR * gpuops_tuple_cost +
+			2.0 * spilled * row_bytes / (1024.0 * 1024.0) * gpuops_transfer_cost;
+	else if (spilled > 0)
+		path->startup_cost += (spilled * GPUSORT_SPILL_WRITE_FACTOR +
+							   out * GPUSORT_SPILL_MERGE_FACTOR) *
+			gpuops_tuple_cost;
 	path->total_cost = path->startup_cost + out * cpu_tuple_cost;
 }
 

@@ -43,7 +43,9 @@ struct GpuopsSortRuns
 	int maxfiles;
 	uint64 bytes;
 
-	GpuopsRowStore *last; /* the in-memory run, while merging */
+	GpuopsRowStore *last;		 /* the in-memory run, while merging */
+	GpuopsSortRunsStream stream; /* or the streamed one */
+	void *stream_arg;
 	binaryheap *heap;
 	int current; /* source of the row last returned, -1 if none */
 	uint64 emitted;
@@ -65,16 +67,13 @@ GpuopsSortRunsCreate(TupleDesc desc, int nkeys, const int *keys, SortSupport ssu
 	return runs;
 }
 
-void
-GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
+/* A new run's file, its rows to come; the source slot a virtual one. */
+static MergeSource *
+NewRun(GpuopsSortRuns *runs)
 {
 	MemoryContext old = MemoryContextSwitchTo(runs->cxt);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(runs->desc, &TTSOpsVirtual);
-	MemoryContext rowcxt = AllocSetContextCreate(runs->cxt, "GpuSort run writer",
-												 ALLOCSET_DEFAULT_SIZES);
 	MergeSource *src;
 
-	Assert(store->permuted);
 	if (runs->nfiles == runs->maxfiles)
 	{
 		int m = Max(8, runs->maxfiles * 2);
@@ -88,24 +87,67 @@ GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
 	src = &runs->sources[runs->nfiles];
 	memset(src, 0, sizeof(*src));
 	src->file = BufFileCreateTemp(false);
-	src->rows = n;
 	src->slot = MakeSingleTupleTableSlot(runs->desc, &TTSOpsMinimalTuple);
 	runs->nfiles++;
+	MemoryContextSwitchTo(old);
+	return src;
+}
 
-	MemoryContextSwitchTo(rowcxt);
+/* Appends the slot's row to the run (in rowcxt, reset by the caller). */
+static void
+PutRow(GpuopsSortRuns *runs, MergeSource *src, TupleTableSlot *slot)
+{
+	MinimalTuple tup;
+	uint32 len;
+
+	slot_getallattrs(slot);
+	tup = GpuopsFormMinimalTuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	len = tup->t_len;
+	BufFileWrite(src->file, &len, sizeof(len));
+	BufFileWrite(src->file, tup, len);
+	runs->bytes += sizeof(len) + len;
+	src->rows++;
+}
+
+void
+GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n)
+{
+	MergeSource *src = NewRun(runs);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(runs->desc, &TTSOpsVirtual);
+	MemoryContext rowcxt = AllocSetContextCreate(runs->cxt, "GpuSort run writer",
+												 ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(rowcxt);
+
+	Assert(store->permuted);
 	for (uint64 i = 0; i < n; i++)
 	{
-		MinimalTuple tup;
-		uint32 len;
-
 		GpuopsRowStorePrefetchOutput(store, i + 64);
 		GpuopsRowStoreFetchOutput(store, i, slot);
-		tup = GpuopsFormMinimalTuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
-		len = tup->t_len;
-		BufFileWrite(src->file, &len, sizeof(len));
-		BufFileWrite(src->file, tup, len);
-		runs->bytes += sizeof(len) + len;
+		PutRow(runs, src, slot);
 		if ((i & 1023) == 1023)
+		{
+			MemoryContextReset(rowcxt);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(rowcxt);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+void
+GpuopsSortRunsWriteStream(GpuopsSortRuns *runs, GpuopsSortRunsStream next, void *arg)
+{
+	MergeSource *src = NewRun(runs);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(runs->desc, &TTSOpsVirtual);
+	MemoryContext rowcxt = AllocSetContextCreate(runs->cxt, "GpuSort run writer",
+												 ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(rowcxt);
+
+	while (next(arg, slot))
+	{
+		PutRow(runs, src, slot);
+		if ((src->rows & 1023) == 0)
 		{
 			MemoryContextReset(rowcxt);
 			CHECK_FOR_INTERRUPTS();
@@ -134,7 +176,15 @@ SourceAdvance(GpuopsSortRuns *runs, MergeSource *src)
 {
 	if (src->pos >= src->rows)
 		return false;
-	if (src->file == NULL)
+	if (src->file == NULL && runs->stream)
+	{
+		if (!runs->stream(runs->stream_arg, src->slot))
+		{
+			src->pos = src->rows; /* the stream's end is the run's */
+			return false;
+		}
+	}
+	else if (src->file == NULL)
 	{
 		GpuopsRowStorePrefetchOutput(runs->last, src->pos + 16);
 		GpuopsRowStoreFetchOutput(runs->last, src->pos, src->slot);
@@ -191,8 +241,28 @@ CompareSources(Datum a, Datum b, void *arg)
 	return ib - ia; /* the earlier run first */
 }
 
+static void BeginMerge(GpuopsSortRuns *runs, uint64 nlast, uint64 limit);
+
 void
 GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last, uint64 nlast, uint64 limit)
+{
+	runs->last = last;
+	runs->stream = NULL;
+	BeginMerge(runs, nlast, limit);
+}
+
+void
+GpuopsSortRunsBeginMergeStream(GpuopsSortRuns *runs, GpuopsSortRunsStream next, void *arg,
+							   uint64 limit)
+{
+	runs->last = NULL;
+	runs->stream = next;
+	runs->stream_arg = arg;
+	BeginMerge(runs, PG_UINT64_MAX, limit);
+}
+
+static void
+BeginMerge(GpuopsSortRuns *runs, uint64 nlast, uint64 limit)
 {
 	MemoryContext old = MemoryContextSwitchTo(runs->cxt);
 	int nsources = runs->nfiles + 1;
@@ -208,7 +278,6 @@ GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last, uint64 nlas
 		runs->heap = binaryheap_allocate(nsources, CompareSources, runs);
 	}
 	mem->rows = nlast;
-	runs->last = last;
 	binaryheap_reset(runs->heap);
 	for (int i = 0; i < nsources; i++)
 	{
@@ -252,6 +321,8 @@ GpuopsSortRunsNext(GpuopsSortRuns *runs, TupleTableSlot *slot)
 	src = &runs->sources[runs->current];
 	if (src->file)
 		ExecForceStoreMinimalTuple(src->tuple, slot, false);
+	else if (runs->stream)
+		ExecCopySlot(slot, src->slot);
 	else
 		GpuopsRowStoreFetchOutput(runs->last, src->pos - 1, slot);
 	runs->emitted++;

@@ -34,6 +34,15 @@ extern GpuopsSortRuns *GpuopsSortRunsCreate(TupleDesc desc, int nkeys, const int
 /* Writes output rows 0..n-1 of a permuted store as one sorted run. */
 extern void GpuopsSortRunsWrite(GpuopsSortRuns *runs, GpuopsRowStore *store, uint64 n);
 
+/*
+ * A run's rows from elsewhere (parked rows, sort_park.h): the next row into
+ * slot (valid until the next call), false at the end.
+ */
+typedef bool (*GpuopsSortRunsStream)(void *arg, TupleTableSlot *slot);
+
+/* Writes the rows a stream returns, in order, as one sorted run. */
+extern void GpuopsSortRunsWriteStream(GpuopsSortRuns *runs, GpuopsSortRunsStream next, void *arg);
+
 extern int GpuopsSortRunsCount(const GpuopsSortRuns *runs);
 extern uint64 GpuopsSortRunsBytes(const GpuopsSortRuns *runs);
 
@@ -44,6 +53,10 @@ extern uint64 GpuopsSortRunsBytes(const GpuopsSortRuns *runs);
  */
 extern void GpuopsSortRunsBeginMerge(GpuopsSortRuns *runs, GpuopsRowStore *last, uint64 nlast,
 									 uint64 limit);
+
+/* The same with the last run a stream, which the caller starts (or rewinds) first. */
+extern void GpuopsSortRunsBeginMergeStream(GpuopsSortRuns *runs, GpuopsSortRunsStream next,
+										   void *arg, uint64 limit);
 
 /* The next merged row into slot; false at the end.  Valid until the next call. */
 extern bool GpuopsSortRunsNext(GpuopsSortRuns *runs, TupleTableSlot *slot);

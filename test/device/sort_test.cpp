@@ -5,7 +5,9 @@
  *    order key_normalize.hpp promises: NaNs equal and above +Infinity, -0
  *    equal to 0, intervals by span, DESC and NULLS FIRST/LAST per key,
  *    ties in input order), its tie bitmap against the comparison, and the
- *    CUDA backend's order and ties against the twin's.
+ *    CUDA backend's order and ties against the twin's.  With parked rows
+ *    (sort_park_*) the order and ties are read from the chunks of rows
+ *    that come back, each row checked byte for byte.
  */
 #include "sort_keys.h"
 
@@ -23,6 +25,7 @@ struct SortCase
 	size_t budget = 0;		  /* device_memory_limit; 0: none */
 	uint32_t batch_rows = 0;  /* submit at most this many rows at a time; 0: fill */
 	bool expect_runs = false; /* the budget must cut the sort into runs */
+	bool park = false;		  /* park rows (sort_park_*) and read the order from them */
 };
 
 struct SortResult
@@ -40,6 +43,109 @@ tie_words(const SortCase &c)
 	for (int k = 0; k < c.tie_keys; k++)
 		words += 1 + gpuops_key_value_words(c.keys[k].kind);
 	return words;
+}
+
+/* A parked row's bytes: length, row number, then filler made from both (8 to 60 bytes). */
+uint32_t
+park_len(uint32_t row)
+{
+	return 8 + (row * 7u) % 53;
+}
+
+uint8_t
+park_filler(uint32_t row, uint32_t j)
+{
+	return static_cast<uint8_t>(row * 31u + j * 7u + 1);
+}
+
+/* Parks rows [first, first + n) as the protocol asks, a buffer at a time. */
+void
+park_rows(const GpuopsBackend *be, GpuopsSort *sort, uint64_t first, uint32_t n)
+{
+	uint32_t done = 0;
+
+	while (done < n)
+	{
+		GpuopsParkBuffer buf;
+		uint64_t bytes = 0;
+		uint32_t rows = 0;
+
+		memset(&buf, 0, sizeof(buf));
+		wait_pending([&]() { return be->sort_park_stage(sort, &buf); }, "sort_park_stage");
+		while (done < n && rows < buf.capacity_rows)
+		{
+			uint32_t row = static_cast<uint32_t>(first + done);
+			uint32_t len = park_len(row);
+			uint64_t padded = (len + 7u) & ~7u;
+
+			if (bytes + padded > buf.capacity)
+				break;
+			memset(buf.data + bytes, 0, padded);
+			memcpy(buf.data + bytes, &len, 4);
+			memcpy(buf.data + bytes + 4, &row, 4);
+			for (uint32_t j = 8; j < len; j++)
+				buf.data[bytes + j] = park_filler(row, j);
+			buf.offsets[rows++] = static_cast<uint32_t>(bytes);
+			bytes += padded;
+			done++;
+		}
+		if (rows == 0)
+			throw CallFailed("sort_park_stage gave a buffer too small for a row");
+		DT_CALL(be->sort_park_submit(sort, bytes, rows));
+	}
+}
+
+/*
+ * The parked rows back, in chunks: their row numbers are the order, each
+ * row's bytes are checked, and the chunks' tie bits make the ties bitmap.
+ */
+void
+read_parked(const GpuopsBackend *be, GpuopsSort *sort, uint64_t n, bool with_ties,
+			std::vector<uint32_t> &order, std::vector<uint8_t> &ties)
+{
+	order.clear();
+	if (with_ties)
+		ties.assign((n + 7) / 8, 0);
+	for (;;)
+	{
+		GpuopsParkChunk ch;
+		size_t off = 0;
+
+		DT_CALL(be->sort_park_next(sort, &ch));
+		if (ch.rows == 0)
+			break;
+		if (with_ties != (ch.ties != nullptr))
+			throw CallFailed("a chunk's ties do not match the spec's tie_words");
+		for (uint32_t i = 0; i < ch.rows; i++)
+		{
+			uint32_t len, row;
+
+			if (off + 8 > ch.bytes)
+				throw CallFailed("a chunk's rows overrun its bytes");
+			memcpy(&len, ch.data + off, 4);
+			memcpy(&row, ch.data + off + 4, 4);
+			if (row >= n || len != park_len(row))
+				throw CallFailed("parked row " + std::to_string(order.size()) + " is corrupt");
+			for (uint32_t j = 8; j < len; j++)
+				if (ch.data[off + j] != park_filler(row, j))
+					throw CallFailed("parked row " + std::to_string(row) + " changed at byte " +
+									 std::to_string(j));
+			if (with_ties)
+			{
+				uint64_t b = ch.ties_bit0 + i;
+
+				if ((ch.ties[b >> 5] >> (b & 31)) & 1u)
+					set_bit(ties, order.size());
+			}
+			order.push_back(row);
+			off += (len + 7u) & ~7u;
+		}
+		if (off != ch.bytes)
+			throw CallFailed("a chunk's bytes do not add up");
+	}
+	if (order.size() != n)
+		throw CallFailed("parked rows came back as " + std::to_string(order.size()) + " of " +
+						 std::to_string(n));
 }
 
 /* The sort protocol: begin, stage/fill/submit per batch, finish, poll, result, ties, end. */
@@ -79,10 +185,18 @@ run_sort(const GpuopsBackend *be, const SortCase &c)
 			memcpy(buf.nulls[k], bm.data(), bm.size());
 		}
 		DT_CALL(be->sort_submit(sort.obj, m));
+		if (c.park)
+			park_rows(be, sort.obj, done, m);
 		done += m;
 	}
 	DT_CALL(be->sort_finish(sort.obj));
 	wait_pending([&]() { return be->sort_poll(sort.obj); }, "sort_poll");
+	if (c.park)
+	{
+		read_parked(be, sort.obj, c.n, spec.tie_words != 0, r.order, r.ties);
+		be->sort_stats(sort.obj, &r.stats);
+		return r;
+	}
 	r.order.resize(c.n + 1); /* + 1: a valid pointer for an empty result */
 	DT_CALL(be->sort_result(sort.obj, r.order.data(), c.n));
 	r.order.resize(c.n);
@@ -289,6 +403,45 @@ sort_tests()
 
 	for (const Recipe &r : recipes)
 		run_recipe(r, seed++);
+
+	/*
+	 * Parked rows: chunks of 4 MB (settings_for's batch), ties that the
+	 * chunk ends must not split, runs merged under a budget, nothing at all.
+	 */
+	const std::vector<Recipe> parked = {
+		{"parked, empty", {{I4, 0, 0, UNIFORM, 0}}, 0, 1, 0, 0, false},
+		{"parked, one row", {{I8, 1, 0, UNIFORM, 0}}, 1, 1, 0, 0, false},
+		{"parked, duplicates, batches of 4999",
+		 {{I4, 0, 1, DUPLICATES, 0.05}},
+		 300000,
+		 1,
+		 0,
+		 4999,
+		 false},
+		{"parked, skew", {{I8, 1, 0, SKEW, 0.05}}, 400000, 1, 0, 0, false},
+		{"parked, no ties asked", {{F8, 0, 0, SPECIAL, 0.05}}, 200000, 0, 0, 0, false},
+		{"parked, 32 MB budget (runs merged)",
+		 {{I8, 0, 0, DUPLICATES, 0.05}},
+		 300000,
+		 1,
+		 32 * MB,
+		 0,
+		 true},
+	};
+
+	for (const Recipe &r : parked)
+	{
+		std::string title = "sort " + describe_keys(r) + ", " + r.what + ", " +
+			std::to_string(r.n) + (r.n == 1 ? " row" : " rows") + (r.tie_keys ? ", ties" : "");
+		uint64_t s = seed++;
+
+		run_case(title, [&](Outcome &out) {
+			SortCase c = make_case(r, s);
+
+			c.park = true;
+			check_sort(out, c);
+		});
+	}
 }
 
 } /* namespace dt */

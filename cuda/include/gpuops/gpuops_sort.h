@@ -87,6 +87,44 @@ typedef struct GpuopsStageBuffer
 typedef struct GpuopsSort GpuopsSort; /* opaque, owned by the backend */
 
 /*
+ * Parked rows (sort_park_*): a sort may also keep the rows themselves, so
+ * that its caller holds none of them.  A row is opaque bytes whose first 4
+ * bytes are its length (a uint32, the whole row's bytes: a PostgreSQL
+ * MinimalTuple's t_len); rows are parked in the order of their keys, row i
+ * with key row i.  After the sort they come back in sorted order, in chunks.
+ *
+ * A park buffer (pinned on the GPU) for the caller to fill: rows at 8-byte
+ * aligned offsets of data (capacity bytes), and per row its offset in
+ * offsets (capacity_rows of them).
+ */
+typedef struct GpuopsParkBuffer
+{
+	uint8_t *data;
+	size_t capacity;
+	uint32_t *offsets;
+	uint32_t capacity_rows;
+} GpuopsParkBuffer;
+
+/*
+ * A chunk of sorted rows: `rows` rows laid out one after another in `bytes`
+ * bytes, each at an 8-byte aligned offset (a row's length rounded up to 8
+ * leads to the next).  With spec.tie_words, bit (ties_bit0 + i) of ties is
+ * set when the chunk's row i has the same first tie_words key words as the
+ * row before it (for i = 0, the previous chunk's last row); the chunk ends
+ * between two such rows only when their run of equal words does not fit
+ * one chunk.  Valid until the next sort_park_next, sort_park_rewind or
+ * sort_end.
+ */
+typedef struct GpuopsParkChunk
+{
+	const uint8_t *data;
+	size_t bytes;
+	uint32_t rows;
+	const uint32_t *ties; /* NULL without tie_words */
+	uint32_t ties_bit0;
+} GpuopsParkChunk;
+
+/*
  * A backend: the same operations on the GPU or on the host.
  *
  * Sort protocol (key-pointer sort; rows are numbered 0..n-1 in the order their
@@ -101,6 +139,11 @@ typedef struct GpuopsSort GpuopsSort; /* opaque, owned by the backend */
  *                  same first tie_words key words as sorted row i-1)
  *   sort_recheck, sort_values (with computed keys, any time after sort_poll)
  *   sort_end      (always, also after any failure; frees everything)
+ * With parked rows, beside each batch's keys: sort_park_room (whether rows
+ * of so many bytes still fit the device budget with their keys), then
+ * sort_park_stage (GPUOPS_PENDING as sort_stage) -> fill -> sort_park_submit,
+ * as many times as the rows take; after sort_poll, sort_park_next until a
+ * chunk of 0 rows, sort_park_rewind to read them again.
  * Every function except sort_end returns a status; after a failure the
  * message is available from last_error() until the next call.
  */
@@ -127,6 +170,14 @@ typedef struct GpuopsBackend
 	 */
 	GpuopsStatus (*sort_values)(GpuopsSort *sort, int key, uint64_t first, uint32_t n, void *values,
 								uint8_t *nulls) GPUOPS_NOEXCEPT;
+	/* *fits = 1 when `nrows` more rows of `bytes` more bytes fit beside those parked */
+	GpuopsStatus (*sort_park_room)(GpuopsSort *sort, uint64_t bytes, uint32_t nrows,
+								   int *fits) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_park_stage)(GpuopsSort *sort, GpuopsParkBuffer *buf) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_park_submit)(GpuopsSort *sort, uint64_t bytes,
+									 uint32_t nrows) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_park_next)(GpuopsSort *sort, GpuopsParkChunk *chunk) GPUOPS_NOEXCEPT;
+	GpuopsStatus (*sort_park_rewind)(GpuopsSort *sort) GPUOPS_NOEXCEPT;
 } GpuopsBackend;
 
 extern const GpuopsBackend *gpuops_cuda_backend(void) GPUOPS_NOEXCEPT;
