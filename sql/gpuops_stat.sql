@@ -1,7 +1,9 @@
 -- gpuops.stat (what ran, summed over every backend) and gpuops.explain_why
 -- (why a query does or does not use the GPU).  Counters are compared as
 -- deltas and booleans only: no timing, no byte count (they differ by
--- backend and machine); costs in explain_why's reasons are masked.
+-- backend and machine: the CPU twin's bytes_from_device is the size of the
+-- results it hands over, the GPU's every copy back, at least those
+-- results); costs in explain_why's reasons are masked.
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;
@@ -14,7 +16,7 @@ FROM pg_attribute WHERE attrelid = 'gpuops.stat'::regclass AND attnum > 0 ORDER 
 -- reset gives zeros, one row per operator kind
 SELECT gpuops.stat_reset();
 SELECT operator, plans, executions, rows_in, rows_out, bytes_to_device,
-       bytes_from_device IS NULL AS bytes_from_unmeasured, device_ms, fallbacks,
+       bytes_from_device, device_ms, fallbacks,
        last_fallback_reason, device_oom, stats_reset <= now() AS reset_time_set
 FROM gpuops.stat ORDER BY operator;
 
@@ -23,11 +25,12 @@ CREATE TEMP TABLE stat_before AS SELECT * FROM gpuops.stat;
 CREATE FUNCTION stat_mark() RETURNS void LANGUAGE sql AS $$
   DELETE FROM stat_before; INSERT INTO stat_before SELECT * FROM gpuops.stat $$;
 CREATE FUNCTION stat_delta(op text, OUT plans bigint, OUT executions bigint, OUT rows_in bigint,
-                           OUT rows_out bigint, OUT bytes_in bool, OUT device_ms_set bool,
-                           OUT fallbacks bigint, OUT device_oom bigint)
+                           OUT rows_out bigint, OUT bytes_in bool, OUT bytes_out bool,
+                           OUT device_ms_set bool, OUT fallbacks bigint, OUT device_oom bigint)
 LANGUAGE sql AS $$
   SELECT s.plans - b.plans, s.executions - b.executions, s.rows_in - b.rows_in,
          s.rows_out - b.rows_out, s.bytes_to_device > b.bytes_to_device,
+         s.bytes_from_device > b.bytes_from_device,
          s.device_ms >= b.device_ms, s.fallbacks - b.fallbacks, s.device_oom - b.device_oom
   FROM gpuops.stat s JOIN stat_before b USING (operator) WHERE s.operator = op $$;
 
@@ -38,6 +41,9 @@ SELECT count(*) FROM (SELECT a8 FROM sort_src ORDER BY a8 OFFSET 0) s;
 SELECT d.*, d.rows_out = (SELECT count(*) FROM sort_src) AS rows_out_is_count,
        d.rows_in = (SELECT count(*) FROM sort_src) AS rows_in_is_count
 FROM stat_delta('GpuSort') d;
+-- bytes_from_device: at least every row's number (4 bytes) came back
+SELECT s.bytes_from_device - b.bytes_from_device >= 4 * (s.rows_in - b.rows_in) AS row_numbers_back
+FROM gpuops.stat s JOIN stat_before b USING (operator) WHERE s.operator = 'GpuSort';
 -- EXPLAIN without ANALYZE runs nothing, and counts nothing
 SELECT stat_mark();
 EXPLAIN (COSTS OFF) SELECT a8 FROM sort_src ORDER BY a8;

@@ -335,6 +335,9 @@ CpuAgg::agg_finish(uint64_t *ngroups)
 	}
 	stats.key_words = nw;
 	stats.sort_bits = agg_key_bits(spec);
+	/* what agg_groups hands over (gpuops_device.h): group rows and results */
+	stats.bytes_from_device += group_rows.size() * sizeof(uint64_t) +
+		results.size() * sizeof(GpuopsAggResult);
 	stats.kernel_ms += ms_since(t0);
 	*ngroups = group_rows.size();
 	return GPUOPS_OK;

@@ -179,6 +179,7 @@ CudaAgg::agg_finish(uint64_t *ngroups_out)
 	/* the first row a computed input stopped at, over every batch added */
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(&stats.recheck_row, recheck.as<void>(), sizeof(uint64_t),
 									cudaMemcpyDeviceToHost, s));
+	stats.bytes_from_device += sizeof(uint64_t);
 	::gpuops::cuda::sync_stream(s);
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	stats.rows = n;
@@ -196,7 +197,8 @@ CudaAgg::agg_finish(uint64_t *ngroups_out)
 			in.values[g] = values[g].as<uint8_t>();
 			in.nulls[g] = value_nulls[g].as<uint8_t>();
 		}
-		if (hash_aggregate(in, group_rows, results, &ngroups, &stats.device_bytes))
+		if (hash_aggregate(in, group_rows, results, &ngroups, &stats.device_bytes,
+						   &stats.bytes_from_device))
 			stats.hashed = 1;
 		else
 			stats.hash_overflow = 1;

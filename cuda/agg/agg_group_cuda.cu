@@ -200,6 +200,7 @@ number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Devi
 	temp.reset();
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(a->rt->pinned_scalar(), gid.as<uint32_t>() + n - 1, 4,
 									cudaMemcpyDeviceToHost, s));
+	a->stats.bytes_from_device += 4;
 	::gpuops::cuda::sync_stream(s);
 	ngroups = reinterpret_cast<uint32_t *>(a->rt->pinned_scalar())[0];
 	grows.get(a->rt, ngroups * 8 + 8, s);
@@ -210,7 +211,8 @@ number_groups(CudaAgg *a, uint64_t n, DeviceArray &perm, DeviceArray &head, Devi
 	GPUOPS_CUDA_CHECK_LAUNCH("group rows");
 	head.reset();
 	a->group_rows.resize(ngroups);
-	::gpuops::cuda::copy_to_host(a->group_rows.data(), grows.as<uint64_t>(), ngroups * 8, s);
+	::gpuops::cuda::copy_to_host(a->group_rows.data(), grows.as<uint64_t>(), ngroups * 8, s,
+								 &a->stats.bytes_from_device);
 	return ngroups;
 }
 

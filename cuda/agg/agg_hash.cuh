@@ -34,7 +34,7 @@ struct HashAggInput
  */
 bool hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 					std::vector<GpuopsAggResult> &results, uint64_t *ngroups,
-					uint64_t *device_bytes);
+					uint64_t *device_bytes, uint64_t *bytes_from_device);
 
 } /* namespace cuda */
 } /* namespace gpuops */

@@ -420,7 +420,8 @@ launch_accumulate(bool rows, bool shared, unsigned grid, size_t shmem, cudaStrea
 
 bool
 hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
-			   std::vector<GpuopsAggResult> &results, uint64_t *ngroups_out, uint64_t *device_bytes)
+			   std::vector<GpuopsAggResult> &results, uint64_t *ngroups_out, uint64_t *device_bytes,
+			   uint64_t *bytes_from_device)
 {
 	Runtime *rt = in.rt;
 	cudaStream_t s = in.stream;
@@ -451,6 +452,7 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 	GPUOPS_CUDA_CHECK_LAUNCH("hash insert");
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(rt->pinned_scalar(), counter.as<void>(), 8, cudaMemcpyDeviceToHost, s));
+	*bytes_from_device += 8;
 	::gpuops::cuda::sync_stream(s);
 	ngroups = rt->pinned_scalar()[0];
 	if (ngroups > in.capacity)
@@ -514,7 +516,8 @@ hash_aggregate(const HashAggInput &in, std::vector<uint64_t> &group_rows,
 
 	std::vector<ull> h(ngroups * p.stride);
 
-	::gpuops::cuda::copy_to_host(h.data(), states.as<ull>(), ngroups * p.stride * 8, s);
+	::gpuops::cuda::copy_to_host(h.data(), states.as<ull>(), ngroups * p.stride * 8, s,
+								 bytes_from_device);
 	group_rows.resize(ngroups);
 	results.resize(ngroups * spec.naggs);
 	for (uint64_t g = 0; g < ngroups; g++)

@@ -165,7 +165,8 @@ reduce_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngroups, 
 	std::vector<State> h(ngroups);
 
 	reduce_states<State>(a, gid, n, ngroups, leaf, op, states);
-	::gpuops::cuda::copy_to_host(h.data(), states.as<State>(), ngroups * sizeof(State), s);
+	::gpuops::cuda::copy_to_host(h.data(), states.as<State>(), ngroups * sizeof(State), s,
+								 &a->stats.bytes_from_device);
 	for (uint64_t k = 0; k < ngroups; k++)
 	{
 		::gpuops::check_interrupt_every(k);
@@ -199,8 +200,9 @@ percentile_aggregate(CudaAgg *a, const uint32_t *gid, uint64_t n, uint64_t ngrou
 														   rows.as<uint64_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("percentile");
 	::gpuops::cuda::copy_to_host(hc.data(), counts.as<CountState>(), ngroups * sizeof(CountState),
-								 s);
-	::gpuops::cuda::copy_to_host(hr.data(), rows.as<uint64_t>(), ngroups * 16, s);
+								 s, &a->stats.bytes_from_device);
+	::gpuops::cuda::copy_to_host(hr.data(), rows.as<uint64_t>(), ngroups * 16, s,
+								 &a->stats.bytes_from_device);
 	for (uint64_t k = 0; k < ngroups; k++)
 	{
 		GpuopsAggResult *r = &a->results[k * a->spec.naggs + g];

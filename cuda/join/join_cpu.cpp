@@ -245,6 +245,8 @@ void
 CpuJoin::join_stats(GpuopsJoinStats *out) const
 {
 	*out = stats;
+	/* the pairs handed out (gpuops_device.h); a shared build's lookups are not counted here */
+	out->bytes_from_device = window.published_bytes;
 }
 
 uint32_t

@@ -15,6 +15,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -65,6 +66,8 @@ struct CudaJoin
 	uint64_t probe_n = 0;
 	PairWindow window; /* pairs returned so far, the last window */
 	GpuopsJoinStats stats = {};
+	/* the lookups' copies back (bytes_from_device): they run on the service's thread */
+	mutable std::atomic<uint64_t> lookup_bytes{0};
 
 	/* the entry points (backend_tables.hpp) */
 	using Lookup = CudaLookup;
@@ -245,6 +248,7 @@ CudaJoin::join_build_finish()
 												   nsel.as<uint64_t>(), n, s));
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8,
 										cudaMemcpyDeviceToHost, s));
+		stats.bytes_from_device += 8;
 		::gpuops::cuda::sync_stream(s);
 		ndir = rt->pinned_scalar()[0];
 	}
@@ -274,8 +278,8 @@ write_window(CudaJoin *j, GpuopsJoinPairs *pairs)
 {
 	cudaStream_t s = j->stream;
 
-	write_pair_window(j->window, j->rt, s, &j->stats.device_bytes, pairs,
-					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
+	write_pair_window(j->window, j->rt, s, &j->stats.device_bytes, &j->stats.bytes_from_device,
+					  pairs, [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 						  probe_write_kernel<<<blocks(m), kThreads, 0, s>>>(
 							  j->offsets.as<uint64_t>(), j->probe_n, from, m, j->slot.as<int64_t>(),
 							  j->first.as<uint64_t>(), j->sorted_rows.as<uint32_t>(), pout, bout);
@@ -322,6 +326,7 @@ CudaJoin::join_probe(const GpuopsJoinKeys *keys, GpuopsJoinPairs *pairs)
 	exclusive_sum(rt, s, counts, offsets, n);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + n, 8,
 									cudaMemcpyDeviceToHost, s));
+	stats.bytes_from_device += 8;
 	::gpuops::cuda::sync_stream(s);
 	probe_n = n;
 	window.start(rt->pinned_scalar()[0]);
@@ -358,6 +363,7 @@ void
 CudaJoin::join_stats(GpuopsJoinStats *out) const
 {
 	*out = stats;
+	out->bytes_from_device += lookup_bytes.load(std::memory_order_relaxed);
 }
 
 /* join_end */
@@ -386,7 +392,8 @@ CudaJoin::join_directory(uint64_t *ndir_out, uint64_t *checksum)
 
 	if (ndir > 0)
 	{
-		::gpuops::cuda::copy_to_host(host_dir.data(), dir.as<uint64_t>(), ndir * 8, stream);
+		::gpuops::cuda::copy_to_host(host_dir.data(), dir.as<uint64_t>(), ndir * 8, stream,
+									 &stats.bytes_from_device);
 		::gpuops::cuda::sync_stream(stream);
 	}
 	*ndir_out = ndir;
@@ -482,9 +489,12 @@ CudaLookup::lookup(const GpuopsJoinKeys *keys, int64_t *slots, uint32_t *counts_
 														  slot.as<int64_t>(),
 														  counts.as<uint32_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("lookup");
-	::gpuops::cuda::copy_to_host(slots, slot.as<int64_t>(), n * 8, s);
-	::gpuops::cuda::copy_to_host(counts_out, counts.as<uint32_t>(), n * 4, s);
+	uint64_t counted = 0;
+
+	::gpuops::cuda::copy_to_host(slots, slot.as<int64_t>(), n * 8, s, &counted);
+	::gpuops::cuda::copy_to_host(counts_out, counts.as<uint32_t>(), n * 4, s, &counted);
 	::gpuops::cuda::sync_stream(s);
+	j->lookup_bytes.fetch_add(counted, std::memory_order_relaxed);
 	return GPUOPS_OK;
 }
 

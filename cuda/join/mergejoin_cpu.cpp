@@ -161,7 +161,11 @@ CpuMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 	window.start(offsets[o.n]);
 	stats.pairs = offsets[o.n];
 	if (pairs)
+	{
+		/* the outer order mj_outer_order hands out, as the CUDA backend copies it */
+		stats.bytes_from_device += o.n * sizeof(uint32_t);
 		write_window(this, pairs);
+	}
 	stats.kernel_ms += ms_since(t0);
 	return GPUOPS_OK;
 }
@@ -195,6 +199,7 @@ void
 CpuMergeJoin::mj_stats(GpuopsMergeJoinStats *out) const
 {
 	*out = stats;
+	out->bytes_from_device += window.published_bytes; /* the pairs (gpuops_device.h) */
 }
 
 constexpr GpuopsMergeJoinBackend cpu_mergejoin_backend =

@@ -276,8 +276,8 @@ write_window(CudaMergeJoin *mj, GpuopsJoinPairs *pairs)
 {
 	cudaStream_t s = mj->stream;
 
-	write_pair_window(mj->window, mj->rt, s, &mj->stats.device_bytes, pairs,
-					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
+	write_pair_window(mj->window, mj->rt, s, &mj->stats.device_bytes, &mj->stats.bytes_from_device,
+					  pairs, [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 						  write_kernel<<<blocks(m), kThreads, 0, s>>>(
 							  mj->offsets.as<uint64_t>(), mj->side[0].n, mj->lb.as<uint64_t>(),
 							  mj->side[0].order.as<uint32_t>(), mj->side[1].order.as<uint32_t>(),
@@ -320,10 +320,12 @@ CudaMergeJoin::mj_join(GpuopsJoinPairs *pairs)
 	exclusive_sum(rt, s, counts, offsets, m);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + m, 8,
 									cudaMemcpyDeviceToHost, s));
+	stats.bytes_from_device += 8;
 	/* counting only: neither the outer order nor a pair comes back */
 	outer_order.resize(pairs ? m : 0);
 	if (pairs && m > 0)
-		::gpuops::cuda::copy_to_host(outer_order.data(), o.order.as<uint32_t>(), m * 4, s);
+		::gpuops::cuda::copy_to_host(outer_order.data(), o.order.as<uint32_t>(), m * 4, s,
+									 &stats.bytes_from_device);
 	::gpuops::cuda::sync_stream(s);
 	window.start(rt->pinned_scalar()[0]);
 	stats.pairs = window.total;

@@ -256,6 +256,7 @@ void
 CpuNestLoop::nl_stats(GpuopsNestLoopStats *out) const
 {
 	*out = stats;
+	out->bytes_from_device = window.published_bytes; /* the pairs (gpuops_device.h) */
 }
 
 constexpr GpuopsNestLoopBackend cpu_nestloop_backend = shell::make_nestloop_backend<CpuNestLoop>(

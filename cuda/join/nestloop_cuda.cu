@@ -189,8 +189,8 @@ write_window(CudaNestLoop *nl, GpuopsJoinPairs *pairs)
 {
 	cudaStream_t s = nl->stream;
 
-	write_pair_window(nl->window, nl->rt, s, &nl->stats.device_bytes, pairs,
-					  [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
+	write_pair_window(nl->window, nl->rt, s, &nl->stats.device_bytes, &nl->stats.bytes_from_device,
+					  pairs, [&](uint64_t from, uint64_t m, uint32_t *pout, uint32_t *bout) {
 						  if (nl->spec.index.column >= 0)
 						  {
 							  nl_index_kernel<true><<<blocks(nl->iprobe.nitems), kThreads, 0, s>>>(
@@ -248,6 +248,7 @@ index_count(CudaNestLoop *nl)
 									cudaMemcpyDeviceToHost, s));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar() + 1, cands.as<uint64_t>(), 8,
 									cudaMemcpyDeviceToHost, s));
+	nl->stats.bytes_from_device += 16;
 	::gpuops::cuda::sync_stream(s);
 	pr.nitems = rt->pinned_scalar()[0];
 	nl->stats.pairs_tested += rt->pinned_scalar()[1];
@@ -269,6 +270,7 @@ index_count(CudaNestLoop *nl)
 	exclusive_sum(rt, s, counts, nl->offsets, pr.nitems);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), nl->offsets.as<uint64_t>() + pr.nitems, 8,
 									cudaMemcpyDeviceToHost, s));
+	nl->stats.bytes_from_device += 8;
 	::gpuops::cuda::sync_stream(s);
 	nl->window.start(rt->pinned_scalar()[0]);
 	nl->stats.pairs += nl->window.total;
@@ -310,7 +312,8 @@ CudaNestLoop::nl_inner(const GpuopsExprColumns *cols)
 		fail(GPUOPS_ERR_UNSUPPORTED, "inner block over %u rows", GPUOPS_NL_RECHECK - 1);
 	inner.upload(rt, stream, cols, spec.inner_ncols);
 	if (spec.index.column >= 0)
-		nl_index_build(rt, stream, spec.index, spec.inner_ncols, inner, keys, perm, &nkeys);
+		nl_index_build(rt, stream, spec.index, spec.inner_ncols, inner, keys, perm, &nkeys,
+					   &stats.bytes_from_device);
 	::gpuops::cuda::sync_stream(stream);
 	stats.inner_rows += cols->nrows;
 	stats.blocks++;
@@ -360,6 +363,7 @@ CudaNestLoop::nl_probe(const GpuopsExprColumns *outer_cols, GpuopsJoinPairs *pai
 	exclusive_sum(rt, s, counts, offsets, ncounts);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(rt->pinned_scalar(), offsets.as<uint64_t>() + ncounts, 8,
 									cudaMemcpyDeviceToHost, s));
+	stats.bytes_from_device += 8;
 	::gpuops::cuda::sync_stream(s);
 	window.start(rt->pinned_scalar()[0]);
 	counts.reset();

@@ -177,10 +177,12 @@ __global__ void __launch_bounds__(kThreads)
  * Sorts an uploaded inner block (inner) on the index column, in place:
  * afterwards inner holds the columns in sorted order, keys the nkeys
  * non-NULL keys ascending, perm every sorted position's block row.
+ * *bytes_from_device counts the count read back.
  */
 inline void
 nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int ncols,
-			   DeviceColumns &inner, DeviceArray &keys, DeviceArray &perm, uint64_t *nkeys)
+			   DeviceColumns &inner, DeviceArray &keys, DeviceArray &perm, uint64_t *nkeys,
+			   uint64_t *bytes_from_device)
 {
 	uint64_t n = inner.n;
 	DeviceArray all_keys, valid, invalid, rows, sorted_in, nsel, temp, words, nulls;
@@ -218,6 +220,7 @@ nl_index_build(Runtime *rt, cudaStream_t s, const GpuopsNestLoopIndex &ix, int n
 											   nsel.as<uint64_t>(), n, s));
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(rt->pinned_scalar(), nsel.as<uint64_t>(), 8, cudaMemcpyDeviceToHost, s));
+	*bytes_from_device += 8;
 	::gpuops::cuda::sync_stream(s);
 	m = rt->pinned_scalar()[0];
 

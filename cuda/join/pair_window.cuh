@@ -19,12 +19,12 @@ namespace cuda {
  * join's write kernel for pairs [from, from + m) into the device arrays
  * pout and bout on stream s (and checks the launch); both arrays come back
  * and the host waits for them.  *device_bytes keeps the peak the runtime
- * had in use.
+ * had in use; *bytes_from_device counts the two copies.
  */
 template <class Launch>
 void
 write_pair_window(PairWindow &pw, Runtime *rt, cudaStream_t s, uint64_t *device_bytes,
-				  GpuopsJoinPairs *pairs, Launch launch)
+				  uint64_t *bytes_from_device, GpuopsJoinPairs *pairs, Launch launch)
 {
 	uint64_t from = pw.written;
 	uint64_t m = pw.next_size();
@@ -38,8 +38,10 @@ write_pair_window(PairWindow &pw, Runtime *rt, cudaStream_t s, uint64_t *device_
 	pw.build_out.resize(m);
 	if (m > 0)
 	{
-		::gpuops::cuda::copy_to_host(pw.probe_out.data(), pout.as<uint32_t>(), m * 4, s);
-		::gpuops::cuda::copy_to_host(pw.build_out.data(), bout.as<uint32_t>(), m * 4, s);
+		::gpuops::cuda::copy_to_host(pw.probe_out.data(), pout.as<uint32_t>(), m * 4, s,
+									 bytes_from_device);
+		::gpuops::cuda::copy_to_host(pw.build_out.data(), bout.as<uint32_t>(), m * 4, s,
+									 bytes_from_device);
 	}
 	::gpuops::cuda::sync_stream(s);
 	*device_bytes = std::max<uint64_t>(*device_bytes, rt->used());

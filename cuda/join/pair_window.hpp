@@ -30,6 +30,11 @@ struct PairWindow
 	uint64_t written = 0;						/* pairs returned so far */
 	uint64_t max_pairs = 0;						/* pairs per window */
 	std::vector<uint32_t> probe_out, build_out; /* the last window's pairs */
+	/*
+	 * the bytes of every window handed out (8 a pair): the CPU twins'
+	 * bytes_from_device, the figure the CUDA backends copy for the pairs
+	 */
+	uint64_t published_bytes = 0;
 
 	/* A new probe of `pairs` pairs: its first window comes next. */
 	void start(uint64_t pairs)
@@ -42,8 +47,9 @@ struct PairWindow
 	uint64_t next_size() const { return std::min(total - written, max_pairs); }
 
 	/* Returns the window's pairs, probe_out and build_out, to the caller. */
-	void publish(GpuopsJoinPairs *pairs, bool more) const
+	void publish(GpuopsJoinPairs *pairs, bool more)
 	{
+		published_bytes += probe_out.size() * 2 * sizeof(uint32_t);
 		pairs->npairs = probe_out.size();
 		pairs->probe_rows = probe_out.data();
 		pairs->build_rows = build_out.data();

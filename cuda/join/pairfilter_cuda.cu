@@ -46,6 +46,8 @@ struct CudaPairFilter
 	DeviceColumns side[2];
 	uint64_t pairs = 0;
 	double ms = 0;
+	/* copied back (the results); pf_stats does not report it (gpuops_device.h) */
+	uint64_t bytes_from_device = 0;
 
 	/* the entry points (backend_tables.hpp) */
 	CudaPairFilter(const GpuopsSettings *settings, const GpuopsPairFilterSpec *spec);
@@ -110,7 +112,7 @@ CudaPairFilter::pf_apply(const uint32_t *outer_rows, const uint32_t *inner_rows,
 													   rows.as<uint32_t>() + npairs, npairs,
 													   res.as<uint8_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("pair filter");
-	::gpuops::cuda::copy_to_host(results, res.as<uint8_t>(), npairs, st);
+	::gpuops::cuda::copy_to_host(results, res.as<uint8_t>(), npairs, st, &bytes_from_device);
 	::gpuops::cuda::sync_stream(st);
 	pairs += npairs;
 	ms += ms_since(t0);

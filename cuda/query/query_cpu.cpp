@@ -193,6 +193,9 @@ CpuQuery::query_finish(uint64_t *ngroups_out)
 						 &results[g * L.naggs + a]);
 	}
 	finished = true;
+	/* what query_groups hands over (gpuops_device.h): the group keys and results */
+	stats.bytes_from_device += keys.size() * sizeof(uint64_t) +
+		results.size() * sizeof(GpuopsAggResult);
 	stats.groups = ngroups;
 	stats.capacity = slots.size();
 	*ngroups_out = ngroups;

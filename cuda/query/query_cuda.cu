@@ -289,7 +289,8 @@ CudaQuery::read_counters()
 {
 	ull e;
 
-	::gpuops::cuda::copy_to_host(host_counters, counters.as<void>(), sizeof(host_counters), ks);
+	::gpuops::cuda::copy_to_host(host_counters, counters.as<void>(), sizeof(host_counters), ks,
+								 &stats.bytes_from_device);
 	stats.kernel_ms += elapsed_ms(kstart, kend);
 	e = host_counters[kEscape];
 	if (e != kNoEscape)
@@ -422,9 +423,11 @@ CudaQuery::query_finish(uint64_t *ngroups_out)
 			dstates.as<ull>());
 		GPUOPS_CUDA_CHECK_LAUNCH("query compact");
 		if (kw > 0)
-			::gpuops::cuda::copy_to_host(keys.data(), dkeys.as<void>(), ngroups * kw * 8, ks);
+			::gpuops::cuda::copy_to_host(keys.data(), dkeys.as<void>(), ngroups * kw * 8, ks,
+										 &stats.bytes_from_device);
 		if (sw > 0)
-			::gpuops::cuda::copy_to_host(states.data(), dstates.as<void>(), ngroups * sw * 8, ks);
+			::gpuops::cuda::copy_to_host(states.data(), dstates.as<void>(), ngroups * sw * 8, ks,
+										 &stats.bytes_from_device);
 		::gpuops::cuda::sync_stream(ks);
 		for (uint64_t g = 0; g < ngroups; g++)
 		{

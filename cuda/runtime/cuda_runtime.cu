@@ -78,10 +78,11 @@ sync_event(cudaEvent_t e)
 }
 
 void
-copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s)
+copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s, uint64_t *counted)
 {
 	sync_stream(s);
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+	*counted += bytes;
 	sync_stream(s);
 }
 

@@ -52,9 +52,11 @@ void sync_event(cudaEvent_t e);
  * calling thread inside the driver until everything queued before it on
  * the stream has run, where no interrupt check can stop it (seen on the
  * H100: a cancelled aggregate's finish call went on 700 ms), so it first
- * waits with sync_stream.  Returns with the copy done.
+ * waits with sync_stream.  Returns with the copy done, and the bytes added
+ * to *counted (the operation's bytes_from_device, gpuops_device.h: every
+ * device -> host copy is counted, so the counter is not optional).
  */
-void copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s);
+void copy_to_host(void *dst, const void *src, size_t bytes, cudaStream_t s, uint64_t *counted);
 
 class Runtime
 {

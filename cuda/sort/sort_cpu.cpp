@@ -349,6 +349,7 @@ CpuSort::sort_result(uint32_t *order_out, uint64_t nrows)
 	}
 	if (nrows > 0)
 		memcpy(order_out, order.data(), nrows * sizeof(uint32_t));
+	stats.bytes_from_device += nrows * sizeof(uint32_t); /* the row numbers (gpuops_device.h) */
 	return GPUOPS_OK;
 }
 
@@ -360,6 +361,7 @@ CpuSort::sort_ties(uint8_t *ties, uint64_t nrows)
 		set_last_error("sort ties asked for without tie_words or after the wrong sort");
 		return GPUOPS_ERR_INTERNAL;
 	}
+	stats.bytes_from_device += (nrows + 7) / 8; /* the tie bits (gpuops_device.h) */
 	if (!merged_ties.empty())
 	{
 		memcpy(ties, merged_ties.data(), (nrows + 7) / 8);

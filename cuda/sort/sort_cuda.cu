@@ -126,6 +126,7 @@ copy_to_host(CudaSort *s, const void *dev, size_t bytes, void *host)
 			pending_len = len;
 		}
 		::gpuops::cuda::sync_event(t1);
+		s->stats.bytes_from_device += bytes;
 	}
 	catch (...)
 	{
@@ -308,6 +309,7 @@ CudaSort::sort_recheck(uint64_t *row)
 	/* stream 0 waited for every batch's kernels before the sort */
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(scalar, recheck.p, sizeof(uint64_t), cudaMemcpyDeviceToHost, st));
+	stats.bytes_from_device += sizeof(uint64_t);
 	::gpuops::cuda::sync_stream(st);
 	*row = *scalar;
 	return GPUOPS_OK;

@@ -148,6 +148,7 @@ sort_run(CudaSort *s)
 
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(diff, d_diff.p, s->nwords * sizeof(uint64_t), cudaMemcpyDeviceToHost, st));
+	s->stats.bytes_from_device += s->nwords * sizeof(uint64_t);
 	/* the passes' bit ranges are host-side launch parameters: wait for them */
 	::gpuops::cuda::sync_stream(st);
 	give_back(s, d_diff, st);

@@ -75,6 +75,7 @@ AddStats(GpuAggState *st, const GpuopsAggStats *s)
 	st->stats.copy_ms += s->copy_ms;
 	st->stats.kernel_ms += s->kernel_ms;
 	st->stats.device_bytes = Max(st->stats.device_bytes, s->device_bytes);
+	st->stats.bytes_from_device += s->bytes_from_device;
 	st->stats.hash_capacity = Max(st->stats.hash_capacity, s->hash_capacity);
 	st->hashed_chunks += s->hashed;
 	st->overflow_chunks += s->hash_overflow;
@@ -189,7 +190,8 @@ Aggregate(GpuAggState *st, const GpuopsAggBackend *backend)
 
 	st->dev->end();
 	/* gpuops.stat: an earlier run's figures (a rescan, a fallback's failed try) */
-	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms);
+	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
 	memset(&st->stats, 0, sizeof(st->stats));
 	st->chunks = 0;
 	st->hashed_chunks = 0;

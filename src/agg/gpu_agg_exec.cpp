@@ -223,7 +223,8 @@ EndGpuAggImpl(CustomScanState *node)
 {
 	GpuAggState *st = (GpuAggState *) node;
 
-	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms);
+	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
 	GpuopsNodeEnd(st);
 }
 

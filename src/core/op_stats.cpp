@@ -39,6 +39,7 @@ typedef struct OpCounters
 	uint64 rows_in;
 	uint64 rows_out;
 	uint64 bytes_to_device;
+	uint64 bytes_from_device;
 	double device_ms;
 	uint64 fallbacks;
 	uint64 device_oom;
@@ -115,6 +116,7 @@ GpuopsOpStatsFlush(int kind, const GpuopsOpStatAcc *acc, const char *fallback)
 	c->rows_in += acc->rows_in;
 	c->rows_out += acc->rows_out;
 	c->bytes_to_device += acc->bytes_to_device;
+	c->bytes_from_device += acc->bytes_from_device;
 	c->device_ms += acc->device_ms;
 	if (fallback != NULL)
 	{
@@ -173,9 +175,7 @@ CountersImpl(FunctionCallInfo fcinfo)
 		values[3] = Int64GetDatum((int64) c->rows_in);
 		values[4] = Int64GetDatum((int64) c->rows_out);
 		values[5] = Int64GetDatum((int64) c->bytes_to_device);
-		/* not measured: the device backends do not count the bytes they copy back */
-		values[6] = (Datum) 0;
-		nulls[6] = true;
+		values[6] = Int64GetDatum((int64) c->bytes_from_device);
 		values[7] = Float8GetDatum(c->device_ms);
 		values[8] = Int64GetDatum((int64) c->fallbacks);
 		if (c->last_fallback[0] != '\0')

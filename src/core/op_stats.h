@@ -33,18 +33,20 @@ typedef enum GpuopsOpKind
 
 /*
  * One node instance's figures, summed while it runs and flushed at its end.
- * rows_in, device_ms and bytes_to_device come from the figures the node
- * keeps for EXPLAIN ANALYZE (its device stats, its row stores); rows_out
- * and executions from the common ExecScan wrapper (node.h).
+ * rows_in, device_ms and bytes_from_device come from the figures the node
+ * keeps for EXPLAIN ANALYZE (its device stats, gpuops_device.h), and
+ * bytes_to_device from its row stores; rows_out and executions from the
+ * common ExecScan wrapper (node.h).
  */
 typedef struct GpuopsOpStatAcc
 {
-	uint64 executions;		/* runs: the first row asked for after begin or a rescan */
-	uint64 rows_in;			/* rows the device (or the CPU twin) took in */
-	uint64 rows_out;		/* rows the node returned */
-	uint64 bytes_to_device; /* bytes of the input rows staged for the device */
-	double device_ms;		/* copy + kernel time the backend measured */
-	bool running;			/* counted as an execution since begin or rescan */
+	uint64 executions;		  /* runs: the first row asked for after begin or a rescan */
+	uint64 rows_in;			  /* rows the device (or the CPU twin) took in */
+	uint64 rows_out;		  /* rows the node returned */
+	uint64 bytes_to_device;	  /* bytes of the input rows staged for the device */
+	uint64 bytes_from_device; /* bytes the backend copied back (the CPU twin: its results) */
+	double device_ms;		  /* copy + kernel time the backend measured */
+	bool running;			  /* counted as an execution since begin or rescan */
 } GpuopsOpStatAcc;
 
 /* The kind of a node by its CustomName ("GpuSort", ...); -1 if not one of them. */

@@ -66,7 +66,9 @@ GpuopsNodePrewarm(GpuopsNode *n, int eflags)
 
 /*
  * gpuops.stat's bytes_to_device: the bytes input i's row store holds (the
- * column batches the device backend is handed), before it is emptied.
+ * column batches the device backend is handed), before it is emptied.  A
+ * proxy: the backends count the bytes they copy back (bytes_from_device,
+ * gpuops_device.h), not yet those they copy to the device.
  */
 static void
 StatStoreBytes(GpuopsNode *n, int i)

@@ -271,16 +271,18 @@ GpuopsExecScan(CustomScanState *node)
 }
 
 /*
- * gpuops.stat: the rows the node's device backend took in and the device
- * time it measured (copy + kernel), from the figures the node keeps for
- * EXPLAIN ANALYZE, for the run that ends (EndCustomScan, before
- * GpuopsNodeEnd; and before a rescan discards them).
+ * gpuops.stat: the rows the node's device backend took in, the device
+ * time it measured (copy + kernel) and the bytes it copied back, from the
+ * figures the node keeps for EXPLAIN ANALYZE, for the run that ends
+ * (EndCustomScan, before GpuopsNodeEnd; and before a rescan discards them).
  */
 static inline void
-GpuopsNodeStatDevice(GpuopsNode *n, uint64 rows_in, double copy_ms, double kernel_ms)
+GpuopsNodeStatDevice(GpuopsNode *n, uint64 rows_in, double copy_ms, double kernel_ms,
+					 uint64 bytes_from_device)
 {
 	n->stat.rows_in += rows_in;
 	n->stat.device_ms += copy_ms + kernel_ms;
+	n->stat.bytes_from_device += bytes_from_device;
 }
 
 /* EXPLAIN ANALYZE: the backend that ran, and why the node fell back, if it did. */

@@ -38,6 +38,7 @@ AddStats(GpuopsJoinStats *sum, const GpuopsJoinStats *s)
 	sum->copy_ms += s->copy_ms;
 	sum->kernel_ms += s->kernel_ms;
 	sum->device_bytes = Max(sum->device_bytes, s->device_bytes);
+	sum->bytes_from_device += s->bytes_from_device;
 }
 
 /* Folds the stats of a finished build into done_stats. */

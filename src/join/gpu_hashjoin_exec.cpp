@@ -332,7 +332,8 @@ EndGpuHashJoinImpl(CustomScanState *node)
 	GpuopsJoinStats t;
 
 	GpuHashJoinTotalStats(st, &t);
-	GpuopsNodeStatDevice(st, t.build_rows + t.probe_rows, t.copy_ms, t.kernel_ms);
+	GpuopsNodeStatDevice(st, t.build_rows + t.probe_rows, t.copy_ms, t.kernel_ms,
+						 t.bytes_from_device);
 	GpuopsJoinNodeEnd(st);
 }
 

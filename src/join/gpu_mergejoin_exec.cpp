@@ -233,7 +233,7 @@ EndGpuMergeJoinImpl(CustomScanState *node)
 	GpuMergeJoinState *st = (GpuMergeJoinState *) node;
 
 	GpuopsNodeStatDevice(st, st->stats.outer_rows + st->stats.inner_rows, st->stats.copy_ms,
-						 st->stats.kernel_ms);
+						 st->stats.kernel_ms, st->stats.bytes_from_device);
 	GpuopsJoinNodeEnd(st);
 }
 

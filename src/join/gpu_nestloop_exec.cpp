@@ -433,7 +433,8 @@ EndGpuNestLoopImpl(CustomScanState *node)
 	/* a failed backend's time counts too, as in EXPLAIN ANALYZE */
 	GpuopsNodeStatDevice(st, st->stats.outer_rows + st->stats.inner_rows,
 						 st->stats.copy_ms + st->done_stats.copy_ms,
-						 st->stats.kernel_ms + st->done_stats.kernel_ms);
+						 st->stats.kernel_ms + st->done_stats.kernel_ms,
+						 st->stats.bytes_from_device + st->done_stats.bytes_from_device);
 	GpuopsJoinNodeEnd(st);
 }
 

@@ -152,7 +152,8 @@ EndGpuQueryImpl(CustomScanState *node)
 
 	if (st->dev != NULL)
 		GpuQueryEndRun(st);
-	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms);
+	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
 	GpuopsNodeEnd(st);
 	ExecEndNode(st->escape_ps);
 }

@@ -205,7 +205,8 @@ GpuQueryRun(GpuQueryState *st)
 	st->ngroups = st->next_group = 0;
 	st->empty_row_done = false;
 	/* gpuops.stat: an earlier run's figures (a rescan) */
-	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms);
+	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
 	st->rstats.rows = 0; /* set again when this run has read */
 	memset(&st->stats, 0, sizeof(st->stats));
 	st->stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;

@@ -64,6 +64,7 @@ AddStats(GpuopsStats *sum, const GpuopsStats *one)
 	sum->copy_ms += one->copy_ms;
 	sum->kernel_ms += one->kernel_ms;
 	sum->device_bytes = Max(sum->device_bytes, one->device_bytes);
+	sum->bytes_from_device += one->bytes_from_device;
 }
 
 /*

@@ -509,7 +509,8 @@ EndGpuSortImpl(CustomScanState *node)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	ForgetSpill(st);
-	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms);
+	GpuopsNodeStatDevice(st, st->stats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
 	GpuopsNodeEnd(st);
 	/* DEBUG1, beside ReportEmission's: only for a sort that ran */
 	if (st->runs > 0 && message_level_is_interesting(DEBUG1))

@@ -155,6 +155,13 @@ check_twin(const AggCase &c, const RefGroups &ref, const AggRun &r)
 	if (r.stats.groups != ref.groups.size() || r.stats.rows != c.n)
 		return "stats: " + std::to_string(r.stats.groups) + " groups of " +
 			std::to_string(r.stats.rows) + " rows";
+	/* the twin counts what agg_groups hands over (gpuops_device.h) */
+	uint64_t handed = r.group_rows.size() * sizeof(uint64_t) +
+		r.results.size() * sizeof(GpuopsAggResult);
+
+	if (r.stats.bytes_from_device != handed)
+		return "stats: bytes_from_device " + std::to_string(r.stats.bytes_from_device) +
+			", expected " + std::to_string(handed);
 	return "";
 }
 
@@ -185,6 +192,10 @@ check_cuda(const AggCase &c, const AggRun &gpu, const AggRun &cpu)
 		return "hash strategy: hashed " + std::to_string(gpu.stats.hashed) + ", overflow " +
 			std::to_string(gpu.stats.hash_overflow) + "; cpu " + std::to_string(cpu.stats.hashed) +
 			", " + std::to_string(cpu.stats.hash_overflow);
+	/* at least the recheck row read and every group's first row */
+	if (gpu.stats.bytes_from_device < 8 + gpu.group_rows.size() * sizeof(uint64_t))
+		return "stats: bytes_from_device " + std::to_string(gpu.stats.bytes_from_device) + " for " +
+			std::to_string(gpu.group_rows.size()) + " groups";
 	return "";
 }
 

@@ -95,6 +95,10 @@ check_twin_shape(const HashCase &c, const HashRun &r)
 		return "stats: " + std::to_string(r.stats.pairs) + " pairs, " +
 			std::to_string(r.stats.build_rows) + " build rows, " +
 			std::to_string(r.stats.probe_rows) + " probe rows";
+	/* bytes_from_device (gpuops_device.h): the twin counts the pairs it handed out */
+	if (r.stats.bytes_from_device != r.pairs.size() * 8)
+		return "stats: bytes_from_device " + std::to_string(r.stats.bytes_from_device) + " for " +
+			std::to_string(r.pairs.size()) + " pairs";
 	return "";
 }
 
@@ -121,6 +125,11 @@ check_hashjoin(Outcome &out, const HashCase &c, uint64_t seed)
 	out.cuda = compare_multisets(gpu.pairs, cpu.pairs);
 	if (out.cuda.empty() && gpu.largest > window_pairs_for_budget(c.budget))
 		out.cuda = "a window of " + std::to_string(gpu.largest) + " pairs";
+	/* the pairs copied back, and each probe's pair count */
+	if (out.cuda.empty() &&
+		gpu.stats.bytes_from_device < gpu.pairs.size() * 8 + 8 * gpu.stats.probe_batches)
+		out.cuda = "stats: bytes_from_device " + std::to_string(gpu.stats.bytes_from_device) +
+			" for " + std::to_string(gpu.pairs.size()) + " pairs";
 	if (out.cuda.empty() && gpu.pairs != cpu.pairs)
 		out.note = "same pairs in another order: " +
 			first_difference<uint64_t>(gpu.pairs, cpu.pairs, show_pair);

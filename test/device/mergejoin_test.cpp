@@ -148,6 +148,10 @@ check_twin(const MergeCase &c, const MergeRun &r, const std::vector<uint32_t> &w
 		return "stats: " + std::to_string(r.stats.pairs) + " pairs";
 	if (c.count_only && r.counted != want.size())
 		return "count-only join counted " + std::to_string(r.counted) + " pairs";
+	/* bytes_from_device (gpuops_device.h): the outer order and the pairs handed out */
+	if (r.stats.bytes_from_device != c.outer_n * 4 + r.pairs.size() * 8)
+		return "stats: bytes_from_device " + std::to_string(r.stats.bytes_from_device) + " for " +
+			std::to_string(r.pairs.size()) + " pairs";
 	return "";
 }
 
@@ -186,6 +190,10 @@ check_mergejoin(Outcome &out, const MergeCase &c, uint64_t seed)
 		out.cuda = "count-only join counted " + std::to_string(gpu.counted) + " pairs";
 	if (out.cuda.empty() && gpu.largest > window_pairs_for_budget(c.budget))
 		out.cuda = "a window of " + std::to_string(gpu.largest) + " pairs";
+	/* the same copies, and the pair count read back */
+	if (out.cuda.empty() && gpu.stats.bytes_from_device < c.outer_n * 4 + gpu.pairs.size() * 8 + 8)
+		out.cuda = "stats: bytes_from_device " + std::to_string(gpu.stats.bytes_from_device) +
+			" for " + std::to_string(gpu.pairs.size()) + " pairs";
 	if (out.cuda.empty() && gpu.pairs != cpu.pairs)
 		out.note = "same pairs in another order: " +
 			first_difference<uint64_t>(gpu.pairs, cpu.pairs, show_pair);

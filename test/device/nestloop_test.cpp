@@ -315,6 +315,10 @@ check_nestloop(Outcome &out, const NlCase &c, uint64_t seed)
 	if (out.cpu.empty() && (cpu.stats.pairs != cpu.want.size() || cpu.stats.rechecks != rechecks))
 		out.cpu = "stats: " + std::to_string(cpu.stats.pairs) + " pairs, " +
 			std::to_string(cpu.stats.rechecks) + " rechecks";
+	/* bytes_from_device (gpuops_device.h): the twin counts the pairs it handed out */
+	if (out.cpu.empty() && cpu.stats.bytes_from_device != cpu.pairs.size() * 8)
+		out.cpu = "stats: bytes_from_device " + std::to_string(cpu.stats.bytes_from_device) +
+			" for " + std::to_string(cpu.pairs.size()) + " pairs";
 	if (!engines.cuda)
 		return;
 	begin_cuda_side(out);
@@ -324,6 +328,11 @@ check_nestloop(Outcome &out, const NlCase &c, uint64_t seed)
 	out.cuda = compare_multisets(gpu.pairs, cpu.pairs);
 	if (out.cuda.empty() && gpu.largest > window_pairs_for_budget(c.budget))
 		out.cuda = "a window of " + std::to_string(gpu.largest) + " pairs";
+	/* the pairs copied back, and each probe's pair count */
+	if (out.cuda.empty() &&
+		gpu.stats.bytes_from_device < gpu.pairs.size() * 8 + 8 * gpu.stats.probes)
+		out.cuda = "stats: bytes_from_device " + std::to_string(gpu.stats.bytes_from_device) +
+			" for " + std::to_string(gpu.pairs.size()) + " pairs";
 	if (out.cuda.empty() && gpu.pairs != cpu.pairs)
 		out.note = "same pairs in another order: " +
 			first_difference<uint64_t>(gpu.pairs, cpu.pairs, show_nl_pair);

@@ -37,6 +37,14 @@ check_query(Outcome &out, const QCase &c)
 			 ? ", escape at row " + std::to_string(ref.escape_row)
 			 : "");
 	out.cpu = compare_query(c, cpu, ref, ref, 0);
+
+	/* bytes_from_device (gpuops_device.h): the twin counts the keys and results it hands over */
+	uint64_t handed = cpu.groups.size() *
+		(cpu.stats.key_words * sizeof(uint64_t) + c.aggs.size() * sizeof(GpuopsAggResult));
+
+	if (out.cpu.empty() && cpu.stats.bytes_from_device != handed)
+		out.cpu = "stats: bytes_from_device " + std::to_string(cpu.stats.bytes_from_device) +
+			", expected " + std::to_string(handed);
 	if (!engines.cuda)
 		return;
 	begin_cuda_side(out);
@@ -47,6 +55,11 @@ check_query(Outcome &out, const QCase &c)
 	if (out.cuda.empty() && gpu.stats.key_words != cpu.stats.key_words)
 		out.cuda = "key words " + std::to_string(gpu.stats.key_words) + ", cpu " +
 			std::to_string(cpu.stats.key_words);
+	/* at least every group's key words came back */
+	if (out.cuda.empty() &&
+		gpu.stats.bytes_from_device < gpu.groups.size() * gpu.stats.key_words * sizeof(uint64_t))
+		out.cuda = "stats: bytes_from_device " + std::to_string(gpu.stats.bytes_from_device) +
+			" for " + std::to_string(gpu.groups.size()) + " groups";
 }
 
 /* A spec each backend must refuse at begin, with GPUOPS_ERR_INTERNAL. */

@@ -252,6 +252,16 @@ check_sort(Outcome &out, const SortCase &c)
 		out.cpu = "stats.rows " + std::to_string(cpu.stats.rows);
 	if (out.cpu.empty() && c.expect_runs && cpu.stats.runs < 2)
 		out.cpu = "the budget did not cut runs (stats.runs " + std::to_string(cpu.stats.runs) + ")";
+	/*
+	 * bytes_from_device (gpuops_device.h): the twin counts the row numbers
+	 * and tie bits it hands over; the CUDA backend copies at least those
+	 * (a single run's exactly; runs bring their rows and key words back)
+	 */
+	uint64_t handed = c.n * sizeof(uint32_t) + (c.tie_keys ? (c.n + 7) / 8 : 0);
+
+	if (out.cpu.empty() && cpu.stats.bytes_from_device != handed)
+		out.cpu = "stats.bytes_from_device " + std::to_string(cpu.stats.bytes_from_device) +
+			", expected " + std::to_string(handed);
 	if (!engines.cuda)
 		return;
 	begin_cuda_side(out);
@@ -261,6 +271,9 @@ check_sort(Outcome &out, const SortCase &c)
 	out.cuda = first_difference<uint32_t>(gpu.order, cpu.order, show_row);
 	if (out.cuda.empty() && c.tie_keys)
 		out.cuda = compare_ties(gpu.ties, cpu.ties, c.n);
+	if (out.cuda.empty() && gpu.stats.bytes_from_device < handed)
+		out.cuda = "stats.bytes_from_device " + std::to_string(gpu.stats.bytes_from_device) +
+			", at least " + std::to_string(handed) + " expected";
 	if (c.expect_runs && gpu.stats.runs != cpu.stats.runs)
 		out.note = "cuda cut " + std::to_string(gpu.stats.runs) + " runs, cpu " +
 			std::to_string(cpu.stats.runs);

@@ -149,9 +149,10 @@ typedef struct GpuopsAggStats
 	uint64_t hash_capacity; /* the capacity it had */
 	double copy_ms;
 	double kernel_ms;
-	uint64_t device_bytes; /* peak */
-	uint64_t recheck_row;  /* the first row a program stopped at, or
+	uint64_t device_bytes;		/* peak */
+	uint64_t recheck_row;		/* the first row a program stopped at, or
 								 * GPUOPS_AGG_NO_RECHECK */
+	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 } GpuopsAggStats;
 
 #define GPUOPS_AGG_NO_RECHECK (~(uint64_t) 0)

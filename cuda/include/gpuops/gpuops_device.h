@@ -21,6 +21,18 @@
  * gpuops_pairfilter.h, gpuops_mergejoin.h (the operators),
  * gpuops_cuda.h (the CUDA engine's process lifecycle) and gpuops_host.h
  * (host-side helpers).
+ *
+ * bytes_from_device, in every operator's stats (gpuops.stat's column): on
+ * the CUDA engine, the bytes of every device -> host copy the operation
+ * issued (row numbers, pairs, group keys and states, and the small reads
+ * of counts and flags the host needs to go on).  The CPU twin copies
+ * nothing; it reports the bytes of the results it hands the caller (row
+ * numbers, ties, pairs, group rows and results, group keys), which the CUDA
+ * backend has to bring back too, without the CUDA backend's small reads and
+ * in the caller's layout rather than the device's: the same figure where
+ * the layouts agree (a sort's row numbers, a join's pairs), otherwise of
+ * the same order, and never 0 when there were results.  The pair filter
+ * (gpuops_pairfilter.h) reports no bytes: its node's figures are the join's.
  */
 #ifndef GPUOPS_DEVICE_H
 #define GPUOPS_DEVICE_H

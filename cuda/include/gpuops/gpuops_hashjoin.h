@@ -61,7 +61,8 @@ typedef struct GpuopsJoinStats
 	uint64_t directory; /* distinct build hashes */
 	double copy_ms;
 	double kernel_ms;
-	uint64_t device_bytes; /* peak */
+	uint64_t device_bytes;		/* peak */
+	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 } GpuopsJoinStats;
 
 typedef struct GpuopsJoin GpuopsJoin;

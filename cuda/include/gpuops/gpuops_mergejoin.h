@@ -41,7 +41,8 @@ typedef struct GpuopsMergeJoinStats
 	uint32_t sort_passes; /* radix sort passes, both sides */
 	double copy_ms;
 	double kernel_ms;
-	uint64_t device_bytes; /* peak */
+	uint64_t device_bytes;		/* peak */
+	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 } GpuopsMergeJoinStats;
 
 typedef struct GpuopsMergeJoin GpuopsMergeJoin;

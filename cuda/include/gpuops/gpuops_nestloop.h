@@ -81,7 +81,8 @@ typedef struct GpuopsNestLoopStats
 	uint32_t windows; /* pair windows beyond each probe's first */
 	double copy_ms;
 	double kernel_ms;
-	uint64_t device_bytes; /* peak */
+	uint64_t device_bytes;		/* peak */
+	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 } GpuopsNestLoopStats;
 
 typedef struct GpuopsNestLoop GpuopsNestLoop;

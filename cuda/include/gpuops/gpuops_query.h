@@ -156,7 +156,8 @@ typedef struct GpuopsQueryStats
 	uint64_t device_bytes; /* peak */
 	uint64_t escape_row;   /* GPUOPS_QUERY_NO_ESCAPE, or the first row that escaped */
 	GpuopsQueryEscape escape_what;
-	int escape_index; /* the key or aggregate it was, or -1 */
+	int escape_index;			/* the key or aggregate it was, or -1 */
+	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 } GpuopsQueryStats;
 
 typedef struct GpuopsQuery GpuopsQuery;

@@ -65,7 +65,8 @@ typedef struct GpuopsStats
 	uint32_t sort_bits;	  /* key bits the radix sorts actually examined */
 	double copy_ms;
 	double kernel_ms;
-	uint64_t device_bytes; /* peak device memory held by the operation */
+	uint64_t device_bytes;		/* peak device memory held by the operation */
+	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 } GpuopsStats;
 
 /*
