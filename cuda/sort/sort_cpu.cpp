@@ -471,9 +471,12 @@ CpuSort::sort_park_next(GpuopsParkChunk *chunk)
 		}
 		if (spec.tie_words && n > 0)
 		{
+			uint64_t counted = stats.bytes_from_device; /* the chunks count their bits */
+
 			park_ties.assign((n + 31) / 32, 0);
 			GpuopsStatus rc = sort_ties(reinterpret_cast<uint8_t *>(park_ties.data()), n);
 
+			stats.bytes_from_device = counted;
 			if (rc != GPUOPS_OK)
 				return rc;
 		}
@@ -495,11 +498,13 @@ CpuSort::sort_park_next(GpuopsParkChunk *chunk)
 	if (ties)
 	{
 		park_chunk_ties.assign(ties + s / 32, ties + (e - 1) / 32 + 1);
+		stats.bytes_from_device += park_chunk_ties.size() * sizeof(uint32_t);
 		chunk->ties = park_chunk_ties.data();
 		chunk->ties_bit0 = static_cast<uint32_t>(s & 31);
 	}
 	chunk->data = park_chunk.data();
 	chunk->bytes = park_chunk.size();
+	stats.bytes_from_device += park_chunk.size(); /* the rows handed back (gpuops_device.h) */
 	chunk->rows = static_cast<uint32_t>(e - s);
 	park_pos = e;
 	return GPUOPS_OK;

@@ -187,6 +187,7 @@ park_launch(CudaSort *s, ParkOut &o)
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(scalar, s->park_end.p, 3 * sizeof(uint64_t), cudaMemcpyDeviceToHost, st));
 	::gpuops::cuda::sync_stream(st);
+	s->stats.bytes_from_device += 3 * sizeof(uint64_t);
 	o.first = s->park_pos;
 	o.end = scalar[0];
 	o.bytes = scalar[2] - scalar[1];
@@ -215,6 +216,8 @@ park_launch(CudaSort *s, ParkOut &o)
 	}
 	else
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(host, out.p, o.bytes, cudaMemcpyDeviceToHost, st));
+	if (!o.big)
+		s->stats.bytes_from_device += o.bytes; /* copy_to_host counted the big row's */
 	if (ties)
 	{
 		uint64_t w0 = o.first / 32, w1 = (o.end - 1) / 32;
@@ -222,6 +225,7 @@ park_launch(CudaSort *s, ParkOut &o)
 		GPUOPS_CUDA_TRY(cudaMemcpyAsync(host + s->park_cap, ties + w0,
 										(w1 - w0 + 1) * sizeof(uint32_t), cudaMemcpyDeviceToHost,
 										st));
+		s->stats.bytes_from_device += (w1 - w0 + 1) * sizeof(uint32_t);
 	}
 	GPUOPS_CUDA_TRY(cudaEventRecord(o.done, st));
 	o.launched = true;

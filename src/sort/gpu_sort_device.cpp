@@ -52,8 +52,8 @@ DeviceBegin(GpuSortState *st, const GpuopsBackend *backend, bool primary)
 }
 
 /* A bounded or spilling sort sorts several times: EXPLAIN shows the totals. */
-static void
-AddStats(GpuopsStats *sum, const GpuopsStats *one)
+void
+GpuSortAddStats(GpuopsStats *sum, const GpuopsStats *one)
 {
 	sum->rows += one->rows;
 	sum->batches += one->batches;
@@ -173,7 +173,7 @@ GpuSortDeviceFinish(GpuSortState *st, uint32 *order, uint8 **ties)
 
 		memset(&one, 0, sizeof(one));
 		dev->backend->sort_stats(dev->handle, &one);
-		AddStats(&st->stats, &one);
+		GpuSortAddStats(&st->stats, &one);
 	}
 	return GPUOPS_OK;
 }

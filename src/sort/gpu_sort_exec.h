@@ -146,6 +146,7 @@ extern void GpuSortStoredOnCpu(GpuSortState *st, uint32 *order, uint8 **ties);
 extern void GpuSortDeviceFailedMidway(GpuSortState *st, GpuopsStatus rc);
 extern void GpuSortStartDevice(GpuSortState *st, bool primary);
 extern void GpuSortStagePending(GpuSortState *st, bool all);
+extern void GpuSortAddStats(GpuopsStats *sum, const GpuopsStats *one);
 
 /* ties and comparisons with PostgreSQL's comparators (gpu_sort_ties.cpp) */
 extern void GpuSortEnsureComparators(GpuSortState *st);

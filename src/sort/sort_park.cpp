@@ -165,15 +165,7 @@ SortParked(GpuSortState *st, GpuSortPark *p)
 	Check(st, rc);
 	memset(&one, 0, sizeof(one));
 	dev->backend->sort_stats(dev->handle, &one);
-	st->stats.rows += one.rows;
-	st->stats.batches += one.batches;
-	st->stats.key_words = one.key_words;
-	st->stats.runs += one.runs;
-	st->stats.sort_passes = Max(st->stats.sort_passes, one.sort_passes);
-	st->stats.sort_bits = Max(st->stats.sort_bits, one.sort_bits);
-	st->stats.copy_ms += one.copy_ms;
-	st->stats.kernel_ms += one.kernel_ms;
-	st->stats.device_bytes = Max(st->stats.device_bytes, one.device_bytes);
+	GpuSortAddStats(&st->stats, &one);
 	st->backend_name = dev->backend->name;
 	st->parked_rows += p->rows;
 	st->parked_bytes += p->bytes;
@@ -278,6 +270,8 @@ NextChunk(GpuSortPark *p)
 	Check(st, st->dev->backend->sort_park_next(st->dev->handle, &p->chunk));
 	p->pos = 0;
 	p->ptr = (const char *) p->chunk.data;
+	/* the sort's figures were taken before its rows came back: these count here */
+	st->stats.bytes_from_device += p->chunk.bytes;
 	if (p->chunk.rows == 0)
 		p->ended = true;
 	return !p->ended;
