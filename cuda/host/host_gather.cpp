@@ -22,14 +22,19 @@
 
 #include "device_common.hpp"
 #include "key_normalize.hpp"
-#include "thread_signals.hpp"
+#include "host_threads.hpp"
 
 namespace gpuops {
 namespace {
 
 /* Below this many elements a helper thread costs more than it saves. */
 constexpr uint64_t kMinPerThread = 1 << 18;
-constexpr unsigned kMaxThreads = 16;
+
+unsigned
+thread_count(uint64_t work)
+{
+	return host_thread_count(work, kMinPerThread);
+}
 
 /*
  * How many elements ahead the random reads are prefetched: enough to keep
@@ -91,50 +96,6 @@ gather_any(const GpuopsGatherColumn &col, const uint32_t *order, uint64_t lo, ui
 				}
 			}
 	}
-}
-
-/*
- * Threads for `work` elements of memory work: the process's other work
- * (parallel workers, the device) is done by the time these run, so up to
- * every hardware thread, but none for less than kMinPerThread elements.
- */
-unsigned
-thread_count(uint64_t work)
-{
-	unsigned hw = std::thread::hardware_concurrency();
-
-	return std::min<unsigned>({kMaxThreads, std::max(hw, 1u),
-							   static_cast<unsigned>(std::max<uint64_t>(1, work / kMinPerThread))});
-}
-
-/*
- * Runs fn(first, step) on nthreads threads (this one included), each taking
- * every step-th work item from `first`; if no more threads can be had, the
- * started ones finish and this thread does everything.
- */
-template <typename Fn>
-void
-run_threads(unsigned nthreads, const Fn &fn)
-{
-	std::vector<std::thread> threads;
-
-	try
-	{
-		SignalsBlocked blocked;
-
-		for (unsigned t = 1; t < nthreads; t++)
-			threads.emplace_back(fn, t, nthreads);
-	}
-	catch (const std::system_error &)
-	{
-		for (std::thread &th : threads)
-			th.join();
-		fn(0, 1);
-		return;
-	}
-	fn(0, nthreads);
-	for (std::thread &th : threads)
-		th.join();
 }
 
 inline bool

@@ -85,6 +85,18 @@ extern GpuopsStatus gpuops_host_pack_values(char **ptrs, const uint8_t *nulls, u
 											GpuopsValueSize value_size, const GpuopsValuePack *pack,
 											char *arena) GPUOPS_NOEXCEPT;
 
+/*
+ * Rows 0..n-1 of a caller's work split into ranges, fn(arg, begin, end) on
+ * each, on up to 16 threads (none for less than min_per_thread rows each).
+ * fn runs on helper threads with every signal blocked: it must be pure, no
+ * allocation or error reporting of PostgreSQL's (GpuSort forms its parked
+ * rows' tuples so, sort_park.cpp).
+ */
+typedef void (*GpuopsRowsFn)(void *arg, uint64_t begin, uint64_t end);
+
+extern GpuopsStatus gpuops_host_parallel_rows(uint64_t n, uint64_t min_per_thread, GpuopsRowsFn fn,
+											  void *arg) GPUOPS_NOEXCEPT;
+
 GPUOPS_C_END
 
 #endif /* GPUOPS_HOST_H */
