@@ -195,15 +195,23 @@ FillRows(void *arg, uint64_t begin, uint64_t end)
 					  job->p->lens[r]);
 }
 
-/* The same for one row on this thread, which may flatten expanded values. */
-static Size
-MeasureRowHere(FormJob *job, uint64 row, TupleTableSlot *slot)
+/* Row `row` into slot on this thread, which may flatten expanded values; whether a value is NULL. */
+static bool
+FetchHere(FormJob *job, uint64 row, TupleTableSlot *slot)
 {
 	bool hasnull = false;
 
 	GpuopsRowStoreFetchRow(job->store, row, slot);
 	for (int c = 0; c < job->desc->natts; c++)
 		hasnull |= slot->tts_isnull[c];
+	return hasnull;
+}
+
+static Size
+MeasureRowHere(FormJob *job, uint64 row, TupleTableSlot *slot)
+{
+	bool hasnull = FetchHere(job, row, slot);
+
 	return TupleHoff(job->desc, hasnull) +
 		heap_compute_data_size(job->desc, slot->tts_values, slot->tts_isnull);
 }
@@ -211,11 +219,8 @@ MeasureRowHere(FormJob *job, uint64 row, TupleTableSlot *slot)
 static void
 FillRowHere(FormJob *job, uint64 row, TupleTableSlot *slot)
 {
-	bool hasnull = false;
+	bool hasnull = FetchHere(job, row, slot);
 
-	GpuopsRowStoreFetchRow(job->store, row, slot);
-	for (int c = 0; c < job->desc->natts; c++)
-		hasnull |= slot->tts_isnull[c];
 	FillTuple(job->desc, slot->tts_values, slot->tts_isnull, hasnull,
 			  (char *) job->base + job->p->dest[row], job->p->lens[row]);
 }
