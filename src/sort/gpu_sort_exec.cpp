@@ -179,6 +179,30 @@ BeginSpillMerge(GpuSortState *st)
 	}
 }
 
+static void ForgetSpill(GpuSortState *st);
+static void GpuSortExecute(GpuSortState *st);
+
+/*
+ * The device failed with rows parked on it, before any went out (and
+ * gpuops.cpu_fallback allows): read the input again and sort it on the CPU
+ * backend, spilling runs to files as PostgreSQL would.
+ */
+static void
+RedoOnCpu(GpuSortState *st)
+{
+	GpuSortDeviceRelease(st->dev);
+	ForgetSpill(st);
+	GpuopsNodeRestartInput(st, 0);
+	ForgetTruncated(st);
+	st->park_failed = false;
+	st->cpu_only = true;
+	st->parked_rows = st->parked_bytes = 0;
+	st->device_runs = 0;
+	st->spilled_runs = 0;
+	st->spilled_bytes = 0;
+	GpuSortExecute(st);
+}
+
 static void
 GpuSortExecute(GpuSortState *st)
 {
@@ -187,7 +211,7 @@ GpuSortExecute(GpuSortState *st)
 	instr_time t0, t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	st->healthy = true;
+	st->healthy = !st->cpu_only;
 	st->staged_batches = 0;
 	/*
 	 * Staged input: the workers read every row before the device sees one,
@@ -212,6 +236,8 @@ GpuSortExecute(GpuSortState *st)
 		{
 			/* parking: each batch goes to the device as it fills */
 			GpuSortParkStore(st, !more);
+			if (st->park_failed)
+				return RedoOnCpu(st);
 			continue;
 		}
 		GpuSortStagePending(st, !more);
@@ -232,6 +258,8 @@ GpuSortExecute(GpuSortState *st)
 			/* over the host limit: the rows go to the device, or to files */
 			if (!GpuSortParkBegin(st))
 				SpillRun(st);
+			else if (st->park_failed)
+				return RedoOnCpu(st);
 		}
 	}
 	INSTR_TIME_SET_CURRENT(t1);
@@ -240,6 +268,8 @@ GpuSortExecute(GpuSortState *st)
 	if (st->park)
 	{
 		GpuSortParkFinish(st);
+		if (st->park_failed)
+			return RedoOnCpu(st);
 		st->norder = st->parked_rows;
 		st->runs++;
 		st->sorted = true;

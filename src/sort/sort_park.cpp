@@ -16,6 +16,7 @@ struct GpuSortPark
 	MemoryContext cxt;
 	TupleDesc desc;
 	bool any_inexact;	  /* rows whose words may tie where the values do not */
+	bool emitting;		  /* rows have gone out: a failure cannot start over */
 	GpuopsParkBuffer buf; /* the buffer being filled, when have_buf */
 	bool have_buf;
 	uint64 buf_bytes;
@@ -48,18 +49,27 @@ GpuSortMayPark(GpuSortState *st)
 }
 
 /*
- * A device failure with rows parked on it raises: the rows are gone, and
- * the CPU backend has nothing to sort again.
+ * A device failure with rows parked on it: they are gone.  Before any row
+ * went out the sort can start over on the CPU backend, reading its input
+ * again (st->park_failed; not in parallel mode, where a parallel-aware
+ * scan cannot be read twice); otherwise, or without gpuops.cpu_fallback,
+ * it raises.  Returns whether rc is GPUOPS_OK.
  */
-static void
-Check(GpuSortState *st, GpuopsStatus rc)
+static bool
+Ok(GpuSortState *st, GpuopsStatus rc)
 {
 	if (rc == GPUOPS_OK)
-		return;
-	if (rc == GPUOPS_ERR_OUT_OF_MEMORY)
-		GpuopsOpStatsCountOom(GpuopsOpKindOf(GPUSORT_NAME));
-	GpuopsDeviceFailed(GPUSORT_NAME, rc, false); /* raises */
-	(void) st;
+		return true;
+	if (st->park == NULL || st->park->emitting || IsInParallelMode())
+	{
+		if (rc == GPUOPS_ERR_OUT_OF_MEMORY)
+			GpuopsOpStatsCountOom(GpuopsOpKindOf(GPUSORT_NAME));
+		GpuopsDeviceFailed(GPUSORT_NAME, rc, false); /* raises */
+	}
+	GpuopsNodeFailed(st, rc); /* raises unless falling back */
+	st->healthy = false;
+	st->park_failed = true;
+	return false;
 }
 
 static GpuSortPark *
@@ -84,21 +94,24 @@ SubmitBuffer(GpuSortState *st, GpuSortPark *p)
 	if (!p->have_buf)
 		return;
 	p->have_buf = false;
-	Check(st, st->dev->backend->sort_park_submit(st->dev->handle, p->buf_bytes, p->buf_rows));
+	(void) Ok(st, st->dev->backend->sort_park_submit(st->dev->handle, p->buf_bytes, p->buf_rows));
 }
 
-/* A buffer with room for a row of len bytes (rounded to 8). */
-static void
+/* A buffer with room for a row of len bytes (rounded to 8); false after a device failure. */
+static bool
 EnsureRoom(GpuSortState *st, GpuSortPark *p, Size len)
 {
 	GpuopsStatus rc;
 
 	if (p->have_buf && p->buf_bytes + len <= p->buf.capacity && p->buf_rows < p->buf.capacity_rows)
-		return;
+		return true;
 	SubmitBuffer(st, p);
+	if (st->park_failed)
+		return false;
 	while ((rc = st->dev->backend->sort_park_stage(st->dev->handle, &p->buf)) == GPUOPS_PENDING)
 		GpuopsWaitForDevice();
-	Check(st, rc);
+	if (!Ok(st, rc))
+		return false;
 	if (len > p->buf.capacity)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -107,6 +120,7 @@ EnsureRoom(GpuSortState *st, GpuSortPark *p, Size len)
 	p->have_buf = true;
 	p->buf_bytes = 0;
 	p->buf_rows = 0;
+	return true;
 }
 
 /* A row the helper threads leave to this one: an expanded value needs PostgreSQL to flatten it. */
@@ -255,7 +269,8 @@ ParkRows(GpuSortState *st, GpuSortPark *p)
 		p->dest = (uint64 *) MemoryContextAllocHuge(p->cxt, p->nlens * sizeof(uint64));
 		p->on_main = (bool *) MemoryContextAllocHuge(p->cxt, p->nlens * sizeof(bool));
 	}
-	Check(st, gpuops_host_parallel_rows(n, 4096, MeasureRows, &job));
+	if (!Ok(st, gpuops_host_parallel_rows(n, 4096, MeasureRows, &job)))
+		return;
 	for (uint64 r = 0; r < n; r++)
 	{
 		p->on_main[r] = p->lens[r] == FORM_ON_MAIN;
@@ -269,7 +284,8 @@ ParkRows(GpuSortState *st, GpuSortPark *p)
 	{
 		uint64 first = row;
 
-		EnsureRoom(st, p, TYPEALIGN(8, p->lens[row]));
+		if (!EnsureRoom(st, p, TYPEALIGN(8, p->lens[row])))
+			return;
 		while (row < n && p->buf_rows < p->buf.capacity_rows &&
 			   p->buf_bytes + TYPEALIGN(8, p->lens[row]) <= p->buf.capacity)
 		{
@@ -284,7 +300,8 @@ ParkRows(GpuSortState *st, GpuSortPark *p)
 		p->rows += row - first;
 		job.base = p->buf.data;
 		job.first = first;
-		Check(st, gpuops_host_parallel_rows(row - first, 4096, FillRows, &job));
+		if (!Ok(st, gpuops_host_parallel_rows(row - first, 4096, FillRows, &job)))
+			return;
 		for (uint64 r = first; nmain > 0 && r < row; r++)
 			if (p->on_main[r])
 				FillRowHere(&job, r, st->scratch);
@@ -306,16 +323,20 @@ SortParked(GpuSortState *st, GpuSortPark *p)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	SubmitBuffer(st, p);
+	if (st->park_failed)
+		return;
 	if (dev->have_buf)
 	{
 		dev->have_buf = false;
-		if (dev->buf_rows > 0)
-			Check(st, dev->backend->sort_submit(dev->handle, dev->buf_rows));
+		if (dev->buf_rows > 0 && !Ok(st, dev->backend->sort_submit(dev->handle, dev->buf_rows)))
+			return;
 	}
-	Check(st, dev->backend->sort_finish(dev->handle));
+	if (!Ok(st, dev->backend->sort_finish(dev->handle)))
+		return;
 	while ((rc = dev->backend->sort_poll(dev->handle)) == GPUOPS_PENDING)
 		GpuopsWaitForDevice();
-	Check(st, rc);
+	if (!Ok(st, rc))
+		return;
 	memset(&one, 0, sizeof(one));
 	dev->backend->sort_stats(dev->handle, &one);
 	GpuSortAddStats(&st->stats, &one);
@@ -336,19 +357,22 @@ static void
 SpillDeviceRun(GpuSortState *st, GpuSortPark *p)
 {
 	SortParked(st, p);
+	if (st->park_failed)
+		return;
 	GpuSortEnsureComparators(st);
 	if (st->spill == NULL)
 		st->spill = GpuopsSortRunsCreate(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 										 st->nkeys, st->key_cols, st->ssup, st->sort_cxt);
 	ReadStart(p);
 	GpuopsSortRunsWriteStream(st->spill, ParkStream, p);
+	if (st->park_failed)
+		return;
 	st->spilled_runs = GpuopsSortRunsCount(st->spill);
 	st->spilled_bytes = GpuopsSortRunsBytes(st->spill);
 	p->rows = 0;
 	p->bytes = 0;
 	GpuSortStartDevice(st, false);
-	if (!st->healthy)
-		elog(ERROR, "GpuSort: the device failed between parked runs");
+	st->park_failed = !st->healthy;
 }
 
 /* The store's rows need about the memory they take in it, plus a tuple header each. */
@@ -366,10 +390,11 @@ GpuSortParkBegin(GpuSortState *st)
 
 	if (!st->healthy || !GpuSortMayPark(st) || st->dev->handle == NULL)
 		return false;
-	Check(st,
-		  st->dev->backend->sort_park_room(st->dev->handle, StoreParkBytes(store),
-										   (uint32) Min(store->nrows, (uint64) UINT32_MAX), &fits));
-	if (!fits)
+	/* a failure here finds every row still in the store: no parking, the CPU sorts them */
+	if (st->dev->backend->sort_park_room(st->dev->handle, StoreParkBytes(store),
+										 (uint32) Min(store->nrows, (uint64) UINT32_MAX),
+										 &fits) != GPUOPS_OK ||
+		!fits)
 		return false;
 	st->park = ParkCreate(st);
 	GpuSortParkStore(st, false);
@@ -384,18 +409,28 @@ GpuSortParkStore(GpuSortState *st, bool last)
 	int fits = 1;
 
 	/* without room for the store's rows, the device's go to a file first */
-	if (p->rows > 0 && store->nrows > 0)
-		Check(st,
-			  st->dev->backend->sort_park_room(st->dev->handle, StoreParkBytes(store),
-											   (uint32) Min(store->nrows, (uint64) UINT32_MAX),
-											   &fits));
+	if (st->park_failed)
+		return;
+	if (p->rows > 0 && store->nrows > 0 &&
+		!Ok(st,
+			st->dev->backend->sort_park_room(st->dev->handle, StoreParkBytes(store),
+											 (uint32) Min(store->nrows, (uint64) UINT32_MAX),
+											 &fits)))
+		return;
 	if (!fits)
 		SpillDeviceRun(st, p);
+	if (st->park_failed)
+		return;
 	GpuSortStagePending(st, last);
 	if (!st->healthy)
-		elog(ERROR, "GpuSort: the device failed with parked rows");
+	{
+		st->park_failed = true; /* GpuSortDeviceFailedMidway reported it */
+		return;
+	}
 	p->any_inexact |= st->any_truncated || st->has_abbrev_keys;
 	ParkRows(st, p);
+	if (st->park_failed)
+		return;
 	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(store));
 	if (store->nbatches <= 1)
 		GpuopsRowStoreRecycle(store);
@@ -415,7 +450,11 @@ NextChunk(GpuSortPark *p)
 
 	if (p->ended)
 		return false;
-	Check(st, st->dev->backend->sort_park_next(st->dev->handle, &p->chunk));
+	if (!Ok(st, st->dev->backend->sort_park_next(st->dev->handle, &p->chunk)))
+	{
+		p->ended = true;
+		return false;
+	}
 	p->pos = 0;
 	p->ptr = (const char *) p->chunk.data;
 	/* the sort's figures were taken before its rows came back: these count here */
@@ -596,12 +635,17 @@ GpuSortParkFinish(GpuSortState *st)
 	GpuSortPark *p = st->park;
 
 	GpuSortParkStore(st, true);
+	if (st->park_failed)
+		return;
 	SortParked(st, p);
+	if (st->park_failed)
+		return;
 	if (p->any_inexact)
 		GpuSortEnsureComparators(st);
 	ReadStart(p);
 	if (st->spill)
 		GpuopsSortRunsBeginMergeStream(st->spill, ParkStream, p, 0);
+	p->emitting = !st->park_failed;
 }
 
 bool
@@ -617,7 +661,7 @@ GpuSortParkRewind(GpuSortState *st)
 {
 	GpuSortPark *p = st->park;
 
-	Check(st, st->dev->backend->sort_park_rewind(st->dev->handle));
+	(void) Ok(st, st->dev->backend->sort_park_rewind(st->dev->handle));
 	ReadStart(p);
 	if (st->spill)
 		GpuopsSortRunsBeginMergeStream(st->spill, ParkStream, p, 0);

@@ -49,7 +49,12 @@ extern bool GpuSortParkBegin(GpuSortState *st);
  */
 extern void GpuSortParkStore(GpuSortState *st, bool last);
 
-/* After the last rows: sorts the parked rows and starts reading them (and merging any runs). */
+/*
+ * After the last rows: sorts the parked rows and starts reading them (and
+ * merging any runs).  A device failure before any row went out leaves
+ * st->park_failed set (with gpuops.cpu_fallback): the caller sorts again
+ * on the CPU; after rows went out, or without fallback, it raises.
+ */
 extern void GpuSortParkFinish(GpuSortState *st);
 
 /* The next sorted row into the scan slot; false at the end. */
