@@ -88,6 +88,53 @@ RESET gpuops.device_memory_limit;
 SELECT count(*) AS temp_files FROM pg_ls_tmpdir()
 WHERE name LIKE 'pgsql_tmp' || pg_backend_pid() || '.%';
 
+-- parallel workers staging the rows (GpuSort -> Gather -> GpuStage): past
+-- the limit the leader parks their chunks as they come and frees them, and
+-- the workers wait while the chunks not yet taken exceed the limit
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = on;
+SET enable_gathermerge = off;
+RESET gpuops.tuple_cost;
+SELECT uses_node('SELECT * FROM sort_src ORDER BY a8', 'GpuStage') AS staged;
+SELECT check_sort('SELECT a8 AS k, id, pad FROM sort_src ORDER BY a8');
+SELECT check_sort_keys('SELECT f8 AS k1, a4 AS k2, id, pad FROM sort_src ORDER BY f8 DESC, a4 NULLS FIRST', 2);
+SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, g AS k2, id AS k3 FROM park_text
+                        ORDER BY 1 DESC NULLS LAST, 2, 3', 3);
+SELECT (j->>'Parked Rows')::int8 AS parked, (j->>'Actual Rows')::numeric::int8 AS rows_out
+FROM gpusort_analyze('SELECT * FROM sort_src ORDER BY a8') j;
+-- an error in a worker's share, and a device failure in the leader, while
+-- rows stream: the query fails cleanly and the next one runs
+SELECT sql_error('SELECT a8, 1 / (id - 150000) FROM sort_src ORDER BY a8');
+SET gpuops.fault_injection = kernel_error;
+SELECT sql_error('SELECT * FROM sort_src ORDER BY a8');
+RESET gpuops.fault_injection;
+SELECT check_sort('SELECT a8 AS k, id FROM sort_src ORDER BY a8');
+-- the leader alone (no worker launched) takes each full chunk as it fills:
+-- at most about one chunk is in shared memory at a time
+SET max_parallel_workers = 0;
+SELECT (j->>'Streamed Chunks')::int AS streamed,
+       (j->>'Peak Shared Memory')::int8 * 2 < (j->>'Shared Memory')::int8 AS bounded
+FROM node_analyze('SELECT * FROM sort_src ORDER BY a8', 'GpuStage', true) j;
+SELECT check_sort('SELECT a8 AS k, id, pad FROM sort_src ORDER BY a8');
+RESET max_parallel_workers;
+-- with parking off, or without the leader to take the chunks, the staged
+-- plan is offered only within the limit
+SET gpuops.enable_sort_park = off;
+SELECT uses_node('SELECT * FROM sort_src ORDER BY a8', 'GpuStage') AS staged_park_off;
+RESET gpuops.enable_sort_park;
+SET parallel_leader_participation = off;
+SELECT uses_node('SELECT * FROM sort_src ORDER BY a8', 'GpuStage') AS staged_no_leader;
+RESET parallel_leader_participation;
+RESET enable_gathermerge;
+RESET min_parallel_table_scan_size;
+RESET parallel_tuple_cost;
+RESET parallel_setup_cost;
+SET max_parallel_workers_per_gather = 0;
+SET gpuops.tuple_cost = 0;
+
 DROP TABLE park_text;
 RESET work_mem;
 RESET gpuops.cpu_fallback;

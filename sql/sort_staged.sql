@@ -114,9 +114,11 @@ RESET gpuops.fault_injection;
 SET gpuops.cpu_fallback = off;
 
 -- staged rows cannot be spilled: over the host memory limit the staged plan
--- is not offered
+-- is offered only to a sort that parks its rows (sort_park.sql)
 SET gpuops.host_memory_limit = '1MB';
+SET gpuops.enable_sort_park = off;
 SELECT uses_node('SELECT * FROM sort_src ORDER BY a8', 'GpuStage') AS staged_over_limit;
+RESET gpuops.enable_sort_park;
 RESET gpuops.host_memory_limit;
 -- and gpuops.enable_parallel_staging = off turns it off
 SET gpuops.enable_parallel_staging = off;

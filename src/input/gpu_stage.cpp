@@ -20,9 +20,11 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
+#include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
 #include "utils/memutils.h"
+#include "utils/wait_event.h"
 }
 
 #include "batch.h"
@@ -39,6 +41,14 @@ typedef struct GpuStageShared
 	uint64 rows;
 	uint64 bytes;
 	uint32 chunks;
+	/* streaming (GpuStageStream): chunks in the list, their bytes and full ones */
+	uint64 pending;
+	uint32 pending_full;
+	bool streaming; /* the leader takes chunks: workers wait while pending > cap */
+	uint64 cap;
+	uint64 held; /* bytes of chunks allocated and not yet freed, and their peak */
+	uint64 peak;
+	ConditionVariable taken; /* broadcast when the leader takes chunks or stops taking */
 } GpuStageShared;
 
 typedef struct GpuStageChunk
@@ -63,6 +73,16 @@ struct GpuStageState : GpuopsNode
 	uint64 rows;
 	uint64 bytes;
 	uint32 chunks;
+	/* streaming (leader): the consumer, and the chunks it took and holds */
+	GpuStageConsumer consume;
+	void *consume_arg;
+	Size cap;
+	uint64 *taken; /* dsa_pointers, or local chunk addresses without shared memory */
+	int ntaken;
+	int maxtaken;
+	Size taken_bytes;
+	uint64 streamed; /* chunks taken while the input was being read, for EXPLAIN */
+	uint64 peak;	 /* the shared peak, kept when the shared memory goes away */
 };
 
 extern const CustomExecMethods gpu_stage_exec_methods;
@@ -73,6 +93,28 @@ static Size
 VarlenSize(const GpuopsColumnDesc *col, const char *p)
 {
 	return col->typlen == -2 ? strlen(p) + 1 : VARSIZE_ANY(p);
+}
+
+/*
+ * A worker, after publishing a chunk: while the leader streams and the
+ * chunks it has not taken exceed the cap, wait for it (interruptible: the
+ * leader's error or cancel ends the workers).
+ */
+static void
+WaitForTaker(GpuStageShared *shared)
+{
+	for (;;)
+	{
+		bool wait;
+
+		SpinLockAcquire(&shared->mutex);
+		wait = shared->streaming && shared->pending > shared->cap;
+		SpinLockRelease(&shared->mutex);
+		if (!wait)
+			break;
+		ConditionVariableSleep(&shared->taken, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
 }
 
 /* Copies a batch into a new chunk: shared (area) or local. */
@@ -176,7 +218,13 @@ Flush(GpuStageState *st, GpuopsBatch *batch)
 		st->shared->rows += n;
 		st->shared->bytes += size;
 		st->shared->chunks++;
+		st->shared->pending += size;
+		st->shared->pending_full += n == GPUOPS_BATCH_ROWS;
+		st->shared->held += size;
+		st->shared->peak = Max(st->shared->peak, st->shared->held);
 		SpinLockRelease(&st->shared->mutex);
+		if (IsParallelWorker())
+			WaitForTaker(st->shared);
 	}
 	else
 	{
@@ -190,14 +238,67 @@ Flush(GpuStageState *st, GpuopsBatch *batch)
 	}
 }
 
+/* The leader starts or stops taking chunks as they come; workers wake to look again. */
+static void
+SetStreaming(GpuStageState *st, bool on)
+{
+	if (st->shared == NULL)
+		return;
+	SpinLockAcquire(&st->shared->mutex);
+	st->shared->streaming = on;
+	st->shared->cap = st->cap;
+	SpinLockRelease(&st->shared->mutex);
+	if (!on)
+		ConditionVariableBroadcast(&st->shared->taken);
+}
+
+/* Whether full chunks wait to be taken. */
+static bool
+FullChunksWait(GpuStageState *st)
+{
+	bool any;
+
+	if (st->shared == NULL)
+	{
+		ListCell *lc;
+
+		foreach (lc, st->local_chunks)
+			if (((GpuStageChunk *) lfirst(lc))->nrows == GPUOPS_BATCH_ROWS)
+				return true;
+		return false;
+	}
+	SpinLockAcquire(&st->shared->mutex);
+	any = st->shared->pending_full > 0;
+	SpinLockRelease(&st->shared->mutex);
+	return any;
+}
+
 static TupleTableSlot *
 ExecGpuStageImpl(CustomScanState *node)
 {
 	GpuStageState *st = (GpuStageState *) node;
+	bool streaming = st->consume != NULL && !IsParallelWorker();
 
+	if (streaming)
+		SetStreaming(st, true);
 	while (!st->done)
 	{
-		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(st->store());
+		GpuopsBatch *batch;
+
+		/*
+		 * Streaming: the workers' chunks first (they wait on the leader),
+		 * the leader's own share of the input when none waits.
+		 */
+		if (streaming && FullChunksWait(st))
+		{
+			uint64 before = st->streamed;
+
+			st->consume(st->consume_arg);
+			CHECK_FOR_INTERRUPTS();
+			if (st->streamed != before)
+				continue;
+		}
+		batch = GpuopsRowStoreOpenBatch(st->store());
 
 		st->done = !GpuopsNodeFill(st, 0, batch);
 		if (batch->nrows == GPUOPS_BATCH_ROWS || (st->done && batch->nrows > 0))
@@ -207,8 +308,144 @@ ExecGpuStageImpl(CustomScanState *node)
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
+	/* the workers' last chunks stay for GpuStageCollect */
+	if (streaming)
+		SetStreaming(st, false);
 	/* the rows went to shared memory: Gather carries none */
 	return NULL;
+}
+
+void
+GpuStageStream(GpuStageState *st, GpuStageConsumer consume, void *arg, Size cap)
+{
+	st->consume = consume;
+	st->consume_arg = arg;
+	st->cap = cap;
+}
+
+/* Remembers a taken chunk (a dsa_pointer, or a local chunk's address). */
+static void
+Remember(GpuStageState *st, uint64 chunk, Size bytes)
+{
+	if (st->ntaken == st->maxtaken)
+	{
+		int n = Max(64, st->maxtaken * 2);
+		MemoryContext cxt = st->css.ss.ps.state->es_query_cxt;
+
+		st->taken = (uint64 *) (st->taken ? repalloc(st->taken, sizeof(uint64) * n)
+										  : MemoryContextAlloc(cxt, sizeof(uint64) * n));
+		st->maxtaken = n;
+	}
+	st->taken[st->ntaken++] = chunk;
+	st->taken_bytes += bytes;
+	st->streamed++;
+}
+
+static void AdoptChunk(GpuopsRowStore *store, GpuStageChunk *ch);
+
+Size
+GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
+{
+	Size before = st->taken_bytes;
+
+	if (st->shared != NULL && st->area != NULL)
+	{
+		dsa_pointer dp;
+		dsa_pointer keep = InvalidDsaPointer;
+		GpuStageChunk *keep_tail = NULL;
+		uint64 bytes = 0;
+		uint32 full = 0;
+
+		/*
+		 * The list is taken whole under the lock and split outside it
+		 * (dsa_get_address may map a segment); the partial chunks go back.
+		 */
+		SpinLockAcquire(&st->shared->mutex);
+		dp = st->shared->head;
+		st->shared->head = InvalidDsaPointer;
+		SpinLockRelease(&st->shared->mutex);
+		while (DsaPointerIsValid(dp))
+		{
+			GpuStageChunk *ch = (GpuStageChunk *) dsa_get_address(st->area, dp);
+			dsa_pointer next = ch->next;
+
+			if (ch->nrows == GPUOPS_BATCH_ROWS)
+			{
+				AdoptChunk(store, ch);
+				Remember(st, (uint64) dp, ch->size);
+				bytes += ch->size;
+				full++;
+			}
+			else
+			{
+				ch->next = keep;
+				if (keep_tail == NULL)
+					keep_tail = ch;
+				keep = dp;
+			}
+			dp = next;
+		}
+		SpinLockAcquire(&st->shared->mutex);
+		if (keep_tail != NULL)
+		{
+			keep_tail->next = st->shared->head;
+			st->shared->head = keep;
+		}
+		st->shared->pending -= bytes;
+		st->shared->pending_full -= full;
+		SpinLockRelease(&st->shared->mutex);
+		if (full > 0)
+			ConditionVariableBroadcast(&st->shared->taken);
+	}
+	else if (st->shared == NULL)
+	{
+		List *keep = NIL;
+		ListCell *lc;
+		MemoryContext old = MemoryContextSwitchTo(st->local_cxt);
+
+		foreach (lc, st->local_chunks)
+		{
+			GpuStageChunk *ch = (GpuStageChunk *) lfirst(lc);
+
+			if (ch->nrows == GPUOPS_BATCH_ROWS)
+			{
+				AdoptChunk(store, ch);
+				Remember(st, (uint64) (uintptr_t) ch, ch->size);
+			}
+			else
+				keep = lappend(keep, ch);
+		}
+		list_free(st->local_chunks);
+		st->local_chunks = keep;
+		MemoryContextSwitchTo(old);
+	}
+	return st->taken_bytes - before;
+}
+
+Size
+GpuStageTakenBytes(GpuStageState *st)
+{
+	return st->taken_bytes;
+}
+
+void
+GpuStageRelease(GpuStageState *st)
+{
+	for (int i = 0; i < st->ntaken; i++)
+	{
+		if (st->shared == NULL)
+			pfree((void *) (uintptr_t) st->taken[i]);
+		else if (st->area != NULL)
+			dsa_free(st->area, (dsa_pointer) st->taken[i]);
+	}
+	if (st->shared != NULL && st->ntaken > 0)
+	{
+		SpinLockAcquire(&st->shared->mutex);
+		st->shared->held -= st->taken_bytes;
+		SpinLockRelease(&st->shared->mutex);
+	}
+	st->ntaken = 0;
+	st->taken_bytes = 0;
 }
 
 /* A chunk's columns as the row store holds them: offsets become pointers. */
@@ -240,19 +477,24 @@ ChunkColumns(GpuopsRowStore *store, GpuStageChunk *ch, char **values, uint8 **nu
 	ch->resolved = true;
 }
 
+/* A full chunk becomes one of the store's batches, in place. */
+static void
+AdoptChunk(GpuopsRowStore *store, GpuStageChunk *ch)
+{
+	char **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
+	uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
+
+	ChunkColumns(store, ch, values, nulls);
+	GpuopsRowStoreAdoptBatch(store, values, nulls);
+	pfree(values);
+	pfree(nulls);
+}
+
 static void
 Take(GpuopsRowStore *store, GpuStageChunk *ch, List **partial)
 {
 	if (ch->nrows == GPUOPS_BATCH_ROWS)
-	{
-		char **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
-		uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
-
-		ChunkColumns(store, ch, values, nulls);
-		GpuopsRowStoreAdoptBatch(store, values, nulls);
-		pfree(values);
-		pfree(nulls);
-	}
+		AdoptChunk(store, ch);
 	else
 		*partial = lappend(*partial, ch);
 }
@@ -337,6 +579,12 @@ GpuStageBelow(PlanState *child)
 static void
 ForgetLocalChunks(GpuStageState *st)
 {
+	if (st->shared == NULL)
+	{
+		/* the taken ones are in local_cxt too */
+		st->ntaken = 0;
+		st->taken_bytes = 0;
+	}
 	MemoryContextReset(st->local_cxt);
 	st->local_chunks = NIL;
 	st->rows = st->bytes = 0;
@@ -347,6 +595,7 @@ ForgetLocalChunks(GpuStageState *st)
 static void
 ForgetChunks(GpuStageState *st)
 {
+	GpuStageRelease(st);
 	if (st->shared != NULL && st->area != NULL)
 	{
 		dsa_pointer dp = st->shared->head;
@@ -361,6 +610,10 @@ ForgetChunks(GpuStageState *st)
 		st->shared->head = InvalidDsaPointer;
 		st->shared->rows = st->shared->bytes = 0;
 		st->shared->chunks = 0;
+		st->shared->pending = 0;
+		st->shared->pending_full = 0;
+		st->shared->streaming = false;
+		st->shared->held = 0;
 	}
 	ForgetLocalChunks(st);
 }
@@ -415,6 +668,12 @@ InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *coordi
 	shared->head = InvalidDsaPointer;
 	shared->rows = shared->bytes = 0;
 	shared->chunks = 0;
+	shared->pending = 0;
+	shared->pending_full = 0;
+	shared->streaming = false;
+	shared->cap = 0;
+	shared->held = shared->peak = 0;
+	ConditionVariableInit(&shared->taken);
 	st->shared = shared;
 	st->area = node->ss.ps.state->es_query_dsa;
 }
@@ -445,6 +704,7 @@ ShutdownGpuStageImpl(CustomScanState *node)
 		st->rows = st->shared->rows;
 		st->bytes = st->shared->bytes;
 		st->chunks = st->shared->chunks;
+		st->peak = st->shared->peak;
 		st->shared = NULL;
 		st->area = NULL;
 	}
@@ -464,6 +724,15 @@ ExplainGpuStageImpl(CustomScanState *node, List *, ExplainState *es)
 	ExplainPropertyInteger("Staged Rows", NULL, (int64) rows, es);
 	ExplainPropertyInteger("Staged Chunks", NULL, chunks, es);
 	ExplainPropertyInteger("Shared Memory", "kB", (int64) (bytes / 1024), es);
+	/* how many the consumer took early depends on the workers' timing */
+	if (es->verbose && st->streamed > 0)
+	{
+		ExplainPropertyInteger("Streamed Chunks", NULL, (int64) st->streamed, es);
+		uint64 peak = st->shared ? st->shared->peak : st->peak;
+
+		if (peak > 0)
+			ExplainPropertyInteger("Peak Shared Memory", "kB", (int64) (peak / 1024), es);
+	}
 	GpuopsNodeExplainInputs(st, es);
 }
 

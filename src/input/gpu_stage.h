@@ -68,6 +68,37 @@ extern void GpuStageCollect(GpuStageState *stage, GpuopsRowStore *store);
  */
 extern bool GpuStageDeviceShared(GpuStageState *stage);
 
+/*
+ * Streaming, for an operator above that can let go of rows as they come (a
+ * GpuSort that parks them in device memory, sort_park.h): the leader's
+ * GpuStage calls consume(arg) whenever full chunks wait, before reading
+ * more of its own share, and the workers wait while the chunks published
+ * and not yet taken exceed `cap` bytes, so that the shared memory held
+ * stays bounded however large the input.  Without streaming every chunk
+ * stays until Gather shuts down.  Set by the operator above before it
+ * first runs the Gather; consume NULL turns it off.  When the leader's own
+ * share ends it stops taking (the workers then finish unhindered, their
+ * last chunks collected by GpuStageCollect).  With
+ * parallel_leader_participation off nobody takes, and the workers never
+ * wait: the rows then stay until the end, as without streaming.
+ */
+typedef void (*GpuStageConsumer)(void *arg);
+extern void GpuStageStream(GpuStageState *stage, GpuStageConsumer consume, void *arg, Size cap);
+
+/*
+ * In the consumer: moves the full chunks published so far into store (in
+ * place, as GpuStageCollect does); returns the bytes they take.  A store
+ * that takes them must hold only full batches.  They stay allocated until
+ * GpuStageRelease.
+ */
+extern Size GpuStageTake(GpuStageState *stage, GpuopsRowStore *store);
+
+/* Bytes of the chunks taken and not yet released. */
+extern Size GpuStageTakenBytes(GpuStageState *stage);
+
+/* Frees the chunks taken, once the store no longer holds their rows. */
+extern void GpuStageRelease(GpuStageState *stage);
+
 /* Bytes of the chunks staged so far (shared or local), for EXPLAIN. */
 extern Size GpuStageBytes(GpuStageState *stage);
 

@@ -214,17 +214,26 @@ GpuSortExecute(GpuSortState *st)
 	st->healthy = !st->cpu_only;
 	st->staged_batches = 0;
 	/*
-	 * Staged input: the workers read every row before the device sees one,
+	 * Staged input: the workers read the rows before the device sees them,
 	 * so the device starts after them.  Starting it first would wait for
 	 * the CUDA context (made on the prewarm thread) before launching them.
-	 * The chunks become the store's batches, full ones in place.  They are
-	 * not spilled however large (the planner offers this plan only when the
-	 * estimate fits the host memory limit): their memory is already taken,
-	 * and only Gather's shutdown frees it.
+	 * The chunks become the store's batches, full ones in place.  A sort
+	 * that may park takes them as they come and parks them once past the
+	 * host memory limit, freeing them (sort_park.h); otherwise they are not
+	 * spilled however large (the planner then offers this plan only when
+	 * the estimate fits the limit): their memory is already taken, and only
+	 * Gather's shutdown frees it.
 	 */
 	if (st->input[0].stage != NULL)
+	{
+		GpuSortParkStreamBegin(st);
 		GpuopsNodeCollectStaged(st, 0);
-	GpuSortStartDevice(st, true);
+		GpuSortParkStreamEnd(st);
+		if (st->park_failed)
+			return RedoOnCpu(st);
+	}
+	if (st->park == NULL)
+		GpuSortStartDevice(st, true);
 	while (more)
 	{
 		GpuopsBatch *batch = GpuopsRowStoreOpenBatch(st->store());
@@ -495,6 +504,22 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	st->mem_limit = GpuopsHostMemoryLimit();
 	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	st->dev = GpuopsNodeDevice<GpuSortDevice, GpuSortDeviceRelease>(st, estate);
+	/*
+	 * Parked rows come back as MinimalTuples.  A virtual scan slot (what
+	 * PostgreSQL 15 gives a CustomScan) would deform every column of every
+	 * row as it goes out, a third of the time a large parked sort spends
+	 * returning its rows; a minimal slot keeps the tuple, and the nodes
+	 * above read only the columns they need, as above PostgreSQL's Sort.
+	 * Rows from the store still go in as virtual tuples (any slot takes
+	 * those).  Swapped only where nothing was compiled against the virtual
+	 * slot yet: no qual, no projection; the node's result is then this slot.
+	 */
+	if (GpuSortMayPark(st) && node->ss.ps.qual == NULL && node->ss.ps.ps_ProjInfo == NULL)
+	{
+		ExecInitScanTupleSlot(estate, &node->ss, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+							  &TTSOpsMinimalTuple);
+		node->ss.ps.resultops = &TTSOpsMinimalTuple;
+	}
 }
 
 static TupleTableSlot *

@@ -104,6 +104,7 @@ typedef struct GpuSortState : GpuopsNode
 	GpuopsSortRuns *spill;	 /* sorted runs written to temporary files, or NULL */
 	GpuSortPark *park;		 /* rows parked with the device sort (sort_park.h), or NULL */
 	bool park_failed;		 /* the device failed with rows parked: read the input again */
+	bool park_refused;		 /* staged input: the device had no room to start parking */
 	bool cpu_only;			 /* since then the sort runs on the CPU backend */
 	Tuplestorestate *replay; /* the merged spilled runs, for backward scans */
 	TupleTableSlot *replay_slot;

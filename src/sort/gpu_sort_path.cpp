@@ -262,9 +262,11 @@ MakeGpuSortPath(PlannerInfo *root, RelOptInfo *ordered_rel, Path *input, double 
  * partial path, computing the serial input's columns, so that the key
  * columns found for the serial path hold.  The executor's tuple rate no
  * longer bounds the reading; one device context sorts every row, and no
- * Gather Merge compares rows.  Staged rows are all in memory before the
- * sort starts and cannot be spilled, so the path is offered only when the
- * estimated input fits gpuops.host_memory_limit.
+ * Gather Merge compares rows.  Staged rows cannot be spilled, so the path
+ * is offered only when the estimated input fits gpuops.host_memory_limit,
+ * or when the sort parks its rows: the leader then takes the chunks as they
+ * come and parks them, freeing them (sort_park.h), which needs the leader
+ * to take part in the Gather (parallel_leader_participation).
  */
 static void
 AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ordered_rel, Path *input,
@@ -275,9 +277,11 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 	Path *gather;
 	Path *path;
 
+	bool streams = gpuops_enable_sort_park && bound == 0 && parallel_leader_participation;
+
 	if (!gpuops_enable_parallel_staging || input_rel->partial_pathlist == NIL)
 		return;
-	if (rows * (input->pathtarget->width + GPUSORT_ROW_OVERHEAD) > GpuopsHostMemoryLimit())
+	if (!streams && rows * (input->pathtarget->width + GPUSORT_ROW_OVERHEAD) > GpuopsHostMemoryLimit())
 		return;
 	gather = GpuStageGatherPath(root, input_rel, (Path *) linitial(input_rel->partial_pathlist),
 								input->pathtarget->exprs);

@@ -432,7 +432,7 @@ GpuSortParkStore(GpuSortState *st, bool last)
 	if (st->park_failed)
 		return;
 	st->host_memory = Max(st->host_memory, GpuopsRowStoreMemory(store));
-	if (store->nbatches <= 1)
+	if (store->nbatches == 0 || (store->nbatches == 1 && !store->batches[0]->foreign))
 		GpuopsRowStoreRecycle(store);
 	else
 		GpuopsRowStoreReset(store);
@@ -440,6 +440,60 @@ GpuSortParkStore(GpuSortState *st, bool last)
 	st->truncated = NULL;
 	st->truncated_bytes = 0;
 	st->any_truncated = false;
+}
+
+/* GpuStage's consumer: takes the full chunks waiting, and parks once past the limit. */
+static void
+TakeStaged(void *arg)
+{
+	GpuSortState *st = (GpuSortState *) arg;
+	GpuStageState *stage = st->input[0].stage;
+	GpuopsRowStore *store = st->store();
+
+	if (st->park_failed)
+		return; /* nothing more is taken: GpuSortExecute reads the input again */
+	GpuStageTake(stage, store);
+	if (st->park == NULL)
+	{
+		if (st->park_refused ||
+			GpuopsRowStoreMemory(store) + GpuStageTakenBytes(stage) <= st->mem_limit)
+			return;
+		/* the device starts after the workers (GpuSortExecute says why) */
+		if (st->dev->handle == NULL)
+			GpuSortStartDevice(st, true);
+		if (!GpuSortParkBegin(st))
+		{
+			/* the rows stay in shared memory, as without streaming */
+			st->park_refused = true;
+			return;
+		}
+	}
+	else
+		GpuSortParkStore(st, false);
+	if (!st->park_failed)
+		GpuStageRelease(stage);
+}
+
+void
+GpuSortParkStreamBegin(GpuSortState *st)
+{
+	st->park_refused = false;
+	if (st->input[0].stage != NULL && GpuSortMayPark(st) && !st->cpu_only)
+	{
+		/*
+		 * The workers publish chunks while those not taken stay within the
+		 * host memory limit (and one more each): the leader takes them all
+		 * at once and parks them while the workers read their next batch.
+		 */
+		GpuStageStream(st->input[0].stage, TakeStaged, st, st->mem_limit);
+	}
+}
+
+void
+GpuSortParkStreamEnd(GpuSortState *st)
+{
+	if (st->input[0].stage != NULL)
+		GpuStageStream(st->input[0].stage, NULL, NULL, 0);
 }
 
 /* The next chunk; false at the end. */

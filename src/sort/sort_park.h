@@ -57,6 +57,16 @@ extern void GpuSortParkStore(GpuSortState *st, bool last);
  */
 extern void GpuSortParkFinish(GpuSortState *st);
 
+/*
+ * Staged input (GpuSort -> Gather -> GpuStage): once the rows taken
+ * outgrow the host memory limit, the workers' chunks are parked as they
+ * come (gpu_stage.h's streaming), so that the shared memory they take stays
+ * bounded; the chunks left when the Gather ends are collected as before.
+ * Around GpuopsNodeCollectStaged; a no-op for a sort that may not park.
+ */
+extern void GpuSortParkStreamBegin(GpuSortState *st);
+extern void GpuSortParkStreamEnd(GpuSortState *st);
+
 /* The next sorted row into the scan slot; false at the end. */
 extern bool GpuSortParkNext(GpuSortState *st, TupleTableSlot *slot);
 
