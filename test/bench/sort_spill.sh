@@ -38,7 +38,7 @@
 # row with id = ROWS, above the sort), each followed by a check that the temporary
 # directory is empty (pg_ls_tmpdir() and pg_ls_dir('base/pgsql_tmp')); the same
 # check once more at the end.  PASS/FAIL lines go to the report.
-# Environment: BENCH_RUNS, SPILL_SMALL_RUNS, SPILL_WORK_MEMS, SPILL_SERIAL, SPILL_CHECK,
+# Environment: BENCH_RUNS, SPILL_QUERIES, SPILL_SMALL_RUNS, SPILL_WORK_MEMS, SPILL_SERIAL, SPILL_CHECK,
 # SPILL_BUDGET_S, SPILL_TIMEOUT, BENCH_DB (default $PGDATABASE or postgres),
 # BENCH_RECREATE=1, BENCH_LOAD_JOBS (default 8).
 # Prints a markdown table, writes it with the tests and the gpuops plans to
@@ -52,6 +52,15 @@ QUERIES=(
   "sort_g_kdesc|SELECT * FROM {T} ORDER BY g, k DESC|hashint4extended(g, rn) # hashint8extended(k, -rn)"
   "sort_limit100k|SELECT * FROM {T} ORDER BY k LIMIT 100000|hashint8extended(k, rn)"
 )
+# SPILL_QUERIES: the names to run (space-separated; default all)
+if [ -n "${SPILL_QUERIES:-}" ]; then
+  kept=()
+  for e in "${QUERIES[@]}"; do
+    [[ " $SPILL_QUERIES " == *" ${e%%|*} "* ]] && kept+=("$e")
+  done
+  [ ${#kept[@]} -gt 0 ] || { echo "sort_spill.sh: SPILL_QUERIES names none of the queries" >&2; exit 2; }
+  QUERIES=("${kept[@]}")
+fi
 # order-insensitive hash of a whole row of bench_<ROWS>
 ROWHASH="hashint8extended(id, 1) # hashint8extended(k, 2) # hashint4extended(g, 3) # hashint4extended(v, 4) # hashtextextended(t, 5)"
 # "column title|SET commands"; the first is the ratio's baseline, gpuops is named gpuops
