@@ -44,11 +44,11 @@ typedef struct GpuStageShared
 	/* streaming (GpuStageStream): chunks in the list, their bytes and full ones */
 	uint64 pending;
 	uint32 pending_full;
-	bool streaming; /* the leader takes chunks: workers wait while pending > cap */
+	bool streaming; /* the leader takes chunks: workers wait while held > cap */
 	uint64 cap;
 	uint64 held; /* bytes of chunks allocated and not yet freed, and their peak */
 	uint64 peak;
-	ConditionVariable taken; /* broadcast when the leader takes chunks or stops taking */
+	ConditionVariable freed; /* broadcast when the leader frees chunks or stops taking */
 } GpuStageShared;
 
 typedef struct GpuStageChunk
@@ -97,8 +97,9 @@ VarlenSize(const GpuopsColumnDesc *col, const char *p)
 
 /*
  * A worker, after publishing a chunk: while the leader streams and the
- * chunks it has not taken exceed the cap, wait for it (interruptible: the
- * leader's error or cancel ends the workers).
+ * chunks not yet freed (taken or not) exceed the cap, wait for it to park
+ * and free them (interruptible: the leader's error or cancel ends the
+ * workers).  Each process adds at most the chunk it fills meanwhile.
  */
 static void
 WaitForTaker(GpuStageShared *shared)
@@ -108,11 +109,11 @@ WaitForTaker(GpuStageShared *shared)
 		bool wait;
 
 		SpinLockAcquire(&shared->mutex);
-		wait = shared->streaming && shared->pending > shared->cap;
+		wait = shared->streaming && shared->held > shared->cap;
 		SpinLockRelease(&shared->mutex);
 		if (!wait)
 			break;
-		ConditionVariableSleep(&shared->taken, PG_WAIT_EXTENSION);
+		ConditionVariableSleep(&shared->freed, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
 }
@@ -249,7 +250,7 @@ SetStreaming(GpuStageState *st, bool on)
 	st->shared->cap = st->cap;
 	SpinLockRelease(&st->shared->mutex);
 	if (!on)
-		ConditionVariableBroadcast(&st->shared->taken);
+		ConditionVariableBroadcast(&st->shared->freed);
 }
 
 /* Whether full chunks wait to be taken. */
@@ -285,6 +286,12 @@ ExecGpuStageImpl(CustomScanState *node)
 	{
 		GpuopsBatch *batch;
 
+		/* the consumer may stop taking (GpuStageStream with NULL) */
+		if (streaming && st->consume == NULL)
+		{
+			SetStreaming(st, false);
+			streaming = false;
+		}
 		/*
 		 * Streaming: the workers' chunks first (they wait on the leader),
 		 * the leader's own share of the input when none waits.
@@ -394,8 +401,6 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 		st->shared->pending -= bytes;
 		st->shared->pending_full -= full;
 		SpinLockRelease(&st->shared->mutex);
-		if (full > 0)
-			ConditionVariableBroadcast(&st->shared->taken);
 	}
 	else if (st->shared == NULL)
 	{
@@ -443,6 +448,7 @@ GpuStageRelease(GpuStageState *st)
 		SpinLockAcquire(&st->shared->mutex);
 		st->shared->held -= st->taken_bytes;
 		SpinLockRelease(&st->shared->mutex);
+		ConditionVariableBroadcast(&st->shared->freed);
 	}
 	st->ntaken = 0;
 	st->taken_bytes = 0;
@@ -673,7 +679,7 @@ InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *coordi
 	shared->streaming = false;
 	shared->cap = 0;
 	shared->held = shared->peak = 0;
-	ConditionVariableInit(&shared->taken);
+	ConditionVariableInit(&shared->freed);
 	st->shared = shared;
 	st->area = node->ss.ps.state->es_query_dsa;
 }

@@ -72,13 +72,14 @@ extern bool GpuStageDeviceShared(GpuStageState *stage);
  * Streaming, for an operator above that can let go of rows as they come (a
  * GpuSort that parks them in device memory, sort_park.h): the leader's
  * GpuStage calls consume(arg) whenever full chunks wait, before reading
- * more of its own share, and the workers wait while the chunks published
- * and not yet taken exceed `cap` bytes, so that the shared memory held
- * stays bounded however large the input.  Without streaming every chunk
- * stays until Gather shuts down.  Set by the operator above before it
- * first runs the Gather; consume NULL turns it off.  When the leader's own
- * share ends it stops taking (the workers then finish unhindered, their
- * last chunks collected by GpuStageCollect).  With
+ * more of its own share, and the workers wait while the chunks not yet
+ * freed (GpuStageRelease) exceed `cap` bytes, so that the shared memory
+ * held stays within cap and a chunk per process however large the input.
+ * Without streaming every chunk stays until Gather shuts down.  Set by the
+ * operator above before it first runs the Gather; consume NULL turns it
+ * off (from the consumer too: the workers then stop waiting).  When the
+ * leader's own share ends it stops taking (the workers then finish
+ * unhindered, their last chunks collected by GpuStageCollect).  With
  * parallel_leader_participation off nobody takes, and the workers never
  * wait: the rows then stay until the end, as without streaming.
  */

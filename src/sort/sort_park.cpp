@@ -450,21 +450,21 @@ TakeStaged(void *arg)
 	GpuStageState *stage = st->input[0].stage;
 	GpuopsRowStore *store = st->store();
 
-	if (st->park_failed)
-		return; /* nothing more is taken: GpuSortExecute reads the input again */
+	if (st->park_failed || st->park_refused)
+		return; /* nothing more is taken: GpuSortExecute reads the input again, or collects */
 	GpuStageTake(stage, store);
 	if (st->park == NULL)
 	{
-		if (st->park_refused ||
-			GpuopsRowStoreMemory(store) + GpuStageTakenBytes(stage) <= st->mem_limit)
+		if (GpuopsRowStoreMemory(store) + GpuStageTakenBytes(stage) <= st->mem_limit)
 			return;
 		/* the device starts after the workers (GpuSortExecute says why) */
 		if (st->dev->handle == NULL)
 			GpuSortStartDevice(st, true);
 		if (!GpuSortParkBegin(st))
 		{
-			/* the rows stay in shared memory, as without streaming */
+			/* the rows stay in shared memory, as without streaming: the workers stop waiting */
 			st->park_refused = true;
+			GpuStageStream(stage, NULL, NULL, 0);
 			return;
 		}
 	}
@@ -481,9 +481,10 @@ GpuSortParkStreamBegin(GpuSortState *st)
 	if (st->input[0].stage != NULL && GpuSortMayPark(st) && !st->cpu_only)
 	{
 		/*
-		 * The workers publish chunks while those not taken stay within the
-		 * host memory limit (and one more each): the leader takes them all
-		 * at once and parks them while the workers read their next batch.
+		 * The workers publish chunks while those not yet freed stay within
+		 * the host memory limit (and one more each): the leader takes them,
+		 * holds them up to the limit, then parks them, freeing them, while
+		 * the workers read their next batch.
 		 */
 		GpuStageStream(st->input[0].stage, TakeStaged, st, st->mem_limit);
 	}
