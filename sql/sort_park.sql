@@ -105,6 +105,12 @@ SELECT check_sort_keys('SELECT t COLLATE "C" AS k1, g AS k2, id AS k3 FROM park_
                         ORDER BY 1 DESC NULLS LAST, 2, 3', 3);
 SELECT (j->>'Parked Rows')::int8 AS parked, (j->>'Actual Rows')::numeric::int8 AS rows_out
 FROM gpusort_analyze('SELECT * FROM sort_src ORDER BY a8') j;
+-- past the device budget too: the device's rows go to files as runs, merged
+SET gpuops.device_memory_limit = '24MB';
+SELECT check_sort('SELECT a8 AS k, id, pad FROM sort_src ORDER BY a8');
+SELECT (j->>'Device Runs')::int > 1 AS device_runs, (j->>'Spilled Runs')::int > 0 AS spilled
+FROM gpusort_analyze('SELECT * FROM sort_src ORDER BY a8') j;
+RESET gpuops.device_memory_limit;
 -- an error in a worker's share, and a device failure in the leader, while
 -- rows stream: the query fails cleanly and the next one runs
 SELECT sql_error('SELECT a8, 1 / (id - 150000) FROM sort_src ORDER BY a8');

@@ -72,6 +72,7 @@ GpuopsRowStoreReset(GpuopsRowStore *store)
 	store->arena_chunks = NULL;
 	store->arena_sizes = NULL;
 	store->arena_nchunks = store->arena_maxchunks = store->arena_current = 0;
+	store->foreign_bytes = 0;
 	store->permuted = false;
 	store->out_rows = 0;
 	store->out_values = NULL;
@@ -180,7 +181,7 @@ NewBatch(GpuopsRowStore *store)
 }
 
 void
-GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls)
+GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls, Size bytes)
 {
 	GpuopsBatch *batch;
 
@@ -200,6 +201,7 @@ GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls)
 	batch->nrows = batch->capacity = GPUOPS_BATCH_ROWS;
 	batch->foreign = true;
 	store->nrows += GPUOPS_BATCH_ROWS;
+	store->foreign_bytes += bytes;
 }
 
 void

@@ -74,6 +74,7 @@ typedef struct GpuopsRowStore
 	int arena_nchunks;
 	int arena_maxchunks;
 	int arena_current; /* index of `arena` in arena_chunks */
+	Size foreign_bytes; /* what the adopted batches take where they live */
 
 	/*
 	 * After GpuopsRowStorePermute: every column as one contiguous array in
@@ -108,9 +109,11 @@ extern GpuopsBatch *GpuopsRowStoreOpenBatch(GpuopsRowStore *store);
  * Adds a full batch (GPUOPS_BATCH_ROWS rows) whose column arrays and null
  * bitmaps live elsewhere (shared memory that outlives the store's use),
  * without copying: values[c] and nulls[c] (NULL for no NULLs) per column, in
- * the store's layout.  Only while the last batch is full (or none exists).
+ * the store's layout; `bytes`: what they take there (foreign_bytes).  Only
+ * while the last batch is full (or none exists).
  */
-extern void GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls);
+extern void GpuopsRowStoreAdoptBatch(GpuopsRowStore *store, char **values, uint8 **nulls,
+									 Size bytes);
 
 /*
  * Appends n rows given as column arrays in the store's layout (by_pointer

@@ -77,7 +77,8 @@ struct GpuStageState : GpuopsNode
 	GpuStageConsumer consume;
 	void *consume_arg;
 	Size cap;
-	uint64 *taken; /* dsa_pointers, or local chunk addresses without shared memory */
+	uint64 *taken; /* dsa_pointers, or local chunk addresses (taken_local) */
+	bool taken_local;
 	int ntaken;
 	int maxtaken;
 	Size taken_bytes;
@@ -343,6 +344,7 @@ Remember(GpuStageState *st, uint64 chunk, Size bytes)
 										  : MemoryContextAlloc(cxt, sizeof(uint64) * n));
 		st->maxtaken = n;
 	}
+	st->taken_local = st->shared == NULL;
 	st->taken[st->ntaken++] = chunk;
 	st->taken_bytes += bytes;
 	st->streamed++;
@@ -438,7 +440,7 @@ GpuStageRelease(GpuStageState *st)
 {
 	for (int i = 0; i < st->ntaken; i++)
 	{
-		if (st->shared == NULL)
+		if (st->taken_local)
 			pfree((void *) (uintptr_t) st->taken[i]);
 		else if (st->area != NULL)
 			dsa_free(st->area, (dsa_pointer) st->taken[i]);
@@ -491,7 +493,7 @@ AdoptChunk(GpuopsRowStore *store, GpuStageChunk *ch)
 	uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
 
 	ChunkColumns(store, ch, values, nulls);
-	GpuopsRowStoreAdoptBatch(store, values, nulls);
+	GpuopsRowStoreAdoptBatch(store, values, nulls, ch->size);
 	pfree(values);
 	pfree(nulls);
 }
@@ -585,7 +587,7 @@ GpuStageBelow(PlanState *child)
 static void
 ForgetLocalChunks(GpuStageState *st)
 {
-	if (st->shared == NULL)
+	if (st->taken_local)
 	{
 		/* the taken ones are in local_cxt too */
 		st->ntaken = 0;
@@ -713,6 +715,12 @@ ShutdownGpuStageImpl(CustomScanState *node)
 		st->peak = st->shared->peak;
 		st->shared = NULL;
 		st->area = NULL;
+		/* chunks taken and not freed go with the area */
+		if (!st->taken_local)
+		{
+			st->ntaken = 0;
+			st->taken_bytes = 0;
+		}
 	}
 }
 

@@ -507,8 +507,7 @@ BeginGpuSortImpl(CustomScanState *node, EState *estate, int eflags)
 	/*
 	 * Parked rows come back as MinimalTuples.  A virtual scan slot (what
 	 * PostgreSQL 15 gives a CustomScan) would deform every column of every
-	 * row as it goes out, a third of the time a large parked sort spends
-	 * returning its rows; a minimal slot keeps the tuple, and the nodes
+	 * row as it goes out; a minimal slot keeps the tuple, and the nodes
 	 * above read only the columns they need, as above PostgreSQL's Sort.
 	 * Rows from the store still go in as virtual tuples (any slot takes
 	 * those).  Swapped only where nothing was compiled against the virtual

@@ -375,11 +375,14 @@ SpillDeviceRun(GpuSortState *st, GpuSortPark *p)
 	st->park_failed = !st->healthy;
 }
 
-/* The store's rows need about the memory they take in it, plus a tuple header each. */
+/*
+ * The store's rows need about the memory they take in it (adopted staged
+ * chunks included), plus a tuple header each.
+ */
 static uint64
 StoreParkBytes(GpuopsRowStore *store)
 {
-	return GpuopsRowStoreMemory(store) + store->nrows * 24;
+	return GpuopsRowStoreMemory(store) + store->foreign_bytes + store->nrows * 24;
 }
 
 bool
