@@ -350,7 +350,7 @@ Remember(GpuStageState *st, uint64 chunk, Size bytes)
 	st->streamed++;
 }
 
-static void AdoptChunk(GpuopsRowStore *store, GpuStageChunk *ch);
+static void ChunkIntoStore(GpuopsRowStore *store, GpuStageChunk *ch);
 
 Size
 GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
@@ -380,7 +380,7 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 
 			if (ch->nrows == GPUOPS_BATCH_ROWS)
 			{
-				AdoptChunk(store, ch);
+				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) dp, ch->size);
 				bytes += ch->size;
 				full++;
@@ -416,7 +416,7 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 
 			if (ch->nrows == GPUOPS_BATCH_ROWS)
 			{
-				AdoptChunk(store, ch);
+				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) (uintptr_t) ch, ch->size);
 			}
 			else
@@ -485,15 +485,18 @@ ChunkColumns(GpuopsRowStore *store, GpuStageChunk *ch, char **values, uint8 **nu
 	ch->resolved = true;
 }
 
-/* A full chunk becomes one of the store's batches, in place. */
+/* A chunk's rows into the store: a full one as a batch in place, a partial one copied. */
 static void
-AdoptChunk(GpuopsRowStore *store, GpuStageChunk *ch)
+ChunkIntoStore(GpuopsRowStore *store, GpuStageChunk *ch)
 {
 	char **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
 	uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
 
 	ChunkColumns(store, ch, values, nulls);
-	GpuopsRowStoreAdoptBatch(store, values, nulls, ch->size);
+	if (ch->nrows == GPUOPS_BATCH_ROWS)
+		GpuopsRowStoreAdoptBatch(store, values, nulls, ch->size);
+	else
+		GpuopsRowStoreAppendColumns(store, values, nulls, ch->nrows);
 	pfree(values);
 	pfree(nulls);
 }
@@ -502,7 +505,7 @@ static void
 Take(GpuopsRowStore *store, GpuStageChunk *ch, List **partial)
 {
 	if (ch->nrows == GPUOPS_BATCH_ROWS)
-		AdoptChunk(store, ch);
+		ChunkIntoStore(store, ch);
 	else
 		*partial = lappend(*partial, ch);
 }
@@ -528,14 +531,7 @@ GpuStageCollect(GpuStageState *st, GpuopsRowStore *store)
 	/* each process's last chunk is partial: copied, after the full ones */
 	foreach (lc, partial)
 	{
-		GpuStageChunk *ch = (GpuStageChunk *) lfirst(lc);
-		char **values = (char **) palloc(sizeof(char *) * Max(ch->ncols, 1));
-		uint8 **nulls = (uint8 **) palloc(sizeof(uint8 *) * Max(ch->ncols, 1));
-
-		ChunkColumns(store, ch, values, nulls);
-		GpuopsRowStoreAppendColumns(store, values, nulls, ch->nrows);
-		pfree(values);
-		pfree(nulls);
+		ChunkIntoStore(store, (GpuStageChunk *) lfirst(lc));
 		CHECK_FOR_INTERRUPTS();
 	}
 	list_free(partial);
