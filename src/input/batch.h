@@ -73,7 +73,7 @@ typedef struct GpuopsRowStore
 	Size *arena_sizes;
 	int arena_nchunks;
 	int arena_maxchunks;
-	int arena_current; /* index of `arena` in arena_chunks */
+	int arena_current;	/* index of `arena` in arena_chunks */
 	Size foreign_bytes; /* what the adopted batches take where they live */
 
 	/*

@@ -276,12 +276,12 @@ AddStagedGpuSortPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *order
 	double rows = Max(input->rows, 1.0);
 	Path *gather;
 	Path *path;
-
 	bool streams = gpuops_enable_sort_park && bound == 0 && parallel_leader_participation;
 
 	if (!gpuops_enable_parallel_staging || input_rel->partial_pathlist == NIL)
 		return;
-	if (!streams && rows * (input->pathtarget->width + GPUSORT_ROW_OVERHEAD) > GpuopsHostMemoryLimit())
+	if (!streams &&
+		rows * (input->pathtarget->width + GPUSORT_ROW_OVERHEAD) > GpuopsHostMemoryLimit())
 		return;
 	gather = GpuStageGatherPath(root, input_rel, (Path *) linitial(input_rel->partial_pathlist),
 								input->pathtarget->exprs);
