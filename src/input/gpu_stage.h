@@ -19,10 +19,12 @@
  * (GpuStageCollect): full chunks in place, without a copy, and each
  * process's partial last chunk by a copy.  Only the leader touches the GPU.
  *
- * The chunks live until Gather shuts down its parallel context: at the end
- * of the query (parallel mode only runs plans to completion), at its end
- * node, or when Gather is rescanned with new workers (ReInitializeDSM frees
- * them); the operator above resets its store before that.  Without parallel
+ * Unless the operator above streams them (GpuStageStream, below: taken
+ * and freed as they come), the chunks live until Gather shuts down its
+ * parallel context: at the end of the query (parallel mode only runs plans
+ * to completion), at its end node, or when Gather is rescanned with new
+ * workers (ReInitializeDSM frees them); the operator above resets its
+ * store before that.  Without parallel
  * mode (Gather then runs the subplan in the leader alone) the chunks are
  * kept in the leader's memory instead.
  */
