@@ -41,8 +41,7 @@ typedef struct GpuStageShared
 	uint64 rows;
 	uint64 bytes;
 	uint32 chunks;
-	/* streaming (GpuStageStream): chunks in the list, their bytes and full ones */
-	uint64 pending;
+	/* streaming (GpuStageStream): full chunks in the list, not yet taken */
 	uint32 pending_full;
 	bool streaming; /* the leader takes chunks: workers wait while held > cap */
 	uint64 cap;
@@ -220,7 +219,6 @@ Flush(GpuStageState *st, GpuopsBatch *batch)
 		st->shared->rows += n;
 		st->shared->bytes += size;
 		st->shared->chunks++;
-		st->shared->pending += size;
 		st->shared->pending_full += n == GPUOPS_BATCH_ROWS;
 		st->shared->held += size;
 		st->shared->peak = Max(st->shared->peak, st->shared->held);
@@ -362,7 +360,6 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 		dsa_pointer dp;
 		dsa_pointer keep = InvalidDsaPointer;
 		GpuStageChunk *keep_tail = NULL;
-		uint64 bytes = 0;
 		uint32 full = 0;
 
 		/*
@@ -382,7 +379,6 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 			{
 				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) dp, ch->size);
-				bytes += ch->size;
 				full++;
 			}
 			else
@@ -400,7 +396,6 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 			keep_tail->next = st->shared->head;
 			st->shared->head = keep;
 		}
-		st->shared->pending -= bytes;
 		st->shared->pending_full -= full;
 		SpinLockRelease(&st->shared->mutex);
 	}
@@ -614,7 +609,6 @@ ForgetChunks(GpuStageState *st)
 		st->shared->head = InvalidDsaPointer;
 		st->shared->rows = st->shared->bytes = 0;
 		st->shared->chunks = 0;
-		st->shared->pending = 0;
 		st->shared->pending_full = 0;
 		st->shared->streaming = false;
 		st->shared->held = 0;
@@ -672,7 +666,6 @@ InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *coordi
 	shared->head = InvalidDsaPointer;
 	shared->rows = shared->bytes = 0;
 	shared->chunks = 0;
-	shared->pending = 0;
 	shared->pending_full = 0;
 	shared->streaming = false;
 	shared->cap = 0;
