@@ -250,6 +250,80 @@ ANALYZE qpart;
 EXPLAIN (COSTS OFF) SELECT k % 3, sum(v) FROM qpart GROUP BY k % 3;
 RESET gpuops.enable_agg;
 
+-- the parallel read (query_parallel.h): two workers walk the table's pages
+-- into shared slots and the leader ships them with its own share; no
+-- Gather.  Every row count and page count below is the whole table's,
+-- whichever process read what.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET gpuops.tuple_cost = 0;
+CREATE FUNCTION explain_parallel(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ 'GpuQuery|Workers|Escaped|Fallback|Rows Read|Heap Pages|Groups:' THEN
+      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
+    END IF;
+  END LOOP;
+END $$;
+EXPLAIN (COSTS OFF)
+SELECT l_returnflag, l_linestatus, sum(l_quantity), count(*) FROM qli WHERE l_discount > 0.02 GROUP BY 1, 2;
+SELECT * FROM explain_parallel($$SELECT l_returnflag, l_linestatus, sum(l_quantity), count(*)
+                                FROM qli WHERE l_discount > 0.02 GROUP BY 1, 2$$);
+SELECT relpages AS qli_pages FROM pg_class WHERE relname = 'qli';
+SELECT check_query($$select l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice),
+       sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)), avg(l_quantity), avg(l_discount), count(*)
+from qli where l_shipdate <= date '1998-12-01' - interval '90' day group by l_returnflag, l_linestatus$$);
+SELECT check_query($$SELECT tag, tag3, i4 % 7, count(*), count(i4), sum(big), min(l_shipdate), max(i4)
+                   FROM qli GROUP BY tag, tag3, i4 % 7$$);
+SELECT check_query($$SELECT sum(l_extendedprice * l_discount) FROM qli
+                   WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01'
+                     AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24$$);
+SELECT check_query('SELECT count(*), sum(l_quantity) FROM qli WHERE l_quantity < 0');
+-- small slots: many batches from every process
+SET gpuops.batch_size = '1MB';
+SELECT check_query('SELECT i4, count(*), sum(l_tax) FROM qli GROUP BY i4');
+RESET gpuops.batch_size;
+-- a new context each run: the Param of a correlated subquery changes
+SELECT check_query($$SELECT g, (SELECT sum(l_quantity) FROM qli WHERE l_orderkey % 5 = g) AS s
+                   FROM generate_series(0, 5) g$$);
+-- no worker to be had: the leader reads it all
+SET max_parallel_workers = 0;
+SELECT * FROM explain_parallel('SELECT l_linestatus, count(*) FROM qli GROUP BY 1');
+SELECT check_query('SELECT l_linestatus, count(*), sum(l_quantity) FROM qli GROUP BY 1');
+RESET max_parallel_workers;
+-- a device failure: the CPU backend reads the table again, alone
+SET gpuops.cpu_fallback = on;
+SET gpuops.fault_injection = kernel_error;
+SELECT check_query('SELECT l_returnflag, sum(l_quantity), avg(l_tax), count(*) FROM qli GROUP BY l_returnflag');
+SELECT * FROM explain_parallel('SELECT l_returnflag, sum(l_quantity) FROM qli GROUP BY l_returnflag');
+RESET gpuops.fault_injection;
+SET gpuops.cpu_fallback = off;
+-- a value no reader can take (a compressed numeric), in whichever process's
+-- share: PostgreSQL's plan answers
+CREATE TABLE qwide (id int4, g int4, n numeric);
+INSERT INTO qwide SELECT i, i % 5, i FROM generate_series(1, 20000) i;
+INSERT INTO qwide VALUES (0, 1, repeat('7', 8000)::numeric);
+ANALYZE qwide;
+SELECT check_query('SELECT g, count(n), count(*) FROM qwide GROUP BY g');
+SELECT l FROM explain_parallel('SELECT g, count(n) FROM qwide GROUP BY g') l
+WHERE l !~ 'Rows Read|Heap Pages|Groups';  -- how far the others read first varies
+DELETE FROM qwide WHERE id = 0;
+SELECT check_query('SELECT g, count(n), count(*) FROM qwide GROUP BY g');
+DROP TABLE qwide;
+-- a temporary table is read alone (workers cannot see its buffers)
+CREATE TEMP TABLE qtemp AS SELECT * FROM qli;
+ANALYZE qtemp;
+EXPLAIN (COSTS OFF) SELECT l_returnflag, count(*) FROM qtemp GROUP BY 1;
+DROP TABLE qtemp;
+DROP FUNCTION explain_parallel(text);
+RESET gpuops.tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_setup_cost;
+SET max_parallel_workers_per_gather = 0;
+
 DROP TABLE qli, qempty, qnan, qpart;
 DROP FUNCTION check_query(text);
 DROP FUNCTION explain_escape(text);

@@ -25,6 +25,10 @@
  * applied), so the node returns its rows as they are.
  *
  * custom_private: a GpuQueryPlan (GpuQueryPlanFields).
+ *
+ * With nworkers > 0 the node starts that many parallel workers itself to
+ * walk the table's pages (query_parallel.h); no Gather is planned, the
+ * plan only asks for parallel mode (parallelModeNeeded), as Gather's does.
  */
 #ifndef GPUOPS_GPU_QUERY_H
 #define GPUOPS_GPU_QUERY_H
@@ -74,6 +78,7 @@ typedef struct GpuQueryPlan
 	int naggs;
 	GpuQueryAggPlan aggs[GPUOPS_MAX_AGGS];
 	double groups;		/* the planner's estimate (the group table's first size) */
+	int nworkers;		/* parallel workers reading the table (query_parallel.h), or 0 */
 	List *qual_prog;	/* the quals' program (an int list), or NIL: every row */
 	List *params;		/* the Params it reads, bound per scan */
 	List *param_slots;	/* and their constant slots (ints) */

@@ -222,8 +222,12 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (items != NIL)
 		ExplainPropertyList("Aggregates", items, es);
 	ExplainPropertyInteger("Columns Read", NULL, plan->ncols, es);
+	if (plan->nworkers > 0)
+		ExplainPropertyInteger("Workers Planned", NULL, plan->nworkers, es);
 	if (!es->analyze || !st->done)
 		return;
+	if (plan->nworkers > 0)
+		ExplainPropertyInteger("Workers Launched", NULL, st->workers_launched, es);
 	if (st->escaped_ever)
 		ExplainPropertyText("Escaped", st->escape_why ? st->escape_why : "yes", es);
 	GpuopsNodeExplainBackend(st, es);

@@ -18,6 +18,7 @@ extern "C" {
 #include "gpu_agg.h"
 #include "gpu_query.h"
 #include "node.h"
+#include "query_parallel.h"
 #include "query_reader.h"
 
 typedef DeviceSession<GpuopsQueryBackend, GpuopsQuery, &GpuopsQueryBackend::query_end>
@@ -38,10 +39,18 @@ typedef struct GpuQueryState : GpuopsNode
 	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
 
 	GpuQueryDevice *dev;
-	TableScanDesc scan; /* the table's pages, under the query's snapshot */
-	QueryReader *reader;
+	TableScanDesc scan;	   /* the table's pages, under the query's snapshot */
+	QueryReader *reader;   /* made when a run reads alone (serially) */
 	MemoryContext run_cxt; /* the reader's buffers */
-	PlanState *escape_ps;  /* PostgreSQL's plan of the block */
+
+	/* a run with workers (query_parallel.h): they read, the leader ships */
+	QueryParallel *par;
+	QueryReader *leader_reader; /* the leader's own share, small batches */
+	MemoryContext par_cxt;		/* both, for one run */
+	bool own_done;				/* the leader's reader reached the end */
+	int workers_launched;		/* EXPLAIN ANALYZE: the last run's */
+	char par_why[128];			/* a worker's reason to escape */
+	PlanState *escape_ps;		/* PostgreSQL's plan of the block */
 
 	bool done;				/* the groups are here (or escaping) */
 	bool escaping;			/* the escape plan returns the rows */

@@ -29,6 +29,7 @@ extern "C" {
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/prep.h"
 #include "utils/selfuncs.h"
@@ -81,6 +82,20 @@ EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	return NULL;
 }
 
+/*
+ * Workers to read the table with (query_parallel.h): as many as a Parallel
+ * Seq Scan of it would get, when the block may run in parallel mode (the
+ * leader evaluates every expression; the workers only read pages).
+ */
+static int
+QueryWorkers(PlannerInfo *root, RelOptInfo *rel)
+{
+	if (!root->glob->parallelModeOK || !rel->consider_parallel ||
+		max_parallel_workers_per_gather <= 0)
+		return 0;
+	return compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
+}
+
 static CustomPath *
 NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				GroupPathExtraData *extra, GpuQueryBuild *b)
@@ -111,8 +126,14 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	}
 
 	get_tablespace_page_costs(input_rel->reltablespace, NULL, &seq_page_cost_spc);
-	read = pages * (seq_page_cost_spc + gpuops_query_page_cost) +
-		tuples * gpuops_tuple_cost / Max(Min(gpuops_reader_threads, 16), 1);
+	plan->nworkers = QueryWorkers(root, input_rel);
+	if (plan->nworkers > 0)
+		/* each process walks and deforms its share; the disk term is whole, as for PostgreSQL's */
+		read = pages * seq_page_cost_spc + parallel_setup_cost +
+			(pages * gpuops_query_page_cost + tuples * gpuops_tuple_cost) / (plan->nworkers + 1);
+	else
+		read = pages * (seq_page_cost_spc + gpuops_query_page_cost) +
+			tuples * gpuops_tuple_cost / Max(Min(gpuops_reader_threads, 16), 1);
 	copy = tuples * b->row_bytes / (1024.0 * 1024.0) * gpuops_transfer_cost;
 	device = tuples * Max(b->program_steps, 1) * cpu_operator_cost * 0.01;
 	cost_qual_eval(&having_cost, (List *) extra->havingQual, root);
@@ -122,7 +143,7 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	cpath->path.parent = output_rel;
 	cpath->path.pathtarget = output_rel->reltarget;
 	cpath->path.param_info = NULL;
-	/* one device session, the reader's own threads: never in a worker */
+	/* one device session (workers it starts itself only read): never in a worker */
 	cpath->path.parallel_aware = false;
 	cpath->path.parallel_safe = false;
 	cpath->path.parallel_workers = 0;
@@ -141,8 +162,9 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	cpath->custom_paths = list_make1(escape);
 	GpuQueryPlanFields(fields, plan);
 	cpath->custom_private = list_make5(fields.list(), b->scan_exprs, b->quals, b->qual_vars,
-									   list_make2(makeInteger((int) input_rel->relid),
-												  copyObject(extra->havingQual)));
+									   list_make3(makeInteger((int) input_rel->relid),
+												  copyObject(extra->havingQual),
+												  makeInteger(plan->nworkers)));
 	cpath->methods = &gpu_query_path_methods;
 	return cpath;
 }
@@ -194,6 +216,9 @@ PlanGpuQueryPathImpl(PlannerInfo *root, RelOptInfo *, CustomPath *best_path, Lis
 							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
 											 list_length(scan_tlist) + 1, NULL, true));
 	}
+	/* the node starts its own workers (query_parallel.h): parallel mode, as for a Gather */
+	if (intVal(lthird(rest)) > 0)
+		root->glob->parallelModeNeeded = true;
 	cscan->scan.plan.targetlist = tlist;
 	/* HAVING, in the order PostgreSQL's Agg evaluates it, over the scan tuple */
 	cscan->scan.plan.qual = (List *) copyObject(GpuopsOrderQuals(root, (List *) lsecond(rest)));

@@ -51,6 +51,7 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		CheckCount("argument column", agg->arg_col + 1, plan->ncols);
 	}
 	f.field(&plan->groups);
+	f.field(&plan->nworkers);
 	f.field(&plan->qual_prog);
 	f.field(&plan->params);
 	f.field(&plan->param_slots);

@@ -23,6 +23,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 }
 
 #include "device.h"
@@ -112,12 +113,147 @@ FillSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
 	spec->group_capacity = (uint64) Max(Min(plan->groups, 16.0 * 1024 * 1024), 1.0);
 }
 
+/* The serial reader over st->scan, made the first time a run reads alone. */
+static void
+SerialReader(GpuQueryState *st)
+{
+	if (st->reader == NULL)
+		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols, gpuops_reader_threads,
+									  BatchRows(st), st->run_cxt);
+}
+
 /* The table from its start (after a failed run). */
 static void
 RestartScan(GpuQueryState *st)
 {
 	table_rescan(st->scan, NULL);
 	QueryReaderRescan(st->reader);
+}
+
+/*
+ * Rows of a worker's slot: a batch's worth (gpuops.batch_size), fewer for
+ * a small table, so that every process gets some of it.
+ */
+static uint32
+SlotRows(const GpuQueryState *st, int nworkers)
+{
+	double reltuples = st->css.ss.ss_currentRelation->rd_rel->reltuples;
+	double rows = BatchRows(st);
+
+	if (reltuples > 0)
+		rows = Min(rows, Max(1024.0, reltuples / (2.0 * (nworkers + 1))));
+	return ((uint32) rows + 7) & ~7u;
+}
+
+/*
+ * Starts the workers for this run when the plan asks for them and the
+ * executor is in parallel mode (a cursor or a function that runs the plan
+ * piecemeal is not: it reads alone).  False: the run reads alone.
+ */
+static bool
+ParallelBegin(GpuQueryState *st)
+{
+	EState *estate = st->css.ss.ps.state;
+	int nworkers = st->plan->nworkers;
+	uint32 slot_rows;
+	MemoryContext old;
+
+	st->workers_launched = 0;
+	if (nworkers <= 0 || !estate->es_use_parallel_mode || !QueryParallelPossible() ||
+		!IsMVCCSnapshot(estate->es_snapshot))
+		return false;
+	slot_rows = SlotRows(st, nworkers);
+	st->par_cxt = AllocSetContextCreate(st->run_cxt, "GpuQuery parallel read",
+										ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(st->par_cxt);
+	st->par = QueryParallelBegin(st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols,
+								 st->plan->ncols, nworkers, slot_rows,
+								 gpuops_reader_threads / (nworkers + 1));
+	/* the leader's own batches are small: it ships the workers' first */
+	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,
+										 st->plan->ncols, 0, Max(slot_rows / 4, 1024u) & ~7u,
+										 st->par_cxt);
+	MemoryContextSwitchTo(old);
+	st->workers_launched = QueryParallelLaunched(st->par);
+	st->own_done = false;
+	return true;
+}
+
+/* Ends a run's workers (when it had them); *workers: their reading. */
+static void
+ParallelEnd(GpuQueryState *st, QueryReaderStats *workers)
+{
+	memset(workers, 0, sizeof(*workers));
+	if (st->par == NULL)
+		return;
+	if (st->leader_reader != NULL)
+		QueryReaderEnd(st->leader_reader);
+	st->leader_reader = NULL;
+	QueryParallelEnd(st->par, workers);
+	st->par = NULL;
+	MemoryContextDelete(st->par_cxt);
+	st->par_cxt = NULL;
+}
+
+/*
+ * The next batch for the backend: with workers, one they filled (released
+ * after query_add) or, when none waits, one of the leader's own share;
+ * alone, the serial reader's.  False at the end, or with *why set.
+ */
+static bool
+NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why)
+{
+	*why = NULL;
+	if (st->par == NULL)
+		return QueryReaderNext(st->reader, batch, why);
+	for (;;)
+	{
+		switch (QueryParallelNext(st->par, batch, st->own_done))
+		{
+			case QP_BATCH:
+				return true;
+			case QP_ESCAPE:
+				strlcpy(st->par_why, QueryParallelEscape(st->par), sizeof(st->par_why));
+				*why = st->par_why;
+				return false;
+			case QP_DONE:
+				if (st->own_done)
+					return false;
+				break;
+			case QP_NONE_NOW:
+				break;
+		}
+		if (QueryReaderNext(st->leader_reader, batch, why))
+			return true;
+		if (*why != NULL)
+			return false;
+		st->own_done = true;
+	}
+}
+
+/* The run's reading for EXPLAIN (the readers count over their life: less `base`). */
+static void
+RunReadStats(GpuQueryState *st, const QueryReaderStats *base)
+{
+	QueryReaderStats w;
+
+	if (st->par != NULL)
+	{
+		QueryReaderStatsGet(st->leader_reader, &st->rstats);
+		ParallelEnd(st, &w);
+		st->rstats.pages += w.pages;
+		st->rstats.rows += w.rows;
+		st->rstats.batches += w.batches;
+		st->rstats.walk_ms += w.walk_ms; /* the processes' walks together */
+		st->rstats.threads += w.threads;
+		return;
+	}
+	QueryReaderStatsGet(st->reader, &st->rstats);
+	st->rstats.pages -= base->pages;
+	st->rstats.rows -= base->rows;
+	st->rstats.batches -= base->batches;
+	st->rstats.read_ms -= base->read_ms;
+	st->rstats.walk_ms -= base->walk_ms;
 }
 
 /*
@@ -136,36 +272,45 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	uint64 ngroups = 0;
 
 	QueryReaderStats base;
+	instr_time start, end;
 
 	st->dev->end();
 	if (restart)
+	{
+		/* again from the start, alone: the workers' rows went to the failed run */
+		ParallelEnd(st, &base);
+		SerialReader(st);
 		RestartScan(st);
-	/* EXPLAIN shows this run's reading (the reader counts over its life) */
-	QueryReaderStatsGet(st->reader, &base);
+	}
+	memset(&base, 0, sizeof(base));
+	if (st->par == NULL)
+		QueryReaderStatsGet(st->reader, &base);
 	FillSpec(st, &spec);
 	st->dev->backend = backend;
 	st->backend_name = backend->name;
 	rc = backend->query_begin(&settings, &spec, &st->dev->handle);
 	if (rc != GPUOPS_OK)
 		return rc;
+	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (!QueryReaderNext(st->reader, &batch, &why))
+		if (!NextBatch(st, &batch, &why))
 			break;
 		rc = backend->query_add(st->dev->handle, &batch);
+		if (st->par != NULL)
+			QueryParallelRelease(st->par);
 		if (rc != GPUOPS_OK)
 			return rc;
 		backend->query_stats(st->dev->handle, &st->stats);
 		if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
 			break;
 	}
-	QueryReaderStatsGet(st->reader, &st->rstats);
-	st->rstats.pages -= base.pages;
-	st->rstats.rows -= base.rows;
-	st->rstats.batches -= base.batches;
-	st->rstats.read_ms -= base.read_ms;
-	st->rstats.walk_ms -= base.walk_ms;
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	RunReadStats(st, &base);
+	if (st->workers_launched > 0 || st->plan->nworkers > 0)
+		st->rstats.read_ms = INSTR_TIME_GET_MILLISEC(end); /* the leader's whole loop */
 	if (why != NULL)
 	{
 		Escape(st, why);
@@ -234,11 +379,15 @@ GpuQueryRun(GpuQueryState *st)
 		Escape(st, "a scan the reader cannot take (snapshot, direction)");
 		return;
 	}
-	if (st->reader == NULL)
-		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols, gpuops_reader_threads,
-									  BatchRows(st), st->run_cxt);
-	else
-		QueryReaderRescan(st->reader);
+	if (!ParallelBegin(st))
+	{
+		if (st->reader == NULL)
+			SerialReader(st);
+		else
+			QueryReaderRescan(st->reader);
+	}
+	else if (st->reader != NULL)
+		QueryReaderRescan(st->reader); /* a later fallback restarts it */
 	if (primary == NULL)
 		primary = cpu;
 	rc = RunOn(st, primary, false);
@@ -257,7 +406,10 @@ GpuQueryRun(GpuQueryState *st)
 void
 GpuQueryEndRun(GpuQueryState *st)
 {
+	QueryReaderStats ignored;
+
 	st->dev->end();
+	ParallelEnd(st, &ignored);
 	if (st->reader != NULL)
 		QueryReaderEnd(st->reader);
 	st->reader = NULL;

@@ -1,0 +1,478 @@
+/*
+ * query_parallel.cpp
+ *    GpuQuery's parallel read (query_parallel.h): workers walk their share
+ *    of the table into shared slots, the leader ships them.
+ *
+ * The dynamic shared memory holds three things: the shared state (the
+ * columns to read, the slots' states under a spinlock, two condition
+ * variables, the workers' figures and a stopping reason), the parallel
+ * table scan (its block allocator and the serialized snapshot), and the
+ * slots themselves, each one batch of columns laid out the same way in
+ * every process.  A slot goes FREE -> FILLING (a worker copies its
+ * reader's batch in) -> FULL -> TAKEN (the leader hands it to the device)
+ * -> FREE.  The leader waits on `filled` (a slot was filled, a worker
+ * finished or stopped the read), a worker on `freed` (a slot was freed,
+ * or the leader asked them to stop).
+ *
+ * No frame here holds an object with a destructor: ereport may leave any
+ * of them (a cancel in a wait, a worker's error raised in the leader).
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+}
+
+#include "boundary.h"
+#include "query_parallel.h"
+
+#define QP_KEY_SHARED UINT64CONST(0x6770755100000001)
+#define QP_KEY_PSCAN UINT64CONST(0x6770755100000002)
+#define QP_KEY_SLOTS UINT64CONST(0x6770755100000003)
+#define QP_WHY_LEN 128
+#define QP_POLL_MS 20 /* the leader's wait: how often it looks at the workers' status */
+
+typedef enum QPSlotState
+{
+	QP_FREE = 0,
+	QP_FILLING,
+	QP_FULL,
+	QP_TAKEN
+} QPSlotState;
+
+typedef struct QPSlot
+{
+	QPSlotState state;
+	uint32 nrows;
+	uint32 null_mask; /* column c has NULLs (its null bytes were copied) */
+} QPSlot;
+
+typedef struct QPShared
+{
+	Oid relid;
+	int ncols;
+	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
+	uint32 slot_rows;
+	int worker_threads;
+	int nslots;
+	Size slot_bytes;
+	Size data_off[GPUOPS_QUERY_MAX_COLS]; /* words, or bytes16, within a slot */
+	Size null_off[GPUOPS_QUERY_MAX_COLS];
+
+	slock_t mutex; /* everything below */
+	ConditionVariable filled;
+	ConditionVariable freed;
+	int finished;		  /* workers that have ended (read to the end, or stopped) */
+	bool stop;			  /* the leader wants no more batches */
+	char why[QP_WHY_LEN]; /* a worker's reader stopped the read: why ("": it did not) */
+	QueryReaderStats sum; /* the finished workers' reading, summed */
+	QPSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} QPShared;
+
+struct QueryParallel
+{
+	ParallelContext *pcxt; /* NULL once ended */
+	QPShared *sh;
+	char *slots;
+	ParallelTableScanDesc pscan;
+	Relation rel;
+	TableScanDesc leader_scan;
+	int launched;
+	int held; /* the slot the leader holds, or -1 */
+	int next; /* where the leader looks for a filled slot first */
+	bool workers_gone;
+	char why[QP_WHY_LEN];
+};
+
+/* A slot's layout for these columns and rows: its bytes; each column's offsets. */
+static Size
+SlotLayout(const QueryReadColumn *cols, int ncols, uint32 rows, Size *data_off, Size *null_off)
+{
+	Size off = 0;
+
+	for (int c = 0; c < ncols; c++)
+	{
+		bool bytes = cols[c].form == QCOL_TEXT16 || cols[c].form == QCOL_BPCHAR16;
+
+		data_off[c] = off;
+		off += MAXALIGN((Size) rows * (bytes ? 16 : 8));
+		null_off[c] = off;
+		off += MAXALIGN((Size) rows);
+	}
+	return off;
+}
+
+static char *
+SlotBase(char *slots, const QPShared *sh, int s)
+{
+	return slots + (Size) s * sh->slot_bytes;
+}
+
+bool
+QueryParallelPossible(void)
+{
+	return IsInParallelMode() && !IsParallelWorker() && max_parallel_workers > 0;
+}
+
+QueryParallel *
+QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
+				   int nworkers, uint32 slot_rows, int worker_threads)
+{
+	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
+	int nslots = nworkers + 2; /* a slot per worker filling, two for the leader to ship */
+	Size data_off[GPUOPS_QUERY_MAX_COLS], null_off[GPUOPS_QUERY_MAX_COLS];
+	Size slot_bytes = SlotLayout(cols, ncols, slot_rows, data_off, null_off);
+	Size shared_bytes = add_size(offsetof(QPShared, slots), mul_size(sizeof(QPSlot), nslots));
+	Size pscan_bytes = table_parallelscan_estimate(rel, snapshot);
+	ParallelContext *pcxt;
+	QPShared *sh;
+
+	Assert(nworkers > 0 && ncols <= GPUOPS_QUERY_MAX_COLS);
+	pcxt = CreateParallelContext("gpuops", "gpuops_query_read_main", nworkers);
+	shm_toc_estimate_chunk(&pcxt->estimator, shared_bytes);
+	shm_toc_estimate_chunk(&pcxt->estimator, pscan_bytes);
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(slot_bytes, nslots));
+	shm_toc_estimate_keys(&pcxt->estimator, 3);
+	InitializeParallelDSM(pcxt);
+
+	sh = (QPShared *) shm_toc_allocate(pcxt->toc, shared_bytes);
+	memset(sh, 0, shared_bytes);
+	sh->relid = RelationGetRelid(rel);
+	sh->ncols = ncols;
+	memcpy(sh->cols, cols, sizeof(QueryReadColumn) * ncols);
+	sh->slot_rows = slot_rows;
+	sh->worker_threads = worker_threads;
+	sh->nslots = nslots;
+	sh->slot_bytes = slot_bytes;
+	memcpy(sh->data_off, data_off, sizeof(data_off));
+	memcpy(sh->null_off, null_off, sizeof(null_off));
+	SpinLockInit(&sh->mutex);
+	ConditionVariableInit(&sh->filled);
+	ConditionVariableInit(&sh->freed);
+	shm_toc_insert(pcxt->toc, QP_KEY_SHARED, sh);
+
+	qp->pscan = (ParallelTableScanDesc) shm_toc_allocate(pcxt->toc, pscan_bytes);
+	table_parallelscan_initialize(rel, qp->pscan, snapshot);
+	shm_toc_insert(pcxt->toc, QP_KEY_PSCAN, qp->pscan);
+	qp->slots = (char *) shm_toc_allocate(pcxt->toc, mul_size(slot_bytes, nslots));
+	shm_toc_insert(pcxt->toc, QP_KEY_SLOTS, qp->slots);
+
+	/* without dynamic shared memory none start, and the leader reads it all */
+	LaunchParallelWorkers(pcxt);
+	qp->pcxt = pcxt;
+	qp->sh = sh;
+	qp->rel = rel;
+	qp->launched = pcxt->nworkers_launched;
+	qp->held = -1;
+	return qp;
+}
+
+TableScanDesc
+QueryParallelLeaderScan(QueryParallel *qp)
+{
+	if (qp->leader_scan == NULL)
+		qp->leader_scan = table_beginscan_parallel(qp->rel, qp->pscan);
+	return qp->leader_scan;
+}
+
+int
+QueryParallelLaunched(const QueryParallel *qp)
+{
+	return qp->launched;
+}
+
+const char *
+QueryParallelEscape(const QueryParallel *qp)
+{
+	return qp->why[0] != '\0' ? qp->why : NULL;
+}
+
+/* The batch in slot s, as the device takes it. */
+static void
+SlotBatch(QueryParallel *qp, int s, GpuopsQueryBatch *batch)
+{
+	const QPShared *sh = qp->sh;
+	const QPSlot *slot = &sh->slots[s];
+	char *base = SlotBase(qp->slots, sh, s);
+
+	memset(batch, 0, sizeof(*batch));
+	batch->nrows = slot->nrows;
+	batch->cols.ncols = sh->ncols;
+	batch->cols.nrows = slot->nrows;
+	for (int c = 0; c < sh->ncols; c++)
+	{
+		uint64 *data = (uint64 *) (base + sh->data_off[c]);
+
+		if (sh->cols[c].form == QCOL_TEXT16 || sh->cols[c].form == QCOL_BPCHAR16)
+			batch->bytes16[c] = data;
+		else
+			batch->cols.words[c] = data;
+		batch->cols.nulls[c] = (slot->null_mask & (1u << c)) ? (uint8 *) (base + sh->null_off[c])
+															 : NULL;
+	}
+}
+
+/*
+ * Whether every launched worker has stopped running (each one that ended
+ * cleanly counted itself in `finished` first; one that failed to start, or
+ * failed, did not).
+ */
+static bool
+WorkersStopped(QueryParallel *qp)
+{
+	for (int i = 0; i < qp->launched; i++)
+	{
+		pid_t pid;
+
+		if (GetBackgroundWorkerPid(qp->pcxt->worker[i].bgwhandle, &pid) != BGWH_STOPPED)
+			return false;
+	}
+	return true;
+}
+
+QueryParallelNextResult
+QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch, bool wait)
+{
+	QPShared *sh = qp->sh;
+	QueryParallelNextResult result = QP_NONE_NOW;
+	int polls = 0;
+
+	if (qp->held >= 0)
+		elog(ERROR, "gpuops: GpuQuery's parallel read: a batch not released");
+	if (qp->pcxt == NULL)
+		return QP_DONE;
+	for (;;)
+	{
+		int found = -1, finished;
+
+		SpinLockAcquire(&sh->mutex);
+		for (int k = 0; k < sh->nslots && found < 0; k++)
+		{
+			int s = (qp->next + k) % sh->nslots;
+
+			if (sh->slots[s].state == QP_FULL)
+			{
+				sh->slots[s].state = QP_TAKEN;
+				found = s;
+			}
+		}
+		finished = sh->finished;
+		if (found < 0 && sh->why[0] != '\0')
+			strlcpy(qp->why, sh->why, sizeof(qp->why));
+		SpinLockRelease(&sh->mutex);
+		if (found >= 0)
+		{
+			qp->held = found;
+			qp->next = (found + 1) % sh->nslots;
+			SlotBatch(qp, found, batch);
+			result = QP_BATCH;
+			break;
+		}
+		if (qp->why[0] != '\0')
+		{
+			result = QP_ESCAPE;
+			break;
+		}
+		if (finished >= qp->launched || qp->workers_gone)
+		{
+			result = QP_DONE;
+			break;
+		}
+		if (!wait)
+			break;
+		/*
+		 * A worker that failed raised its error here (the wait checks for
+		 * interrupts, which handles the workers' messages); one that never
+		 * started claimed no page.  Once every worker has stopped,
+		 * PostgreSQL says which it was, and the rest is done.
+		 */
+		if (++polls % 5 == 0 && WorkersStopped(qp))
+		{
+			WaitForParallelWorkersToFinish(qp->pcxt);
+			qp->workers_gone = true;
+			continue;
+		}
+		ConditionVariableTimedSleep(&sh->filled, QP_POLL_MS, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return result;
+}
+
+void
+QueryParallelRelease(QueryParallel *qp)
+{
+	QPShared *sh = qp->sh;
+
+	if (qp->held < 0)
+		return;
+	SpinLockAcquire(&sh->mutex);
+	sh->slots[qp->held].state = QP_FREE;
+	SpinLockRelease(&sh->mutex);
+	qp->held = -1;
+	ConditionVariableSignal(&sh->freed);
+}
+
+void
+QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers)
+{
+	QPShared *sh = qp->sh;
+
+	memset(workers, 0, sizeof(*workers));
+	if (qp->pcxt == NULL)
+		return;
+	SpinLockAcquire(&sh->mutex);
+	sh->stop = true;
+	SpinLockRelease(&sh->mutex);
+	ConditionVariableBroadcast(&sh->freed);
+	WaitForParallelWorkersToFinish(qp->pcxt);
+	*workers = sh->sum;
+	if (qp->leader_scan != NULL)
+		table_endscan(qp->leader_scan);
+	qp->leader_scan = NULL;
+	DestroyParallelContext(qp->pcxt);
+	qp->pcxt = NULL;
+	qp->held = -1;
+}
+
+/* ---- the workers ---- */
+
+/* A free slot, now the caller's (FILLING), or -1 when the leader asked to stop. */
+static int
+TakeFreeSlot(QPShared *sh)
+{
+	int found = -1;
+
+	ConditionVariablePrepareToSleep(&sh->freed);
+	for (;;)
+	{
+		bool stop;
+
+		SpinLockAcquire(&sh->mutex);
+		stop = sh->stop;
+		for (int s = 0; s < sh->nslots && !stop && found < 0; s++)
+			if (sh->slots[s].state == QP_FREE)
+			{
+				sh->slots[s].state = QP_FILLING;
+				found = s;
+			}
+		SpinLockRelease(&sh->mutex);
+		if (stop || found >= 0)
+			break;
+		ConditionVariableSleep(&sh->freed, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return found;
+}
+
+/* Copies the reader's batch into slot s and hands it to the leader. */
+static void
+FillSlot(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch)
+{
+	char *base = SlotBase(slots, sh, s);
+	uint32 mask = 0;
+
+	for (int c = 0; c < sh->ncols; c++)
+	{
+		bool bytes = sh->cols[c].form == QCOL_TEXT16 || sh->cols[c].form == QCOL_BPCHAR16;
+
+		if (bytes)
+			memcpy(base + sh->data_off[c], batch->bytes16[c], (Size) batch->nrows * 16);
+		else
+			memcpy(base + sh->data_off[c], batch->cols.words[c], (Size) batch->nrows * 8);
+		if (batch->cols.nulls[c] != NULL)
+		{
+			memcpy(base + sh->null_off[c], batch->cols.nulls[c], batch->nrows);
+			mask |= 1u << c;
+		}
+	}
+	SpinLockAcquire(&sh->mutex);
+	sh->slots[s].nrows = batch->nrows;
+	sh->slots[s].null_mask = mask;
+	sh->slots[s].state = QP_FULL;
+	SpinLockRelease(&sh->mutex);
+	ConditionVariableSignal(&sh->filled);
+}
+
+static bool
+StopAsked(QPShared *sh)
+{
+	bool stop;
+
+	SpinLockAcquire(&sh->mutex);
+	stop = sh->stop;
+	SpinLockRelease(&sh->mutex);
+	return stop;
+}
+
+static void
+ReadMain(dsm_segment *, shm_toc *toc)
+{
+	QPShared *sh = (QPShared *) shm_toc_lookup(toc, QP_KEY_SHARED, false);
+	ParallelTableScanDesc pscan = (ParallelTableScanDesc) shm_toc_lookup(toc, QP_KEY_PSCAN, false);
+	char *slots = (char *) shm_toc_lookup(toc, QP_KEY_SLOTS, false);
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuQuery worker reader",
+											  ALLOCSET_DEFAULT_SIZES);
+	Relation rel = table_open(sh->relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan_parallel(rel, pscan);
+	QueryReader *reader = NULL;
+	GpuopsQueryBatch batch;
+	QueryReaderStats stats;
+	const char *why = NULL;
+
+	if (!QueryReaderUsable(scan))
+		why = "a scan the reader cannot take (snapshot, direction)";
+	else
+		reader = QueryReaderBegin(scan, sh->cols, sh->ncols, sh->worker_threads, sh->slot_rows,
+								  cxt);
+	while (reader != NULL && !StopAsked(sh) && QueryReaderNext(reader, &batch, &why))
+	{
+		int s = TakeFreeSlot(sh);
+
+		if (s < 0)
+			break;
+		FillSlot(sh, slots, s, &batch);
+	}
+	memset(&stats, 0, sizeof(stats));
+	if (reader != NULL)
+	{
+		QueryReaderStatsGet(reader, &stats);
+		QueryReaderEnd(reader);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	SpinLockAcquire(&sh->mutex);
+	if (why != NULL && sh->why[0] == '\0')
+	{
+		strlcpy(sh->why, why, sizeof(sh->why));
+		sh->stop = true;
+	}
+	sh->finished++;
+	sh->sum.pages += stats.pages;
+	sh->sum.rows += stats.rows;
+	sh->sum.batches += stats.batches;
+	sh->sum.read_ms += stats.read_ms;
+	sh->sum.walk_ms += stats.walk_ms;
+	sh->sum.threads += stats.threads;
+	SpinLockRelease(&sh->mutex);
+	ConditionVariableBroadcast(&sh->filled);
+	if (why != NULL)
+		ConditionVariableBroadcast(&sh->freed);
+	MemoryContextDelete(cxt);
+}
+
+extern "C" PGDLLEXPORT void
+gpuops_query_read_main(dsm_segment *seg, shm_toc *toc)
+{
+	GpuopsGuard("GpuQuery's parallel read", ReadMain, seg, toc);
+}

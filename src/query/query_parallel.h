@@ -1,0 +1,96 @@
+/*
+ * query_parallel.h
+ *    GpuQuery's parallel read: PostgreSQL parallel workers each walk their
+ *    share of the fact table's pages (the parallel block allocator, under
+ *    the query's snapshot) with their own reader (query_reader.h) and hand
+ *    the batches to the leader through slots in the parallel context's
+ *    dynamic shared memory; only the leader touches the device.
+ *
+ * Why: one backend walking every page (heapgetpage, a pin, the visibility
+ * of each line pointer) reads about 0.6M pages a second however many
+ * threads deform them (doc/gpuquery.md, "Measured"); the device takes the
+ * columns far faster.  The walk is serial in one process, so the only way
+ * to split it is more processes under the same snapshot, as a Parallel
+ * Seq Scan does.  No Gather is planned: the node starts its workers itself
+ * (CreateParallelContext) and they return no tuple, only column batches.
+ *
+ * The leader reads too: it ships every batch a worker has filled, and
+ * reads a small batch of its own share only when none waits, so the
+ * workers rarely wait for a free slot.  Blocks are handed out as each
+ * process asks for them, so a worker that never starts leaves nothing
+ * unread; a worker's error is raised in the leader (PostgreSQL's parallel
+ * machinery), and a value a worker's reader cannot turn into words stops
+ * the read with its reason, as the leader's own reader does.
+ *
+ * Every wait (the leader's for a filled slot, a worker's for a free one)
+ * is on a condition variable and can be cancelled.  The context lives
+ * from QueryParallelBegin to QueryParallelEnd, within one run of the node:
+ * never past the end of the executor's parallel mode; an error leaves it
+ * to the transaction's abort (AtEOXact_Parallel), which stops the workers.
+ */
+#ifndef GPUOPS_QUERY_PARALLEL_H
+#define GPUOPS_QUERY_PARALLEL_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "storage/dsm.h"
+#include "storage/shm_toc.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+}
+
+#include "gpuops_query.h"
+#include "query_reader.h"
+
+typedef struct QueryParallel QueryParallel;
+
+/* Whether a GpuQuery run may start workers now (parallel mode, not a worker). */
+extern bool QueryParallelPossible(void);
+
+/*
+ * Starts up to nworkers workers reading rel's pages under `snapshot` into
+ * slots of slot_rows rows, each worker with worker_threads reader threads.
+ * Memory in the current context.  The leader reads its own share through
+ * QueryParallelLeaderScan.
+ */
+extern QueryParallel *QueryParallelBegin(Relation rel, Snapshot snapshot,
+										 const QueryReadColumn *cols, int ncols, int nworkers,
+										 uint32 slot_rows, int worker_threads);
+
+/* A scan of the same pages (the same block allocator) for the leader's own reader. */
+extern TableScanDesc QueryParallelLeaderScan(QueryParallel *qp);
+
+/* Workers started. */
+extern int QueryParallelLaunched(const QueryParallel *qp);
+
+typedef enum QueryParallelNextResult
+{
+	QP_BATCH = 0, /* *batch is a worker's, valid until QueryParallelRelease */
+	QP_NONE_NOW,  /* none waits (only without wait) */
+	QP_DONE,	  /* every worker has finished and every batch was taken */
+	QP_ESCAPE	  /* a worker's reader stopped: QueryParallelEscape says why */
+} QueryParallelNextResult;
+
+/*
+ * The next batch a worker filled.  With wait, waits (interruptibly) until
+ * one is filled or every worker has finished.  The batch is the caller's
+ * until QueryParallelRelease, which must come before the next call.
+ */
+extern QueryParallelNextResult QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch,
+												 bool wait);
+extern void QueryParallelRelease(QueryParallel *qp);
+extern const char *QueryParallelEscape(const QueryParallel *qp);
+
+/*
+ * Stops the workers (when they have not finished), waits for them to exit
+ * and ends the context; *workers gets their reading summed (pages, rows,
+ * batches, read and walk time).  Idempotent.
+ */
+extern void QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers);
+
+/* The workers' entry point (CreateParallelContext's function). */
+extern "C" PGDLLEXPORT void gpuops_query_read_main(dsm_segment *seg, shm_toc *toc);
+
+#endif /* GPUOPS_QUERY_PARALLEL_H */
