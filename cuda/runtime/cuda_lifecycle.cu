@@ -147,6 +147,30 @@ gpuops_cuda_idle(int release_context, int may_wait) noexcept
 	return the_runtime->idle(release_context != 0, may_wait != 0) ? 1 : 0;
 }
 
+extern "C" int
+gpuops_cuda_host_register(void *p, size_t bytes) noexcept
+{
+	using gpuops::cuda::the_runtime;
+
+	/* only on the context the runtime made (device 0), never while it is being made */
+	if (p == nullptr || bytes == 0 || gpuops_cuda_prewarm_pending() || the_runtime == nullptr ||
+		!the_runtime->initialized() || the_runtime->broken())
+		return 0;
+	if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess)
+	{
+		(void) cudaGetLastError(); /* not sticky: the copies just stay pageable */
+		return 0;
+	}
+	return 1;
+}
+
+extern "C" void
+gpuops_cuda_host_unregister(void *p) noexcept
+{
+	if (cudaHostUnregister(p) != cudaSuccess)
+		(void) cudaGetLastError();
+}
+
 extern "C" uint64_t
 gpuops_cuda_total_memory(void) noexcept
 {

@@ -217,6 +217,19 @@ GpuopsPlanningAllowed(void)
 }
 
 bool
+GpuopsPinHostMemory(void *p, Size bytes)
+{
+	/* no CUDA context (the CPU engine, none made yet): nothing to pin for */
+	return gpuops_cuda_host_register(p, bytes) != 0;
+}
+
+void
+GpuopsUnpinHostMemory(void *p)
+{
+	gpuops_cuda_host_unregister(p);
+}
+
+bool
 GpuopsUseCuda(void)
 {
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)

@@ -26,6 +26,14 @@ extern bool GpuopsGpuPresent(void);
 extern bool GpuopsUseCuda(void);
 
 /*
+ * Pins host memory the CUDA engine will copy batches from, when the
+ * primary engine is CUDA and its context is up (after a device call);
+ * false: left pageable.  Unpin before the memory goes away.
+ */
+extern bool GpuopsPinHostMemory(void *p, Size bytes);
+extern void GpuopsUnpinHostMemory(void *p);
+
+/*
  * Device sessions (device_sessions.cpp): the shared-memory count of the
  * processes that hold a CUDA context.  Init from _PG_init; Acquire counts
  * this process in, waiting up to gpuops.device_session_wait; false (after a

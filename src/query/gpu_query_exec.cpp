@@ -240,6 +240,11 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Read Time", "ms", st->rstats.read_ms, 3, es);
+		if (st->workers_launched > 0)
+		{
+			ExplainPropertyFloat("Workers Read Time", "ms", st->workers_read_ms, 3, es);
+			ExplainPropertyBool("Slots Pinned", st->slots_pinned, es);
+		}
 		ExplainPropertyFloat("Walk Time", "ms", st->rstats.walk_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);

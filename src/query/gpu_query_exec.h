@@ -49,6 +49,8 @@ typedef struct GpuQueryState : GpuopsNode
 	MemoryContext par_cxt;		/* both, for one run */
 	bool own_done;				/* the leader's reader reached the end */
 	int workers_launched;		/* EXPLAIN ANALYZE: the last run's */
+	bool slots_pinned;			/* and whether their slots were pinned */
+	double workers_read_ms;		/* and their time reading, summed */
 	char par_why[128];			/* a worker's reason to escape */
 	PlanState *escape_ps;		/* PostgreSQL's plan of the block */
 

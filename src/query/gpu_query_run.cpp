@@ -166,9 +166,15 @@ ParallelBegin(GpuQueryState *st)
 	st->par_cxt = AllocSetContextCreate(st->run_cxt, "GpuQuery parallel read",
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(st->par_cxt);
-	st->par = QueryParallelBegin(st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols,
-								 st->plan->ncols, nworkers, slot_rows,
-								 gpuops_reader_threads / (nworkers + 1));
+	/*
+	 * The reader threads are shared out among the processes, at least one
+	 * each (a worker alone both walks and deforms: the deforming then
+	 * bounds it), none where there are none (CI's mode).
+	 */
+	st->par = QueryParallelBegin(
+		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->plan->ncols, nworkers,
+		slot_rows, gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0);
+	st->slots_pinned = false;
 	/* the leader's own batches are small: it ships the workers' first */
 	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,
 										 st->plan->ncols, 0, Max(slot_rows / 4, 1024u) & ~7u,
@@ -246,6 +252,7 @@ RunReadStats(GpuQueryState *st, const QueryReaderStats *base)
 		st->rstats.batches += w.batches;
 		st->rstats.walk_ms += w.walk_ms; /* the processes' walks together */
 		st->rstats.threads += w.threads;
+		st->workers_read_ms = w.read_ms;
 		return;
 	}
 	QueryReaderStatsGet(st->reader, &st->rstats);
@@ -291,6 +298,9 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	rc = backend->query_begin(&settings, &spec, &st->dev->handle);
 	if (rc != GPUOPS_OK)
 		return rc;
+	/* the CUDA engine's context is up now: the workers' slots copy at pinned speed */
+	if (st->par != NULL && backend == gpuops_cuda_device()->query)
+		st->slots_pinned = QueryParallelPin(st->par);
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{

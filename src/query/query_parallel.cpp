@@ -35,6 +35,7 @@ extern "C" {
 }
 
 #include "boundary.h"
+#include "device.h"
 #include "query_parallel.h"
 
 #define QP_KEY_SHARED UINT64CONST(0x6770755100000001)
@@ -92,6 +93,7 @@ struct QueryParallel
 	int held; /* the slot the leader holds, or -1 */
 	int next; /* where the leader looks for a filled slot first */
 	bool workers_gone;
+	bool pinned; /* the slots are pinned for the CUDA engine */
 	char why[QP_WHY_LEN];
 };
 
@@ -184,6 +186,28 @@ QueryParallelLeaderScan(QueryParallel *qp)
 	if (qp->leader_scan == NULL)
 		qp->leader_scan = table_beginscan_parallel(qp->rel, qp->pscan);
 	return qp->leader_scan;
+}
+
+/* on_dsm_detach: before the segment is unmapped, also at an abort */
+static void
+UnpinSlots(dsm_segment *, Datum arg)
+{
+	GpuopsUnpinHostMemory(DatumGetPointer(arg));
+}
+
+bool
+QueryParallelPin(QueryParallel *qp)
+{
+	QPShared *sh = qp->sh;
+
+	/* no segment (no dynamic shared memory: the leader reads alone), or no worker */
+	if (qp->pinned || qp->pcxt == NULL || qp->pcxt->seg == NULL || qp->launched == 0)
+		return qp->pinned;
+	if (!GpuopsPinHostMemory(qp->slots, mul_size(sh->slot_bytes, sh->nslots)))
+		return false;
+	on_dsm_detach(qp->pcxt->seg, UnpinSlots, PointerGetDatum(qp->slots));
+	qp->pinned = true;
+	return true;
 }
 
 int

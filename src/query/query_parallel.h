@@ -62,6 +62,13 @@ extern QueryParallel *QueryParallelBegin(Relation rel, Snapshot snapshot,
 /* A scan of the same pages (the same block allocator) for the leader's own reader. */
 extern TableScanDesc QueryParallelLeaderScan(QueryParallel *qp);
 
+/*
+ * Pins the slots for the CUDA engine's copies (after its first device
+ * call); they are unpinned when the context's shared memory is detached,
+ * at QueryParallelEnd or at an abort.  Whether they are pinned.
+ */
+extern bool QueryParallelPin(QueryParallel *qp);
+
 /* Workers started. */
 extern int QueryParallelLaunched(const QueryParallel *qp);
 

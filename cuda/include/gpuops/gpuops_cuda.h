@@ -60,6 +60,16 @@ extern int gpuops_cuda_prewarm_pending(void) GPUOPS_NOEXCEPT;
  */
 extern int gpuops_cuda_idle(int release_context, int may_wait) GPUOPS_NOEXCEPT;
 
+/*
+ * Pins host memory that batches will be copied from (cudaHostRegister: a
+ * parallel query's shared memory, which copies from pageable memory at
+ * about 8 GB/s, pinned at 55), once the context is up (after a device
+ * call); 1 when pinned, 0 when left as it was (no context yet, a failure).
+ * The caller unregisters it before the memory goes away.
+ */
+extern int gpuops_cuda_host_register(void *p, size_t bytes) GPUOPS_NOEXCEPT;
+extern void gpuops_cuda_host_unregister(void *p) GPUOPS_NOEXCEPT;
+
 /* The GPU's memory in bytes (0 without a usable GPU); creates no context. */
 extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;
 
