@@ -8,13 +8,14 @@
  *    gpu_query_inputs.cpp.
  *
  * Cost.  The table's pages are read as a sequential scan reads them (the
- * same disk term), plus gpuops.query_page_cost per page for the backend's
- * part (visibility, pins); its rows are turned into words on reader
- * threads (gpuops.tuple_cost each, divided among them), copied to the
- * device (gpuops.transfer_cost per MB) where filtering and grouping cost
- * next to nothing; then each group is finished and emitted.  Parallel
- * plans divide only their CPU part among processes, so on a large table
- * the reading decides.
+ * same disk term), plus gpuops.query_page_cost per page for the walk
+ * (visibility, pins); each value read is turned into a word for about an
+ * operator's cost (cpu_operator_cost); both are divided among the reader
+ * threads (the deforming) or, with workers, among the processes (the walk
+ * too).  The words are copied to the device (gpuops.transfer_cost per MB),
+ * where filtering and grouping cost next to nothing; then each group is
+ * finished and emitted.  PostgreSQL's parallel plans divide only their
+ * CPU part among processes too, so on a large table the reading decides.
  *
  * The escape plan (gpu_query.h) is PostgreSQL's serial aggregation over
  * the table's cheapest path, made here as a fresh path in no pathlist (so
@@ -105,7 +106,7 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	double tuples = Max(input_rel->tuples, 0.0);
 	double groups;
 	double seq_page_cost_spc;
-	double read, copy, device;
+	double read, deform, copy, device;
 	QualCost having_cost;
 	Path *escape;
 	PlanFields fields;
@@ -127,13 +128,15 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	get_tablespace_page_costs(input_rel->reltablespace, NULL, &seq_page_cost_spc);
 	plan->nworkers = QueryWorkers(root, input_rel);
+	/* a value turned into a word costs about what an operator does */
+	deform = tuples * plan->ncols * cpu_operator_cost;
 	if (plan->nworkers > 0)
 		/* each process walks and deforms its share; the disk term is whole, as for PostgreSQL's */
 		read = pages * seq_page_cost_spc + parallel_setup_cost +
-			(pages * gpuops_query_page_cost + tuples * gpuops_tuple_cost) / (plan->nworkers + 1);
+			(pages * gpuops_query_page_cost + deform) / (plan->nworkers + 1);
 	else
 		read = pages * (seq_page_cost_spc + gpuops_query_page_cost) +
-			tuples * gpuops_tuple_cost / Max(Min(gpuops_reader_threads, 16), 1);
+			deform / Max(Min(gpuops_reader_threads, 16), 1);
 	copy = tuples * b->row_bytes / (1024.0 * 1024.0) * gpuops_transfer_cost;
 	device = tuples * Max(b->program_steps, 1) * cpu_operator_cost * 0.01;
 	cost_qual_eval(&having_cost, (List *) extra->havingQual, root);

@@ -234,6 +234,17 @@ DeformTuple(const QueryDeformShape *shape, const QueryDeformOut *out, HeapTupleH
 	return NULL;
 }
 
+#define QUERY_DEFORM_PREFETCH 8 /* tuples ahead */
+
+static inline void
+PrefetchTuple(Page page, OffsetNumber off)
+{
+	const char *p = (const char *) PageGetItem(page, PageGetItemId(page, off));
+
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + 64);
+}
+
 void
 QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page page,
 				const OffsetNumber *offs, int n, uint32 row, QueryDeformResult *res) noexcept
@@ -241,11 +252,24 @@ QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page p
 	res->null_mask = 0;
 	res->escape = NULL;
 	res->escape_row = 0;
+	/*
+	 * The first touch of each tuple misses the cache (the pages were read
+	 * by another process, or long ago), and without a hint that miss was
+	 * 85% of the time (perf, one int8 column: ~120 ns a row against 53 for
+	 * a count(*) that reads only line pointers).  Ask for the tuples a few
+	 * rows ahead, and their second cache line, so the misses overlap.
+	 */
+	for (int i = 0; i < Min(n, QUERY_DEFORM_PREFETCH); i++)
+		PrefetchTuple(page, offs[i]);
 	for (int i = 0; i < n; i++)
 	{
 		ItemId lp = PageGetItemId(page, offs[i]);
 		HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(page, lp);
-		const char *why = DeformTuple(shape, out, tup, row + i, res);
+		const char *why;
+
+		if (i + QUERY_DEFORM_PREFETCH < n)
+			PrefetchTuple(page, offs[i + QUERY_DEFORM_PREFETCH]);
+		why = DeformTuple(shape, out, tup, row + i, res);
 
 		if (why != NULL)
 		{
