@@ -109,6 +109,26 @@ SELECT count(DISTINCT (b.rows, b.checksum)) AS results, min(b.rows) AS rows, boo
 FROM (VALUES (0, 8), (1, 4096), (2, 1000), (4, 65536)) p(t, br),
      qr_bench('qr', '{1,4,9,14,17,18,11,15}', p.t, p.br) b;
 
+-- numerics of every shape the decoders take (a short header with up to 4
+-- base-10000 digits takes the fast path, the rest the general one):
+-- weights, scales, signs, zeros, the 2^58 and int64 edges; the reader's
+-- words against PostgreSQL's values
+CREATE TABLE qr_nums AS
+SELECT row_number() OVER () AS id, v FROM (
+  SELECT ((CASE WHEN i % 2 = 0 THEN -1 ELSE 1 END) * ((i * 7919) % 1000003)::numeric
+          * 10::numeric ^ ((i % 45) - 25))::numeric AS v FROM generate_series(1, 20000) i
+  UNION ALL SELECT (10::numeric ^ k) * m FROM generate_series(-30, 25) k,
+                   (VALUES (1), (-1), (7), (9999), (123456789)) x(m)
+  UNION ALL SELECT trunc(288230376151711743::numeric / 10::numeric ^ k, 30) + d
+            FROM generate_series(0, 18) k, generate_series(-2, 2) d
+  UNION ALL SELECT 9223372036854775807::numeric + d FROM generate_series(-2, 2) d
+  UNION ALL SELECT v::numeric FROM (VALUES ('0'), ('0.000'), ('-0.00'), ('NaN'), ('1e-30'),
+                                           ('1.5e20'), ('0.00010'), ('-10000.5')) y(v)) z;
+SELECT count(*) AS numerics, count(*) FILTER (WHERE r.v[2] IS DISTINCT FROM qr_num(n.v)) AS mismatches,
+       count(*) FILTER (WHERE r.v[2] = 'unknown') AS unknown
+FROM qr_rows('qr_nums', '{1,2}', 2, 4096) r(v) JOIN qr_nums n ON n.id::text = r.v[1];
+DROP TABLE qr_nums;
+
 -- values with no device form stop the read with a reason, after the batches
 -- before them: a text over 16 bytes, a compressed one
 CREATE TABLE qr_esc (id int4, t text, c bpchar(30));

@@ -159,11 +159,71 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 	return rc;
 }
 
+/*
+ * The common case of GpuopsNumericExprWord, without 128-bit arithmetic: a
+ * short header and at most 4 base-10000 digits, in place.  The digits as
+ * one integer n, its value n x 10^-s with s = 4 (ndigits - 1 - weight);
+ * trailing decimal zeros dropped while s > 0 (the tight scale), a negative
+ * s multiplied out.  False where the general path must decide.
+ */
+static inline bool
+ShortNumericWord(const char *p, uint64 *word)
+{
+	const char *data;
+	uint16 header;
+	int ndigits, weight, s;
+	int64 n = 0;
+
+	if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
+		return false;
+	data = VARDATA_ANY(p);
+	ndigits = (int) ((VARSIZE_ANY_EXHDR(p) - sizeof(uint16)) / sizeof(int16));
+	memcpy(&header, data, sizeof(uint16));
+	if ((header & NUM_SIGN_MASK) != NUM_SHORT || ndigits > 4)
+		return false;
+	weight = (header & NUM_SHORT_WEIGHT_SIGN_MASK ? ~NUM_SHORT_WEIGHT_MASK : 0) |
+		(header & NUM_SHORT_WEIGHT_MASK);
+	for (int i = 0; i < ndigits; i++)
+	{
+		int16 d;
+
+		memcpy(&d, data + sizeof(uint16) + i * sizeof(int16), sizeof(int16));
+		n = n * 10000 + d;
+	}
+	if (n == 0)
+	{
+		*word = gpuops::expr_num_word(0, 0);
+		return true;
+	}
+	s = 4 * (ndigits - 1 - weight);
+	while (s > 0 && n % 10 == 0)
+	{
+		n /= 10;
+		s--;
+	}
+	if (s < 0)
+	{
+		/* n < 10^16: past 10^18 the value overflows int64, as the general path finds */
+		if (-s > 18 || (__int128) n * kPow10[-s] > PG_INT64_MAX)
+			return false;
+		n *= kPow10[-s];
+		s = 0;
+	}
+	if (s > MAX_DEVICE_SCALE)
+		return false;
+	*word = gpuops::expr_num_word((header & NUM_SHORT_SIGN_MASK) ? -n : n, s);
+	return true;
+}
+
 uint64
 GpuopsNumericExprWord(const char *p)
 {
 	int dscale, scale;
 	int64 v;
+	uint64 word;
+
+	if (ShortNumericWord(p, &word))
+		return word;
 
 	if (GpuopsNumericDecode(p, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
 		return gpuops::kNumUnknown;
