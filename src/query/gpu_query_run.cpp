@@ -280,6 +280,7 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 
 	QueryReaderStats base;
 	instr_time start, end;
+	bool parallel;
 
 	st->dev->end();
 	if (restart)
@@ -318,8 +319,9 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
+	parallel = st->par != NULL;
 	RunReadStats(st, &base);
-	if (st->workers_launched > 0 || st->plan->nworkers > 0)
+	if (parallel)
 		st->rstats.read_ms = INSTR_TIME_GET_MILLISEC(end); /* the leader's whole loop */
 	if (why != NULL)
 	{
