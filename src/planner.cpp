@@ -114,10 +114,86 @@ RelSelectsSubqueryField(PlannerInfo *root, RelOptInfo *rel)
 		SelectsSubqueryField(root, (Node *) root->processed_tlist);
 }
 
+/*
+ * At UPPERREL_ORDERED, PostgreSQL has already handed the input rel's paths
+ * that are sorted as asked to the ordered rel as they are
+ * (create_ordered_paths), and add_path frees one it rejects, so the input
+ * rel's pathlist and cheapest paths may point at freed memory: reading
+ * cheapest_total_path crashed a backend in PostgreSQL's suite with parallel
+ * plans (a sorted Gather Merge of the join rel, cheapest, that the ordered
+ * rel dropped).  Only sorted paths are handed over; the cheapest total path
+ * that is not sorted (the one GpuSort wants) got a Sort on top and is
+ * alive whatever became of that Sort.
+ *
+ * So the cheapest total path is kept when it is reachable from the ordered
+ * rel's own paths, or when its memory still holds that rel's path; else
+ * the cheapest input path reachable from the ordered rel takes its place
+ * (PostgreSQL reads the input rel no more), or none.  Reading a freed small
+ * chunk is safe within the planner's context (the block stays); only its
+ * pointers may not be followed.  A freed chunk no longer names its context
+ * in its header (PostgreSQL 15: the header holds the freelist link) or no
+ * longer starts with a node tag (16 and later: its first bytes hold the
+ * link); no path the planner makes after this rel's has it as parent.
+ * Partial paths are never handed over as they are.
+ */
+static bool
+ReachableFromOrdered(Path *target, RelOptInfo *input_rel, RelOptInfo *ordered_rel, Path **best)
+{
+	bool found = false;
+	ListCell *lc;
+
+	*best = NULL;
+	foreach (lc, ordered_rel->pathlist)
+	{
+		Path *p = (Path *) lfirst(lc);
+
+		while (p != NULL && p->parent != input_rel)
+		{
+			if (IsA(p, SortPath) || IsA(p, IncrementalSortPath))
+				p = ((SortPath *) p)->subpath;
+			else if (IsA(p, ProjectionPath))
+				p = ((ProjectionPath *) p)->subpath;
+			else
+				p = NULL; /* a Gather Merge of a partial path, a Limit, ... */
+		}
+		if (p == NULL)
+			continue;
+		found = found || p == target;
+		if (p->param_info == NULL && (*best == NULL || p->total_cost < (*best)->total_cost))
+			*best = p;
+	}
+	return found;
+}
+
+static bool
+StillPathOf(Path *p, RelOptInfo *rel)
+{
+#if PG_VERSION_NUM < 160000
+	/* AllocSet's chunk header: its context, or once freed the freelist link */
+	if (*(void **) ((char *) p - sizeof(void *)) != *(void **) ((char *) rel - sizeof(void *)))
+		return false;
+#endif
+	return (uint32) nodeTag(p) > 0 && (uint32) nodeTag(p) < 0x10000 && p->parent == rel;
+}
+
+static void
+RepairOrderedInput(RelOptInfo *input_rel, RelOptInfo *ordered_rel)
+{
+	Path *cheapest = input_rel->cheapest_total_path;
+	Path *best;
+
+	if (cheapest == NULL || ReachableFromOrdered(cheapest, input_rel, ordered_rel, &best) ||
+		StillPathOf(cheapest, input_rel))
+		return;
+	input_rel->cheapest_total_path = best;
+}
+
 static void
 UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 			   RelOptInfo *output_rel, void *extra)
 {
+	if (stage == UPPERREL_ORDERED && gpuops_enabled)
+		RepairOrderedInput(input_rel, output_rel);
 	if (!gpuops_enabled || RelNamesNoRelation(input_rel) ||
 		RelSelectsSubqueryField(root, input_rel) || RelSelectsSubqueryField(root, output_rel) ||
 		SelectsSubqueryField(root, root->parse->havingQual))
