@@ -9,18 +9,21 @@ SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.enable_query = on;
 
--- explain_escape(q): EXPLAIN ANALYZE's GpuQuery lines (rows, groups, and why
--- it escaped or fell back, if it did; not the backend's name, cpu or cuda)
-CREATE FUNCTION explain_escape(q text) RETURNS SETOF text
+-- explain_lines(q, pat): EXPLAIN ANALYZE's lines matching pat, without timings
+CREATE FUNCTION explain_lines(q text, pat text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE l text;
 BEGIN
   FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Escaped|Fallback|Rows Read|Rows Passed|Groups:' THEN
+    IF l ~ pat THEN
       RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
     END IF;
   END LOOP;
 END $$;
+-- explain_escape(q): the GpuQuery lines (rows, groups, and why it escaped or
+-- fell back, if it did; not the backend's name, cpu or cuda)
+CREATE FUNCTION explain_escape(q text) RETURNS SETOF text
+LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Escaped|Fallback|Rows Read|Rows Passed|Groups:') $$;
 
 -- check_query(q): test_setup's check_agg_on for GpuQuery (gpuquery=t when
 -- planned, rows, and rows missing / extra against PostgreSQL)
@@ -259,15 +262,7 @@ SET parallel_setup_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET gpuops.tuple_cost = 0;
 CREATE FUNCTION explain_parallel(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Workers|Escaped|Fallback|Rows Read|Heap Pages|Groups:' THEN
-      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
-    END IF;
-  END LOOP;
-END $$;
+LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Workers|Escaped|Fallback|Rows Read|Heap Pages|Groups:') $$;
 EXPLAIN (COSTS OFF)
 SELECT l_returnflag, l_linestatus, sum(l_quantity), count(*) FROM qli WHERE l_discount > 0.02 GROUP BY 1, 2;
 SELECT * FROM explain_parallel($$SELECT l_returnflag, l_linestatus, sum(l_quantity), count(*)
@@ -327,3 +322,4 @@ SET max_parallel_workers_per_gather = 0;
 DROP TABLE qli, qempty, qnan, qpart;
 DROP FUNCTION check_query(text);
 DROP FUNCTION explain_escape(text);
+DROP FUNCTION explain_lines(text, text);
