@@ -124,8 +124,8 @@ SELECT row_number() OVER () AS id, v FROM (
   UNION ALL SELECT 9223372036854775807::numeric + d FROM generate_series(-2, 2) d
   UNION ALL SELECT v::numeric FROM (VALUES ('0'), ('0.000'), ('-0.00'), ('NaN'), ('1e-30'),
                                            ('1.5e20'), ('0.00010'), ('-10000.5')) y(v)) z;
-SELECT count(*) AS numerics, count(*) FILTER (WHERE r.v[2] IS DISTINCT FROM qr_num(n.v)) AS mismatches,
-       count(*) FILTER (WHERE r.v[2] = 'unknown') AS unknown
+-- (how many have no word depends on the version: numeric ^ gives other scales from 16 on)
+SELECT count(*) AS numerics, count(*) FILTER (WHERE r.v[2] IS DISTINCT FROM qr_num(n.v)) AS mismatches
 FROM qr_rows('qr_nums', '{1,2}', 2, 4096) r(v) JOIN qr_nums n ON n.id::text = r.v[1];
 DROP TABLE qr_nums;
 
