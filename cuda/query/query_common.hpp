@@ -30,7 +30,13 @@ namespace gpuops {
  */
 struct QueryLayout
 {
-	int32_t ncols;
+	int32_t ncols;	   /* batch columns */
+	int32_t ncols_all; /* and the dimensions' payload columns after them */
+	int32_t ndims;
+	int32_t join_qual;					   /* program index, or -1 */
+	int8_t col_dim[GPUOPS_QUERY_MAX_COLS]; /* a payload column's dimension, or -1 */
+	int8_t col_pay[GPUOPS_QUERY_MAX_COLS]; /* and its place among that dimension's */
+	int8_t dim_key_col[GPUOPS_QUERY_MAX_DIMS];
 	int32_t nkeys;
 	int32_t naggs;
 	int32_t key_words;						  /* packed key words a group (0 without keys) */
@@ -180,6 +186,93 @@ query_hash(const uint64_t *key, int nwords)
 	return h ^ (h >> 29);
 }
 
+/*
+ * A dimension as the kernels and the twin look it up (query_dims.hpp
+ * builds it): by the key's offset from the least key (direct: every key
+ * within mask of min) or by open addressing over mask + 1 slots (keys[]),
+ * idx[] holding the dimension row + 1, 0 where none.  Its payload:
+ * column p's row r at words[p * nrows + r] (nulls likewise, or none).
+ */
+struct QueryDimView
+{
+	uint64_t min;
+	uint64_t mask;
+	const uint32_t *idx;
+	const uint64_t *keys;
+	const uint64_t *words;
+	const uint8_t *nulls;
+	uint64_t nrows;
+	int32_t direct;
+	int32_t pad;
+};
+
+struct QueryDims
+{
+	QueryDimView d[GPUOPS_QUERY_MAX_DIMS];
+};
+
+/* 64-bit mix of one key word (the dimensions' open addressing) */
+GPUOPS_HD uint64_t
+query_dim_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}
+
+/* The dimension row whose key is k, or -1. */
+GPUOPS_HD int64_t
+query_dim_find(const QueryDimView &d, uint64_t k)
+{
+	if (d.direct)
+	{
+		uint64_t off = k - d.min;
+
+		return off <= d.mask ? static_cast<int64_t>(d.idx[off]) - 1 : -1;
+	}
+	for (uint64_t pos = query_dim_hash(k) & d.mask;; pos = (pos + 1) & d.mask)
+	{
+		uint32_t v = d.idx[pos];
+
+		if (v == 0)
+			return -1;
+		if (d.keys[pos] == k)
+			return static_cast<int64_t>(v) - 1;
+	}
+}
+
+/*
+ * A batch row with the dimension rows it joined (at[d], for the
+ * dimensions looked up so far): the payload columns read through them.
+ */
+template <class Row>
+struct JoinedRow
+{
+	const Row &base;
+	const QueryLayout &L;
+	const QueryDimView *dims;
+	const uint32_t *at;
+
+	GPUOPS_HD uint64_t word(int c) const
+	{
+		if (c < L.ncols)
+			return base.word(c);
+		const QueryDimView &d = dims[L.col_dim[c]];
+		return d.words[static_cast<uint64_t>(L.col_pay[c]) * d.nrows + at[L.col_dim[c]]];
+	}
+	GPUOPS_HD bool null(int c) const
+	{
+		if (c < L.ncols)
+			return base.null(c);
+		const QueryDimView &d = dims[L.col_dim[c]];
+		return d.nulls != nullptr &&
+			d.nulls[static_cast<uint64_t>(L.col_pay[c]) * d.nrows + at[L.col_dim[c]]] != 0;
+	}
+	GPUOPS_HD uint64_t bytes(int c, int j) const { return base.bytes(c, j); }
+};
+
 /* Runs program p on a row; with w set, its value too. */
 template <class Row>
 GPUOPS_HD GpuopsExprResult
@@ -189,24 +282,58 @@ query_eval(const GpuopsExprProgram &p, const Row &row, uint64_t *w = nullptr,
 	return expr_eval(p.steps, p.nsteps, p.consts, p.const_null, row, row, w, isnull);
 }
 
+/* A qual program (index q, or -1: none) on a row: kQueryPass, kQuerySkip or an escape. */
+template <class Row>
+GPUOPS_HD uint32_t
+query_row_qual(int q, const GpuopsExprProgram *progs, const Row &row)
+{
+	GpuopsExprResult r;
+
+	if (q < 0)
+		return kQueryPass;
+	r = query_eval(progs[q], row);
+	if (r == GPUOPS_EXPR_RECHECK)
+		return query_escape_code(GPUOPS_QESC_QUAL, 0);
+	return r == GPUOPS_EXPR_TRUE ? kQueryPass : kQuerySkip;
+}
+
 /*
- * The qual and the packed group key of a row (gpuops_query.h's format):
- * kQueryPass with key[0, key_words) set, kQuerySkip, or an escape code.
- * Row gives word(c), null(c) and bytes(c, j) (word j of a bytes column).
+ * Whether a row joins: the qual on the batch row (first, as PostgreSQL's
+ * scan evaluates it on every row), then each dimension's lookup (at[d]
+ * set), then the join qual on the joined row.  kQueryPass, kQuerySkip or
+ * an escape code.
+ */
+template <class Row>
+GPUOPS_HD uint32_t
+query_row_join(const QueryLayout &L, const GpuopsExprProgram *progs, const QueryDimView *dims,
+			   const Row &row, uint32_t *at)
+{
+	uint32_t code = query_row_qual(L.qual, progs, row);
+	JoinedRow<Row> jr{row, L, dims, at};
+
+	if (code != kQueryPass || L.ndims == 0)
+		return code;
+	for (int d = 0; d < L.ndims; d++)
+	{
+		int c = L.dim_key_col[d];
+		int64_t r;
+
+		if (jr.null(c) || (r = query_dim_find(dims[d], jr.word(c))) < 0)
+			return kQuerySkip;
+		at[d] = static_cast<uint32_t>(r);
+	}
+	return query_row_qual(L.join_qual, progs, jr);
+}
+
+/*
+ * The packed group key of a row that passed (gpuops_query.h's format):
+ * kQueryPass with key[0, key_words) set, or an escape code.  Row gives
+ * word(c), null(c) and bytes(c, j) (word j of a bytes column).
  */
 template <class Row>
 GPUOPS_HD uint32_t
 query_row_key(const QueryLayout &L, const GpuopsExprProgram *progs, const Row &row, uint64_t *key)
 {
-	if (L.qual >= 0)
-	{
-		GpuopsExprResult r = query_eval(progs[L.qual], row);
-
-		if (r == GPUOPS_EXPR_RECHECK)
-			return query_escape_code(GPUOPS_QESC_QUAL, 0);
-		if (r != GPUOPS_EXPR_TRUE)
-			return kQuerySkip;
-	}
 	if (L.nkeys == 0)
 		return kQueryPass;
 	key[0] = 0;
@@ -418,8 +545,8 @@ query_result(const QueryLayout &L, int a, const uint64_t *s, GpuopsAggResult *r)
 const char *query_layout(const GpuopsQuerySpec &spec, QueryLayout *L, GpuopsExprProgram *programs,
 						 int *nprograms);
 
-/* The most programs a spec has: the qual, one per key, two per aggregate. */
-constexpr int kQueryMaxPrograms = 1 + GPUOPS_QUERY_MAX_KEYS + 2 * GPUOPS_MAX_AGGS;
+/* The most programs a spec has: the quals, one per key, two per aggregate. */
+constexpr int kQueryMaxPrograms = 2 + GPUOPS_QUERY_MAX_KEYS + 2 * GPUOPS_MAX_AGGS;
 
 } /* namespace gpuops */
 

@@ -17,6 +17,7 @@
 #include "backend_tables.hpp"
 #include "device_common.hpp"
 #include "query_common.hpp"
+#include "query_dims.hpp"
 
 namespace gpuops {
 namespace {
@@ -37,6 +38,8 @@ struct CpuQuery
 	GpuopsSettings settings;
 	QueryLayout L;
 	std::vector<GpuopsExprProgram> programs;
+	std::vector<QueryDimHost> dims;
+	QueryDims views = {};
 	std::vector<uint32_t> slots;  /* open addressing: group + 1, 0 empty */
 	std::vector<uint64_t> keys;	  /* key_words a group */
 	std::vector<uint64_t> states; /* state_words a group */
@@ -58,7 +61,7 @@ struct CpuQuery
 
 CpuQuery::CpuQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 {
-	int nprograms = 0;
+	int nprograms = 0, repeated;
 	uint64_t want = 16;
 	const char *bad;
 
@@ -69,13 +72,24 @@ CpuQuery::CpuQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	if ((bad = query_layout(*spec, &L, programs.data(), &nprograms)) != nullptr)
 		fail(GPUOPS_ERR_INTERNAL, "bad query spec: %s", bad);
 	programs.resize(nprograms);
+	stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
+	stats.escape_index = -1;
+	repeated = query_dims_build(*spec, &dims);
+	if (repeated >= 0)
+	{
+		/* a repeated key: the caller runs the block another way */
+		stats.escape_row = 0;
+		stats.escape_what = GPUOPS_QESC_DIM_KEY;
+		stats.escape_index = repeated;
+	}
+	else
+		for (int d = 0; d < spec->ndims; d++)
+			views.d[d] = query_dim_view(dims[d]);
 	/* the planner's estimate at half load, within reason: the table grows */
 	while (want < 2 * spec->group_capacity && want < (1u << 20))
 		want *= 2;
 	slots.assign(want, 0);
 	stats.key_words = static_cast<uint32_t>(L.key_words);
-	stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
-	stats.escape_index = -1;
 }
 
 /* Doubles the table and places every group again. */
@@ -145,13 +159,17 @@ CpuQuery::query_add(const GpuopsQueryBatch *b)
 	for (uint32_t i = 0; i < b->nrows && stats.escape_row == GPUOPS_QUERY_NO_ESCAPE; i++)
 	{
 		BatchRow row{b, i};
+		uint32_t at[GPUOPS_QUERY_MAX_DIMS];
+		JoinedRow<BatchRow> jr{row, L, views.d, at};
 		uint64_t r = stats.rows + i;
 		uint32_t code;
 
 		check_interrupt_every(i);
-		code = query_row_key(L, programs.data(), row, key);
+		code = query_row_join(L, programs.data(), views.d, row, at);
 		if (code == kQuerySkip)
 			continue;
+		if (code == kQueryPass)
+			code = query_row_key(L, programs.data(), jr, key);
 		if (code == kQueryPass)
 		{
 			/* the group is made by its first row that the qual keeps, as on the device */
@@ -163,7 +181,7 @@ CpuQuery::query_add(const GpuopsQueryBatch *b)
 			{
 				uint64_t lo = 0, hi = 0;
 
-				code = query_row_leaf(L, programs.data(), a, row, &lo, &hi);
+				code = query_row_leaf(L, programs.data(), a, jr, &lo, &hi);
 				if (code == kQueryPass)
 					query_accumulate(L, a, lo, hi, s + L.state_off[a]);
 			}

@@ -39,6 +39,7 @@
 #include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "query_dims.hpp"
 #include "query_kernels.cuh"
 
 namespace gpuops {
@@ -67,6 +68,8 @@ struct CudaQuery
 	int ntags = 0;
 	uint32_t stride = 0;
 	DeviceArray layout, programs, counters, table, lists[2];
+	DeviceArray dim_arrays[GPUOPS_QUERY_MAX_DIMS][4]; /* idx, keys, words, nulls */
+	QueryDims dims = {};							  /* over them */
 	uint64_t list_rows = 0;
 	uint64_t capacity = 0;
 	InputSet sets[2];
@@ -95,6 +98,7 @@ struct CudaQuery
 	void init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec);
 	void release() noexcept;
 
+	void upload_dims(const GpuopsQuerySpec *spec);
 	void upload(const GpuopsQueryBatch *b, InputSet &set);
 	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
 				bool first);
@@ -180,7 +184,53 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
 	stats.escape_index = -1;
 	stats.capacity = capacity;
+	upload_dims(spec);
 	note_memory();
+	::gpuops::cuda::sync_stream(ks);
+}
+
+/*
+ * The dimensions, built on the host (query_dims.hpp, as the twin builds
+ * them) and copied once: a repeated key escapes before any batch.
+ */
+void
+CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
+{
+	std::vector<QueryDimHost> host;
+	int repeated = query_dims_build(*spec, &host);
+
+	if (repeated >= 0)
+	{
+		stats.escape_row = 0;
+		stats.escape_what = GPUOPS_QESC_DIM_KEY;
+		stats.escape_index = repeated;
+		return;
+	}
+	for (int d = 0; d < spec->ndims; d++)
+	{
+		const QueryDimHost &h = host[d];
+		QueryDimView v = query_dim_view(h);
+		const void *src[4] = {h.table.idx.data(), h.table.keys.data(), h.words.data(),
+							  h.nulls.data()};
+		size_t bytes[4] = {h.table.idx.size() * 4, h.table.keys.size() * 8, h.words.size() * 8,
+						   h.nulls.size()};
+		void *dst[4] = {};
+
+		for (int i = 0; i < 4; i++)
+		{
+			if (bytes[i] == 0)
+				continue;
+			dim_arrays[d][i].get(rt, bytes[i], ks);
+			dst[i] = dim_arrays[d][i].as<void>();
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst[i], src[i], bytes[i], cudaMemcpyHostToDevice, ks));
+		}
+		v.idx = static_cast<const uint32_t *>(dst[0]);
+		v.keys = static_cast<const uint64_t *>(dst[1]);
+		v.words = static_cast<const uint64_t *>(dst[2]);
+		v.nulls = static_cast<const uint8_t *>(dst[3]);
+		dims.d[d] = v;
+	}
+	/* the host arrays go when this returns: the copies must be done */
 	::gpuops::cuda::sync_stream(ks);
 }
 
@@ -210,6 +260,9 @@ CudaQuery::release() noexcept
 	}
 	for (DeviceArray *a : {&layout, &programs, &counters, &table, &lists[0], &lists[1]})
 		a->reset();
+	for (auto &arrays : dim_arrays)
+		for (DeviceArray &a : arrays)
+			a.reset();
 	if (kstart)
 		cudaEventDestroy(kstart);
 	if (kend)
@@ -269,6 +322,7 @@ CudaQuery::launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, 
 	A.count = count;
 	A.rows_out = rows_out;
 	A.table = table_ref();
+	A.dims = dims;
 	A.counters = counters.as<ull>();
 	A.ntags = cache ? ntags : 0;
 	A.first = first ? 1 : 0;
@@ -369,7 +423,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
 	stats.batches++;
 	stats.rows += n;
-	if (n == 0 || host_counters[kEscape] != kNoEscape)
+	if (n == 0 || host_counters[kEscape] != kNoEscape || stats.escape_what == GPUOPS_QESC_DIM_KEY)
 		return GPUOPS_OK; /* nothing to do, or the groups are incomplete already */
 	/* the other set's kernel (the batch before) runs while this one is copied */
 	next_set ^= 1;

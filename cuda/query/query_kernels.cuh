@@ -66,6 +66,7 @@ struct BatchArgs
 	uint64_t count;
 	uint32_t *rows_out; /* rows deferred */
 	QueryTable table;
+	QueryDims dims; /* device pointers */
 	ull *counters;
 	int ntags; /* the block cache's tags (0: none) */
 	int first; /* the rows' first run: count those passed */
@@ -85,12 +86,16 @@ run_row(const BatchArgs &A, const QueryLayout &L, uint64_t i, ull *tags, ull *pa
 {
 	DevRow row{&A.cols, A.bytes, L.bytes_slot, i};
 	uint64_t key[GPUOPS_QUERY_MAX_KEY_WORDS];
-	uint32_t code = query_row_key(L, A.progs, row, key);
+	uint32_t at[GPUOPS_QUERY_MAX_DIMS];
+	JoinedRow<DevRow> jr{row, L, A.dims.d, at};
+	uint32_t code = query_row_join(L, A.progs, A.dims.d, row, at);
 	uint64_t slot;
 	ull *s;
 
 	if (code == kQuerySkip)
 		return;
+	if (code == kQueryPass)
+		code = query_row_key(L, A.progs, jr, key);
 	if (code >= kQueryEscape)
 	{
 		escape(A, i, code);
@@ -127,7 +132,7 @@ run_row(const BatchArgs &A, const QueryLayout &L, uint64_t i, ull *tags, ull *pa
 	{
 		uint64_t lo = 0, hi = 0;
 
-		code = query_row_leaf(L, A.progs, a, row, &lo, &hi);
+		code = query_row_leaf(L, A.progs, a, jr, &lo, &hi);
 		if (code == kQuerySkip)
 			continue;
 		if (code >= kQueryEscape)

@@ -14,22 +14,23 @@ const char *
 reads_no_bytes(const GpuopsQuerySpec &spec, const GpuopsExprProgram *p)
 {
 	for (int pc = 0; pc < p->nsteps; pc++)
-		if (p->steps[pc].op == GPUOPS_EOP_OUTER && spec.bytes16[p->steps[pc].arg])
+		if (p->steps[pc].op == GPUOPS_EOP_OUTER && p->steps[pc].arg < spec.ncols &&
+			spec.bytes16[p->steps[pc].arg])
 			return "a program reads a bytes column";
 	return nullptr;
 }
 
 /* p validated and copied into programs[*n]; its index, or -1 for none, in *index. */
 const char *
-add_program(const GpuopsQuerySpec &spec, const GpuopsExprProgram *p, GpuopsExprProgram *programs,
-			int *n, int16_t *index)
+add_program(const GpuopsQuerySpec &spec, int ncols_all, const GpuopsExprProgram *p,
+			GpuopsExprProgram *programs, int *n, int16_t *index)
 {
 	const char *bad;
 
 	*index = -1;
 	if (p == nullptr)
 		return nullptr;
-	if ((bad = expr_validate(p, spec.ncols, 0)) != nullptr ||
+	if ((bad = expr_validate(p, ncols_all, 0)) != nullptr ||
 		(bad = reads_no_bytes(spec, p)) != nullptr)
 		return bad;
 	programs[*n] = *p;
@@ -37,11 +38,11 @@ add_program(const GpuopsQuerySpec &spec, const GpuopsExprProgram *p, GpuopsExprP
 	return nullptr;
 }
 
-/* A column a key or an argument reads as words: in range, not a bytes column. */
+/* A column a key, an argument or a lookup reads as words: in range, not a bytes column. */
 bool
-word_column(const GpuopsQuerySpec &spec, int c)
+word_column(const GpuopsQuerySpec &spec, int ncols_all, int c)
 {
-	return c >= 0 && c < spec.ncols && !spec.bytes16[c];
+	return c >= 0 && c < ncols_all && !(c < spec.ncols && spec.bytes16[c]);
 }
 
 const char *
@@ -63,8 +64,8 @@ layout_key(const GpuopsQuerySpec &spec, int k, QueryLayout *L, GpuopsExprProgram
 		case GPUOPS_QKEY_FLOAT:
 			L->key_words += 1;
 			if (key.program && key.col < 0)
-				return add_program(spec, key.program, programs, n, &L->key_prog[k]);
-			if (!key.program && word_column(spec, key.col))
+				return add_program(spec, L->ncols_all, key.program, programs, n, &L->key_prog[k]);
+			if (!key.program && word_column(spec, L->ncols_all, key.col))
 				return nullptr;
 			return "a key must be a column or a program";
 		default:
@@ -114,15 +115,53 @@ layout_agg(const GpuopsQuerySpec &spec, int a, QueryLayout *L, GpuopsExprProgram
 		return "an argument that is both a column and a program";
 	if (g.arg == nullptr && g.arg_col >= 0)
 	{
-		if (!word_column(spec, g.arg_col))
+		if (!word_column(spec, L->ncols_all, g.arg_col))
 			return "an argument column out of range";
 		L->arg_col[a] = static_cast<int8_t>(g.arg_col);
 	}
-	if ((bad = add_program(spec, g.arg, programs, n, &L->arg_prog[a])) != nullptr ||
-		(bad = add_program(spec, g.filter, programs, n, &L->filter_prog[a])) != nullptr)
+	if ((bad = add_program(spec, L->ncols_all, g.arg, programs, n, &L->arg_prog[a])) != nullptr ||
+		(bad = add_program(spec, L->ncols_all, g.filter, programs, n, &L->filter_prog[a])) !=
+			nullptr)
 		return bad;
 	L->state_off[a] = static_cast<uint16_t>(L->state_words);
 	L->state_words += query_state_words(g.kind);
+	return nullptr;
+}
+
+/* The dimensions: their key columns, and where each payload column comes from. */
+const char *
+layout_dims(const GpuopsQuerySpec &spec, QueryLayout *L)
+{
+	int c = spec.ncols;
+
+	if (spec.ndims < 0 || spec.ndims > GPUOPS_QUERY_MAX_DIMS)
+		return "too many dimensions";
+	L->ndims = spec.ndims;
+	for (int i = 0; i < GPUOPS_QUERY_MAX_COLS; i++)
+		L->col_dim[i] = L->col_pay[i] = -1;
+	for (int d = 0; d < spec.ndims; d++)
+	{
+		const GpuopsQueryDim &dim = spec.dims[d];
+
+		/* the key: a batch column or an earlier dimension's, as words */
+		if (!word_column(spec, c, dim.key_col))
+			return "a dimension's key column is not a column before it";
+		if (dim.nrows > 0 && dim.keys == nullptr)
+			return "a dimension without keys";
+		if (dim.nrows >= UINT32_MAX)
+			return "a dimension of 2^32 rows or more";
+		if (dim.npayload < 0 || c + dim.npayload > GPUOPS_QUERY_MAX_COLS)
+			return "too many columns with the dimensions'";
+		L->dim_key_col[d] = static_cast<int8_t>(dim.key_col);
+		for (int p = 0; p < dim.npayload; p++, c++)
+		{
+			if (dim.nrows > 0 && dim.words[p] == nullptr)
+				return "a dimension's payload column without words";
+			L->col_dim[c] = static_cast<int8_t>(d);
+			L->col_pay[c] = static_cast<int8_t>(p);
+		}
+	}
+	L->ncols_all = c;
 	return nullptr;
 }
 
@@ -147,9 +186,15 @@ query_layout(const GpuopsQuerySpec &spec, QueryLayout *L, GpuopsExprProgram *pro
 	for (int c = 0; c < GPUOPS_QUERY_MAX_COLS; c++)
 		L->bytes_slot[c] = static_cast<int8_t>(c < spec.ncols && spec.bytes16[c] ? L->nbytes++
 																				 : -1);
-	if ((bad = add_program(spec, spec.qual, programs, &n, &qual)) != nullptr)
+	if ((bad = layout_dims(spec, L)) != nullptr)
+		return bad;
+	/* the qual reads the batch alone: it runs before the lookups */
+	if ((bad = add_program(spec, spec.ncols, spec.qual, programs, &n, &qual)) != nullptr)
 		return bad;
 	L->qual = qual;
+	if ((bad = add_program(spec, L->ncols_all, spec.join_qual, programs, &n, &qual)) != nullptr)
+		return bad;
+	L->join_qual = qual;
 	for (int k = 0; k < spec.nkeys; k++)
 		if ((bad = layout_key(spec, k, L, programs, &n)) != nullptr)
 			return bad;

@@ -29,6 +29,7 @@ bool gpuops_enable_nestloop_index = true;
 bool gpuops_enable_shared_build = true;
 bool gpuops_enable_agg = true;
 bool gpuops_enable_query = false;
+bool gpuops_enable_query_join = true;
 double gpuops_query_page_cost = 0.1;
 bool gpuops_enable_float_aggs = false;
 bool gpuops_enable_parallel_staging = true;
@@ -111,6 +112,10 @@ GpuopsDefineGucs(void)
 		"Enables GpuQuery: a one-table query block (scan, filter, GROUP BY aggregates) run whole on the GPU, which returns only the groups.",
 		"Off until its CUDA backend is in: on, it takes the one-table aggregations GpuAgg's plans and tests expect.",
 		&gpuops_enable_query, false, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineOperatorSwitch(
+		"gpuops.enable_query_join",
+		"Lets GpuQuery take query blocks that join tables: the largest read from its pages, the others looked up on the GPU (star and snowflake joins).",
+		&gpuops_enable_query_join);
 	DefineCustomRealVariable(
 		"gpuops.query_page_cost",
 		"Planner's cost of GpuQuery's backend work per heap page (visibility, pins), besides seq_page_cost.",

@@ -31,6 +31,7 @@ extern bool gpuops_enable_shared_build;
 extern bool gpuops_enable_direct_scan;
 extern bool gpuops_enable_agg;
 extern bool gpuops_enable_query;
+extern bool gpuops_enable_query_join;
 extern double gpuops_query_page_cost;
 extern bool gpuops_enable_float_aggs;
 extern bool gpuops_enable_parallel_staging;

@@ -83,6 +83,19 @@ GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
 #endif
 }
 
+/*
+ * The equalities that join inner to the rels outer (from the equivalence
+ * classes), as a join of them would apply.  16 added the SpecialJoinInfo
+ * of the join (NULL: an inner join).  The caller includes optimizer/paths.h.
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuopsJoinImpliedEqualities(root, join_relids, outer_relids, inner_rel) \
+	generate_join_implied_equalities(root, join_relids, outer_relids, inner_rel, NULL)
+#else
+#define GpuopsJoinImpliedEqualities(root, join_relids, outer_relids, inner_rel) \
+	generate_join_implied_equalities(root, join_relids, outer_relids, inner_rel)
+#endif
+
 /* The number of visible tuples of the page in hand (an int until 17, uint32 from 18). */
 #define GpuopsHeapPageTuples(scan) ((int) (scan)->rs_ntuples)
 

@@ -54,7 +54,22 @@ typedef struct GpuQueryKeyPlan
 	int col;	  /* the batch column holding it, or -1: a program (key_progs) */
 	Oid type;	  /* its type, to turn the key's words back into a Datum */
 	int32 typmod; /* bpchar(n): re-padded to n characters */
+	bool dict;	  /* col is a dimension's text column: the word is its dictionary code */
 } GpuQueryKeyPlan;
+
+/*
+ * A dimension (gpuops_query.h): a child plan (custom_plans[1 + d]) whose
+ * rows are looked up by a key column, adding payload columns.  Its payload
+ * columns are program columns ncols + first_pay .. + npayload - 1.
+ */
+typedef struct GpuQueryDimPlan
+{
+	int key_col;   /* the program column looked up (the fact's, or an earlier dimension's) */
+	int key_pos;   /* the child's output column (0-based) holding its key */
+	Oid key_type;  /* that column's type */
+	int first_pay; /* its first payload column among all dimensions' */
+	int npayload;
+} GpuQueryDimPlan;
 
 /* An aggregate. */
 typedef struct GpuQueryAggPlan
@@ -77,6 +92,14 @@ typedef struct GpuQueryPlan
 	GpuQueryKeyPlan keys[GPUOPS_QUERY_MAX_KEYS];
 	int naggs;
 	GpuQueryAggPlan aggs[GPUOPS_MAX_AGGS];
+	int ndims; /* dimensions (joined tables), in lookup order */
+	GpuQueryDimPlan dims[GPUOPS_QUERY_MAX_DIMS];
+	int npayload;						  /* payload columns, every dimension's */
+	int pay_pos[GPUOPS_QUERY_MAX_COLS];	  /* per payload column its child's output column */
+	Oid pay_types[GPUOPS_QUERY_MAX_COLS]; /* and its type */
+	int pay_dict[GPUOPS_QUERY_MAX_COLS];  /* 1: text, held as dictionary codes */
+	int njoin_quals;					  /* custom_exprs: quals, join quals, lookups */
+	List *join_qual_prog;				  /* the join quals' program, or NIL */
 	double groups;		/* the planner's estimate (the group table's first size) */
 	int nworkers;		/* parallel workers reading the table (query_parallel.h), or 0 */
 	List *qual_prog;	/* the quals' program (an int list), or NIL: every row */
@@ -98,9 +121,14 @@ extern void GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan);
 typedef struct GpuQueryBuild
 {
 	GpuQueryPlan *plan;
+	RelOptInfo *fact;  /* the table read (the block's one table, or its largest) */
+	List *dim_rels;	   /* the dimensions (joined tables), in lookup order */
+	List *dim_paths;   /* per dimension its rel's cheapest path */
+	List *lookups;	   /* per dimension its join clause (dimension key = column) */
+	List *join_quals;  /* the other clauses over several tables */
 	List *scan_exprs;  /* keys, then Aggrefs */
-	List *quals;	   /* the rel's quals, in PostgreSQL's order */
-	List *qual_vars;   /* their Vars (resjunk scan tuple columns) */
+	List *quals;	   /* the fact table's quals, in PostgreSQL's order */
+	List *qual_vars;   /* the Vars of quals, join quals and lookups (resjunk scan tuple columns) */
 	List *key_exprs;   /* the group keys */
 	double row_bytes;  /* device bytes a row's columns take */
 	int program_steps; /* steps of every program together */
@@ -108,11 +136,19 @@ typedef struct GpuQueryBuild
 
 /*
  * Fills b (zeroed by the caller) for the block grouped into output_rel
- * from the one base rel input_rel, or says (DEBUG1) why the device cannot
- * run it and returns false.
+ * from input_rel (one base rel, or a join of base rels: gpu_query_join.cpp),
+ * or says (DEBUG1) why the device cannot run it and returns false.
  */
 extern bool GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 							GroupPathExtraData *extra, GpuQueryBuild *b);
+
+/*
+ * For a join rel: the fact table, the dimensions in lookup order with
+ * their lookups, and the other join clauses into b (gpu_query_join.cpp);
+ * false, with a DEBUG1 reason, when the block is not a star or snowflake
+ * of inner equi-joins the device can look up.
+ */
+extern bool GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b);
 
 /* planner (gpu_query_path.cpp), before GpuAgg's paths */
 extern void GpuQueryAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,

@@ -84,6 +84,7 @@ CreateGpuQueryStateImpl(CustomScan *cscan)
 	GpuQueryPlanFields(fields, plan);
 	st->plan = plan;
 	st->qual = ProgramOrNull(plan->qual_prog);
+	st->join_qual = ProgramOrNull(plan->join_qual_prog);
 	for (int k = 0; k < plan->nkeys; k++)
 		st->key_progs[k] = ProgramOrNull((List *) list_nth(plan->key_progs, k));
 	for (int a = 0; a < plan->naggs; a++)
@@ -129,6 +130,15 @@ BeginGpuQueryImpl(CustomScanState *node, EState *estate, int eflags)
 	st->device_shared = IsInParallelMode();
 	st->escape_ps = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, child_flags);
 	node->custom_ps = list_make1(st->escape_ps);
+	if (list_length(cscan->custom_plans) != 1 + st->plan->ndims)
+		elog(ERROR, "gpuops: malformed %s plan: dimensions", GPUQUERY_NAME);
+	/* the dimensions: each read to its end once per run (rescanned for new Params) */
+	for (int d = 0; d < st->plan->ndims; d++)
+	{
+		st->dim_ps[d] = ExecInitNode((Plan *) list_nth(cscan->custom_plans, 1 + d), estate,
+									 child_flags);
+		node->custom_ps = lappend(node->custom_ps, st->dim_ps[d]);
+	}
 	foreach (lc, st->plan->params)
 	{
 		Param *p = lfirst_node(Param, lc);
@@ -142,6 +152,8 @@ BeginGpuQueryImpl(CustomScanState *node, EState *estate, int eflags)
 	GpuopsNodePrewarm(st, eflags);
 	st->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuQuery reader",
 										ALLOCSET_DEFAULT_SIZES);
+	st->dims_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuQuery dimensions",
+										 ALLOCSET_DEFAULT_SIZES);
 	st->dev = GpuopsNodeDevice<GpuQueryDevice>(st, estate);
 }
 
@@ -156,6 +168,8 @@ EndGpuQueryImpl(CustomScanState *node)
 						 st->stats.bytes_from_device);
 	GpuopsNodeEnd(st);
 	ExecEndNode(st->escape_ps);
+	for (int d = 0; d < st->plan->ndims; d++)
+		ExecEndNode(st->dim_ps[d]);
 }
 
 static void
@@ -166,7 +180,12 @@ ReScanGpuQueryImpl(CustomScanState *node)
 
 	st->stat.running = false; /* gpuops.stat: the next row asked for starts a run */
 	if (changed != NULL)
+	{
 		UpdateChangedParamSet(st->escape_ps, changed);
+		for (int d = 0; d < st->plan->ndims; d++)
+			UpdateChangedParamSet(st->dim_ps[d], changed);
+		st->dims_staged = false; /* read again: they may read the Params */
+	}
 	if (st->escaping)
 	{
 		/* the escape plan runs again (with new Params: the device may take them) */
@@ -199,12 +218,37 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	List *context;
 	List *items = NIL;
 
+	int nquals = list_length(cscan->custom_exprs) - plan->njoin_quals - plan->ndims;
+
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	if (cscan->custom_exprs != NIL)
+	if (nquals > 0)
 		ExplainPropertyText("Device Filter",
-							deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
+							deparse_expression((Node *) make_ands_explicit(
+												   list_copy_head(cscan->custom_exprs, nquals)),
 											   context, prefix, false),
 							es);
+	/* each dimension's lookup, with ANALYZE the rows it staged */
+	for (int d = 0; d < plan->ndims; d++)
+	{
+		char *clause = deparse_expression((Node *) list_nth(cscan->custom_exprs,
+															nquals + plan->njoin_quals + d),
+										  context, true, false);
+
+		if (es->analyze && st->dims_ran)
+			clause = psprintf("%s (%llu rows)", clause, (unsigned long long) st->dim_rows[d].nrows);
+		items = lappend(items, clause);
+	}
+	if (items != NIL)
+		ExplainPropertyList("Lookups", items, es);
+	items = NIL;
+	if (plan->njoin_quals > 0)
+		ExplainPropertyText(
+			"Join Filter",
+			deparse_expression((Node *) make_ands_explicit(list_copy_tail(
+								   list_copy_head(cscan->custom_exprs, nquals + plan->njoin_quals),
+								   nquals)),
+							   context, prefix, false),
+			es);
 	for (int k = 0; k < plan->nkeys; k++)
 		items = lappend(items,
 						deparse_expression(
@@ -246,6 +290,8 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyBool("Slots Pinned", st->slots_pinned, es);
 		}
 		ExplainPropertyFloat("Walk Time", "ms", st->rstats.walk_ms, 3, es);
+		if (plan->ndims > 0)
+			ExplainPropertyFloat("Lookup Build Time", "ms", st->dims_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 	}

@@ -24,6 +24,31 @@ extern "C" {
 typedef DeviceSession<GpuopsQueryBackend, GpuopsQuery, &GpuopsQueryBackend::query_end>
 	GpuQueryDevice;
 
+/*
+ * A dimension's text column as dictionary codes: each distinct value (by
+ * its bytes; bpchar's trailing blanks aside) gets the next code, and the
+ * group rows turn codes back into the values.
+ */
+typedef struct GpuQueryDict
+{
+	uint32 n;		/* codes given */
+	uint32 cap;		/* slots (a power of two, at most half full) */
+	uint32 *slots;	/* code + 1, 0: empty */
+	uint32 *hashes; /* per code its bytes' hash */
+	Datum *values;	/* per code its value (detoasted, in the dimensions' context) */
+	bool bpchar;
+} GpuQueryDict;
+
+/* A dimension staged for the backend (gpu_query_dims.cpp). */
+typedef struct GpuQueryDimRows
+{
+	uint64 nrows;
+	uint64 cap; /* rows the arrays hold */
+	uint64 *keys;
+	uint64 *words[GPUOPS_QUERY_MAX_COLS]; /* per payload column of this dimension */
+	uint8 *nulls[GPUOPS_QUERY_MAX_COLS];  /* or NULL: none yet */
+} GpuQueryDimRows;
+
 /* the node (node.h): no input read through the base; the escape plan is its own */
 typedef struct GpuQueryState : GpuopsNode
 {
@@ -54,6 +79,16 @@ typedef struct GpuQueryState : GpuopsNode
 	char par_why[128];			/* a worker's reason to escape */
 	PlanState *escape_ps;		/* PostgreSQL's plan of the block */
 
+	/* the dimensions: their plans, rows and dictionaries (gpu_query_dims.cpp) */
+	PlanState *dim_ps[GPUOPS_QUERY_MAX_DIMS];
+	GpuQueryDimRows dim_rows[GPUOPS_QUERY_MAX_DIMS];
+	GpuQueryDict *dicts[GPUOPS_QUERY_MAX_COLS]; /* per payload column, or NULL */
+	GpuopsExprProgram *join_qual;				/* NULL: every joined row */
+	MemoryContext dims_cxt;
+	bool dims_staged; /* for this run's Params */
+	bool dims_ran;	  /* the children ran once: rescan them first */
+	double dims_ms;	  /* EXPLAIN ANALYZE: reading and staging them */
+
 	bool done;				/* the groups are here (or escaping) */
 	bool escaping;			/* the escape plan returns the rows */
 	bool escaped_ever;		/* EXPLAIN ANALYZE */
@@ -73,6 +108,13 @@ typedef struct GpuQueryState : GpuopsNode
 /* gpu_query_run.cpp: reads the table into the backend; groups, or escaping */
 extern void GpuQueryRun(GpuQueryState *st);
 extern void GpuQueryEndRun(GpuQueryState *st);
+
+/* gpu_query_dims.cpp: the dimensions' rows read and staged (once per run's Params) */
+extern void GpuQueryStageDims(GpuQueryState *st);
+/* and put into a spec */
+extern void GpuQueryDimSpec(GpuQueryState *st, GpuopsQuerySpec *spec);
+/* a dictionary code of payload column pay back into its value */
+extern Datum GpuQueryDictValue(const GpuQueryState *st, int pay, uint64 code);
 
 /* gpu_query_final.cpp: the scan tuple of group g (g < 0: the empty plain aggregate's row) */
 extern TupleTableSlot *GpuQueryGroupRow(GpuQueryState *st, int64 g, TupleTableSlot *slot);

@@ -115,7 +115,9 @@ GpuQueryGroupRow(GpuQueryState *st, int64 g, TupleTableSlot *slot)
 				switch (key->kind)
 				{
 					case GPUOPS_QKEY_INT:
-						slot->tts_values[k] = IntWordDatum(w[at], key->type);
+						slot->tts_values[k] = key->dict
+							? GpuQueryDictValue(st, key->col - plan->ncols, w[at])
+							: IntWordDatum(w[at], key->type);
 						break;
 					case GPUOPS_QKEY_FLOAT:
 						slot->tts_values[k] = FloatWordDatum(w[at], key->type);

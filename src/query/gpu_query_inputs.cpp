@@ -28,6 +28,7 @@ extern "C" {
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_type_d.h"
 #include "mb/pg_wchar.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
@@ -144,6 +145,13 @@ ValueInput(GpuQueryBuild *b, DeviceExprInputs *in, Expr *expr, bool need_scale, 
 	return true;
 }
 
+/* Text a dimension hands over as dictionary codes (gpu_query_dims.cpp). */
+static bool
+DictType(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+}
+
 /* A group key of the table's short text: bpchar(n) or varchar(n) of at most 16 bytes. */
 static bool
 ShortTextKey(Expr *expr, Oid collation)
@@ -175,7 +183,20 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 		return Decline("a group key the device cannot group");
 	key->type = exprType((Node *) expr);
 	key->typmod = exprTypmod((Node *) expr);
-	if (enc == GPUAGG_KEY_VALUE && DeviceExprTypeKind(key->type) >= 0)
+	key->dict = false;
+	if (IsA(expr, Var) && (int) ((Var *) expr)->varno != (int) b->fact->relid &&
+		DictType(key->type))
+	{
+		/* a dimension's text: its dictionary code groups (deterministic: equal is bytes) */
+		if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
+			return Decline("a text group key under a nondeterministic collation");
+		key->kind = GPUOPS_QKEY_INT;
+		key->dict = true;
+		key->col = VarColumn(in, (Node *) expr);
+		if (key->col < 0)
+			return Decline("more columns than a device program reads");
+	}
+	else if (enc == GPUAGG_KEY_VALUE && DeviceExprTypeKind(key->type) >= 0)
 	{
 		key->kind = DeviceExprTypeKind(key->type) == GPUOPS_ET_FLOAT ? GPUOPS_QKEY_FLOAT
 																	 : GPUOPS_QKEY_INT;
@@ -345,6 +366,103 @@ PlainTable(PlannerInfo *root, RelOptInfo *rel)
 	return true;
 }
 
+/* The dimension a Var is of, or -1 (the fact table's). */
+static int
+VarDim(const GpuQueryBuild *b, const Var *v)
+{
+	int d = 0;
+	ListCell *lc;
+
+	foreach (lc, b->dim_rels)
+	{
+		if ((int) ((RelOptInfo *) lfirst(lc))->relid == (int) v->varno)
+			return d;
+		d++;
+	}
+	return -1;
+}
+
+/* A dimension column's place among its child's output columns, or -1. */
+static int
+ChildColumn(const GpuQueryBuild *b, int d, const Var *v)
+{
+	Path *path = (Path *) list_nth(b->dim_paths, d);
+	int i = 0;
+	ListCell *lc;
+
+	foreach (lc, path->pathtarget->exprs)
+	{
+		if (equal(lfirst(lc), v))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/*
+ * The columns every program reads, numbered once: the fact table's first
+ * (the batch), then each dimension's payload in lookup order, so that a
+ * lookup's key column always comes before the columns it adds.  The fact
+ * qual's program, compiled first, numbers its own columns from 0.
+ */
+static bool
+NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
+{
+	GpuQueryPlan *plan = b->plan;
+	ListCell *lc;
+
+	foreach (lc, in->outer_exprs)
+		if ((int) ((Var *) lfirst(lc))->varno == (int) b->fact->relid &&
+			VarColumn(in, (Node *) lfirst(lc)) < 0)
+			return Decline("more columns than a device program reads");
+	plan->ncols = in->nouter;
+	for (int c = 0; c < in->nouter; c++)
+	{
+		Var *v = (Var *) list_nth(in->outer_exprs, in->outer_cols[c]);
+
+		plan->attnums[c] = v->varattno;
+		plan->forms[c] = ColumnForm(v->vartype);
+		b->row_bytes += plan->forms[c] == QCOL_BPCHAR16 || plan->forms[c] == QCOL_TEXT16 ? 17 : 9;
+	}
+	plan->ndims = list_length(b->dim_rels);
+	for (int d = 0; d < plan->ndims; d++)
+	{
+		GpuQueryDimPlan *dim = &plan->dims[d];
+		OpExpr *op = (OpExpr *) list_nth(b->lookups, d);
+		Var *l = (Var *) linitial(op->args), *r = (Var *) lsecond(op->args);
+		Var *key = VarDim(b, l) == d ? l : r;
+		Var *col = key == l ? r : l;
+
+		dim->key_col = VarColumn(in, (Node *) col);
+		dim->key_pos = ChildColumn(b, d, key);
+		dim->key_type = key->vartype;
+		dim->first_pay = plan->npayload;
+		if (dim->key_col < 0 || dim->key_col >= in->nouter || dim->key_pos < 0)
+			return Decline("a lookup whose columns are not at hand");
+		foreach (lc, in->outer_exprs)
+		{
+			Var *v = (Var *) lfirst(lc);
+			int c;
+
+			if (VarDim(b, v) != d)
+				continue;
+			c = VarColumn(in, (Node *) v);
+			if (c < 0)
+				return Decline("more columns than a device program reads");
+			plan->pay_pos[plan->npayload] = ChildColumn(b, d, v);
+			plan->pay_types[plan->npayload] = v->vartype;
+			plan->pay_dict[plan->npayload] = DeviceExprTypeKind(v->vartype) < 0;
+			if (plan->pay_pos[plan->npayload] < 0)
+				return Decline("a joined table's column its plan does not return");
+			plan->npayload++;
+			dim->npayload++;
+		}
+	}
+	if (in->nouter != plan->ncols + plan->npayload)
+		return Decline("columns out of order");
+	return true;
+}
+
 bool
 GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				GroupPathExtraData *extra, GpuQueryBuild *b)
@@ -357,7 +475,15 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	List *all = NIL;
 	ListCell *lc;
 
-	if (!PlainTable(root, input_rel))
+	if (input_rel->reloptkind == RELOPT_BASEREL)
+		b->fact = input_rel;
+	else if (input_rel->reloptkind != RELOPT_JOINREL)
+		return Decline("not a table or a join of tables");
+	else if (!gpuops_enable_query_join)
+		return Decline("a join (gpuops.enable_query_join is off)");
+	else if (!GpuQueryPlanJoin(root, input_rel, b))
+		return false;
+	if (!PlainTable(root, b->fact))
 		return false;
 	if (IS_DUMMY_REL(input_rel))
 		return Decline("the quals are never true (PostgreSQL reads nothing)");
@@ -368,13 +494,15 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		return Decline("min/max answered from an index");
 	if (parse->hasTargetSRFs)
 		return Decline("a set-returning function in the target");
-	if (input_rel->tuples < gpuops_min_rows)
+	if (b->fact->tuples < gpuops_min_rows)
 		return Decline("a table under gpuops.min_rows rows");
 
 	b->plan = plan = (GpuQueryPlan *) palloc0(sizeof(GpuQueryPlan));
 	memset(&in, 0, sizeof(in));
-	b->quals = GpuopsOrderQuals(root, get_actual_clauses(input_rel->baserestrictinfo));
-	if (contain_volatile_functions((Node *) b->quals) || contain_subplans((Node *) b->quals))
+	b->quals = GpuopsOrderQuals(root, get_actual_clauses(b->fact->baserestrictinfo));
+	if (contain_volatile_functions((Node *) b->quals) || contain_subplans((Node *) b->quals) ||
+		contain_volatile_functions((Node *) b->join_quals) ||
+		contain_subplans((Node *) b->join_quals))
 		return Decline("a volatile qual, or one with a subquery");
 
 	/* the table's columns the block reads: every program reads them by one numbering */
@@ -384,22 +512,35 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		return Decline("too many aggregates");
 	if (contain_volatile_functions((Node *) aggrefs) || contain_subplans((Node *) aggrefs))
 		return Decline("a volatile aggregate argument, or one with a subquery");
-	all = list_concat(list_copy(b->quals), aggrefs);
+	all = list_concat(list_concat(list_copy(b->quals), b->join_quals), aggrefs);
 	foreach (lc, parse->groupClause)
 		all = lappend(
 			all, get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), extra->targetList));
+	/* a lookup needs the column it looks up by, not the dimension's key */
+	foreach (lc, b->lookups)
+	{
+		OpExpr *op = (OpExpr *) lfirst(lc);
+		int d = foreach_current_index(lc);
+
+		all = lappend(all,
+					  VarDim(b, (Var *) linitial(op->args)) == d ? lsecond(op->args)
+																 : linitial(op->args));
+	}
 	vars = pull_var_clause((Node *) all, PVC_RECURSE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
 	foreach (lc, vars)
 	{
 		Var *v = (Var *) lfirst(lc);
 
-		if (!IsA(v, Var) || v->varno != (int) input_rel->relid || v->varattno <= 0)
+		if (!IsA(v, Var) || !bms_is_member((int) v->varno, input_rel->relids) || v->varattno <= 0)
 			return Decline("a system column, whole row or placeholder");
-		if (ColumnForm(v->vartype) < 0)
+		if (v->varno == (int) b->fact->relid
+				? ColumnForm(v->vartype) < 0
+				: DeviceExprTypeKind(v->vartype) < 0 && !DictType(v->vartype))
 			return Decline("a column of a type the reader does not read");
 		in.outer_exprs = list_append_unique(in.outer_exprs, v);
 	}
-	b->qual_vars = pull_var_clause((Node *) b->quals, 0);
+	b->qual_vars = pull_var_clause(
+		(Node *) list_concat(list_concat(list_copy(b->quals), b->join_quals), b->lookups), 0);
 
 	if (b->quals != NIL)
 	{
@@ -412,6 +553,21 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		plan->qual_prog = DeviceExprProgramToList(&prog);
 		plan->params = in.params;
 		plan->param_slots = in.param_slots;
+	}
+	if (!NumberColumns(b, &in))
+		return false;
+	if (b->join_quals != NIL)
+	{
+		GpuopsExprProgram prog;
+		int scale;
+
+		/* over the joined row's columns, all numbered: no Params (bound per scan) */
+		if (!DeviceExprCompileAggInput(make_ands_explicit(b->join_quals), &in, &prog, &scale) ||
+			in.nouter != plan->ncols + plan->npayload)
+			return Decline("a join clause without a device form");
+		b->program_steps += prog.nsteps;
+		plan->join_qual_prog = DeviceExprProgramToList(&prog);
+		plan->njoin_quals = list_length(b->join_quals);
 	}
 	foreach (lc, parse->groupClause)
 	{
@@ -427,16 +583,9 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		if (!AddAggregate(b, &in, lfirst_node(Aggref, lc)))
 			return false;
 
-	/* the batch columns: the programs' columns, each a table attribute */
-	plan->ncols = in.nouter;
-	for (int c = 0; c < in.nouter; c++)
-	{
-		Var *v = (Var *) list_nth(in.outer_exprs, in.outer_cols[c]);
-
-		plan->attnums[c] = v->varattno;
-		plan->forms[c] = ColumnForm(v->vartype);
-		b->row_bytes += plan->forms[c] == QCOL_BPCHAR16 || plan->forms[c] == QCOL_TEXT16 ? 17 : 9;
-	}
+	/* every column was numbered before the programs (NumberColumns) */
+	if (in.nouter != plan->ncols + plan->npayload)
+		return Decline("columns out of order");
 	for (int k = 0; k < plan->nkeys; k++)
 		if (plan->keys[k].kind == GPUOPS_QKEY_BYTES16 &&
 			plan->forms[plan->keys[k].col] != QCOL_BPCHAR16 &&

@@ -102,11 +102,13 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 				GroupPathExtraData *extra, GpuQueryBuild *b)
 {
 	GpuQueryPlan *plan = b->plan;
-	double pages = input_rel->pages;
-	double tuples = Max(input_rel->tuples, 0.0);
+	RelOptInfo *fact = b->fact;
+	double pages = fact->pages;
+	double tuples = Max(fact->tuples, 0.0);
 	double groups;
 	double seq_page_cost_spc;
-	double read, deform, copy, device;
+	double read, deform, copy, device, dims = 0;
+	ListCell *lc;
 	QualCost having_cost;
 	Path *escape;
 	PlanFields fields;
@@ -126,8 +128,18 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		return NULL;
 	}
 
-	get_tablespace_page_costs(input_rel->reltablespace, NULL, &seq_page_cost_spc);
-	plan->nworkers = QueryWorkers(root, input_rel);
+	get_tablespace_page_costs(fact->reltablespace, NULL, &seq_page_cost_spc);
+	plan->nworkers = QueryWorkers(root, fact);
+	/* each dimension: its own plan, then each row staged (its key and payload words) */
+	foreach (lc, b->dim_paths)
+	{
+		Path *dim = (Path *) lfirst(lc);
+
+		dims += dim->total_cost +
+			dim->rows *
+				(cpu_tuple_cost +
+				 (1 + plan->dims[foreach_current_index(lc)].npayload) * cpu_operator_cost);
+	}
 	/* a value turned into a word costs about what an operator does */
 	deform = tuples * plan->ncols * cpu_operator_cost;
 	if (plan->nworkers > 0)
@@ -152,7 +164,7 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	cpath->path.parallel_workers = 0;
 	cpath->path.pathkeys = NIL;
 	cpath->path.rows = groups;
-	cpath->path.startup_cost = gpuops_startup_cost + read + copy + device;
+	cpath->path.startup_cost = gpuops_startup_cost + dims + read + copy + device;
 	cpath->path.total_cost = cpath->path.startup_cost +
 		groups * (cpu_tuple_cost + plan->naggs * cpu_operator_cost + having_cost.per_tuple) +
 		having_cost.startup;
@@ -162,12 +174,15 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	 * projects another one).
 	 */
 	cpath->flags = 0;
-	cpath->custom_paths = list_make1(escape);
+	/* the escape plan, then the dimensions' */
+	cpath->custom_paths = lcons(escape, list_copy(b->dim_paths));
 	GpuQueryPlanFields(fields, plan);
-	cpath->custom_private = list_make5(fields.list(), b->scan_exprs, b->quals, b->qual_vars,
-									   list_make3(makeInteger((int) input_rel->relid),
-												  copyObject(extra->havingQual),
-												  makeInteger(plan->nworkers)));
+	/* for EXPLAIN: the quals, the join quals, the lookups (plan: njoin_quals, ndims) */
+	cpath->custom_private = list_make5(
+		fields.list(), b->scan_exprs,
+		list_concat(list_concat(list_copy(b->quals), b->join_quals), b->lookups), b->qual_vars,
+		list_make3(makeInteger((int) fact->relid), copyObject(extra->havingQual),
+				   makeInteger(plan->nworkers)));
 	cpath->methods = &gpu_query_path_methods;
 	return cpath;
 }

@@ -35,8 +35,31 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		f.field(&key->col);
 		f.oid_field(&key->type);
 		f.field(&key->typmod);
-		CheckCount("key column", key->col + 1, plan->ncols);
+		f.field(&key->dict);
 	}
+	f.field(&plan->ndims);
+	CheckCount("dimensions", plan->ndims, GPUOPS_QUERY_MAX_DIMS);
+	f.ints(plan->pay_pos, &plan->npayload, GPUOPS_QUERY_MAX_COLS);
+	CheckCount("payload columns", plan->ncols + plan->npayload, GPUOPS_QUERY_MAX_COLS);
+	for (int c = 0; c < plan->npayload; c++)
+	{
+		f.oid_field(&plan->pay_types[c]);
+		f.field(&plan->pay_dict[c]);
+	}
+	for (int d = 0; d < plan->ndims; d++)
+	{
+		GpuQueryDimPlan *dim = &plan->dims[d];
+
+		f.field(&dim->key_col);
+		f.field(&dim->key_pos);
+		f.oid_field(&dim->key_type);
+		f.field(&dim->first_pay);
+		f.field(&dim->npayload);
+		CheckCount("dimension key column", dim->key_col + 1, plan->ncols + dim->first_pay);
+		CheckCount("dimension payload", dim->first_pay + dim->npayload, plan->npayload);
+	}
+	for (int k = 0; k < plan->nkeys; k++)
+		CheckCount("key column", plan->keys[k].col + 1, plan->ncols + plan->npayload);
 	for (int a = 0; a < plan->naggs; a++)
 	{
 		GpuQueryAggPlan *agg = &plan->aggs[a];
@@ -48,8 +71,10 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		f.enum_field(&agg->final);
 		f.oid_field(&agg->final_fn);
 		f.oid_field(&agg->arg_pgtype);
-		CheckCount("argument column", agg->arg_col + 1, plan->ncols);
+		CheckCount("argument column", agg->arg_col + 1, plan->ncols + plan->npayload);
 	}
+	f.field(&plan->njoin_quals);
+	f.field(&plan->join_qual_prog);
 	f.field(&plan->groups);
 	f.field(&plan->nworkers);
 	f.field(&plan->qual_prog);

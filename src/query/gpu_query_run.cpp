@@ -56,6 +56,8 @@ EscapeWhat(const GpuopsQueryStats *s)
 			return "an aggregate's FILTER stopped at a row";
 		case GPUOPS_QESC_ARG:
 			return "an aggregate argument the device cannot take exactly (NaN, overflow, scale)";
+		case GPUOPS_QESC_DIM_KEY:
+			return "a joined table's join key repeats (a fact row would join several rows)";
 		default:
 			return "a row the device cannot decide";
 	}
@@ -111,6 +113,7 @@ FillSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
 		q->num_scale = plan->aggs[a].num_scale;
 	}
 	spec->group_capacity = (uint64) Max(Min(plan->groups, 16.0 * 1024 * 1024), 1.0);
+	GpuQueryDimSpec(st, spec);
 }
 
 /* The serial reader over st->scan, made the first time a run reads alone. */
@@ -306,6 +309,10 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
+		/* an escape (from the start: a dimension's repeated key) ends the reading */
+		backend->query_stats(st->dev->handle, &st->stats);
+		if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
+			break;
 		if (!NextBatch(st, &batch, &why))
 			break;
 		rc = backend->query_add(st->dev->handle, &batch);
@@ -313,9 +320,6 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 			QueryParallelRelease(st->par);
 		if (rc != GPUOPS_OK)
 			return rc;
-		backend->query_stats(st->dev->handle, &st->stats);
-		if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
-			break;
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
@@ -402,6 +406,8 @@ GpuQueryRun(GpuQueryState *st)
 		QueryReaderRescan(st->reader); /* a later fallback restarts it */
 	if (primary == NULL)
 		primary = cpu;
+	/* the dimensions while the workers (if any) start reading the table */
+	GpuQueryStageDims(st);
 	rc = RunOn(st, primary, false);
 	if (rc != GPUOPS_OK)
 	{

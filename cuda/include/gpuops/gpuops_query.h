@@ -101,12 +101,44 @@ typedef struct GpuopsQueryAgg
 	int num_scale;					 /* SUM_NUM: the scale the sum is kept at (0..38) */
 } GpuopsQueryAgg;
 
+/*
+ * Dimensions (star and snowflake joins).  After the qual, each row looks
+ * up dimension after dimension by the word of its key column (a batch
+ * column, or a column an earlier dimension added); a row whose key is
+ * NULL or has no match is dropped (an inner join).  A match adds the
+ * dimension row's payload columns, which every later program reads as
+ * columns: batch columns are [0, ncols), dimension 0's payload columns
+ * follow, then dimension 1's, and so on, at most GPUOPS_QUERY_MAX_COLS in
+ * all.  Payload columns hold words (no bytes columns).  Then the join qual
+ * (the clauses over several tables) runs on the joined row, then the keys
+ * and the aggregates.
+ *
+ * A dimension's keys are the words of its rows' join key (the caller drops
+ * rows with a NULL key).  They must be distinct: a repeated key would
+ * multiply fact rows, which the backend does not do; it escapes
+ * (GPUOPS_QESC_DIM_KEY, row 0) instead, at begin.
+ */
+#define GPUOPS_QUERY_MAX_DIMS 8
+
+typedef struct GpuopsQueryDim
+{
+	int key_col;		  /* the column looked up: < ncols, or an earlier dimension's */
+	uint64_t nrows;		  /* rows (0: every row is dropped) */
+	const uint64_t *keys; /* nrows words */
+	int npayload;		  /* columns it adds */
+	const uint64_t *words[GPUOPS_QUERY_MAX_COLS]; /* per payload column, nrows words */
+	const uint8_t *nulls[GPUOPS_QUERY_MAX_COLS];  /* and null bytes, or NULL: none */
+} GpuopsQueryDim;
+
 typedef struct GpuopsQuerySpec
 {
 	int ncols;								/* columns each batch carries */
 	uint8_t bytes16[GPUOPS_QUERY_MAX_COLS]; /* column c is a bytes column (bytes16[c]) */
 	const GpuopsExprProgram *qual;			/* the rows kept (TRUE), or NULL: every row */
-	int nkeys;								/* 0: one group (no GROUP BY) */
+	int ndims;								/* dimensions, looked up in order (above) */
+	GpuopsQueryDim dims[GPUOPS_QUERY_MAX_DIMS];
+	const GpuopsExprProgram *join_qual; /* on the joined row, or NULL: every joined row */
+	int nkeys;							/* 0: one group (no GROUP BY) */
 	GpuopsQueryKey keys[GPUOPS_QUERY_MAX_KEYS];
 	int naggs;
 	GpuopsQueryAgg aggs[GPUOPS_MAX_AGGS];
@@ -136,8 +168,9 @@ typedef enum GpuopsQueryEscape
 	GPUOPS_QESC_QUAL,	/* the qual program stopped */
 	GPUOPS_QESC_KEY,	/* a key program stopped */
 	GPUOPS_QESC_FILTER, /* an aggregate's FILTER program stopped */
-	GPUOPS_QESC_ARG		/* an argument program stopped, or a numeric
+	GPUOPS_QESC_ARG,	/* an argument program stopped, or a numeric
 						 * argument could not be scaled */
+	GPUOPS_QESC_DIM_KEY /* a dimension's keys repeat (escape_index: which) */
 } GpuopsQueryEscape;
 
 #define GPUOPS_QUERY_NO_ESCAPE (~(uint64_t) 0)
@@ -145,7 +178,7 @@ typedef enum GpuopsQueryEscape
 typedef struct GpuopsQueryStats
 {
 	uint64_t rows;	 /* rows added */
-	uint64_t passed; /* rows the qual kept */
+	uint64_t passed; /* rows the qual, the dimensions and the join qual kept */
 	uint64_t groups;
 	uint64_t batches;
 	uint64_t capacity;	/* the group table's slots at the end */

@@ -1,0 +1,119 @@
+/*
+ * query_dims.cpp
+ *    A dimension's lookup (query_dims.hpp).  Direct addressing needs one
+ *    load a probe, which is what a fact row pays per dimension, so it is
+ *    taken whenever the key range allows: up to 4 slots a row, or 64K
+ *    slots (SSB's date keys span 61K values for 2556 rows).
+ */
+#include "query_dims.hpp"
+
+#include "device_common.hpp"
+
+namespace gpuops {
+
+bool
+query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
+{
+	int64_t lo = 0, hi = 0;
+	uint64_t cap = 16;
+
+	*t = QueryDimTable{};
+	if (n == 0)
+	{
+		/* nothing matches: a direct table of one empty slot */
+		t->direct = true;
+		t->idx.assign(1, 0);
+		return true;
+	}
+	lo = hi = static_cast<int64_t>(keys[0]);
+	for (uint64_t i = 1; i < n; i++)
+	{
+		int64_t k = static_cast<int64_t>(keys[i]);
+
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
+	/* the span as an unsigned difference: exact, since hi >= lo */
+	uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+	uint64_t room = 4 * n > (1u << 16) ? 4 * n : (1u << 16);
+
+	if (span < room)
+	{
+		t->direct = true;
+		t->min = static_cast<uint64_t>(lo);
+		t->mask = span;
+		t->idx.assign(span + 1, 0);
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint32_t &slot = t->idx[keys[i] - t->min];
+
+			if (slot != 0)
+				return false;
+			slot = static_cast<uint32_t>(i + 1);
+			check_interrupt_every(i);
+		}
+		return true;
+	}
+	while (cap < 2 * n)
+		cap *= 2;
+	t->mask = cap - 1;
+	t->idx.assign(cap, 0);
+	t->keys.assign(cap, 0);
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t pos = query_dim_hash(keys[i]) & t->mask;
+
+		for (; t->idx[pos] != 0; pos = (pos + 1) & t->mask)
+			if (t->keys[pos] == keys[i])
+				return false;
+		t->idx[pos] = static_cast<uint32_t>(i + 1);
+		t->keys[pos] = keys[i];
+		check_interrupt_every(i);
+	}
+	return true;
+}
+
+int
+query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims)
+{
+	dims->assign(spec.ndims, QueryDimHost{});
+	for (int d = 0; d < spec.ndims; d++)
+	{
+		const GpuopsQueryDim &dim = spec.dims[d];
+		QueryDimHost &h = (*dims)[d];
+		uint64_t n = dim.nrows;
+
+		if (!query_dim_build(dim.keys, n, &h.table))
+			return d;
+		h.nrows = n;
+		h.words.resize(dim.npayload * n + 1);
+		for (int p = 0; p < dim.npayload; p++)
+		{
+			if (n > 0)
+				memcpy(&h.words[p * n], dim.words[p], n * sizeof(uint64_t));
+			if (dim.nulls[p] != nullptr && h.nulls.empty())
+				h.nulls.assign(dim.npayload * n + 1, 0);
+			if (dim.nulls[p] != nullptr && n > 0)
+				memcpy(&h.nulls[p * n], dim.nulls[p], n);
+		}
+	}
+	return -1;
+}
+
+QueryDimView
+query_dim_view(const QueryDimHost &h)
+{
+	QueryDimView v{};
+
+	v.min = h.table.min;
+	v.mask = h.table.mask;
+	v.idx = h.table.idx.data();
+	v.keys = h.table.keys.empty() ? nullptr : h.table.keys.data();
+	v.words = h.words.data();
+	v.nulls = h.nulls.empty() ? nullptr : h.nulls.data();
+	v.nrows = h.nrows;
+	v.direct = h.table.direct ? 1 : 0;
+	return v;
+}
+
+} /* namespace gpuops */
