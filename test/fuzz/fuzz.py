@@ -10,7 +10,8 @@ Talks to the server named by PGHOST/PGPORT/PGUSER/PGDATABASE through psql
 (no driver: the GPU machine has none).  Tables of every type gpuops
 takes, with NULLs, NaN, -0, infinities, duplicates, skew, an empty table,
 text under "C" and the database's collation; queries aimed at each
-operator family (GpuSort, GpuHashJoin, GpuMergeJoin, GpuNestLoop, GpuAgg),
+operator family (GpuSort, GpuHashJoin, GpuMergeJoin, GpuNestLoop, GpuAgg,
+GpuQuery over joins: "star"),
 with the settings that steer the planner to it.  A mismatch, an error on
 one side only, or a crash is reported with a reduced reproducer.  Per
 family it reports the share of its queries whose plan used its node; the
@@ -264,15 +265,52 @@ class Gen:
             q = "SELECT DISTINCT %s FROM %s s" % (", ".join("s.%s" % k for k in (keys or ["i2"])), t)
         return ("GpuAgg", "", "", q)
 
+    def star(self):
+        """GpuQuery over joins: x read, y (and z) looked up by their unique id."""
+        r = self.r
+        x, y = self.table(), self.table(big=False)
+        frm = "%s x JOIN %s y ON x.%s = y.id" % (x, y, self.pick(["id", "id", "i2", "i4"]))
+        cols = [("x", c) for c in ("i2", "i4", "i8", "d", "ts", "b")] + [("y", c) for c in ("t", "i4", "d", "b")]
+        if r.random() < 0.4:
+            # a third table: a star (from x) or a snowflake (from y), maybe a filter between them
+            z = self.table(big=False)
+            frm += " JOIN %s z ON %s.id = z.id" % (z, self.pick(["x", "y"]))
+            if r.random() < 0.3:
+                frm += " AND %s" % self.pick(["y.i4 <> z.i4", "z.i2 < x.i2", "y.d >= z.d"])
+            cols += [("z", c) for c in ("t", "i8", "d")]
+        keys = r.sample(cols, r.randint(0, 3))
+        aggs = []
+        for _ in range(r.randint(1, 4)):
+            a, c = self.pick([("x", "i4"), ("x", "i8"), ("x", "i2"), ("y", "i4")])
+            aggs.append(self.pick(["count(*)", "count(%s.%s)" % (a, c), "sum(%s.%s)" % (a, c),
+                                   "avg(%s.%s)" % (a, c), "min(%s.%s)" % (a, c),
+                                   "max(%s.d)" % self.pick(["x", "y"])]))
+        sel = ["%s.%s AS g%d" % (a, c, i) for i, (a, c) in enumerate(keys)] + \
+              ["%s AS a%d" % (f, i) for i, f in enumerate(aggs)]
+        q = "SELECT %s FROM %s" % (", ".join(sel), frm)
+        # x's filter runs on the device (no text there); y's is PostgreSQL's, in y's own scan
+        preds = [self.pred("x", ["i2", "i4", "i8", "d", "ts", "f8"])] if r.random() < 0.35 else []
+        preds += [self.pred("y")] if r.random() < 0.35 else []
+        if preds:
+            q += " WHERE " + " AND ".join(preds)
+        if keys:
+            q += " GROUP BY " + ", ".join("%s.%s" % k for k in keys)
+            if r.random() < 0.2:
+                q += " HAVING count(*) > %d" % r.randint(0, 3)
+        return ("GpuQuery", "gpuops.enable_query=on,gpuops.query_page_cost=0,gpuops.enable_agg=off,"
+                "gpuops.enable_hashjoin=off,gpuops.enable_mergejoin=off,gpuops.enable_nestloop=off", "", q)
+
     def query(self, family):
         if family == "sort":
             return self.sort()
         if family == "agg":
             return self.agg()
+        if family == "star":
+            return self.star()
         return self.join({"hashjoin": "GpuHashJoin", "mergejoin": "GpuMergeJoin",
                           "nestloop": "GpuNestLoop"}[family])
 
-FAMILIES = ["sort", "hashjoin", "mergejoin", "nestloop", "agg"]
+FAMILIES = ["sort", "hashjoin", "mergejoin", "nestloop", "agg", "star"]
 FORCE = ("-c gpuops.min_rows=0 -c gpuops.startup_cost=0 -c gpuops.tuple_cost=0 "
          "-c gpuops.cpu_fallback=on -c max_parallel_workers_per_gather=0 -c timezone=UTC")
 
