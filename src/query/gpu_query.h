@@ -1,9 +1,9 @@
 /*
  * gpu_query.h
- *    GpuQuery: one node for a whole one-table query block, scan -> quals ->
- *    GROUP BY aggregates (or a plain aggregate), that returns only the
- *    groups (doc/gpuquery.md, step 1).  What its planner and executor
- *    share.
+ *    GpuQuery: one node for a whole query block, scan -> quals -> inner
+ *    joins by lookups -> GROUP BY aggregates (or a plain aggregate), that
+ *    returns only the groups (doc/gpuquery.md, steps 1 and 2).  What its
+ *    planner and executor share.
  *
  * The plan is a CustomScan on the table (scanrelid: PostgreSQL opens and
  * locks it, EXPLAIN names it).  The node reads the table's pages itself
@@ -18,11 +18,19 @@
  * custom_exprs for EXPLAIN.  HAVING is the plan's qual, over the scan
  * tuple.
  *
- * custom_plans: one child, the escape plan: PostgreSQL's serial
- * aggregation of the same block, run only when the device or the reader
- * cannot decide a row (a NaN numeric, an error PostgreSQL must raise, a
- * value to detoast).  Its output is the node's (same target, HAVING
- * applied), so the node returns its rows as they are.
+ * With joins the table read is the block's largest (the fact table) and
+ * every other table a dimension (gpu_query_join.cpp): a child plan read
+ * once per run, looked up on the device by one integer-like equality
+ * (GpuQueryDimPlan); the columns every program reads are the fact table's,
+ * then each dimension's payload.  custom_exprs hold, for EXPLAIN, the fact
+ * quals, the join quals, then one lookup clause per dimension.
+ *
+ * custom_plans: first the escape plan: PostgreSQL's serial aggregation of
+ * the same block, run only when the device or the reader cannot decide a
+ * row (a NaN numeric, an error PostgreSQL must raise, a value to detoast,
+ * a dimension's repeated key).  Its output is the node's (same target,
+ * HAVING applied), so the node returns its rows as they are.  Then each
+ * dimension's plan.
  *
  * custom_private: a GpuQueryPlan (GpuQueryPlanFields).
  *
