@@ -103,6 +103,71 @@ Put(const QueryDeformShape *shape, const QueryDeformOut *out, int c, uint32 row,
 		out->words[c][row] = isnull ? 0 : w[0];
 }
 
+static int
+AlignBytes(char align)
+{
+	switch (align)
+	{
+		case TYPALIGN_CHAR:
+			return 1;
+		case TYPALIGN_SHORT:
+			return ALIGNOF_SHORT;
+		case TYPALIGN_INT:
+			return ALIGNOF_INT;
+		default:
+			return ALIGNOF_DOUBLE;
+	}
+}
+
+/*
+ * The fast walk's segments over attributes 0 .. natts - 1 (see
+ * QueryDeformSegment): a varlena alone; a fixed run breaks before an
+ * attribute that needs more alignment than the run's first.
+ */
+static void
+BuildSegments(QueryDeformShape *shape)
+{
+	QueryDeformSegment *seg = NULL;
+	int off = 0;
+
+	shape->segs = (QueryDeformSegment *) palloc0(sizeof(QueryDeformSegment) *
+												 Max(shape->natts, 1));
+	shape->nsegs = 0;
+	for (int i = 0; i < shape->natts; i++)
+	{
+		int16 len = shape->attlen[i];
+		char align = shape->attalign[i];
+
+		if (len == -2)
+		{
+			shape->nsegs = -1; /* a cstring: the slow walk only */
+			return;
+		}
+		if (len == -1 || seg == NULL || seg->run_len < 0 ||
+			AlignBytes(align) > AlignBytes(seg->align))
+		{
+			seg = &shape->segs[shape->nsegs++];
+			seg->first_attr = (int16) i;
+			seg->align = align;
+			seg->run_len = len == -1 ? -1 : 0;
+			off = 0;
+		}
+		if (len != -1)
+			off = (int) att_align_nominal(off, align);
+		if (shape->first_col[i] >= 0)
+		{
+			seg->read_attr[seg->nread] = (int16) i;
+			seg->read_off[seg->nread] = (int16) off;
+			seg->nread++;
+		}
+		if (len != -1)
+		{
+			off += len;
+			seg->run_len = (int16) off;
+		}
+	}
+}
+
 void
 QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadColumn *cols,
 					 int ncols)
@@ -160,6 +225,7 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 		shape->next_col[c] = shape->first_col[i];
 		shape->first_col[i] = (int8) c;
 	}
+	BuildSegments(shape);
 	/* what a tuple stored with fewer attributes holds: the added column's default, or NULL */
 	for (int c = 0; c < ncols; c++)
 	{
@@ -184,6 +250,78 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 	}
 }
 
+/* An integer column's word, inline (ValueWords for the others). */
+static inline const char *
+FastWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
+{
+	if (form != QCOL_INT)
+		return ValueWords(form, len, p, w);
+	switch (len)
+	{
+		case 2:
+			w[0] = (uint64) (int64) * (const int16 *) p;
+			return NULL;
+		case 4:
+			w[0] = (uint64) (int64) * (const int32 *) p;
+			return NULL;
+		case 8:
+			w[0] = (uint64) * (const int64 *) p;
+			return NULL;
+		default:
+			w[0] = (uint64) (int64) * (const int8 *) p;
+			return NULL;
+	}
+}
+
+/*
+ * One tuple without NULLs and with every attribute walked stored: by
+ * segments, a varlena's length read, a fixed run skipped in one step.
+ */
+static inline const char *
+DeformTupleFast(const QueryDeformShape *shape, const QueryDeformOut *out, const char *tp,
+				uint32 row, QueryDeformResult *res)
+{
+	uintptr_t off = 0;
+	uint64 w[2];
+
+	for (int s = 0; s < shape->nsegs; s++)
+	{
+		const QueryDeformSegment *seg = &shape->segs[s];
+
+		if (seg->run_len < 0)
+		{
+			off = att_align_pointer(off, seg->align, -1, tp + off);
+			for (int c = shape->first_col[seg->first_attr]; c >= 0; c = shape->next_col[c])
+			{
+				const char *why = ValueWords(shape->form[c], -1, tp + off, w);
+
+				if (why != NULL)
+					return why;
+				Put(shape, out, c, row, w, false, res);
+			}
+			off = att_addlength_pointer(off, -1, tp + off);
+			continue;
+		}
+		off = att_align_nominal(off, seg->align);
+		for (int k = 0; k < seg->nread; k++)
+		{
+			int i = seg->read_attr[k];
+			const char *p = tp + off + seg->read_off[k];
+
+			for (int c = shape->first_col[i]; c >= 0; c = shape->next_col[c])
+			{
+				const char *why = FastWords(shape->form[c], shape->attlen[i], p, w);
+
+				if (why != NULL)
+					return why;
+				Put(shape, out, c, row, w, false, res);
+			}
+		}
+		off += seg->run_len;
+	}
+	return NULL;
+}
+
 /* One tuple's columns into row. */
 static inline const char *
 DeformTuple(const QueryDeformShape *shape, const QueryDeformOut *out, HeapTupleHeader tup,
@@ -196,6 +334,9 @@ DeformTuple(const QueryDeformShape *shape, const QueryDeformOut *out, HeapTupleH
 	int last = Min(shape->natts, tup_natts);
 	uintptr_t off = 0;
 	uint64 w[2];
+
+	if (!hasnulls && tup_natts >= shape->natts && shape->nsegs >= 0)
+		return DeformTupleFast(shape, out, tp, row, res);
 
 	for (int i = 0; i < last; i++)
 	{

@@ -20,6 +20,22 @@ extern "C" {
 #include "storage/bufpage.h"
 }
 
+/*
+ * A stretch of attributes the fast walk (tuples without NULLs, every
+ * attribute stored) takes at once: one varlena, or a run of fixed-length
+ * attributes none of which needs more alignment than the first, so that
+ * once the first is aligned every later one sits at a constant distance.
+ */
+typedef struct QueryDeformSegment
+{
+	int16 first_attr; /* 0-based */
+	int16 run_len;	  /* a fixed run: its bytes from its aligned start; -1: a varlena */
+	char align;		  /* the first attribute's TYPALIGN_* */
+	int8 nread;		  /* attributes of it read (below) */
+	int16 read_attr[GPUOPS_QUERY_MAX_COLS]; /* those attributes */
+	int16 read_off[GPUOPS_QUERY_MAX_COLS];	/* and their distance from the start */
+} QueryDeformSegment;
+
 /* What the threads read: set up on the backend, then read-only. */
 typedef struct QueryDeformShape
 {
@@ -35,6 +51,9 @@ typedef struct QueryDeformShape
 	bool missing_null[GPUOPS_QUERY_MAX_COLS];
 	uint64 missing_word[GPUOPS_QUERY_MAX_COLS][2];
 	const char *missing_escape[GPUOPS_QUERY_MAX_COLS];
+	/* the fast walk: its segments, or nsegs -1 where it cannot (a cstring attribute) */
+	int nsegs;
+	QueryDeformSegment *segs;
 } QueryDeformShape;
 
 /* One batch's column buffers (batch_rows rows each). */
