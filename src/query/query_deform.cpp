@@ -130,8 +130,7 @@ BuildSegments(QueryDeformShape *shape)
 	QueryDeformSegment *seg = NULL;
 	int off = 0;
 
-	shape->segs = (QueryDeformSegment *) palloc0(sizeof(QueryDeformSegment) *
-												 Max(shape->natts, 1));
+	shape->segs = (QueryDeformSegment *) palloc0(sizeof(QueryDeformSegment) * Max(shape->natts, 1));
 	shape->nsegs = 0;
 	for (int i = 0; i < shape->natts; i++)
 	{
