@@ -297,6 +297,8 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (st->stats.grows > 0)
 		ExplainPropertyInteger("Group Table Grows", NULL, st->stats.grows, es);
+	/* the backend's peak: batches, group table, lookups (0 on the CPU engine) */
+	ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 }
 
 const CustomExecMethods gpu_query_exec_methods = {
