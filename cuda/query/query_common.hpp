@@ -21,6 +21,7 @@
 #include "expr_eval.hpp"
 #include "gpuops_device.h"
 #include "hd.hpp"
+#include "join_hash.hpp"
 
 namespace gpuops {
 
@@ -211,15 +212,11 @@ struct QueryDims
 	QueryDimView d[GPUOPS_QUERY_MAX_DIMS];
 };
 
-/* 64-bit mix of one key word (the dimensions' open addressing) */
+/* One key word's slot hash (the dimensions' open addressing): the join tables' mix */
 GPUOPS_HD uint64_t
 query_dim_hash(uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	return k ^ (k >> 33);
+	return mix64(k);
 }
 
 /* The dimension row whose key is k, or -1. */
