@@ -192,6 +192,15 @@ static void
 UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 			   RelOptInfo *output_rel, void *extra)
 {
+	/*
+	 * Only these two stages plan gpuops nodes.  At the others the input
+	 * rel's cheapest path may be freed memory, as at UPPERREL_ORDERED:
+	 * grouping_planner hands the scan/join rel's paths to the final rel as
+	 * they are, and add_path frees those it rejects (a SIGSEGV in
+	 * PostgreSQL's suite with parallel plans, psql's \d under a UNION).
+	 */
+	if (stage != UPPERREL_GROUP_AGG && stage != UPPERREL_ORDERED)
+		return;
 	if (stage == UPPERREL_ORDERED && gpuops_enabled)
 		RepairOrderedInput(input_rel, output_rel);
 	if (!gpuops_enabled || RelNamesNoRelation(input_rel) ||

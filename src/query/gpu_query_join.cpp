@@ -112,6 +112,31 @@ LookupClause(RestrictInfo *rinfo, RelOptInfo *rel, Relids avail, Var **dim_var, 
 	return true;
 }
 
+/*
+ * A lookup clause written "column = dimension key" (commuted where the
+ * equivalence classes put the dimension first, as PostgreSQL 17 does), so
+ * that EXPLAIN shows every lookup alike on every version.
+ */
+static Expr *
+ColumnFirst(Expr *clause, RelOptInfo *dim)
+{
+	OpExpr *op = (OpExpr *) clause;
+	Var *l = (Var *) linitial(op->args);
+	OpExpr *c;
+	Oid commutator;
+
+	if ((int) l->varno != (int) dim->relid)
+		return clause;
+	commutator = get_commutator(op->opno);
+	if (!OidIsValid(commutator))
+		return clause;
+	c = (OpExpr *) copyObject(op);
+	c->opno = commutator;
+	c->opfuncid = get_opcode(commutator);
+	c->args = list_make2(lsecond(op->args), linitial(op->args));
+	return (Expr *) c;
+}
+
 /* A table the block may look up: a base rel PostgreSQL can read alone. */
 static bool
 DimensionRel(RelOptInfo *rel)
@@ -219,7 +244,7 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 			return Decline("a joined table that no equality of integer-like columns reaches");
 		b->dim_rels = lappend(b->dim_rels, best);
 		b->dim_paths = lappend(b->dim_paths, best->cheapest_total_path);
-		b->lookups = lappend(b->lookups, best_rinfo->clause);
+		b->lookups = lappend(b->lookups, ColumnFirst(best_rinfo->clause, best));
 		used = lappend(used, best_rinfo);
 		/* the rest of its equalities: join quals (joininfo's come below, once) */
 		foreach (lc, best_clauses)
