@@ -143,7 +143,8 @@ RESET parallel_setup_cost;
 SET max_parallel_workers_per_gather = 0;
 
 -- kept by PostgreSQL: an outer join, a join of text columns, a cross join,
--- a join filter reading text, the joins switched off
+-- the joins switched off (a join filter testing text against constants runs:
+-- gpuquery_text)
 SELECT check_query('SELECT c.region, count(*) FROM jf f LEFT JOIN jc c ON f.ckey = c.ck GROUP BY c.region');
 SELECT check_query('SELECT count(*) FROM jf f, jc c WHERE f.flag = c.region');
 SELECT check_query('SELECT count(*), sum(f.qty) FROM jf f, jn n WHERE n.nk < 3');

@@ -388,10 +388,11 @@ DeviceExprCompileAggInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgra
 {
 	Oid type = exprType((Node *) expr);
 
-	*num_scale = -1;
+	if (num_scale != NULL)
+		*num_scale = -1;
 	if (DeviceExprTypeKind(type) < 0)
 		return false;
-	if (type == NUMERICOID)
+	if (type == NUMERICOID && num_scale != NULL)
 	{
 		*num_scale = NumericDisplayScale((Node *) expr);
 		if (*num_scale < 0 || *num_scale > 38)

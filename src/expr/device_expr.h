@@ -80,7 +80,8 @@ extern bool DeviceExprCompileInput(Expr *expr, DeviceExprInputs *inputs, GpuopsE
  * PostgreSQL's plan.  A numeric result needs a display scale the plan fixes
  * (NumericDisplayScale, 0..38), returned in *num_scale (else -1).  false
  * when some part has no device form, reads a Param, or a numeric has no
- * static scale.
+ * static scale.  With num_scale NULL a numeric's scale may vary from row
+ * to row, and the caller accounts for it (GpuQuery: a hidden aggregate).
  */
 extern bool DeviceExprCompileAggInput(Expr *expr, DeviceExprInputs *inputs, GpuopsExprProgram *prog,
 									  int *num_scale);

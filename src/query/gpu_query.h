@@ -48,6 +48,7 @@ extern "C" {
 #include "nodes/pathnodes.h"
 }
 
+#include "device_expr.h"
 #include "gpu_agg.h"
 #include "gpuops_query.h"
 #include "plan_fields.h"
@@ -77,6 +78,20 @@ typedef struct GpuQueryDimPlan
 	Oid key_type;  /* that column's type */
 	int first_pay; /* its first payload column among all dimensions' */
 	int npayload;
+	/*
+	 * Read from its pages like the fact table (gpu_query_dim_read.cpp), its
+	 * quals a program run as each row is staged; read_relid invalid: its
+	 * child plan (the executor finds the table's range table entry there).
+	 */
+	Oid read_relid; /* the table */
+	int read_ncols; /* columns read (query_reader.h) */
+	int read_attnums[GPUOPS_QUERY_MAX_COLS];
+	int read_forms[GPUOPS_QUERY_MAX_COLS]; /* QueryColumnForm */
+	int key_read;						   /* the read column holding its key */
+	int pay_read[GPUOPS_QUERY_MAX_COLS];   /* per payload column its read column */
+	List *read_qual;					   /* the quals' program over the read columns, or NIL */
+	List *read_test_cols;				   /* read columns that are text tests (ints) */
+	List *read_test_exprs;				   /* and their tests */
 } GpuQueryDimPlan;
 
 /* An aggregate. */
@@ -89,6 +104,8 @@ typedef struct GpuQueryAggPlan
 	GpuAggFinal final;		 /* the result from the state (gpu_agg_final.cpp) */
 	Oid final_fn;			 /* GPUAGG_FINAL_FLOAT_FN: avg(float)'s final function */
 	Oid arg_pgtype;			 /* the argument's type (MIN/MAX: the result's) */
+	int scale_agg;			 /* SUM_NUM of a CASE of unequal scales: the hidden max of its
+					* rows' display scales (gpu_query_inputs.cpp, AddScaleAgg), or -1 */
 } GpuQueryAggPlan;
 
 typedef struct GpuQueryPlan
@@ -98,7 +115,8 @@ typedef struct GpuQueryPlan
 	int forms[GPUOPS_QUERY_MAX_COLS];	/* QueryColumnForm: how each is read */
 	int nkeys;
 	GpuQueryKeyPlan keys[GPUOPS_QUERY_MAX_KEYS];
-	int naggs;
+	int naggs;	 /* the scan tuple's, then the hidden ones */
+	int nhidden; /* aggregates only the node reads (scale_agg) */
 	GpuQueryAggPlan aggs[GPUOPS_MAX_AGGS];
 	int ndims; /* dimensions (joined tables), in lookup order */
 	GpuQueryDimPlan dims[GPUOPS_QUERY_MAX_DIMS];
@@ -108,6 +126,8 @@ typedef struct GpuQueryPlan
 	int pay_dict[GPUOPS_QUERY_MAX_COLS];  /* 1: text, held as dictionary codes */
 	int njoin_quals;					  /* custom_exprs: quals, join quals, lookups */
 	List *join_qual_prog;				  /* the join quals' program, or NIL */
+	List *test_cols;					  /* program columns that are text tests (ints) */
+	List *test_exprs;					  /* and their tests (query_text_test.h) */
 	double groups;		/* the planner's estimate (the group table's first size) */
 	int nworkers;		/* parallel workers reading the table (query_parallel.h), or 0 */
 	List *qual_prog;	/* the quals' program (an int list), or NIL: every row */
@@ -157,6 +177,25 @@ extern bool GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo
  * of inner equi-joins the device can look up.
  */
 extern bool GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b);
+
+/*
+ * The inputs programs read (gpu_query_inputs.cpp), for the planner files:
+ * the form the reader reads a column of type in (QueryColumnForm), or -1;
+ * the column an input reads (a Var, or a text test's); the inputs under
+ * node (Vars, placeholders, text tests taken whole, appended to *inputs
+ * once); an input's program column (added once), or -1 past the limit.
+ */
+extern int GpuQueryColumnForm(Oid type);
+extern Var *GpuQueryInputVar(Node *input);
+extern bool GpuQueryCollectInputs(Node *node, List **inputs);
+extern int GpuQueryInputColumn(DeviceExprInputs *in, Node *input);
+
+/*
+ * Which dimensions are read from their pages, with their quals as a
+ * program (gpu_query_dim_read.cpp): fills each GpuQueryDimPlan's read
+ * fields, once the columns are numbered (in).
+ */
+extern void GpuQueryPlanDimReads(PlannerInfo *root, GpuQueryBuild *b, DeviceExprInputs *in);
 
 /* planner (gpu_query_path.cpp), before GpuAgg's paths */
 extern void GpuQueryAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,

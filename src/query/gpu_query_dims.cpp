@@ -2,10 +2,12 @@
  * gpu_query_dims.cpp
  *    GpuQuery's dimensions at run time (gpu_query_join.cpp plans them):
  *    each child plan (PostgreSQL's own path for the table, with its quals)
- *    runs to its end once per run, and its rows are staged for the query
- *    backend: the join key as a word (rows with a NULL key cannot join and
- *    are dropped) and each payload column as words, text as dictionary
- *    codes.  The backend builds its lookups from them (gpuops_query.h).
+ *    runs to its end once per run, or the table is read from its pages
+ *    with its quals as a program (gpu_query_dim_read.cpp), and its rows
+ *    are staged for the query backend: the join key as a word (rows with a
+ *    NULL key cannot join and are dropped) and each payload column as
+ *    words, text as dictionary codes, text tests as bools.  The backend
+ *    builds its lookups from them (gpuops_query.h).
  *
  * The staged rows live in the node's dimensions context until the next
  * run that needs them again (new Params); a device failure's CPU run
@@ -22,8 +24,11 @@ extern "C" {
 }
 
 #include "device_expr.h"
+#include "expr_eval.hpp"
 #include "gpu_query_exec.h"
+#include "guc.h"
 #include "pg_compat.h"
+#include "query_text_test.h"
 
 /* A value's bytes as the dictionary compares them (bpchar: trailing blanks off). */
 static const char *
@@ -133,7 +138,128 @@ GrowRows(GpuQueryDimRows *r, int npayload, MemoryContext cxt)
 	r->cap = cap;
 }
 
-/* Dimension d's rows, from its child plan. */
+/* Dimension d's rows emptied, its dictionaries new. */
+static void
+BeginRows(GpuQueryState *st, int d)
+{
+	const GpuQueryPlan *plan = st->plan;
+	const GpuQueryDimPlan *dim = &plan->dims[d];
+	GpuQueryDimRows *r = &st->dim_rows[d];
+
+	memset(r, 0, sizeof(*r));
+	for (int p = 0; p < dim->npayload; p++)
+	{
+		int pay = dim->first_pay + p;
+
+		st->dicts[pay] = plan->pay_dict[pay]
+			? DictNew(st->dims_cxt, plan->pay_types[pay] == BPCHAROID)
+			: NULL;
+	}
+	GrowRows(r, dim->npayload, st->dims_cxt);
+}
+
+/* A row of a batch the reader made, for the quals' program (expr_eval's input). */
+struct DimBatchRow
+{
+	const GpuopsQueryBatch *b;
+	uint64 i;
+
+	uint64 word(int c) const { return b->cols.words[c][i]; }
+	bool null(int c) const { return b->cols.nulls[c] != NULL && b->cols.nulls[c][i] != 0; }
+};
+
+/*
+ * Dimension d read from its pages (gpu_query_dim_read.cpp): the rows its
+ * quals pass, with a key, staged as the child plan's staging would.  False,
+ * with st->dim_read_why[d] set, where the reader or the program cannot
+ * decide a row: the caller stages it through the child plan instead.
+ */
+static bool
+ReadDim(GpuQueryState *st, int d)
+{
+	const GpuQueryDimPlan *dim = &st->plan->dims[d];
+	const GpuopsExprProgram *qual = st->dim_read_qual[d];
+	GpuQueryDimRows *r = &st->dim_rows[d];
+	EState *estate = st->css.ss.ps.state;
+	MemoryContext cxt = st->dims_cxt;
+	Relation rel;
+	double row_bytes = 9.0 * Max(dim->read_ncols, 1);
+	uint32 batch_rows = (uint32) Max(Min(((size_t) gpuops_batch_size_mb << 20) / row_bytes,
+										 4.0 * 1024 * 1024),
+									 1024.0) &
+		~7u;
+	TableScanDesc scan;
+	QueryReader *reader;
+	GpuopsQueryBatch batch;
+	const char *why = NULL;
+	MemoryContext old;
+
+	if (st->dim_read_rti[d] == 0)
+	{
+		st->dim_read_why[d] = "its plan does not scan the table";
+		return false;
+	}
+	rel = ExecGetRangeTableRelation(estate, st->dim_read_rti[d]);
+	old = MemoryContextSwitchTo(cxt);
+	scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+	MemoryContextSwitchTo(old);
+	if (!QueryReaderUsable(scan))
+	{
+		table_endscan(scan);
+		st->dim_read_why[d] = "a scan the reader cannot take";
+		return false;
+	}
+	reader = QueryReaderBegin(scan, st->dim_read_cols[d], dim->read_ncols, gpuops_reader_threads,
+							  batch_rows, cxt);
+	while (why == NULL && QueryReaderNext(reader, &batch, &why))
+	{
+		for (uint32 i = 0; i < batch.nrows; i++)
+		{
+			DimBatchRow row = {&batch, i};
+			uint64 n = r->nrows;
+
+			if (qual != NULL)
+			{
+				GpuopsExprResult res = gpuops::expr_eval(qual->steps, qual->nsteps, qual->consts,
+														 qual->const_null, row, row);
+
+				if (res == GPUOPS_EXPR_RECHECK)
+				{
+					why = "a row its quals' program cannot decide";
+					break;
+				}
+				if (res != GPUOPS_EXPR_TRUE)
+					continue;
+			}
+			/* a NULL key joins nothing */
+			if (row.null(dim->key_read))
+				continue;
+			if (n == r->cap)
+				GrowRows(r, dim->npayload, cxt);
+			r->keys[n] = row.word(dim->key_read);
+			for (int p = 0; p < dim->npayload; p++)
+			{
+				bool isnull = row.null(dim->pay_read[p]);
+
+				if (isnull && r->nulls[p] == NULL)
+				{
+					r->nulls[p] = (uint8 *) MemoryContextAllocHuge(cxt, r->cap);
+					memset(r->nulls[p], 0, n);
+				}
+				if (r->nulls[p] != NULL)
+					r->nulls[p][n] = isnull ? 1 : 0;
+				r->words[p][n] = isnull ? 0 : row.word(dim->pay_read[p]);
+			}
+			r->nrows = n + 1;
+		}
+	}
+	QueryReaderEnd(reader);
+	table_endscan(scan);
+	st->dim_read_why[d] = why;
+	return why == NULL;
+}
+
+/* Dimension d's rows, from its pages or its child plan. */
 static void
 StageDim(GpuQueryState *st, int d)
 {
@@ -144,15 +270,14 @@ StageDim(GpuQueryState *st, int d)
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	MemoryContext cxt = st->dims_cxt;
 
-	memset(r, 0, sizeof(*r));
-	for (int p = 0; p < dim->npayload; p++)
+	BeginRows(st, d);
+	st->dim_read_why[d] = NULL;
+	if (OidIsValid(dim->read_relid))
 	{
-		int pay = dim->first_pay + p;
-
-		st->dicts[pay] = plan->pay_dict[pay] ? DictNew(cxt, plan->pay_types[pay] == BPCHAROID)
-											 : NULL;
+		if (ReadDim(st, d))
+			return;
+		BeginRows(st, d); /* from the start, through the plan */
 	}
-	GrowRows(r, dim->npayload, cxt);
 	for (;;)
 	{
 		TupleTableSlot *slot;
@@ -177,7 +302,24 @@ StageDim(GpuQueryState *st, int d)
 			int pay = dim->first_pay + p;
 			int pos = plan->pay_pos[pay];
 			bool isnull = slot->tts_isnull[pos];
+			uint64 word = 0; /* a NULL's */
 
+			if (isnull)
+				word = 0;
+			else if (st->pay_tests[pay] != NULL)
+			{
+				/* a text test, evaluated as the reader does for the fact table */
+				struct varlena *t = PG_DETOAST_DATUM_PACKED(slot->tts_values[pos]);
+				int res = QueryTextTestEval(st->pay_tests[pay], VARDATA_ANY(t),
+											VARSIZE_ANY_EXHDR(t));
+
+				isnull = res < 0;
+				word = isnull ? 0 : (uint64) res;
+			}
+			else if (st->dicts[pay] != NULL)
+				word = DictCode(st->dicts[pay], slot->tts_values[pos], cxt);
+			else
+				word = DeviceExprWord(slot->tts_values[pos], plan->pay_types[pay]);
 			if (isnull && r->nulls[p] == NULL)
 			{
 				/* the first NULL: the rows before it had none */
@@ -186,12 +328,7 @@ StageDim(GpuQueryState *st, int d)
 			}
 			if (r->nulls[p] != NULL)
 				r->nulls[p][n] = isnull ? 1 : 0;
-			if (isnull)
-				r->words[p][n] = 0;
-			else if (st->dicts[pay] != NULL)
-				r->words[p][n] = DictCode(st->dicts[pay], slot->tts_values[pos], cxt);
-			else
-				r->words[p][n] = DeviceExprWord(slot->tts_values[pos], plan->pay_types[pay]);
+			r->words[p][n] = word;
 		}
 		MemoryContextSwitchTo(old);
 		r->nrows = n + 1;

@@ -28,6 +28,7 @@ extern "C" {
 #include "device_expr.h"
 #include "guarded_scan.h"
 #include "gpu_query_exec.h"
+#include "query_text_test.h"
 #include "guc.h"
 
 extern const CustomExecMethods gpu_query_exec_methods;
@@ -97,6 +98,45 @@ CreateGpuQueryStateImpl(CustomScan *cscan)
 		st->cols[c].attnum = (AttrNumber) plan->attnums[c];
 		st->cols[c].form = (QueryColumnForm) plan->forms[c];
 	}
+	for (int d = 0; d < plan->ndims; d++)
+	{
+		const GpuQueryDimPlan *dim = &plan->dims[d];
+
+		if (!OidIsValid(dim->read_relid))
+			continue;
+		st->dim_read_cols[d] = (QueryReadColumn *) palloc0(sizeof(QueryReadColumn) *
+														   GPUOPS_QUERY_MAX_COLS);
+		for (int c = 0; c < dim->read_ncols; c++)
+		{
+			st->dim_read_cols[d][c].attnum = (AttrNumber) dim->read_attnums[c];
+			st->dim_read_cols[d][c].form = (QueryColumnForm) dim->read_forms[c];
+		}
+		for (int i = 0; i < list_length(dim->read_test_cols); i++)
+		{
+			int c = list_nth_int(dim->read_test_cols, i);
+			Var *var;
+
+			if (c < 0 || c >= dim->read_ncols || dim->read_forms[c] != QCOL_TEXT_TEST ||
+				!QueryTextTestOf((Node *) list_nth(dim->read_test_exprs, i), &var,
+								 &st->dim_read_cols[d][c].test))
+				elog(ERROR, "gpuops: malformed %s plan: dimension text test", GPUQUERY_NAME);
+		}
+		st->dim_read_qual[d] = ProgramOrNull(dim->read_qual);
+	}
+	/* text tests: the fact table's read by the reader, a dimension's staged */
+	for (int i = 0; i < list_length(plan->test_cols); i++)
+	{
+		int c = list_nth_int(plan->test_cols, i);
+		QueryTextTest *t = c < plan->ncols
+			? &st->cols[c].test
+			: (st->pay_tests[c - plan->ncols] = (QueryTextTest *) palloc(sizeof(QueryTextTest)));
+		Var *var;
+
+		if (c < 0 || c >= plan->ncols + plan->npayload ||
+			(c < plan->ncols && plan->forms[c] != QCOL_TEXT_TEST) ||
+			!QueryTextTestOf((Node *) list_nth(plan->test_exprs, i), &var, t))
+			elog(ERROR, "gpuops: malformed %s plan: text test", GPUQUERY_NAME);
+	}
 	st->aggs = (GpuAggDesc *) palloc0(sizeof(GpuAggDesc) * Max(plan->naggs, 1));
 	for (int a = 0; a < plan->naggs; a++)
 	{
@@ -117,6 +157,35 @@ CreateGpuQueryStateImpl(CustomScan *cscan)
 	return (Node *) st;
 }
 
+/*
+ * The range table index of the table a dimension's child plan scans, if it
+ * is relid (the planner's index moved when setrefs flattened the range
+ * table), or 0: the dimension is staged through its plan.
+ */
+static Index
+DimScanRti(EState *estate, Plan *child, Oid relid)
+{
+	Index rti = 0;
+
+	switch (nodeTag(child))
+	{
+		case T_SeqScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			rti = ((Scan *) child)->scanrelid;
+			break;
+		default:
+			return 0;
+	}
+	if (rti == 0 || rti > (Index) list_length(estate->es_range_table) ||
+		exec_rt_fetch(rti, estate)->relid != relid)
+		return 0;
+	return rti;
+}
+
 static void
 BeginGpuQueryImpl(CustomScanState *node, EState *estate, int eflags)
 {
@@ -135,9 +204,13 @@ BeginGpuQueryImpl(CustomScanState *node, EState *estate, int eflags)
 	/* the dimensions: each read to its end once per run (rescanned for new Params) */
 	for (int d = 0; d < st->plan->ndims; d++)
 	{
-		st->dim_ps[d] = ExecInitNode((Plan *) list_nth(cscan->custom_plans, 1 + d), estate,
-									 child_flags);
+		Plan *child = (Plan *) list_nth(cscan->custom_plans, 1 + d);
+
+		st->dim_ps[d] = ExecInitNode(child, estate, child_flags);
 		node->custom_ps = lappend(node->custom_ps, st->dim_ps[d]);
+		st->dim_read_rti[d] = OidIsValid(st->plan->dims[d].read_relid)
+			? DimScanRti(estate, child, st->plan->dims[d].read_relid)
+			: 0;
 	}
 	foreach (lc, st->plan->params)
 	{
@@ -227,15 +300,29 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 												   list_copy_head(cscan->custom_exprs, nquals)),
 											   context, prefix, false),
 							es);
-	/* each dimension's lookup, with ANALYZE the rows it staged */
+	/*
+	 * each dimension's lookup, "pages read" where the reader reads it
+	 * (gpu_query_dim_read.cpp), with ANALYZE the rows it staged and why its
+	 * plan read them instead
+	 */
 	for (int d = 0; d < plan->ndims; d++)
 	{
 		char *clause = deparse_expression((Node *) list_nth(cscan->custom_exprs,
 															nquals + plan->njoin_quals + d),
 										  context, true, false);
+		bool read = OidIsValid(plan->dims[d].read_relid);
 
 		if (es->analyze && st->dims_ran)
-			clause = psprintf("%s (%llu rows)", clause, (unsigned long long) st->dim_rows[d].nrows);
+		{
+			if (read && st->dim_read_why[d] != NULL)
+				clause = psprintf("%s (plan read: %s, %llu rows)", clause, st->dim_read_why[d],
+								  (unsigned long long) st->dim_rows[d].nrows);
+			else
+				clause = psprintf("%s (%s%llu rows)", clause, read ? "pages read, " : "",
+								  (unsigned long long) st->dim_rows[d].nrows);
+		}
+		else if (read)
+			clause = psprintf("%s (pages read)", clause);
 		items = lappend(items, clause);
 	}
 	if (items != NIL)
@@ -257,7 +344,7 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (items != NIL)
 		ExplainPropertyList("Group Key", items, es);
 	items = NIL;
-	for (int a = 0; a < plan->naggs; a++)
+	for (int a = 0; a < plan->naggs - plan->nhidden; a++)
 		items = lappend(items,
 						deparse_expression((Node *) ((TargetEntry *) list_nth(
 														 cscan->custom_scan_tlist, plan->nkeys + a))

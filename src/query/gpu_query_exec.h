@@ -82,8 +82,17 @@ typedef struct GpuQueryState : GpuopsNode
 	/* the dimensions: their plans, rows and dictionaries (gpu_query_dims.cpp) */
 	PlanState *dim_ps[GPUOPS_QUERY_MAX_DIMS];
 	GpuQueryDimRows dim_rows[GPUOPS_QUERY_MAX_DIMS];
-	GpuQueryDict *dicts[GPUOPS_QUERY_MAX_COLS]; /* per payload column, or NULL */
-	GpuopsExprProgram *join_qual;				/* NULL: every joined row */
+	GpuQueryDict *dicts[GPUOPS_QUERY_MAX_COLS];		 /* per payload column, or NULL */
+	QueryTextTest *pay_tests[GPUOPS_QUERY_MAX_COLS]; /* per payload column its test, or NULL */
+	GpuopsExprProgram *join_qual;					 /* NULL: every joined row */
+	/*
+	 * a dimension read from its pages (read_relid): its range table index
+	 * (its child plan's, 0: none), columns and quals' program
+	 */
+	Index dim_read_rti[GPUOPS_QUERY_MAX_DIMS];
+	QueryReadColumn *dim_read_cols[GPUOPS_QUERY_MAX_DIMS];
+	GpuopsExprProgram *dim_read_qual[GPUOPS_QUERY_MAX_DIMS];
+	const char *dim_read_why[GPUOPS_QUERY_MAX_DIMS]; /* why the last staging read its plan */
 	MemoryContext dims_cxt;
 	bool dims_staged; /* for this run's Params */
 	bool dims_ran;	  /* the children ran once: rescan them first */

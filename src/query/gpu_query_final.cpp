@@ -130,12 +130,28 @@ GpuQueryGroupRow(GpuQueryState *st, int64 g, TupleTableSlot *slot)
 			at += key->kind == GPUOPS_QKEY_BYTES16 ? 2 : 1;
 		}
 	}
-	for (int a = 0; a < plan->naggs; a++)
+	for (int a = 0; a < plan->naggs - plan->nhidden; a++)
 	{
 		const GpuAggDesc *d = &st->aggs[a];
 		GpuopsAggResult r = g >= 0 ? st->results[(uint64) g * plan->naggs + a] : empty;
 		Datum value = (Datum) 0;
+		int h = plan->aggs[a].scale_agg;
+		GpuAggDesc shown;
 
+		if (h >= 0 && r.count > 0)
+		{
+			/* the largest display scale among the values added (AddScaleAgg), exact */
+			const GpuopsAggResult *hr = &st->results[(uint64) g * plan->naggs + h];
+			__int128 sum = (__int128) (((unsigned __int128) (uint64) r.sum_hi << 64) | r.sum_lo);
+
+			shown = *d;
+			shown.scale = hr->count > 0 ? (int) (int64) hr->row : d->scale;
+			for (int s = shown.scale; s < d->scale; s++)
+				sum /= 10;
+			r.sum_lo = (uint64) sum;
+			r.sum_hi = (int64) (sum >> 64);
+			d = &shown;
+		}
 		if (d->final == GPUAGG_FINAL_VALUE && r.count > 0)
 			value = IntWordDatum(r.row, d->arg_type);
 		if (d->final == GPUAGG_FINAL_FLOAT_FN)
@@ -148,7 +164,7 @@ GpuQueryGroupRow(GpuQueryState *st, int64 g, TupleTableSlot *slot)
 														&slot->tts_isnull[nkeys + a]);
 	}
 	/* the quals' Vars (resjunk, for EXPLAIN) */
-	for (int c = nkeys + plan->naggs; c < natts; c++)
+	for (int c = nkeys + plan->naggs - plan->nhidden; c < natts; c++)
 	{
 		slot->tts_values[c] = (Datum) 0;
 		slot->tts_isnull[c] = true;

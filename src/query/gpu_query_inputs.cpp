@@ -47,6 +47,7 @@ extern "C" {
 #include "guc.h"
 #include "plan_why.h"
 #include "qual_order.h"
+#include "query_text_test.h"
 
 /* Says why the block keeps PostgreSQL's plan; false. */
 static bool
@@ -56,9 +57,8 @@ Decline(const char *why)
 	return false;
 }
 
-/* The table's attributes and how the reader reads each (query_reader.h), or -1. */
-static int
-ColumnForm(Oid type)
+int
+GpuQueryColumnForm(Oid type)
 {
 	switch (type)
 	{
@@ -79,9 +79,8 @@ ColumnForm(Oid type)
 	}
 }
 
-/* The batch column of a Var of the table (added once), or -1 past the limit. */
-static int
-VarColumn(DeviceExprInputs *in, Node *var)
+int
+GpuQueryInputColumn(DeviceExprInputs *in, Node *var)
 {
 	int idx = -1;
 	int i = 0;
@@ -135,7 +134,7 @@ ValueInput(GpuQueryBuild *b, DeviceExprInputs *in, Expr *expr, bool need_scale, 
 			if (need_scale && (*num_scale < 0 || *num_scale > 38))
 				return false;
 		}
-		*col = VarColumn(in, (Node *) expr);
+		*col = GpuQueryInputColumn(in, (Node *) expr);
 		return *col >= 0;
 	}
 	if (!DeviceExprCompileAggInput(expr, in, &prog, num_scale))
@@ -152,7 +151,11 @@ DictType(Oid type)
 	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
 }
 
-/* A group key of the table's short text: bpchar(n) or varchar(n) of at most 16 bytes. */
+/*
+ * A group key of the table's short text: bpchar(n) or varchar(n), n at
+ * most 16.  In a multibyte encoding a value may still take more than 16
+ * bytes: the reader then escapes to PostgreSQL's plan (query_reader.h).
+ */
 static bool
 ShortTextKey(Expr *expr, Oid collation)
 {
@@ -163,7 +166,7 @@ ShortTextKey(Expr *expr, Oid collation)
 	/* deterministic: equal values are equal bytes (bpchar: trailing blanks aside) */
 	if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
 		return false;
-	return (int64) (typmod - VARHDRSZ) * pg_database_encoding_max_length() <= 16;
+	return typmod - (int32) VARHDRSZ <= 16;
 }
 
 static bool
@@ -192,7 +195,7 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 			return Decline("a text group key under a nondeterministic collation");
 		key->kind = GPUOPS_QKEY_INT;
 		key->dict = true;
-		key->col = VarColumn(in, (Node *) expr);
+		key->col = GpuQueryInputColumn(in, (Node *) expr);
 		if (key->col < 0)
 			return Decline("more columns than a device program reads");
 	}
@@ -207,7 +210,7 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 			 ShortTextKey(expr, collation))
 	{
 		key->kind = GPUOPS_QKEY_BYTES16;
-		key->col = VarColumn(in, (Node *) expr);
+		key->col = GpuQueryInputColumn(in, (Node *) expr);
 		if (key->col < 0)
 			return Decline("more columns than a device program reads");
 	}
@@ -220,6 +223,97 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 	return true;
 }
 
+/*
+ * The display scale of each value of a numeric CASE whose branches have
+ * static but unequal scales, as an int4 CASE of the same conditions (the
+ * largest in *max_scale), or NULL.  PostgreSQL's sum shows the largest
+ * scale among the values it adds; the device adds them at the largest any
+ * branch has and finds the group's with a hidden max of this (AddScaleAgg).
+ */
+static Expr *
+ScaleCase(Node *e, int *max_scale)
+{
+	int scale = NumericDisplayScale(e);
+	CaseExpr *ce, *out;
+	ListCell *lc;
+
+	if (scale >= 0 || (IsA(e, Const) && ((Const *) e)->constisnull))
+	{
+		/* a NULL adds nothing: its rows are not counted (AddScaleAgg's filter) */
+		scale = Max(scale, 0);
+		*max_scale = Max(*max_scale, scale);
+		return (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(scale),
+								  false, true);
+	}
+	if (!IsA(e, CaseExpr))
+		return NULL;
+	ce = (CaseExpr *) e;
+	out = makeNode(CaseExpr);
+	out->casetype = INT4OID;
+	out->casecollid = InvalidOid;
+	out->arg = ce->arg;
+	out->location = -1;
+	foreach (lc, ce->args)
+	{
+		CaseWhen *w = lfirst_node(CaseWhen, lc);
+		CaseWhen *nw = makeNode(CaseWhen);
+
+		nw->expr = w->expr;
+		nw->result = ScaleCase((Node *) w->result, max_scale);
+		nw->location = -1;
+		if (nw->result == NULL)
+			return NULL;
+		out->args = lappend(out->args, nw);
+	}
+	out->defresult = ScaleCase((Node *) ce->defresult, max_scale);
+	return out->defresult != NULL ? (Expr *) out : NULL;
+}
+
+/*
+ * Aggregate a (a numeric sum or average of a CASE, ScaleCase) gets its
+ * display scale from a hidden max over the rows it adds, placed after the
+ * scan tuple's aggregates (plan->nhidden).
+ */
+static bool
+AddScaleAgg(GpuQueryBuild *b, DeviceExprInputs *in, int a, Expr *scale_expr, Aggref *aggref)
+{
+	GpuQueryPlan *plan = b->plan;
+	GpuQueryAggPlan *h = &plan->aggs[plan->naggs];
+	Expr *arg = linitial_node(TargetEntry, aggref->args)->expr;
+	NullTest *nt = makeNode(NullTest);
+	Expr *filter;
+	GpuopsExprProgram prog;
+	int scale;
+
+	if (plan->naggs >= GPUOPS_MAX_AGGS)
+		return Decline("too many aggregates");
+	nt->arg = arg;
+	nt->nulltesttype = IS_NOT_NULL;
+	nt->argisrow = false;
+	nt->location = -1;
+	filter = aggref->aggfilter != NULL ? make_andclause(list_make2(aggref->aggfilter, nt))
+									   : (Expr *) nt;
+	memset(h, 0, sizeof(*h));
+	h->kind = GPUOPS_QAGG_MAX;
+	h->arg_type = GPUOPS_ET_INT;
+	h->arg_col = -1;
+	h->final = GPUAGG_FINAL_VALUE;
+	h->arg_pgtype = INT4OID;
+	h->scale_agg = -1;
+	if (!DeviceExprCompileAggInput(scale_expr, in, &prog, &scale))
+		return Decline("a numeric CASE whose scales have no device form");
+	b->program_steps += prog.nsteps;
+	plan->arg_progs = lappend(plan->arg_progs, DeviceExprProgramToList(&prog));
+	if (!DeviceExprCompileAggInput(filter, in, &prog, &scale))
+		return Decline("a numeric CASE whose scales have no device form");
+	b->program_steps += prog.nsteps;
+	plan->filter_progs = lappend(plan->filter_progs, DeviceExprProgramToList(&prog));
+	plan->aggs[a].scale_agg = plan->naggs;
+	plan->naggs++;
+	plan->nhidden++;
+	return true;
+}
+
 /* min and max: of the types whose words order as their values (no floats: NaN, -0) */
 static bool
 MinMaxType(Oid type)
@@ -228,7 +322,7 @@ MinMaxType(Oid type)
 }
 
 static bool
-AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref)
+AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scale_exprs)
 {
 	GpuQueryPlan *plan = b->plan;
 	GpuQueryAggPlan *d = &plan->aggs[plan->naggs];
@@ -240,6 +334,8 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref)
 
 	memset(d, 0, sizeof(*d));
 	d->arg_col = -1;
+	d->scale_agg = -1;
+	*scale_exprs = lappend(*scale_exprs, NULL);
 	if (aggref->agglevelsup != 0 || aggref->aggkind != AGGKIND_NORMAL ||
 		aggref->aggdistinct != NIL || aggref->aggorder != NIL)
 		return Decline("an ordered-set, DISTINCT, ORDER BY or outer aggregate");
@@ -287,7 +383,23 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref)
 	if (d->kind == GPUOPS_QAGG_SUM_FLOAT && !gpuops_enable_float_aggs)
 		return Decline("float sums and averages differ in rounding from a serial plan's "
 					   "(gpuops.enable_float_aggs is off)");
-	if (arg != NULL)
+	if (arg != NULL && d->kind == GPUOPS_QAGG_SUM_NUM && NumericDisplayScale((Node *) arg) < 0 &&
+		IsA(arg, CaseExpr))
+	{
+		/* a CASE of unequal scales: added at the largest, shown at the group's (AddScaleAgg) */
+		GpuopsExprProgram prog;
+		Expr *scale_expr = ScaleCase((Node *) arg, &scale);
+
+		if (scale_expr == NULL || scale > 38 || !DeviceExprCompileAggInput(arg, in, &prog, NULL))
+			return Decline("a numeric CASE without a device form, or a branch's scale not "
+						   "fixed by the plan");
+		b->program_steps += prog.nsteps;
+		arg_prog = DeviceExprProgramToList(&prog);
+		llast(*scale_exprs) = scale_expr;
+		d->arg_type = GPUOPS_ET_NUM;
+		d->num_scale = scale;
+	}
+	else if (arg != NULL)
 	{
 		if (!ValueInput(b, in, arg, d->kind == GPUOPS_QAGG_SUM_NUM, &d->arg_col, &arg_prog, &scale))
 			return Decline("an aggregate argument without a device form, or a numeric one "
@@ -366,6 +478,32 @@ PlainTable(PlannerInfo *root, RelOptInfo *rel)
 	return true;
 }
 
+Var *
+GpuQueryInputVar(Node *input)
+{
+	Var *v;
+
+	if (IsA(input, Var))
+		return (Var *) input;
+	return QueryTextTestOf(input, &v, NULL) ? v : NULL;
+}
+
+bool
+GpuQueryCollectInputs(Node *node, List **inputs)
+{
+	Var *v;
+
+	if (node == NULL)
+		return false;
+	if ((IsA(node, Var) && ((Var *) node)->varlevelsup == 0) || IsA(node, PlaceHolderVar) ||
+		QueryTextTestOf(node, &v, NULL))
+	{
+		*inputs = list_append_unique(*inputs, node);
+		return false;
+	}
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) GpuQueryCollectInputs, inputs);
+}
+
 /* The dimension a Var is of, or -1 (the fact table's). */
 static int
 VarDim(const GpuQueryBuild *b, const Var *v)
@@ -412,16 +550,23 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 	ListCell *lc;
 
 	foreach (lc, in->outer_exprs)
-		if ((int) ((Var *) lfirst(lc))->varno == (int) b->fact->relid &&
-			VarColumn(in, (Node *) lfirst(lc)) < 0)
+		if ((int) GpuQueryInputVar((Node *) lfirst(lc))->varno == (int) b->fact->relid &&
+			GpuQueryInputColumn(in, (Node *) lfirst(lc)) < 0)
 			return Decline("more columns than a device program reads");
 	plan->ncols = in->nouter;
 	for (int c = 0; c < in->nouter; c++)
 	{
-		Var *v = (Var *) list_nth(in->outer_exprs, in->outer_cols[c]);
+		Node *input = (Node *) list_nth(in->outer_exprs, in->outer_cols[c]);
+		Var *v = GpuQueryInputVar(input);
 
 		plan->attnums[c] = v->varattno;
-		plan->forms[c] = ColumnForm(v->vartype);
+		plan->forms[c] = GpuQueryColumnForm(v->vartype);
+		if (!IsA(input, Var))
+		{
+			plan->forms[c] = QCOL_TEXT_TEST;
+			plan->test_cols = lappend_int(plan->test_cols, c);
+			plan->test_exprs = lappend(plan->test_exprs, input);
+		}
 		b->row_bytes += plan->forms[c] == QCOL_BPCHAR16 || plan->forms[c] == QCOL_TEXT16 ? 17 : 9;
 	}
 	plan->ndims = list_length(b->dim_rels);
@@ -433,7 +578,7 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 		Var *key = VarDim(b, l) == d ? l : r;
 		Var *col = key == l ? r : l;
 
-		dim->key_col = VarColumn(in, (Node *) col);
+		dim->key_col = GpuQueryInputColumn(in, (Node *) col);
 		dim->key_pos = ChildColumn(b, d, key);
 		dim->key_type = key->vartype;
 		dim->first_pay = plan->npayload;
@@ -441,17 +586,24 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 			return Decline("a lookup whose columns are not at hand");
 		foreach (lc, in->outer_exprs)
 		{
-			Var *v = (Var *) lfirst(lc);
+			Node *input = (Node *) lfirst(lc);
+			Var *v = GpuQueryInputVar(input);
+			Oid type = exprType(input);
 			int c;
 
 			if (VarDim(b, v) != d)
 				continue;
-			c = VarColumn(in, (Node *) v);
+			c = GpuQueryInputColumn(in, input);
 			if (c < 0)
 				return Decline("more columns than a device program reads");
+			if (!IsA(input, Var))
+			{
+				plan->test_cols = lappend_int(plan->test_cols, c);
+				plan->test_exprs = lappend(plan->test_exprs, input);
+			}
 			plan->pay_pos[plan->npayload] = ChildColumn(b, d, v);
-			plan->pay_types[plan->npayload] = v->vartype;
-			plan->pay_dict[plan->npayload] = DeviceExprTypeKind(v->vartype) < 0;
+			plan->pay_types[plan->npayload] = type;
+			plan->pay_dict[plan->npayload] = DeviceExprTypeKind(type) < 0;
 			if (plan->pay_pos[plan->npayload] < 0)
 				return Decline("a joined table's column its plan does not return");
 			plan->npayload++;
@@ -471,7 +623,8 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	GpuQueryPlan *plan;
 	DeviceExprInputs in;
 	List *aggrefs = NIL;
-	List *vars;
+	List *inputs = NIL;
+	List *scale_exprs = NIL; /* per aggregate ScaleCase's expression, or NULL */
 	List *all = NIL;
 	ListCell *lc;
 
@@ -526,18 +679,20 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 					  VarDim(b, (Var *) linitial(op->args)) == d ? lsecond(op->args)
 																 : linitial(op->args));
 	}
-	vars = pull_var_clause((Node *) all, PVC_RECURSE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
-	foreach (lc, vars)
+	GpuQueryCollectInputs((Node *) all, &inputs);
+	foreach (lc, inputs)
 	{
-		Var *v = (Var *) lfirst(lc);
+		Node *input = (Node *) lfirst(lc);
+		Var *v = IsA(input, PlaceHolderVar) ? NULL : GpuQueryInputVar(input);
 
-		if (!IsA(v, Var) || !bms_is_member((int) v->varno, input_rel->relids) || v->varattno <= 0)
+		if (v == NULL || !bms_is_member((int) v->varno, input_rel->relids) || v->varattno <= 0)
 			return Decline("a system column, whole row or placeholder");
-		if (v->varno == (int) b->fact->relid
-				? ColumnForm(v->vartype) < 0
-				: DeviceExprTypeKind(v->vartype) < 0 && !DictType(v->vartype))
+		if (IsA(input, Var) &&
+			(v->varno == (int) b->fact->relid
+				 ? GpuQueryColumnForm(v->vartype) < 0
+				 : DeviceExprTypeKind(v->vartype) < 0 && !DictType(v->vartype)))
 			return Decline("a column of a type the reader does not read");
-		in.outer_exprs = list_append_unique(in.outer_exprs, v);
+		in.outer_exprs = lappend(in.outer_exprs, input);
 	}
 	b->qual_vars = pull_var_clause(
 		(Node *) list_concat(list_concat(list_copy(b->quals), b->join_quals), b->lookups), 0);
@@ -580,7 +735,12 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		NonKeyVarWalker(extra->havingQual, b->key_exprs))
 		return Decline("a column outside aggregates that is not a group key");
 	foreach (lc, aggrefs)
-		if (!AddAggregate(b, &in, lfirst_node(Aggref, lc)))
+		if (!AddAggregate(b, &in, lfirst_node(Aggref, lc), &scale_exprs))
+			return false;
+	foreach (lc, scale_exprs)
+		if (lfirst(lc) != NULL &&
+			!AddScaleAgg(b, &in, foreach_current_index(lc), (Expr *) lfirst(lc),
+						 (Aggref *) list_nth(aggrefs, foreach_current_index(lc))))
 			return false;
 
 	/* every column was numbered before the programs (NumberColumns) */
@@ -592,5 +752,6 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 			plan->forms[plan->keys[k].col] != QCOL_TEXT16)
 			return Decline("a text key read as words");
 	b->scan_exprs = list_concat(list_copy(b->key_exprs), aggrefs);
+	GpuQueryPlanDimReads(root, b, &in);
 	return true;
 }

@@ -130,15 +130,33 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	get_tablespace_page_costs(fact->reltablespace, NULL, &seq_page_cost_spc);
 	plan->nworkers = QueryWorkers(root, fact);
-	/* each dimension: its own plan, then each row staged (its key and payload words) */
+	/*
+	 * each dimension: its own plan, then each row staged (its key and
+	 * payload words); or its pages read in the leader as the fact table's
+	 * are read alone, its quals a program on each row (a host step ~1/4
+	 * operator), the rows they pass copied
+	 */
 	foreach (lc, b->dim_paths)
 	{
 		Path *dim = (Path *) lfirst(lc);
+		const GpuQueryDimPlan *dp = &plan->dims[foreach_current_index(lc)];
+		RelOptInfo *rel = (RelOptInfo *) list_nth(b->dim_rels, foreach_current_index(lc));
+		double spc_page_cost;
 
-		dims += dim->total_cost +
-			dim->rows *
-				(cpu_tuple_cost +
-				 (1 + plan->dims[foreach_current_index(lc)].npayload) * cpu_operator_cost);
+		if (OidIsValid(dp->read_relid))
+		{
+			get_tablespace_page_costs(rel->reltablespace, NULL, &spc_page_cost);
+			dims += rel->pages * (spc_page_cost + gpuops_query_page_cost) +
+				rel->tuples *
+					(dp->read_ncols * cpu_operator_cost * 0.5 /
+						 Max(Min(gpuops_reader_threads, 16), 1) +
+					 (dp->read_qual != NIL ? linitial_int(dp->read_qual) : 0) * cpu_operator_cost *
+						 0.25) +
+				dim->rows * (1 + dp->npayload) * cpu_operator_cost * 0.5;
+		}
+		else
+			dims += dim->total_cost +
+				dim->rows * (cpu_tuple_cost + (1 + dp->npayload) * cpu_operator_cost);
 	}
 	/*
 	 * A value turned into a word costs half an operator: measured on the

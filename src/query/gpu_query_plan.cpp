@@ -25,8 +25,10 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		f.field(&plan->forms[c]);
 	f.field(&plan->nkeys);
 	f.field(&plan->naggs);
+	f.field(&plan->nhidden);
 	CheckCount("keys", plan->nkeys, GPUOPS_QUERY_MAX_KEYS);
 	CheckCount("aggregates", plan->naggs, GPUOPS_MAX_AGGS);
+	CheckCount("hidden aggregates", plan->nhidden, plan->naggs);
 	for (int k = 0; k < plan->nkeys; k++)
 	{
 		GpuQueryKeyPlan *key = &plan->keys[k];
@@ -57,6 +59,24 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		f.field(&dim->npayload);
 		CheckCount("dimension key column", dim->key_col + 1, plan->ncols + dim->first_pay);
 		CheckCount("dimension payload", dim->first_pay + dim->npayload, plan->npayload);
+		f.oid_field(&dim->read_relid);
+		f.ints(dim->read_attnums, &dim->read_ncols, GPUOPS_QUERY_MAX_COLS);
+		for (int c = 0; c < dim->read_ncols; c++)
+			f.field(&dim->read_forms[c]);
+		f.field(&dim->key_read);
+		for (int p = 0; p < dim->npayload; p++)
+		{
+			f.field(&dim->pay_read[p]);
+			if (OidIsValid(dim->read_relid))
+				CheckCount("dimension read column", dim->pay_read[p] + 1, dim->read_ncols);
+		}
+		if (OidIsValid(dim->read_relid))
+			CheckCount("dimension read key", dim->key_read + 1, dim->read_ncols);
+		f.field(&dim->read_qual);
+		f.field(&dim->read_test_cols);
+		f.field(&dim->read_test_exprs);
+		if (f.reading() && list_length(dim->read_test_cols) != list_length(dim->read_test_exprs))
+			elog(ERROR, "gpuops: malformed %s plan: dimension tests", GPUQUERY_NAME);
 	}
 	for (int k = 0; k < plan->nkeys; k++)
 		CheckCount("key column", plan->keys[k].col + 1, plan->ncols + plan->npayload);
@@ -71,10 +91,17 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		f.enum_field(&agg->final);
 		f.oid_field(&agg->final_fn);
 		f.oid_field(&agg->arg_pgtype);
+		f.field(&agg->scale_agg);
 		CheckCount("argument column", agg->arg_col + 1, plan->ncols + plan->npayload);
+		if (agg->scale_agg >= 0 &&
+			(agg->scale_agg < plan->naggs - plan->nhidden || agg->scale_agg >= plan->naggs ||
+			 agg->kind != GPUOPS_QAGG_SUM_NUM))
+			elog(ERROR, "gpuops: malformed %s plan: scale aggregate", GPUQUERY_NAME);
 	}
 	f.field(&plan->njoin_quals);
 	f.field(&plan->join_qual_prog);
+	f.field(&plan->test_cols);
+	f.field(&plan->test_exprs);
 	f.field(&plan->groups);
 	f.field(&plan->nworkers);
 	f.field(&plan->qual_prog);
@@ -87,7 +114,8 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		(list_length(plan->key_progs) != plan->nkeys ||
 		 list_length(plan->arg_progs) != plan->naggs ||
 		 list_length(plan->filter_progs) != plan->naggs ||
-		 list_length(plan->params) != list_length(plan->param_slots)))
+		 list_length(plan->params) != list_length(plan->param_slots) ||
+		 list_length(plan->test_cols) != list_length(plan->test_exprs)))
 		elog(ERROR, "gpuops: malformed %s plan: programs", GPUQUERY_NAME);
 	f.done();
 }

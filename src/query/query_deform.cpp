@@ -24,9 +24,9 @@ extern "C" {
  * or NULL.
  */
 static inline const char *
-ValueWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
+ValueWords(const QueryDeformShape *shape, int c, int16 len, const char *p, uint64 *w)
 {
-	switch (form)
+	switch (shape->form[c])
 	{
 		case QCOL_INT:
 			switch (len)
@@ -66,7 +66,7 @@ ValueWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
 					return "a compressed or external text value";
 				data = VARDATA_ANY(p);
 				n = VARSIZE_ANY_EXHDR(p);
-				if (form == QCOL_BPCHAR16)
+				if (shape->form[c] == QCOL_BPCHAR16)
 					while (n > 0 && data[n - 1] == ' ')
 						n--; /* bcTruelen */
 				if (n > 16)
@@ -74,6 +74,18 @@ ValueWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
 				w[0] = 0;
 				w[1] = 0;
 				memcpy(w, data, n);
+				return NULL;
+			}
+		case QCOL_TEXT_TEST:
+			{
+				int r;
+
+				if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
+					return "a compressed or external text value";
+				r = QueryTextTestEval(&shape->tests[c], VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p));
+				/* NULL: the caller's to store (a list holding a NULL) */
+				w[0] = r < 0 ? 0 : (uint64) r;
+				w[1] = r < 0 ? 1 : 0;
 				return NULL;
 			}
 	}
@@ -91,6 +103,8 @@ static inline void
 Put(const QueryDeformShape *shape, const QueryDeformOut *out, int c, uint32 row, const uint64 *w,
 	bool isnull, QueryDeformResult *res)
 {
+	if (shape->form[c] == QCOL_TEXT_TEST && !isnull)
+		isnull = w[1] != 0; /* a test's NULL (ValueWords) */
 	out->nulls[c][row] = isnull;
 	if (isnull)
 		res->null_mask |= 1u << c;
@@ -175,6 +189,7 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 	if (ncols < 0 || ncols > GPUOPS_QUERY_MAX_COLS)
 		elog(ERROR, "gpuops: query reader: %d columns", ncols);
 	shape->ncols = ncols;
+	shape->tests = (QueryTextTest *) palloc0(sizeof(QueryTextTest) * Max(ncols, 1));
 	for (int c = 0; c < ncols; c++)
 	{
 		AttrNumber a = cols[c].attnum;
@@ -196,6 +211,10 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 			case QCOL_FLOAT8:
 				ok = att->atttypid == FLOAT8OID;
 				break;
+			case QCOL_TEXT_TEST:
+				ok = att->atttypid == TEXTOID || att->atttypid == VARCHAROID ||
+					att->atttypid == BPCHAROID;
+				break;
 			default:
 				ok = att->attlen == -1;
 				break;
@@ -205,6 +224,7 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 				 att->atttypid, (int) cols[c].form);
 		shape->form[c] = cols[c].form;
 		shape->attnum[c] = a;
+		shape->tests[c] = cols[c].test;
 		shape->natts = Max(shape->natts, (int) a);
 	}
 	shape->attlen = (int16 *) palloc(sizeof(int16) * Max(shape->natts, 1));
@@ -244,17 +264,18 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 		}
 		else
 			p = DatumGetPointer(d);
-		shape->missing_escape[c] = ValueWords(shape->form[c], att->attlen, p,
-											  shape->missing_word[c]);
+		shape->missing_escape[c] = ValueWords(shape, c, att->attlen, p, shape->missing_word[c]);
+		if (shape->form[c] == QCOL_TEXT_TEST && shape->missing_word[c][1] != 0)
+			shape->missing_null[c] = true;
 	}
 }
 
 /* An integer column's word, inline (ValueWords for the others). */
 static inline const char *
-FastWords(QueryColumnForm form, int16 len, const char *p, uint64 *w)
+FastWords(const QueryDeformShape *shape, int c, int16 len, const char *p, uint64 *w)
 {
-	if (form != QCOL_INT)
-		return ValueWords(form, len, p, w);
+	if (shape->form[c] != QCOL_INT)
+		return ValueWords(shape, c, len, p, w);
 	switch (len)
 	{
 		case 2:
@@ -292,7 +313,7 @@ DeformTupleFast(const QueryDeformShape *shape, const QueryDeformOut *out, const 
 			off = att_align_pointer(off, seg->align, -1, tp + off);
 			for (int c = shape->first_col[seg->first_attr]; c >= 0; c = shape->next_col[c])
 			{
-				const char *why = ValueWords(shape->form[c], -1, tp + off, w);
+				const char *why = ValueWords(shape, c, -1, tp + off, w);
 
 				if (why != NULL)
 					return why;
@@ -309,7 +330,7 @@ DeformTupleFast(const QueryDeformShape *shape, const QueryDeformOut *out, const 
 
 			for (int c = shape->first_col[i]; c >= 0; c = shape->next_col[c])
 			{
-				const char *why = FastWords(shape->form[c], shape->attlen[i], p, w);
+				const char *why = FastWords(shape, c, shape->attlen[i], p, w);
 
 				if (why != NULL)
 					return why;
@@ -355,7 +376,7 @@ DeformTuple(const QueryDeformShape *shape, const QueryDeformOut *out, HeapTupleH
 			off = att_align_nominal(off, align);
 		for (int c = shape->first_col[i]; c >= 0; c = shape->next_col[c])
 		{
-			const char *why = ValueWords(shape->form[c], len, tp + off, w);
+			const char *why = ValueWords(shape, c, len, tp + off, w);
 
 			if (why != NULL)
 				return why;

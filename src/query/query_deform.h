@@ -46,6 +46,7 @@ typedef struct QueryDeformShape
 	int8 *first_col;					  /* per attribute: the first column reading it, or -1 */
 	int8 next_col[GPUOPS_QUERY_MAX_COLS]; /* the next column reading the same attribute */
 	QueryColumnForm form[GPUOPS_QUERY_MAX_COLS];
+	QueryTextTest *tests; /* per column its test (QCOL_TEXT_TEST) */
 	AttrNumber attnum[GPUOPS_QUERY_MAX_COLS];
 	/* the column in rows stored before its attribute was added (getmissingattr) */
 	bool missing_null[GPUOPS_QUERY_MAX_COLS];

@@ -17,7 +17,7 @@
  * unknown numeric word, which the device escapes on when it needs the
  * value.  A value that must be detoasted, or a bytes column value over 16
  * bytes, makes the reader stop with a reason (the caller then runs the
- * block through PostgreSQL's plan).
+ * block through PostgreSQL's plan).  A text test reads any length.
  */
 #ifndef GPUOPS_QUERY_READER_H
 #define GPUOPS_QUERY_READER_H
@@ -30,22 +30,25 @@ extern "C" {
 }
 
 #include "gpuops_query.h"
+#include "query_text_test.h"
 
 /* The device form one attribute is read into. */
 typedef enum QueryColumnForm
 {
-	QCOL_INT = 0, /* int2, int4, int8, date, timestamp(tz), time, bool: int64 word */
-	QCOL_FLOAT4,  /* float4: the double's bits (expression word) */
-	QCOL_FLOAT8,  /* float8 */
-	QCOL_NUMERIC, /* numeric: expression numeric word (expr_numeric.hpp) */
-	QCOL_TEXT16,  /* text/varchar of at most 16 bytes: bytes16, zero padded */
-	QCOL_BPCHAR16 /* bpchar: the same, trailing blanks removed (bcTruelen) */
+	QCOL_INT = 0,  /* int2, int4, int8, date, timestamp(tz), time, bool: int64 word */
+	QCOL_FLOAT4,   /* float4: the double's bits (expression word) */
+	QCOL_FLOAT8,   /* float8 */
+	QCOL_NUMERIC,  /* numeric: expression numeric word (expr_numeric.hpp) */
+	QCOL_TEXT16,   /* text/varchar of at most 16 bytes: bytes16, zero padded */
+	QCOL_BPCHAR16, /* bpchar: the same, trailing blanks removed (bcTruelen) */
+	QCOL_TEXT_TEST /* text, varchar or bpchar tested (query_text_test.h): bool word */
 } QueryColumnForm;
 
 typedef struct QueryReadColumn
 {
 	AttrNumber attnum; /* the table's attribute (>= 1) */
 	QueryColumnForm form;
+	QueryTextTest test; /* QCOL_TEXT_TEST: the test */
 } QueryReadColumn;
 
 typedef struct QueryReaderStats

@@ -167,6 +167,20 @@ class Gen:
         return "%s.%s > %s" % (a, c, {"date": "date '2020-01-01'", "timestamp": "timestamp '2020-01-01'",
                                        "timestamptz": "timestamptz '2020-01-01 00:00+00'"}[t])
 
+    def text_test(self, a):
+        """a test of a.t against constants (GpuQuery computes these off the device)"""
+        r = self.r
+        coll = ' COLLATE "C"' if r.random() < 0.2 else ""
+        w = lambda: "'%s'" % self.pick(WORDS).replace("'", "''")
+        k = r.random()
+        if k < 0.3:
+            return "%s.t%s %s %s" % (a, coll, self.pick(["=", "<>"]), w())
+        if k < 0.55:
+            vals = [w() for _ in range(r.randint(1, 4))] + (["NULL"] if r.random() < 0.2 else [])
+            return "%s.t%s %sIN (%s)" % (a, coll, self.pick(["", "NOT "]), ", ".join(vals))
+        pat = self.pick(["a%", "%b%", "_b%", "%c", "x_y", "%", "", "é%", "%\\%%", "__", "%a%b%", "A_c"])
+        return "%s.t%s %sLIKE '%s'" % (a, coll, self.pick(["", "NOT "]), pat)
+
     def join_clause(self, a, b, equi):
         r = self.r
         x, y = self.pick(PAIRS)
@@ -282,15 +296,24 @@ class Gen:
         aggs = []
         for _ in range(r.randint(1, 4)):
             a, c = self.pick([("x", "i4"), ("x", "i8"), ("x", "i2"), ("y", "i4")])
+            t = self.text_test(self.pick(["x", "y"]))
             aggs.append(self.pick(["count(*)", "count(%s.%s)" % (a, c), "sum(%s.%s)" % (a, c),
                                    "avg(%s.%s)" % (a, c), "min(%s.%s)" % (a, c),
-                                   "max(%s.d)" % self.pick(["x", "y"])]))
+                                   "max(%s.d)" % self.pick(["x", "y"]),
+                                   "count(*) FILTER (WHERE %s)" % t,
+                                   "sum(CASE WHEN %s THEN %s.%s ELSE 0 END)" % (t, a, c),
+                                   # scales 3 and 0: the sum shows the largest it added
+                                   "sum(CASE WHEN %s THEN x.i4::numeric(12,2) * 1.5 ELSE 0 END)" % t]))
         sel = ["%s.%s AS g%d" % (a, c, i) for i, (a, c) in enumerate(keys)] + \
               ["%s AS a%d" % (f, i) for i, f in enumerate(aggs)]
         q = "SELECT %s FROM %s" % (", ".join(sel), frm)
-        # x's filter runs on the device (no text there); y's is PostgreSQL's, in y's own scan
+        # x's filter runs on the device; y's alone is PostgreSQL's, in y's own scan
         preds = [self.pred("x", ["i2", "i4", "i8", "d", "ts", "f8"])] if r.random() < 0.35 else []
         preds += [self.pred("y")] if r.random() < 0.35 else []
+        # text tests: x's in the reader, y's in the join filter with x's columns
+        preds += [self.text_test("x")] if r.random() < 0.3 else []
+        if r.random() < 0.25:
+            preds.append("(%s OR %s)" % (self.text_test("y"), self.pred("x", ["i2", "i4", "d"])))
         if preds:
             q += " WHERE " + " AND ".join(preds)
         if keys:
