@@ -148,6 +148,20 @@ FROM generate_series(1, 500) i;
 ANALYZE tp2;
 SELECT * FROM explain_text($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
 SELECT check_query($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
+-- with workers: a dimension's pages shared out among them and the leader,
+-- and a compressed value one of them meets sends it to its plan
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT * FROM explain_text($$SELECT count(*), sum(f.qty) FROM tf f, tp p
+WHERE f.pk = p.pk AND p.brand LIKE 'Brand#1%' AND p.psize < 30$$);
+SELECT check_query($$SELECT p.container, count(*), sum(f.qty) FROM tf f, tp p
+WHERE f.pk = p.pk AND p.brand LIKE 'Brand#1%' AND p.psize < 30 GROUP BY p.container$$);
+SELECT * FROM explain_text($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
+SELECT check_query($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
+RESET min_parallel_table_scan_size;
+RESET parallel_setup_cost;
+SET max_parallel_workers_per_gather = 0;
 -- through their plans below gpuops.min_rows rows
 SET gpuops.min_rows = 10000;
 SELECT * FROM explain_text($$SELECT count(*), sum(f.qty) FROM tf f, tp p

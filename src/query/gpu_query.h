@@ -83,8 +83,9 @@ typedef struct GpuQueryDimPlan
 	 * quals a program run as each row is staged; read_relid invalid: its
 	 * child plan (the executor finds the table's range table entry there).
 	 */
-	Oid read_relid; /* the table */
-	int read_ncols; /* columns read (query_reader.h) */
+	Oid read_relid;	  /* the table */
+	int read_workers; /* parallel workers reading it with the leader (query_parallel.h), or 0 */
+	int read_ncols;	  /* columns read (query_reader.h) */
 	int read_attnums[GPUOPS_QUERY_MAX_COLS];
 	int read_forms[GPUOPS_QUERY_MAX_COLS]; /* QueryColumnForm */
 	int key_read;						   /* the read column holding its key */

@@ -27,6 +27,7 @@ extern "C" {
 #include "expr_eval.hpp"
 #include "gpu_query_exec.h"
 #include "guc.h"
+#include "query_parallel.h"
 #include "pg_compat.h"
 #include "query_text_test.h"
 
@@ -169,30 +170,82 @@ struct DimBatchRow
 };
 
 /*
- * Dimension d read from its pages (gpu_query_dim_read.cpp): the rows its
- * quals pass, with a key, staged as the child plan's staging would.  False,
- * with st->dim_read_why[d] set, where the reader or the program cannot
- * decide a row: the caller stages it through the child plan instead.
+ * The rows of a batch of dimension d's columns that its quals pass, with a
+ * key, staged as the child plan's staging would.  Why it stops (a row the
+ * quals' program cannot decide), or NULL.
+ */
+static const char *
+StageBatch(GpuQueryState *st, int d, const GpuopsQueryBatch *batch)
+{
+	const GpuQueryDimPlan *dim = &st->plan->dims[d];
+	const GpuopsExprProgram *qual = st->dim_read_qual[d];
+	GpuQueryDimRows *r = &st->dim_rows[d];
+	MemoryContext cxt = st->dims_cxt;
+
+	for (uint32 i = 0; i < batch->nrows; i++)
+	{
+		DimBatchRow row = {batch, i};
+		uint64 n = r->nrows;
+
+		if (qual != NULL)
+		{
+			GpuopsExprResult res = gpuops::expr_eval(qual->steps, qual->nsteps, qual->consts,
+													 qual->const_null, row, row);
+
+			if (res == GPUOPS_EXPR_RECHECK)
+				return "a row its quals' program cannot decide";
+			if (res != GPUOPS_EXPR_TRUE)
+				continue;
+		}
+		/* a NULL key joins nothing */
+		if (row.null(dim->key_read))
+			continue;
+		if (n == r->cap)
+			GrowRows(r, dim->npayload, cxt);
+		r->keys[n] = row.word(dim->key_read);
+		for (int p = 0; p < dim->npayload; p++)
+		{
+			bool isnull = row.null(dim->pay_read[p]);
+
+			if (isnull && r->nulls[p] == NULL)
+			{
+				r->nulls[p] = (uint8 *) MemoryContextAllocHuge(cxt, r->cap);
+				memset(r->nulls[p], 0, n);
+			}
+			if (r->nulls[p] != NULL)
+				r->nulls[p][n] = isnull ? 1 : 0;
+			r->words[p][n] = isnull ? 0 : row.word(dim->pay_read[p]);
+		}
+		r->nrows = n + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Dimension d read from its pages (gpu_query_dim_read.cpp), by the leader
+ * and, where the plan gives it some and the run may start them, parallel
+ * workers (query_parallel.h) that read their shares into batches as they
+ * do the fact table's.  False, with st->dim_read_why[d] set, where the
+ * reader or the quals' program cannot decide a row: the caller stages it
+ * through the child plan instead.
  */
 static bool
 ReadDim(GpuQueryState *st, int d)
 {
 	const GpuQueryDimPlan *dim = &st->plan->dims[d];
-	const GpuopsExprProgram *qual = st->dim_read_qual[d];
-	GpuQueryDimRows *r = &st->dim_rows[d];
 	EState *estate = st->css.ss.ps.state;
-	MemoryContext cxt = st->dims_cxt;
-	Relation rel;
 	double row_bytes = 9.0 * Max(dim->read_ncols, 1);
-	uint32 batch_rows = (uint32) Max(Min(((size_t) gpuops_batch_size_mb << 20) / row_bytes,
-										 4.0 * 1024 * 1024),
-									 1024.0) &
-		~7u;
-	TableScanDesc scan;
+	double rows = Max(Min(((size_t) gpuops_batch_size_mb << 20) / row_bytes, 4.0 * 1024 * 1024),
+					  1024.0);
+	int nworkers = dim->read_workers;
+	MemoryContext read_cxt, old;
+	Relation rel;
+	TableScanDesc scan = NULL;
 	QueryReader *reader;
+	QueryParallel *par = NULL;
+	bool own_done = false;
 	GpuopsQueryBatch batch;
 	const char *why = NULL;
-	MemoryContext old;
 
 	if (st->dim_read_rti[d] == 0)
 	{
@@ -200,61 +253,61 @@ ReadDim(GpuQueryState *st, int d)
 		return false;
 	}
 	rel = ExecGetRangeTableRelation(estate, st->dim_read_rti[d]);
-	old = MemoryContextSwitchTo(cxt);
-	scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+	if (nworkers <= 0 || !estate->es_use_parallel_mode || !QueryParallelPossible() ||
+		!IsMVCCSnapshot(estate->es_snapshot))
+		nworkers = 0;
+	read_cxt = AllocSetContextCreate(st->dims_cxt, "GpuQuery dimension read",
+									 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(read_cxt);
+	if (nworkers > 0)
+	{
+		/* a slot a batch, fewer rows for a small table: every process gets some */
+		double reltuples = rel->rd_rel->reltuples;
+		uint32 slot_rows =
+			((uint32) (reltuples > 0 ? Min(rows, Max(1024.0, reltuples / (2.0 * (nworkers + 1))))
+									 : rows) +
+			 7) &
+			~7u;
+
+		par = QueryParallelBegin(
+			rel, estate->es_snapshot, st->dim_read_cols[d], dim->read_ncols, nworkers, slot_rows,
+			gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0);
+		reader = QueryReaderBegin(QueryParallelLeaderScan(par), st->dim_read_cols[d],
+								  dim->read_ncols, 0, Max(slot_rows / 4, 1024u) & ~7u, read_cxt);
+	}
+	else
+	{
+		scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+		reader = QueryReaderUsable(scan)
+			? QueryReaderBegin(scan, st->dim_read_cols[d], dim->read_ncols, gpuops_reader_threads,
+							   (uint32) rows & ~7u, read_cxt)
+			: NULL;
+		if (reader == NULL)
+			why = "a scan the reader cannot take";
+	}
 	MemoryContextSwitchTo(old);
-	if (!QueryReaderUsable(scan))
+	while (why == NULL &&
+		   (par != NULL ? QueryParallelNextBatch(par, reader, &own_done, &batch, &why)
+						: QueryReaderNext(reader, &batch, &why)))
 	{
+		why = StageBatch(st, d, &batch);
+		if (par != NULL)
+			QueryParallelRelease(par);
+	}
+	/* the reason outlives the workers' context (EXPLAIN) */
+	if (why != NULL)
+		why = MemoryContextStrdup(st->dims_cxt, why);
+	if (reader != NULL)
+		QueryReaderEnd(reader);
+	if (par != NULL)
+	{
+		QueryReaderStats ignored;
+
+		QueryParallelEnd(par, &ignored);
+	}
+	if (scan != NULL)
 		table_endscan(scan);
-		st->dim_read_why[d] = "a scan the reader cannot take";
-		return false;
-	}
-	reader = QueryReaderBegin(scan, st->dim_read_cols[d], dim->read_ncols, gpuops_reader_threads,
-							  batch_rows, cxt);
-	while (why == NULL && QueryReaderNext(reader, &batch, &why))
-	{
-		for (uint32 i = 0; i < batch.nrows; i++)
-		{
-			DimBatchRow row = {&batch, i};
-			uint64 n = r->nrows;
-
-			if (qual != NULL)
-			{
-				GpuopsExprResult res = gpuops::expr_eval(qual->steps, qual->nsteps, qual->consts,
-														 qual->const_null, row, row);
-
-				if (res == GPUOPS_EXPR_RECHECK)
-				{
-					why = "a row its quals' program cannot decide";
-					break;
-				}
-				if (res != GPUOPS_EXPR_TRUE)
-					continue;
-			}
-			/* a NULL key joins nothing */
-			if (row.null(dim->key_read))
-				continue;
-			if (n == r->cap)
-				GrowRows(r, dim->npayload, cxt);
-			r->keys[n] = row.word(dim->key_read);
-			for (int p = 0; p < dim->npayload; p++)
-			{
-				bool isnull = row.null(dim->pay_read[p]);
-
-				if (isnull && r->nulls[p] == NULL)
-				{
-					r->nulls[p] = (uint8 *) MemoryContextAllocHuge(cxt, r->cap);
-					memset(r->nulls[p], 0, n);
-				}
-				if (r->nulls[p] != NULL)
-					r->nulls[p][n] = isnull ? 1 : 0;
-				r->words[p][n] = isnull ? 0 : row.word(dim->pay_read[p]);
-			}
-			r->nrows = n + 1;
-		}
-	}
-	QueryReaderEnd(reader);
-	table_endscan(scan);
+	MemoryContextDelete(read_cxt);
 	st->dim_read_why[d] = why;
 	return why == NULL;
 }

@@ -311,6 +311,10 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 															nquals + plan->njoin_quals + d),
 										  context, true, false);
 		bool read = OidIsValid(plan->dims[d].read_relid);
+		int nw = plan->dims[d].read_workers;
+		const char *how = !read ? ""
+			: nw > 0			? psprintf("pages read, %d worker%s", nw, nw > 1 ? "s" : "")
+								: "pages read";
 
 		if (es->analyze && st->dims_ran)
 		{
@@ -318,11 +322,11 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 				clause = psprintf("%s (plan read: %s, %llu rows)", clause, st->dim_read_why[d],
 								  (unsigned long long) st->dim_rows[d].nrows);
 			else
-				clause = psprintf("%s (%s%llu rows)", clause, read ? "pages read, " : "",
+				clause = psprintf("%s (%s%s%llu rows)", clause, how, read ? ", " : "",
 								  (unsigned long long) st->dim_rows[d].nrows);
 		}
 		else if (read)
-			clause = psprintf("%s (pages read)", clause);
+			clause = psprintf("%s (%s)", clause, how);
 		items = lappend(items, clause);
 	}
 	if (items != NIL)

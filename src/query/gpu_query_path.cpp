@@ -130,6 +130,11 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	get_tablespace_page_costs(fact->reltablespace, NULL, &seq_page_cost_spc);
 	plan->nworkers = QueryWorkers(root, fact);
+	/* a dimension read from its pages: as many as its own scan would get, at most the table's */
+	for (int d = 0; d < plan->ndims; d++)
+		plan->dims[d].read_workers = OidIsValid(plan->dims[d].read_relid)
+			? Min(QueryWorkers(root, (RelOptInfo *) list_nth(b->dim_rels, d)), plan->nworkers)
+			: 0;
 	/*
 	 * each dimension: its own plan, then each row staged (its key and
 	 * payload words); or its pages read in the leader as the fact table's
@@ -146,12 +151,16 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		if (OidIsValid(dp->read_relid))
 		{
 			get_tablespace_page_costs(rel->reltablespace, NULL, &spc_page_cost);
-			dims += rel->pages * (spc_page_cost + gpuops_query_page_cost) +
-				rel->tuples *
-					(dp->read_ncols * cpu_operator_cost * 0.5 /
-						 Max(Min(gpuops_reader_threads, 16), 1) +
-					 (dp->read_qual != NIL ? linitial_int(dp->read_qual) : 0) * cpu_operator_cost *
-						 0.25) +
+			/* with workers, each process walks, deforms and filters its share */
+			dims += rel->pages * spc_page_cost +
+				(rel->pages * gpuops_query_page_cost +
+				 rel->tuples *
+					 (dp->read_ncols * cpu_operator_cost * 0.5 /
+						  (dp->read_workers > 0 ? 1 : Max(Min(gpuops_reader_threads, 16), 1)) +
+					  (dp->read_qual != NIL ? linitial_int(dp->read_qual) : 0) * cpu_operator_cost *
+						  0.25)) /
+					(dp->read_workers + 1) +
+				(dp->read_workers > 0 ? parallel_setup_cost : 0) +
 				dim->rows * (1 + dp->npayload) * cpu_operator_cost * 0.5;
 		}
 		else

@@ -60,6 +60,7 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		CheckCount("dimension key column", dim->key_col + 1, plan->ncols + dim->first_pay);
 		CheckCount("dimension payload", dim->first_pay + dim->npayload, plan->npayload);
 		f.oid_field(&dim->read_relid);
+		f.field(&dim->read_workers);
 		f.ints(dim->read_attnums, &dim->read_ncols, GPUOPS_QUERY_MAX_COLS);
 		for (int c = 0; c < dim->read_ncols; c++)
 			f.field(&dim->read_forms[c]);

@@ -215,29 +215,15 @@ NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why)
 	*why = NULL;
 	if (st->par == NULL)
 		return QueryReaderNext(st->reader, batch, why);
-	for (;;)
+	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why))
+		return true;
+	if (*why != NULL)
 	{
-		switch (QueryParallelNext(st->par, batch, st->own_done))
-		{
-			case QP_BATCH:
-				return true;
-			case QP_ESCAPE:
-				strlcpy(st->par_why, QueryParallelEscape(st->par), sizeof(st->par_why));
-				*why = st->par_why;
-				return false;
-			case QP_DONE:
-				if (st->own_done)
-					return false;
-				break;
-			case QP_NONE_NOW:
-				break;
-		}
-		if (QueryReaderNext(st->leader_reader, batch, why))
-			return true;
-		if (*why != NULL)
-			return false;
-		st->own_done = true;
+		/* it outlives the workers' context (EXPLAIN) */
+		strlcpy(st->par_why, *why, sizeof(st->par_why));
+		*why = st->par_why;
 	}
+	return false;
 }
 
 /* The run's reading for EXPLAIN (the readers count over their life: less `base`). */
@@ -395,6 +381,12 @@ GpuQueryRun(GpuQueryState *st)
 		Escape(st, "a scan the reader cannot take (snapshot, direction)");
 		return;
 	}
+	/*
+	 * The dimensions first: one read from its pages starts workers of its
+	 * own, which the table's would otherwise hold (max_parallel_workers),
+	 * and the table's workers could only fill their few slots meanwhile.
+	 */
+	GpuQueryStageDims(st);
 	if (!ParallelBegin(st))
 	{
 		if (st->reader == NULL)
@@ -406,8 +398,6 @@ GpuQueryRun(GpuQueryState *st)
 		QueryReaderRescan(st->reader); /* a later fallback restarts it */
 	if (primary == NULL)
 		primary = cpu;
-	/* the dimensions while the workers (if any) start reading the table */
-	GpuQueryStageDims(st);
 	rc = RunOn(st, primary, false);
 	if (rc != GPUOPS_OK)
 	{

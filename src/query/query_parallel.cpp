@@ -333,6 +333,35 @@ QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch, bool wait)
 	return result;
 }
 
+bool
+QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_done,
+					   GpuopsQueryBatch *batch, const char **why)
+{
+	*why = NULL;
+	for (;;)
+	{
+		switch (QueryParallelNext(qp, batch, *own_done))
+		{
+			case QP_BATCH:
+				return true;
+			case QP_ESCAPE:
+				*why = QueryParallelEscape(qp);
+				return false;
+			case QP_DONE:
+				if (*own_done)
+					return false;
+				break;
+			case QP_NONE_NOW:
+				break;
+		}
+		if (QueryReaderNext(leader_reader, batch, why))
+			return true;
+		if (*why != NULL)
+			return false;
+		*own_done = true;
+	}
+}
+
 void
 QueryParallelRelease(QueryParallel *qp)
 {

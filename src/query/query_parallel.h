@@ -91,6 +91,17 @@ extern void QueryParallelRelease(QueryParallel *qp);
 extern const char *QueryParallelEscape(const QueryParallel *qp);
 
 /*
+ * The leader's next batch with workers: one a worker filled (released
+ * with QueryParallelRelease before the next call) or, when none waits, one
+ * of the leader's own share from leader_reader (a reader over
+ * QueryParallelLeaderScan; *own_done once it reached its end).  False at
+ * the end, or with *why set: a worker's reason (qp's, valid until
+ * QueryParallelEnd) or the leader's reader's.
+ */
+extern bool QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_done,
+								   GpuopsQueryBatch *batch, const char **why);
+
+/*
  * Stops the workers (when they have not finished), waits for them to exit
  * and ends the context; *workers gets their reading summed (pages, rows,
  * batches, read and walk time).  Idempotent.
