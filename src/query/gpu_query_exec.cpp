@@ -167,6 +167,11 @@ DimScanRti(EState *estate, Plan *child, Oid relid)
 {
 	Index rti = 0;
 
+	/* the rel's cheapest path may be a Gather of its parallel scan */
+	while (child != NULL && (IsA(child, Gather) || IsA(child, GatherMerge)))
+		child = outerPlan(child);
+	if (child == NULL)
+		return 0;
 	switch (nodeTag(child))
 	{
 		case T_SeqScan:
