@@ -175,13 +175,43 @@ struct DimBatchRow
  * quals' program cannot decide), or NULL.
  */
 static const char *
-StageBatch(GpuQueryState *st, int d, const GpuopsQueryBatch *batch)
+StageBatch(GpuQueryState *st, int d, const GpuopsQueryBatch *batch, bool filtered)
 {
 	const GpuQueryDimPlan *dim = &st->plan->dims[d];
-	const GpuopsExprProgram *qual = st->dim_read_qual[d];
+	const GpuopsExprProgram *qual = filtered ? NULL : st->dim_read_qual[d];
 	GpuQueryDimRows *r = &st->dim_rows[d];
 	MemoryContext cxt = st->dims_cxt;
 
+	if (qual == NULL && batch->cols.nulls[dim->key_read] == NULL)
+	{
+		/* every row kept: each column at once */
+		uint64 n = r->nrows;
+
+		while (r->cap < n + batch->nrows)
+			GrowRows(r, dim->npayload, cxt);
+		memcpy(r->keys + n, batch->cols.words[dim->key_read], sizeof(uint64) * batch->nrows);
+		for (int p = 0; p < dim->npayload; p++)
+		{
+			const uint8 *nulls = batch->cols.nulls[dim->pay_read[p]];
+
+			memcpy(r->words[p] + n, batch->cols.words[dim->pay_read[p]],
+				   sizeof(uint64) * batch->nrows);
+			if (nulls != NULL && r->nulls[p] == NULL)
+			{
+				r->nulls[p] = (uint8 *) MemoryContextAllocHuge(cxt, r->cap);
+				memset(r->nulls[p], 0, n);
+			}
+			if (r->nulls[p] != NULL)
+			{
+				if (nulls != NULL)
+					memcpy(r->nulls[p] + n, nulls, batch->nrows);
+				else
+					memset(r->nulls[p] + n, 0, batch->nrows);
+			}
+		}
+		r->nrows = n + batch->nrows;
+		return NULL;
+	}
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
 		DimBatchRow row = {batch, i};
@@ -244,6 +274,7 @@ ReadDim(GpuQueryState *st, int d)
 	QueryReader *reader;
 	QueryParallel *par = NULL;
 	bool own_done = false;
+	bool from_worker = false;
 	GpuopsQueryBatch batch;
 	const char *why = NULL;
 
@@ -253,6 +284,9 @@ ReadDim(GpuQueryState *st, int d)
 		return false;
 	}
 	rel = ExecGetRangeTableRelation(estate, st->dim_read_rti[d]);
+	/* room for every row at once (untouched pages cost nothing): no copy as it grows */
+	while ((double) st->dim_rows[d].cap < rel->rd_rel->reltuples)
+		GrowRows(&st->dim_rows[d], dim->npayload, st->dims_cxt);
 	if (nworkers <= 0 || !estate->es_use_parallel_mode || !QueryParallelPossible() ||
 		!IsMVCCSnapshot(estate->es_snapshot))
 		nworkers = 0;
@@ -269,9 +303,11 @@ ReadDim(GpuQueryState *st, int d)
 			 7) &
 			~7u;
 
+		/* the workers run the quals: the leader copies the rows they keep */
 		par = QueryParallelBegin(
 			rel, estate->es_snapshot, st->dim_read_cols[d], dim->read_ncols, nworkers, slot_rows,
-			gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0);
+			gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0,
+			st->dim_read_qual[d]);
 		reader = QueryReaderBegin(QueryParallelLeaderScan(par), st->dim_read_cols[d],
 								  dim->read_ncols, 0, Max(slot_rows / 4, 1024u) & ~7u, read_cxt);
 	}
@@ -287,10 +323,10 @@ ReadDim(GpuQueryState *st, int d)
 	}
 	MemoryContextSwitchTo(old);
 	while (why == NULL &&
-		   (par != NULL ? QueryParallelNextBatch(par, reader, &own_done, &batch, &why)
+		   (par != NULL ? QueryParallelNextBatch(par, reader, &own_done, &batch, &why, &from_worker)
 						: QueryReaderNext(reader, &batch, &why)))
 	{
-		why = StageBatch(st, d, &batch);
+		why = StageBatch(st, d, &batch, from_worker);
 		if (par != NULL)
 			QueryParallelRelease(par);
 	}

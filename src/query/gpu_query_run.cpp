@@ -176,7 +176,8 @@ ParallelBegin(GpuQueryState *st)
 	 */
 	st->par = QueryParallelBegin(
 		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->plan->ncols, nworkers,
-		slot_rows, gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0);
+		slot_rows, gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0,
+		NULL);
 	st->slots_pinned = false;
 	/* the leader's own batches are small: it ships the workers' first */
 	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,
@@ -212,10 +213,12 @@ ParallelEnd(GpuQueryState *st, QueryReaderStats *workers)
 static bool
 NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why)
 {
+	bool from_worker;
+
 	*why = NULL;
 	if (st->par == NULL)
 		return QueryReaderNext(st->reader, batch, why);
-	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why))
+	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why, &from_worker))
 		return true;
 	if (*why != NULL)
 	{

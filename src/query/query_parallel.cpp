@@ -36,6 +36,7 @@ extern "C" {
 
 #include "boundary.h"
 #include "device.h"
+#include "expr_eval.hpp"
 #include "query_parallel.h"
 
 #define QP_KEY_SHARED UINT64CONST(0x6770755100000001)
@@ -70,6 +71,9 @@ typedef struct QPShared
 	Size slot_bytes;
 	Size data_off[GPUOPS_QUERY_MAX_COLS]; /* words, or bytes16, within a slot */
 	Size null_off[GPUOPS_QUERY_MAX_COLS];
+
+	bool has_filter; /* the workers keep the rows filter passes */
+	GpuopsExprProgram filter;
 
 	slock_t mutex; /* everything below */
 	ConditionVariable filled;
@@ -129,7 +133,8 @@ QueryParallelPossible(void)
 
 QueryParallel *
 QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
-				   int nworkers, uint32 slot_rows, int worker_threads)
+				   int nworkers, uint32 slot_rows, int worker_threads,
+				   const GpuopsExprProgram *filter)
 {
 	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	int nslots = nworkers + 2; /* a slot per worker filling, two for the leader to ship */
@@ -155,6 +160,9 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	memcpy(sh->cols, cols, sizeof(QueryReadColumn) * ncols);
 	sh->slot_rows = slot_rows;
 	sh->worker_threads = worker_threads;
+	sh->has_filter = filter != NULL;
+	if (filter != NULL)
+		sh->filter = *filter;
 	sh->nslots = nslots;
 	sh->slot_bytes = slot_bytes;
 	memcpy(sh->data_off, data_off, sizeof(data_off));
@@ -335,14 +343,16 @@ QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch, bool wait)
 
 bool
 QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_done,
-					   GpuopsQueryBatch *batch, const char **why)
+					   GpuopsQueryBatch *batch, const char **why, bool *from_worker)
 {
 	*why = NULL;
+	*from_worker = false;
 	for (;;)
 	{
 		switch (QueryParallelNext(qp, batch, *own_done))
 		{
 			case QP_BATCH:
+				*from_worker = true;
 				return true;
 			case QP_ESCAPE:
 				*why = QueryParallelEscape(qp);
@@ -457,6 +467,63 @@ FillSlot(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch)
 	ConditionVariableSignal(&sh->filled);
 }
 
+/* A row of the reader's batch, for the filter (expr_eval's input). */
+struct QPBatchRow
+{
+	const GpuopsQueryBatch *b;
+	uint32 i;
+
+	uint64 word(int c) const { return b->cols.words[c][i]; }
+	bool null(int c) const { return b->cols.nulls[c] != NULL && b->cols.nulls[c][i] != 0; }
+};
+
+/*
+ * Copies the rows of the reader's batch that the filter passes into slot
+ * s and hands it to the leader (or frees it: none passed).  Why it stops
+ * (a row the filter cannot decide; the slot freed), or NULL.
+ */
+static const char *
+FillSlotFiltered(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch)
+{
+	const GpuopsExprProgram *f = &sh->filter;
+	char *base = SlotBase(slots, sh, s);
+	uint32 mask = 0;
+	uint32 n = 0;
+	const char *why = NULL;
+
+	for (uint32 i = 0; i < batch->nrows; i++)
+	{
+		QPBatchRow row = {batch, i};
+		GpuopsExprResult res = gpuops::expr_eval(f->steps, f->nsteps, f->consts, f->const_null, row,
+												 row);
+
+		if (res == GPUOPS_EXPR_RECHECK)
+		{
+			why = "a row its quals' program cannot decide";
+			break;
+		}
+		if (res != GPUOPS_EXPR_TRUE)
+			continue;
+		for (int c = 0; c < sh->ncols; c++)
+		{
+			((uint64 *) (base + sh->data_off[c]))[n] = batch->cols.words[c][i];
+			if (batch->cols.nulls[c] != NULL)
+			{
+				((uint8 *) (base + sh->null_off[c]))[n] = batch->cols.nulls[c][i];
+				mask |= 1u << c;
+			}
+		}
+		n++;
+	}
+	SpinLockAcquire(&sh->mutex);
+	sh->slots[s].nrows = n;
+	sh->slots[s].null_mask = mask;
+	sh->slots[s].state = why == NULL && n > 0 ? QP_FULL : QP_FREE;
+	SpinLockRelease(&sh->mutex);
+	ConditionVariableSignal(why == NULL && n > 0 ? &sh->filled : &sh->freed);
+	return why;
+}
+
 static bool
 StopAsked(QPShared *sh)
 {
@@ -494,7 +561,10 @@ ReadMain(dsm_segment *, shm_toc *toc)
 
 		if (s < 0)
 			break;
-		FillSlot(sh, slots, s, &batch);
+		if (!sh->has_filter)
+			FillSlot(sh, slots, s, &batch);
+		else if ((why = FillSlotFiltered(sh, slots, s, &batch)) != NULL)
+			break;
 	}
 	memset(&stats, 0, sizeof(stats));
 	if (reader != NULL)

@@ -52,12 +52,15 @@ extern bool QueryParallelPossible(void);
 /*
  * Starts up to nworkers workers reading rel's pages under `snapshot` into
  * slots of slot_rows rows, each worker with worker_threads reader threads.
- * Memory in the current context.  The leader reads its own share through
- * QueryParallelLeaderScan.
+ * With filter (a program over the columns: a dimension's quals), the
+ * workers keep only the rows it passes, and stop the read where it cannot
+ * decide a row.  Memory in the current context.  The leader reads its own
+ * share through QueryParallelLeaderScan (unfiltered).
  */
 extern QueryParallel *QueryParallelBegin(Relation rel, Snapshot snapshot,
 										 const QueryReadColumn *cols, int ncols, int nworkers,
-										 uint32 slot_rows, int worker_threads);
+										 uint32 slot_rows, int worker_threads,
+										 const GpuopsExprProgram *filter);
 
 /* A scan of the same pages (the same block allocator) for the leader's own reader. */
 extern TableScanDesc QueryParallelLeaderScan(QueryParallel *qp);
@@ -99,7 +102,7 @@ extern const char *QueryParallelEscape(const QueryParallel *qp);
  * QueryParallelEnd) or the leader's reader's.
  */
 extern bool QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_done,
-								   GpuopsQueryBatch *batch, const char **why);
+								   GpuopsQueryBatch *batch, const char **why, bool *from_worker);
 
 /*
  * Stops the workers (when they have not finished), waits for them to exit
