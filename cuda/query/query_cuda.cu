@@ -197,7 +197,8 @@ void
 CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 {
 	std::vector<QueryDimHost> host;
-	int repeated = query_dims_build(*spec, &host);
+	/* the payload goes up from the caller's arrays, a column at a time: no host copy */
+	int repeated = query_dims_build(*spec, &host, false);
 
 	if (repeated >= 0)
 	{
@@ -209,20 +210,39 @@ CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 	for (int d = 0; d < spec->ndims; d++)
 	{
 		const QueryDimHost &h = host[d];
+		const GpuopsQueryDim &dim = spec->dims[d];
 		QueryDimView v = query_dim_view(h);
-		const void *src[4] = {h.table.idx.data(), h.table.keys.data(), h.words.data(),
-							  h.nulls.data()};
-		size_t bytes[4] = {h.table.idx.size() * 4, h.table.keys.size() * 8, h.words.size() * 8,
-						   h.nulls.size()};
+		const void *src[2] = {h.table.idx.data(), h.table.keys.data()};
+		size_t n = h.nrows;
+		bool any_null = false;
+		size_t bytes[4] = {h.table.idx.size() * 4, h.table.keys.size() * 8,
+						   (dim.npayload * n + 1) * 8, 0};
 		void *dst[4] = {};
 
+		for (int p = 0; p < dim.npayload; p++)
+			any_null |= dim.nulls[p] != nullptr;
+		bytes[3] = any_null ? dim.npayload * n + 1 : 0;
 		for (int i = 0; i < 4; i++)
 		{
 			if (bytes[i] == 0)
 				continue;
 			dim_arrays[d][i].get(rt, bytes[i], ks);
 			dst[i] = dim_arrays[d][i].as<void>();
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst[i], src[i], bytes[i], cudaMemcpyHostToDevice, ks));
+			if (i < 2)
+				GPUOPS_CUDA_TRY(
+					cudaMemcpyAsync(dst[i], src[i], bytes[i], cudaMemcpyHostToDevice, ks));
+		}
+		for (int p = 0; p < dim.npayload && n > 0; p++)
+		{
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<uint64_t *>(dst[2]) + p * n, dim.words[p],
+											n * 8, cudaMemcpyHostToDevice, ks));
+			if (!any_null)
+				continue;
+			if (dim.nulls[p] != nullptr)
+				GPUOPS_CUDA_TRY(cudaMemcpyAsync(static_cast<uint8_t *>(dst[3]) + p * n,
+												dim.nulls[p], n, cudaMemcpyHostToDevice, ks));
+			else
+				GPUOPS_CUDA_TRY(cudaMemsetAsync(static_cast<uint8_t *>(dst[3]) + p * n, 0, n, ks));
 		}
 		v.idx = static_cast<const uint32_t *>(dst[0]);
 		v.keys = static_cast<const uint64_t *>(dst[1]);

@@ -74,7 +74,7 @@ query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
 }
 
 int
-query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims)
+query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims, bool payload)
 {
 	dims->assign(spec.ndims, QueryDimHost{});
 	for (int d = 0; d < spec.ndims; d++)
@@ -86,6 +86,8 @@ query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims)
 		if (!query_dim_build(dim.keys, n, &h.table))
 			return d;
 		h.nrows = n;
+		if (!payload)
+			continue;
 		h.words.resize(dim.npayload * n + 1);
 		for (int p = 0; p < dim.npayload; p++)
 		{

@@ -40,10 +40,13 @@ struct QueryDimHost
 };
 
 /*
- * Every dimension of a spec built (the caller's arrays are copied): -1, or
- * the first dimension whose keys repeat (the rest then unbuilt).
+ * Every dimension of a spec built (the caller's payload arrays copied
+ * into words/nulls, unless payload is false: the CUDA backend uploads
+ * them from the caller's arrays): -1, or the first dimension whose keys
+ * repeat (the rest then unbuilt).
  */
-int query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims);
+int query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims,
+					 bool payload = true);
 
 /* A built dimension as QueryDimView, over its host arrays. */
 QueryDimView query_dim_view(const QueryDimHost &h);

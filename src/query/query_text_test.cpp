@@ -228,6 +228,15 @@ QueryTextTestOf(Node *expr, Var **var, QueryTextTest *t)
 	return true;
 }
 
+static inline bool
+AllBlanks(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ')
+			return false;
+	return true;
+}
+
 /* Bytes of the character at s (at most left). */
 static inline size_t
 CharLen(const QueryTextTest *t, const char *s, size_t left)
@@ -290,10 +299,18 @@ QueryTextTestEval(const QueryTextTest *t, const char *data, size_t n) noexcept
 {
 	if (t->kind == QTT_LIKE)
 		return Like(t, data, n) != t->negate ? 1 : 0;
-	while (t->trim && n > 0 && data[n - 1] == ' ')
-		n--;
 	for (int v = 0; v < t->nvalues; v++)
-		if ((size_t) (t->off[v + 1] - t->off[v]) == n && memcmp(t->bytes + t->off[v], data, n) == 0)
+	{
+		size_t len = (size_t) (t->off[v + 1] - t->off[v]);
+
+		/*
+		 * The value's first bytes first (most rows differ there); bpchar's =
+		 * then wants only blanks after them (a stored char(n) is padded)
+		 */
+		if (len > n || memcmp(t->bytes + t->off[v], data, len) != 0)
+			continue;
+		if (len == n || (t->trim && AllBlanks(data + len, n - len)))
 			return t->negate ? 0 : 1;
+	}
 	return t->null_value ? -1 : t->negate ? 1 : 0;
 }
