@@ -43,8 +43,8 @@ regress() {
     if [ $((n % 2)) -eq 0 ]; then echo "$line" >> "$b"; else echo "$line" >> "$a"; fi
     n=$((n + 1))
   done < test/schedule
-  ( GPU_CHECK_SCHEDULE="$a" GPU_CHECK_DB=rega GPU_CHECK_OUT="$OUT/regA" timeout 300 bash test/gpu_check.sh > "$OUT/regA.log" 2>&1 ) &
-  ( GPU_CHECK_SCHEDULE="$b" GPU_CHECK_DB=regb GPU_CHECK_OUT="$OUT/regB" timeout 300 bash test/gpu_check.sh > "$OUT/regB.log" 2>&1 ) &
+  ( GPU_CHECK_SCHEDULE="$a" GPU_CHECK_DB=rega GPU_CHECK_OUT="$OUT/regA" timeout 420 bash test/gpu_check.sh > "$OUT/regA.log" 2>&1 ) &
+  ( GPU_CHECK_SCHEDULE="$b" GPU_CHECK_DB=regb GPU_CHECK_OUT="$OUT/regB" timeout 420 bash test/gpu_check.sh > "$OUT/regB.log" 2>&1 ) &
   wait
   printf 'test: test_setup\ntest: gpuops_stat\n' > "$OUT/schedC"
   GPU_CHECK_SCHEDULE="$OUT/schedC" GPU_CHECK_DB=regc GPU_CHECK_OUT="$OUT/regC" timeout 120 bash test/gpu_check.sh > "$OUT/regC.log" 2>&1
