@@ -159,16 +159,6 @@ BeginRows(GpuQueryState *st, int d)
 	GrowRows(r, dim->npayload, st->dims_cxt);
 }
 
-/* A row of a batch the reader made, for the quals' program (expr_eval's input). */
-struct DimBatchRow
-{
-	const GpuopsQueryBatch *b;
-	uint64 i;
-
-	uint64 word(int c) const { return b->cols.words[c][i]; }
-	bool null(int c) const { return b->cols.nulls[c] != NULL && b->cols.nulls[c][i] != 0; }
-};
-
 /*
  * The rows of a batch of dimension d's columns that its quals pass, with a
  * key, staged as the child plan's staging would.  Why it stops (a row the
@@ -214,7 +204,7 @@ StageBatch(GpuQueryState *st, int d, const GpuopsQueryBatch *batch, bool filtere
 	}
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
-		DimBatchRow row = {batch, i};
+		QueryBatchRow row = {batch, i};
 		uint64 n = r->nrows;
 
 		if (qual != NULL)

@@ -467,16 +467,6 @@ FillSlot(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch)
 	ConditionVariableSignal(&sh->filled);
 }
 
-/* A row of the reader's batch, for the filter (expr_eval's input). */
-struct QPBatchRow
-{
-	const GpuopsQueryBatch *b;
-	uint32 i;
-
-	uint64 word(int c) const { return b->cols.words[c][i]; }
-	bool null(int c) const { return b->cols.nulls[c] != NULL && b->cols.nulls[c][i] != 0; }
-};
-
 /*
  * Copies the rows of the reader's batch that the filter passes into slot
  * s and hands it to the leader (or frees it: none passed).  Why it stops
@@ -493,7 +483,7 @@ FillSlotFiltered(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch
 
 	for (uint32 i = 0; i < batch->nrows; i++)
 	{
-		QPBatchRow row = {batch, i};
+		QueryBatchRow row = {batch, i};
 		GpuopsExprResult res = gpuops::expr_eval(f->steps, f->nsteps, f->consts, f->const_null, row,
 												 row);
 

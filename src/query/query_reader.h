@@ -64,6 +64,20 @@ typedef struct QueryReaderStats
 typedef struct QueryReader QueryReader;
 
 /*
+ * A row of a batch as a program reads it (expr_eval's inputs: word(c),
+ * null(c)): a dimension's quals, run by the workers that read it
+ * (query_parallel.cpp) or by the leader (gpu_query_dims.cpp).
+ */
+struct QueryBatchRow
+{
+	const GpuopsQueryBatch *b;
+	uint32 i;
+
+	uint64 word(int c) const { return b->cols.words[c][i]; }
+	bool null(int c) const { return b->cols.nulls[c] != NULL && b->cols.nulls[c][i] != 0; }
+};
+
+/*
  * Begins reading `scan` (a heap scan the caller began with
  * table_beginscan under the query's snapshot, in page-at-a-time mode;
  * QueryReaderUsable says whether this one can be read directly).  Batches
