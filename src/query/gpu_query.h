@@ -52,6 +52,7 @@ extern "C" {
 #include "gpu_agg.h"
 #include "gpuops_query.h"
 #include "plan_fields.h"
+#include "plan_why.h"
 #include "query_reader.h"
 
 #define GPUQUERY_NAME "GpuQuery"
@@ -197,6 +198,14 @@ extern int GpuQueryInputColumn(DeviceExprInputs *in, Node *input);
  * fields, once the columns are numbered (in).
  */
 extern void GpuQueryPlanDimReads(PlannerInfo *root, GpuQueryBuild *b, DeviceExprInputs *in);
+
+/* Says (DEBUG1) why the block keeps PostgreSQL's plan; false. */
+static inline bool
+GpuQueryDecline(const char *why)
+{
+	GpuopsDecline(GPUQUERY_NAME, "%s", why);
+	return false;
+}
 
 /* planner (gpu_query_path.cpp), before GpuAgg's paths */
 extern void GpuQueryAddPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,

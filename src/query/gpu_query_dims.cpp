@@ -348,7 +348,11 @@ StageDim(GpuQueryState *st, int d)
 	PlanState *ps = st->dim_ps[d];
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	MemoryContext cxt = st->dims_cxt;
+	int last_pos = dim->key_pos;
 
+	/* the child's columns read: up to the last one staged */
+	for (int p = 0; p < dim->npayload; p++)
+		last_pos = Max(last_pos, plan->pay_pos[dim->first_pay + p]);
 	BeginRows(st, d);
 	st->dim_read_why[d] = NULL;
 	if (OidIsValid(dim->read_relid))
@@ -367,7 +371,7 @@ StageDim(GpuQueryState *st, int d)
 		slot = ExecProcNode(ps);
 		if (TupIsNull(slot))
 			break;
-		slot_getallattrs(slot);
+		slot_getsomeattrs(slot, last_pos + 1);
 		/* a NULL key joins nothing */
 		if (slot->tts_isnull[dim->key_pos])
 			continue;

@@ -49,14 +49,6 @@ extern "C" {
 #include "qual_order.h"
 #include "query_text_test.h"
 
-/* Says why the block keeps PostgreSQL's plan; false. */
-static bool
-Decline(const char *why)
-{
-	GpuopsDecline(GPUQUERY_NAME, "%s", why);
-	return false;
-}
-
 int
 GpuQueryColumnForm(Oid type)
 {
@@ -181,9 +173,9 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 	int scale;
 
 	if (plan->nkeys >= GPUOPS_QUERY_MAX_KEYS)
-		return Decline("too many group keys");
+		return GpuQueryDecline("too many group keys");
 	if (!GpuAggGroupKeyKind(sgc, expr, &kind, &enc, &collation))
-		return Decline("a group key the device cannot group");
+		return GpuQueryDecline("a group key the device cannot group");
 	key->type = exprType((Node *) expr);
 	key->typmod = exprTypmod((Node *) expr);
 	key->dict = false;
@@ -192,19 +184,19 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 	{
 		/* a dimension's text: its dictionary code groups (deterministic: equal is bytes) */
 		if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
-			return Decline("a text group key under a nondeterministic collation");
+			return GpuQueryDecline("a text group key under a nondeterministic collation");
 		key->kind = GPUOPS_QKEY_INT;
 		key->dict = true;
 		key->col = GpuQueryInputColumn(in, (Node *) expr);
 		if (key->col < 0)
-			return Decline("more columns than a device program reads");
+			return GpuQueryDecline("more columns than a device program reads");
 	}
 	else if (enc == GPUAGG_KEY_VALUE && DeviceExprTypeKind(key->type) >= 0)
 	{
 		key->kind = DeviceExprTypeKind(key->type) == GPUOPS_ET_FLOAT ? GPUOPS_QKEY_FLOAT
 																	 : GPUOPS_QKEY_INT;
 		if (!ValueInput(b, in, expr, false, &key->col, &prog, &scale))
-			return Decline("a group key expression without a device form");
+			return GpuQueryDecline("a group key expression without a device form");
 	}
 	else if ((key->type == BPCHAROID || key->type == VARCHAROID || key->type == TEXTOID) &&
 			 ShortTextKey(expr, collation))
@@ -212,11 +204,11 @@ AddKey(GpuQueryBuild *b, DeviceExprInputs *in, SortGroupClause *sgc, Expr *expr)
 		key->kind = GPUOPS_QKEY_BYTES16;
 		key->col = GpuQueryInputColumn(in, (Node *) expr);
 		if (key->col < 0)
-			return Decline("more columns than a device program reads");
+			return GpuQueryDecline("more columns than a device program reads");
 	}
 	else
-		return Decline("a group key of a type the device does not group in one pass "
-					   "(text longer than 16 bytes, numeric, ...)");
+		return GpuQueryDecline("a group key of a type the device does not group in one pass "
+							   "(text longer than 16 bytes, numeric, ...)");
 	plan->key_progs = lappend(plan->key_progs, prog);
 	b->key_exprs = lappend(b->key_exprs, expr);
 	plan->nkeys++;
@@ -286,7 +278,7 @@ AddScaleAgg(GpuQueryBuild *b, DeviceExprInputs *in, int a, Expr *scale_expr, Agg
 	int scale;
 
 	if (plan->naggs >= GPUOPS_MAX_AGGS)
-		return Decline("too many aggregates");
+		return GpuQueryDecline("too many aggregates");
 	nt->arg = arg;
 	nt->nulltesttype = IS_NOT_NULL;
 	nt->argisrow = false;
@@ -301,11 +293,11 @@ AddScaleAgg(GpuQueryBuild *b, DeviceExprInputs *in, int a, Expr *scale_expr, Agg
 	h->arg_pgtype = INT4OID;
 	h->scale_agg = -1;
 	if (!DeviceExprCompileAggInput(scale_expr, in, &prog, &scale))
-		return Decline("a numeric CASE whose scales have no device form");
+		return GpuQueryDecline("a numeric CASE whose scales have no device form");
 	b->program_steps += prog.nsteps;
 	plan->arg_progs = lappend(plan->arg_progs, DeviceExprProgramToList(&prog));
 	if (!DeviceExprCompileAggInput(filter, in, &prog, &scale))
-		return Decline("a numeric CASE whose scales have no device form");
+		return GpuQueryDecline("a numeric CASE whose scales have no device form");
 	b->program_steps += prog.nsteps;
 	plan->filter_progs = lappend(plan->filter_progs, DeviceExprProgramToList(&prog));
 	plan->aggs[a].scale_agg = plan->naggs;
@@ -338,16 +330,16 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
 	*scale_exprs = lappend(*scale_exprs, NULL);
 	if (aggref->agglevelsup != 0 || aggref->aggkind != AGGKIND_NORMAL ||
 		aggref->aggdistinct != NIL || aggref->aggorder != NIL)
-		return Decline("an ordered-set, DISTINCT, ORDER BY or outer aggregate");
+		return GpuQueryDecline("an ordered-set, DISTINCT, ORDER BY or outer aggregate");
 	if (!aggref->aggstar)
 	{
 		if (list_length(aggref->args) != 1)
-			return Decline("an aggregate of several arguments");
+			return GpuQueryDecline("an aggregate of several arguments");
 		arg = linitial_node(TargetEntry, aggref->args)->expr;
 		d->arg_pgtype = exprType((Node *) arg);
 	}
 	if (!GpuAggClassify(aggref->aggfnoid, d->arg_pgtype, &kind, &d->final, &d->final_fn))
-		return Decline("an aggregate the device does not compute");
+		return GpuQueryDecline("an aggregate the device does not compute");
 	switch (d->final)
 	{
 		case GPUAGG_FINAL_COUNT:
@@ -369,20 +361,20 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
 		case GPUAGG_FINAL_FLOAT_FN:
 			/* avg of floats: float8_avg reads N and Sx only; variances need Sxx */
 			if (aggref->aggfnoid != F_AVG_FLOAT4 && aggref->aggfnoid != F_AVG_FLOAT8)
-				return Decline("variance or standard deviation");
+				return GpuQueryDecline("variance or standard deviation");
 			d->kind = GPUOPS_QAGG_SUM_FLOAT;
 			break;
 		case GPUAGG_FINAL_VALUE:
 			if (!MinMaxType(d->arg_pgtype))
-				return Decline("min or max of a type the device does not order by value");
+				return GpuQueryDecline("min or max of a type the device does not order by value");
 			d->kind = kind == GPUOPS_AGG_MIN ? GPUOPS_QAGG_MIN : GPUOPS_QAGG_MAX;
 			break;
 		default:
-			return Decline("an aggregate the device does not compute in one pass");
+			return GpuQueryDecline("an aggregate the device does not compute in one pass");
 	}
 	if (d->kind == GPUOPS_QAGG_SUM_FLOAT && !gpuops_enable_float_aggs)
-		return Decline("float sums and averages differ in rounding from a serial plan's "
-					   "(gpuops.enable_float_aggs is off)");
+		return GpuQueryDecline("float sums and averages differ in rounding from a serial plan's "
+							   "(gpuops.enable_float_aggs is off)");
 	if (arg != NULL && d->kind == GPUOPS_QAGG_SUM_NUM && NumericDisplayScale((Node *) arg) < 0 &&
 		IsA(arg, CaseExpr))
 	{
@@ -391,8 +383,8 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
 		Expr *scale_expr = ScaleCase((Node *) arg, &scale);
 
 		if (scale_expr == NULL || scale > 38 || !DeviceExprCompileAggInput(arg, in, &prog, NULL))
-			return Decline("a numeric CASE without a device form, or a branch's scale not "
-						   "fixed by the plan");
+			return GpuQueryDecline("a numeric CASE without a device form, or a branch's scale not "
+								   "fixed by the plan");
 		b->program_steps += prog.nsteps;
 		arg_prog = DeviceExprProgramToList(&prog);
 		llast(*scale_exprs) = scale_expr;
@@ -402,15 +394,15 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
 	else if (arg != NULL)
 	{
 		if (!ValueInput(b, in, arg, d->kind == GPUOPS_QAGG_SUM_NUM, &d->arg_col, &arg_prog, &scale))
-			return Decline("an aggregate argument without a device form, or a numeric one "
-						   "without a display scale fixed by the plan");
+			return GpuQueryDecline("an aggregate argument without a device form, or a numeric one "
+								   "without a display scale fixed by the plan");
 		d->arg_type = (GpuopsExprType) DeviceExprTypeKind(d->arg_pgtype);
 		if (d->kind != GPUOPS_QAGG_COUNT &&
 			d->arg_type !=
 				(d->kind == GPUOPS_QAGG_SUM_NUM			? GPUOPS_ET_NUM
 					 : d->kind == GPUOPS_QAGG_SUM_FLOAT ? GPUOPS_ET_FLOAT
 														: GPUOPS_ET_INT))
-			return Decline("an aggregate argument of an unexpected type");
+			return GpuQueryDecline("an aggregate argument of an unexpected type");
 		d->num_scale = Max(scale, 0);
 	}
 	if (aggref->aggfilter != NULL)
@@ -420,7 +412,7 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
 
 		if (!DeviceExprCompileAggInput(aggref->aggfilter, in, &prog, &fscale) ||
 			exprType((Node *) aggref->aggfilter) != BOOLOID)
-			return Decline("a FILTER without a device form");
+			return GpuQueryDecline("a FILTER without a device form");
 		b->program_steps += prog.nsteps;
 		filter_prog = DeviceExprProgramToList(&prog);
 	}
@@ -460,21 +452,21 @@ PlainTable(PlannerInfo *root, RelOptInfo *rel)
 
 	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION ||
 		bms_membership(rel->relids) != BMS_SINGLETON)
-		return Decline("not one base table");
+		return GpuQueryDecline("not one base table");
 	rte = planner_rt_fetch(rel->relid, root);
 	if (rte->relkind != RELKIND_RELATION || rte->inh)
-		return Decline("not a plain table (inheritance, partitions, views)");
+		return GpuQueryDecline("not a plain table (inheritance, partitions, views)");
 	if (rte->tablesample != NULL)
-		return Decline("TABLESAMPLE");
+		return GpuQueryDecline("TABLESAMPLE");
 	if (!HeapTable(rte->relid))
-		return Decline("a table access method other than heap");
+		return GpuQueryDecline("a table access method other than heap");
 	if (rte->securityQuals != NIL)
-		return Decline("row-level security");
+		return GpuQueryDecline("row-level security");
 	if (!bms_is_empty(rel->lateral_relids) || rel->lateral_vars != NIL)
-		return Decline("a lateral reference");
+		return GpuQueryDecline("a lateral reference");
 	foreach (lc, rel->baserestrictinfo)
 		if (lfirst_node(RestrictInfo, lc)->security_level > 0)
-			return Decline("row-level security");
+			return GpuQueryDecline("row-level security");
 	return true;
 }
 
@@ -552,7 +544,7 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 	foreach (lc, in->outer_exprs)
 		if ((int) GpuQueryInputVar((Node *) lfirst(lc))->varno == (int) b->fact->relid &&
 			GpuQueryInputColumn(in, (Node *) lfirst(lc)) < 0)
-			return Decline("more columns than a device program reads");
+			return GpuQueryDecline("more columns than a device program reads");
 	plan->ncols = in->nouter;
 	for (int c = 0; c < in->nouter; c++)
 	{
@@ -583,7 +575,7 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 		dim->key_type = key->vartype;
 		dim->first_pay = plan->npayload;
 		if (dim->key_col < 0 || dim->key_col >= in->nouter || dim->key_pos < 0)
-			return Decline("a lookup whose columns are not at hand");
+			return GpuQueryDecline("a lookup whose columns are not at hand");
 		foreach (lc, in->outer_exprs)
 		{
 			Node *input = (Node *) lfirst(lc);
@@ -595,7 +587,7 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 				continue;
 			c = GpuQueryInputColumn(in, input);
 			if (c < 0)
-				return Decline("more columns than a device program reads");
+				return GpuQueryDecline("more columns than a device program reads");
 			if (!IsA(input, Var))
 			{
 				plan->test_cols = lappend_int(plan->test_cols, c);
@@ -605,13 +597,13 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 			plan->pay_types[plan->npayload] = type;
 			plan->pay_dict[plan->npayload] = DeviceExprTypeKind(type) < 0;
 			if (plan->pay_pos[plan->npayload] < 0)
-				return Decline("a joined table's column its plan does not return");
+				return GpuQueryDecline("a joined table's column its plan does not return");
 			plan->npayload++;
 			dim->npayload++;
 		}
 	}
 	if (in->nouter != plan->ncols + plan->npayload)
-		return Decline("columns out of order");
+		return GpuQueryDecline("columns out of order");
 	return true;
 }
 
@@ -631,24 +623,24 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	if (input_rel->reloptkind == RELOPT_BASEREL)
 		b->fact = input_rel;
 	else if (input_rel->reloptkind != RELOPT_JOINREL)
-		return Decline("not a table or a join of tables");
+		return GpuQueryDecline("not a table or a join of tables");
 	else if (!gpuops_enable_query_join)
-		return Decline("a join (gpuops.enable_query_join is off)");
+		return GpuQueryDecline("a join (gpuops.enable_query_join is off)");
 	else if (!GpuQueryPlanJoin(root, input_rel, b))
 		return false;
 	if (!PlainTable(root, b->fact))
 		return false;
 	if (IS_DUMMY_REL(input_rel))
-		return Decline("the quals are never true (PostgreSQL reads nothing)");
+		return GpuQueryDecline("the quals are never true (PostgreSQL reads nothing)");
 	if (parse->groupingSets != NIL || GpuAggUsesGroupingFunc(root, extra))
-		return Decline("GROUPING SETS, ROLLUP, CUBE or GROUPING()");
+		return GpuQueryDecline("GROUPING SETS, ROLLUP, CUBE or GROUPING()");
 	/* the planner may replace min/max by index probes in every plan, ours included */
 	if (root->minmax_aggs != NIL)
-		return Decline("min/max answered from an index");
+		return GpuQueryDecline("min/max answered from an index");
 	if (parse->hasTargetSRFs)
-		return Decline("a set-returning function in the target");
+		return GpuQueryDecline("a set-returning function in the target");
 	if (b->fact->tuples < gpuops_min_rows)
-		return Decline("a table under gpuops.min_rows rows");
+		return GpuQueryDecline("a table under gpuops.min_rows rows");
 
 	b->plan = plan = (GpuQueryPlan *) palloc0(sizeof(GpuQueryPlan));
 	memset(&in, 0, sizeof(in));
@@ -656,15 +648,15 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	if (contain_volatile_functions((Node *) b->quals) || contain_subplans((Node *) b->quals) ||
 		contain_volatile_functions((Node *) b->join_quals) ||
 		contain_subplans((Node *) b->join_quals))
-		return Decline("a volatile qual, or one with a subquery");
+		return GpuQueryDecline("a volatile qual, or one with a subquery");
 
 	/* the table's columns the block reads: every program reads them by one numbering */
 	GpuAggCollectAggrefs((Node *) output_rel->reltarget->exprs, &aggrefs);
 	GpuAggCollectAggrefs(extra->havingQual, &aggrefs);
 	if (list_length(aggrefs) > GPUOPS_MAX_AGGS)
-		return Decline("too many aggregates");
+		return GpuQueryDecline("too many aggregates");
 	if (contain_volatile_functions((Node *) aggrefs) || contain_subplans((Node *) aggrefs))
-		return Decline("a volatile aggregate argument, or one with a subquery");
+		return GpuQueryDecline("a volatile aggregate argument, or one with a subquery");
 	all = list_concat(list_concat(list_copy(b->quals), b->join_quals), aggrefs);
 	foreach (lc, parse->groupClause)
 		all = lappend(
@@ -686,12 +678,12 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		Var *v = IsA(input, PlaceHolderVar) ? NULL : GpuQueryInputVar(input);
 
 		if (v == NULL || !bms_is_member((int) v->varno, input_rel->relids) || v->varattno <= 0)
-			return Decline("a system column, whole row or placeholder");
+			return GpuQueryDecline("a system column, whole row or placeholder");
 		if (IsA(input, Var) &&
 			(v->varno == (int) b->fact->relid
 				 ? GpuQueryColumnForm(v->vartype) < 0
 				 : DeviceExprTypeKind(v->vartype) < 0 && !DictType(v->vartype)))
-			return Decline("a column of a type the reader does not read");
+			return GpuQueryDecline("a column of a type the reader does not read");
 		in.outer_exprs = lappend(in.outer_exprs, input);
 	}
 	b->qual_vars = pull_var_clause(
@@ -703,7 +695,7 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 		/* resets the inputs' columns: the first program */
 		if (!DeviceExprCompile(b->quals, &in, &prog))
-			return Decline("a qual without a device form");
+			return GpuQueryDecline("a qual without a device form");
 		b->program_steps += prog.nsteps;
 		plan->qual_prog = DeviceExprProgramToList(&prog);
 		plan->params = in.params;
@@ -719,7 +711,7 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		/* over the joined row's columns, all numbered: no Params (bound per scan) */
 		if (!DeviceExprCompileAggInput(make_ands_explicit(b->join_quals), &in, &prog, &scale) ||
 			in.nouter != plan->ncols + plan->npayload)
-			return Decline("a join clause without a device form");
+			return GpuQueryDecline("a join clause without a device form");
 		b->program_steps += prog.nsteps;
 		plan->join_qual_prog = DeviceExprProgramToList(&prog);
 		plan->njoin_quals = list_length(b->join_quals);
@@ -733,7 +725,7 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	}
 	if (NonKeyVarWalker((Node *) output_rel->reltarget->exprs, b->key_exprs) ||
 		NonKeyVarWalker(extra->havingQual, b->key_exprs))
-		return Decline("a column outside aggregates that is not a group key");
+		return GpuQueryDecline("a column outside aggregates that is not a group key");
 	foreach (lc, aggrefs)
 		if (!AddAggregate(b, &in, lfirst_node(Aggref, lc), &scale_exprs))
 			return false;
@@ -745,12 +737,12 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	/* every column was numbered before the programs (NumberColumns) */
 	if (in.nouter != plan->ncols + plan->npayload)
-		return Decline("columns out of order");
+		return GpuQueryDecline("columns out of order");
 	for (int k = 0; k < plan->nkeys; k++)
 		if (plan->keys[k].kind == GPUOPS_QKEY_BYTES16 &&
 			plan->forms[plan->keys[k].col] != QCOL_BPCHAR16 &&
 			plan->forms[plan->keys[k].col] != QCOL_TEXT16)
-			return Decline("a text key read as words");
+			return GpuQueryDecline("a text key read as words");
 	b->scan_exprs = list_concat(list_copy(b->key_exprs), aggrefs);
 	GpuQueryPlanDimReads(root, b, &in);
 	return true;

@@ -44,13 +44,6 @@ extern "C" {
 #include "plan_why.h"
 
 static bool
-Decline(const char *why)
-{
-	GpuopsDecline(GPUQUERY_NAME, "%s", why);
-	return false;
-}
-
-static bool
 IntegerType(Oid type)
 {
 	return type == INT2OID || type == INT4OID || type == INT8OID;
@@ -142,13 +135,13 @@ static bool
 DimensionRel(RelOptInfo *rel)
 {
 	if (rel == NULL || rel->reloptkind != RELOPT_BASEREL)
-		return Decline("a join with something other than tables");
+		return GpuQueryDecline("a join with something other than tables");
 	if (rel->rtekind != RTE_RELATION && rel->rtekind != RTE_SUBQUERY)
-		return Decline("a join with a function, VALUES or CTE scan");
+		return GpuQueryDecline("a join with a function, VALUES or CTE scan");
 	if (!bms_is_empty(rel->lateral_relids) || rel->lateral_vars != NIL)
-		return Decline("a lateral reference");
+		return GpuQueryDecline("a lateral reference");
 	if (rel->cheapest_total_path == NULL || PATH_REQ_OUTER(rel->cheapest_total_path))
-		return Decline("a joined table without an unparameterized path");
+		return GpuQueryDecline("a joined table without an unparameterized path");
 	return true;
 }
 
@@ -183,7 +176,7 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 	int relid = -1;
 
 	if (root->join_info_list != NIL)
-		return Decline("an outer, semi or anti join");
+		return GpuQueryDecline("an outer, semi or anti join");
 	while ((relid = bms_next_member(input_rel->relids, relid)) >= 0)
 	{
 		RelOptInfo *rel = relid < root->simple_rel_array_size ? root->simple_rel_array[relid]
@@ -198,13 +191,13 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 				joininfo = list_append_unique_ptr(joininfo, lfirst(lc));
 	}
 	if (fact == NULL)
-		return Decline("a join without a table to read");
+		return GpuQueryDecline("a join without a table to read");
 	relid = -1;
 	while ((relid = bms_next_member(input_rel->relids, relid)) >= 0)
 		if (relid != (int) fact->relid)
 			remaining = lappend(remaining, root->simple_rel_array[relid]);
 	if (list_length(remaining) > GPUOPS_QUERY_MAX_DIMS)
-		return Decline("more joined tables than the device looks up");
+		return GpuQueryDecline("more joined tables than the device looks up");
 
 	b->fact = fact;
 	avail = bms_copy(fact->relids);
@@ -241,7 +234,8 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 			}
 		}
 		if (best == NULL)
-			return Decline("a joined table that no equality of integer-like columns reaches");
+			return GpuQueryDecline(
+				"a joined table that no equality of integer-like columns reaches");
 		b->dim_rels = lappend(b->dim_rels, best);
 		b->dim_paths = lappend(b->dim_paths, best->cheapest_total_path);
 		b->lookups = lappend(b->lookups, ColumnFirst(best_rinfo->clause, best));
