@@ -105,6 +105,13 @@ GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
  * RTE_GROUP entry to grouped queries' range tables; EXPLAIN counts without
  * it (ExplainState.rtable_size).
  */
+/* 18 added ExecGetRangeTableRelation's isResultRel (gpuops opens only scanned tables) */
+#if PG_VERSION_NUM >= 180000
+#define GpuopsGetRangeTableRelation(estate, rti) ExecGetRangeTableRelation((estate), (rti), false)
+#else
+#define GpuopsGetRangeTableRelation(estate, rti) ExecGetRangeTableRelation((estate), (rti))
+#endif
+
 #if PG_VERSION_NUM >= 180000
 #define GpuopsExplainUsePrefix(es) ((es)->rtable_size > 1 || (es)->verbose)
 #else

@@ -273,7 +273,7 @@ ReadDim(GpuQueryState *st, int d)
 		st->dim_read_why[d] = "its plan does not scan the table";
 		return false;
 	}
-	rel = ExecGetRangeTableRelation(estate, st->dim_read_rti[d]);
+	rel = GpuopsGetRangeTableRelation(estate, st->dim_read_rti[d]);
 	/* room for every row at once (untouched pages cost nothing): no copy as it grows */
 	while ((double) st->dim_rows[d].cap < rel->rd_rel->reltuples)
 		GrowRows(&st->dim_rows[d], dim->npayload, st->dims_cxt);
