@@ -146,6 +146,10 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	QPShared *sh;
 
 	Assert(nworkers > 0 && ncols <= GPUOPS_QUERY_MAX_COLS);
+	/* a filtered read copies rows word by word (FillSlotFiltered): no bytes columns */
+	for (int c = 0; c < ncols && filter != NULL; c++)
+		if (cols[c].form == QCOL_TEXT16 || cols[c].form == QCOL_BPCHAR16)
+			elog(ERROR, "gpuops: GpuQuery's parallel read: a filtered read of a text column");
 	pcxt = CreateParallelContext("gpuops", "gpuops_query_read_main", nworkers);
 	shm_toc_estimate_chunk(&pcxt->estimator, shared_bytes);
 	shm_toc_estimate_chunk(&pcxt->estimator, pscan_bytes);
