@@ -190,37 +190,59 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 }
 
 /*
- * The dimensions, built on the host (query_dims.hpp, as the twin builds
- * them) and copied once: a repeated key escapes before any batch.
+ * The dimensions, built on the device: each one's keys copied up and
+ * scattered into its lookup (the twin's shape, query_dim_shape), its
+ * payload copied a column at a time from the caller's arrays.  The host
+ * only scans the keys for their range; a host build filled a direct table
+ * of 60M slots (TPC-H's o_orderkey) by writes all over it, then copied it
+ * up.  A repeated key escapes before any batch.
  */
 void
 CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 {
-	std::vector<QueryDimHost> host;
-	/* the payload goes up from the caller's arrays, a column at a time: no host copy */
-	int repeated = query_dims_build(*spec, &host, false);
+	DeviceArray dup, keys[GPUOPS_QUERY_MAX_DIMS];
+	unsigned dup_host[GPUOPS_QUERY_MAX_DIMS] = {};
+	QueryDimShape shapes[GPUOPS_QUERY_MAX_DIMS];
+	/* per open-addressed dimension, a free slot's key word: one outside its keys' range */
+	ull empty[GPUOPS_QUERY_MAX_DIMS] = {};
 
-	if (repeated >= 0)
-	{
-		stats.escape_row = 0;
-		stats.escape_what = GPUOPS_QESC_DIM_KEY;
-		stats.escape_index = repeated;
-		return;
-	}
 	for (int d = 0; d < spec->ndims; d++)
 	{
-		const QueryDimHost &h = host[d];
+		const QueryDimShape &shape = shapes[d];
+
+		query_dim_shape(spec->dims[d].keys, spec->dims[d].nrows, &shapes[d]);
+		if (shape.direct)
+			continue;
+		if (shape.lo > INT64_MIN)
+			empty[d] = static_cast<ull>(shape.lo - 1);
+		else if (shape.hi < INT64_MAX)
+			empty[d] = static_cast<ull>(shape.hi + 1);
+		else
+		{
+			/* keys at both ends of int64: PostgreSQL's plan (the twin takes them) */
+			stats.escape_row = 0;
+			stats.escape_what = GPUOPS_QESC_DIM_RANGE;
+			stats.escape_index = d;
+			return;
+		}
+	}
+	dup.get(rt, sizeof(dup_host), ks);
+	GPUOPS_CUDA_TRY(cudaMemsetAsync(dup.as<void>(), 0, sizeof(dup_host), ks));
+	for (int d = 0; d < spec->ndims; d++)
+	{
 		const GpuopsQueryDim &dim = spec->dims[d];
-		QueryDimView v = query_dim_view(h);
-		const void *src[2] = {h.table.idx.data(), h.table.keys.data()};
-		size_t n = h.nrows;
+		const QueryDimShape &shape = shapes[d];
+		QueryDimView v{};
+		size_t n = dim.nrows;
 		bool any_null = false;
-		size_t bytes[4] = {h.table.idx.size() * 4, h.table.keys.size() * 8,
-						   (dim.npayload * n + 1) * 8, 0};
+		size_t bytes[4];
 		void *dst[4] = {};
 
 		for (int p = 0; p < dim.npayload; p++)
 			any_null |= dim.nulls[p] != nullptr;
+		bytes[0] = shape.slots * 4;
+		bytes[1] = shape.direct ? 0 : shape.slots * 8;
+		bytes[2] = (dim.npayload * n + 1) * 8;
 		bytes[3] = any_null ? dim.npayload * n + 1 : 0;
 		for (int i = 0; i < 4; i++)
 		{
@@ -228,9 +250,31 @@ CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 				continue;
 			dim_arrays[d][i].get(rt, bytes[i], ks);
 			dst[i] = dim_arrays[d][i].as<void>();
-			if (i < 2)
-				GPUOPS_CUDA_TRY(
-					cudaMemcpyAsync(dst[i], src[i], bytes[i], cudaMemcpyHostToDevice, ks));
+		}
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(dst[0], 0, bytes[0], ks));
+		if (!shape.direct)
+		{
+			fill_kernel<ull>
+				<<<std::max(1u, std::min(blocks(shape.slots), max_grid)), kThreads, 0, ks>>>(
+					static_cast<ull *>(dst[1]), shape.slots, empty[d]);
+			GPUOPS_CUDA_CHECK_LAUNCH("query dimension slots");
+		}
+		if (n > 0)
+		{
+			keys[d].get(rt, n * 8, ks);
+			GPUOPS_CUDA_TRY(
+				cudaMemcpyAsync(keys[d].as<void>(), dim.keys, n * 8, cudaMemcpyHostToDevice, ks));
+			unsigned grid = std::max(1u, std::min(blocks(n), max_grid));
+
+			if (shape.direct)
+				dim_direct_kernel<<<grid, kThreads, 0, ks>>>(keys[d].as<ull>(), n, shape.min,
+															 static_cast<uint32_t *>(dst[0]),
+															 dup.as<unsigned>() + d);
+			else
+				dim_hash_kernel<<<grid, kThreads, 0, ks>>>(
+					keys[d].as<ull>(), n, shape.mask, empty[d], static_cast<uint32_t *>(dst[0]),
+					static_cast<ull *>(dst[1]), dup.as<unsigned>() + d);
+			GPUOPS_CUDA_CHECK_LAUNCH("query dimension lookup");
 		}
 		for (int p = 0; p < dim.npayload && n > 0; p++)
 		{
@@ -244,14 +288,28 @@ CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 			else
 				GPUOPS_CUDA_TRY(cudaMemsetAsync(static_cast<uint8_t *>(dst[3]) + p * n, 0, n, ks));
 		}
+		v.min = shape.min;
+		v.mask = shape.mask;
 		v.idx = static_cast<const uint32_t *>(dst[0]);
 		v.keys = static_cast<const uint64_t *>(dst[1]);
 		v.words = static_cast<const uint64_t *>(dst[2]);
 		v.nulls = static_cast<const uint8_t *>(dst[3]);
+		v.nrows = n;
+		v.direct = shape.direct ? 1 : 0;
 		dims.d[d] = v;
 	}
-	/* the host arrays go when this returns: the copies must be done */
-	::gpuops::cuda::sync_stream(ks);
+	note_memory();
+	/* the keys' copies go when this returns: the lookups must be built */
+	::gpuops::cuda::copy_to_host(dup_host, dup.as<void>(), sizeof(dup_host), ks,
+								 &stats.bytes_from_device);
+	for (int d = 0; d < spec->ndims; d++)
+		if (dup_host[d] != 0)
+		{
+			stats.escape_row = 0;
+			stats.escape_what = GPUOPS_QESC_DIM_KEY;
+			stats.escape_index = d;
+			break;
+		}
 }
 
 /* sync, after a failure too: nothing may run on memory given back */
@@ -443,8 +501,9 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
 	stats.batches++;
 	stats.rows += n;
-	if (n == 0 || host_counters[kEscape] != kNoEscape || stats.escape_what == GPUOPS_QESC_DIM_KEY)
-		return GPUOPS_OK; /* nothing to do, or the groups are incomplete already */
+	/* nothing to do, or the groups are incomplete already (a dimension escaped at begin) */
+	if (n == 0 || host_counters[kEscape] != kNoEscape || stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
+		return GPUOPS_OK;
 	/* the other set's kernel (the batch before) runs while this one is copied */
 	next_set ^= 1;
 	upload(b, sets[set]);

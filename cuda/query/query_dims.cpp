@@ -11,38 +11,55 @@
 
 namespace gpuops {
 
-bool
-query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
+void
+query_dim_shape(const uint64_t *keys, uint64_t n, QueryDimShape *s)
 {
-	int64_t lo = 0, hi = 0;
-	uint64_t cap = 16;
-
-	*t = QueryDimTable{};
+	*s = QueryDimShape{};
 	if (n == 0)
 	{
 		/* nothing matches: a direct table of one empty slot */
-		t->direct = true;
-		t->idx.assign(1, 0);
-		return true;
+		s->direct = true;
+		return;
 	}
-	lo = hi = static_cast<int64_t>(keys[0]);
+	s->lo = s->hi = static_cast<int64_t>(keys[0]);
 	for (uint64_t i = 1; i < n; i++)
 	{
 		int64_t k = static_cast<int64_t>(keys[i]);
 
-		lo = k < lo ? k : lo;
-		hi = k > hi ? k : hi;
+		s->lo = k < s->lo ? k : s->lo;
+		s->hi = k > s->hi ? k : s->hi;
 	}
 	/* the span as an unsigned difference: exact, since hi >= lo */
-	uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+	uint64_t span = static_cast<uint64_t>(s->hi) - static_cast<uint64_t>(s->lo);
 	uint64_t room = 4 * n > (1u << 16) ? 4 * n : (1u << 16);
 
 	if (span < room)
 	{
-		t->direct = true;
-		t->min = static_cast<uint64_t>(lo);
-		t->mask = span;
-		t->idx.assign(span + 1, 0);
+		s->direct = true;
+		s->min = static_cast<uint64_t>(s->lo);
+		s->mask = span;
+		s->slots = span + 1;
+		return;
+	}
+	s->slots = 16;
+	while (s->slots < 2 * n)
+		s->slots *= 2;
+	s->mask = s->slots - 1;
+}
+
+bool
+query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
+{
+	QueryDimShape s;
+
+	query_dim_shape(keys, n, &s);
+	*t = QueryDimTable{};
+	t->direct = s.direct;
+	t->min = s.min;
+	t->mask = s.mask;
+	t->idx.assign(s.slots, 0);
+	if (s.direct)
+	{
 		for (uint64_t i = 0; i < n; i++)
 		{
 			uint32_t &slot = t->idx[keys[i] - t->min];
@@ -54,11 +71,7 @@ query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
 		}
 		return true;
 	}
-	while (cap < 2 * n)
-		cap *= 2;
-	t->mask = cap - 1;
-	t->idx.assign(cap, 0);
-	t->keys.assign(cap, 0);
+	t->keys.assign(s.slots, 0);
 	for (uint64_t i = 0; i < n; i++)
 	{
 		uint64_t pos = query_dim_hash(keys[i]) & t->mask;
@@ -74,7 +87,7 @@ query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
 }
 
 int
-query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims, bool payload)
+query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims)
 {
 	dims->assign(spec.ndims, QueryDimHost{});
 	for (int d = 0; d < spec.ndims; d++)
@@ -86,8 +99,6 @@ query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims, b
 		if (!query_dim_build(dim.keys, n, &h.table))
 			return d;
 		h.nrows = n;
-		if (!payload)
-			continue;
 		h.words.resize(dim.npayload * n + 1);
 		for (int p = 0; p < dim.npayload; p++)
 		{

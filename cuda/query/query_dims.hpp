@@ -1,8 +1,8 @@
 /*
  * query_dims.hpp
  *    A query block's dimensions built for lookup (query_common.hpp's
- *    QueryDimView), on the host, once per query, by both backends: the
- *    CUDA backend copies the result to the device.
+ *    QueryDimView), once per query: on the host by the twin, on the
+ *    device by the CUDA backend (query_cuda.cu), to the same shape.
  */
 #ifndef GPUOPS_QUERY_DIMS_HPP
 #define GPUOPS_QUERY_DIMS_HPP
@@ -24,10 +24,23 @@ struct QueryDimTable
 };
 
 /*
- * Builds the lookup of n keys: direct where the keys span a range at most
- * a few times n (surrogate keys, dates), else open addressing at most half
- * full.  False when a key repeats.
+ * A lookup's shape, from its n keys: direct where the keys span a range at
+ * most a few times n (surrogate keys, dates), else open addressing at most
+ * half full.  Both builds take it from here, so both backends probe the
+ * same way.
  */
+struct QueryDimShape
+{
+	bool direct = false;
+	uint64_t min = 0;		/* direct: the least key */
+	uint64_t mask = 0;		/* direct: the span; else slots - 1 */
+	uint64_t slots = 1;		/* idx's length (and keys', open addressing) */
+	int64_t lo = 0, hi = 0; /* the keys' range, as signed words (n > 0) */
+};
+
+void query_dim_shape(const uint64_t *keys, uint64_t n, QueryDimShape *s);
+
+/* Builds the lookup of n keys on the host.  False when a key repeats. */
 bool query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t);
 
 /* A dimension on the host: its lookup and its payload, column after column. */
@@ -40,13 +53,11 @@ struct QueryDimHost
 };
 
 /*
- * Every dimension of a spec built (the caller's payload arrays copied
- * into words/nulls, unless payload is false: the CUDA backend uploads
- * them from the caller's arrays): -1, or the first dimension whose keys
- * repeat (the rest then unbuilt).
+ * Every dimension of a spec built on the host, the caller's payload arrays
+ * copied into words/nulls (the twin's build): -1, or the first dimension
+ * whose keys repeat (the rest then unbuilt).
  */
-int query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims,
-					 bool payload = true);
+int query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims);
 
 /* A built dimension as QueryDimView, over its host arrays. */
 QueryDimView query_dim_view(const QueryDimHost &h);

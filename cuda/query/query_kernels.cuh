@@ -205,6 +205,52 @@ __global__ void __launch_bounds__(kThreads) batch_kernel(const __grid_constant__
 		atomicAdd(&A.counters[kPassed], block_passed);
 }
 
+/*
+ * A dimension's lookup from its n keys (query_dims.hpp's shape, as the
+ * twin builds it): row i + 1 into the key's slot; a slot claimed twice
+ * (a repeated key) sets *dup.
+ */
+__global__ void
+dim_direct_kernel(const ull *keys, uint64_t n, ull min, uint32_t *idx, unsigned *dup)
+{
+	for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+		 i += gridDim.x * static_cast<uint64_t>(blockDim.x))
+		if (atomicCAS(&idx[keys[i] - min], 0u, static_cast<uint32_t>(i + 1)) != 0u)
+			*dup = 1;
+}
+
+/*
+ * Open addressing: a thread claims a slot by its key word (`empty`, a
+ * value no key has, marks a free one), then writes the row.  Probes read
+ * idx first (query_dim_find), and no probe runs before this kernel ends.
+ */
+__global__ void
+dim_hash_kernel(const ull *keys, uint64_t n, uint64_t mask, ull empty, uint32_t *idx,
+				ull *slot_keys, unsigned *dup)
+{
+	for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+		 i += gridDim.x * static_cast<uint64_t>(blockDim.x))
+	{
+		ull k = keys[i];
+
+		for (uint64_t pos = query_dim_hash(k) & mask;; pos = (pos + 1) & mask)
+		{
+			ull old = atomicCAS(&slot_keys[pos], empty, k);
+
+			if (old == empty)
+			{
+				idx[pos] = static_cast<uint32_t>(i + 1);
+				break;
+			}
+			if (old == k)
+			{
+				*dup = 1;
+				break;
+			}
+		}
+	}
+}
+
 /* Every group of the old table into the new one (its keys are distinct: no compare). */
 __global__ void
 rehash_kernel(const ull *old, uint64_t old_capacity, QueryTable t, int kw)

@@ -1,7 +1,8 @@
 /*
  * launch.cuh
  *    The one-thread-per-element launch shape of the join and aggregation
- *    kernels, and the identity permutation they sort from.
+ *    kernels, the identity permutation they sort from, and a fill of any
+ *    word (cudaMemset fills bytes).
  */
 #ifndef GPUOPS_LAUNCH_CUH
 #define GPUOPS_LAUNCH_CUH
@@ -29,6 +30,16 @@ iota_kernel(Index *perm, uint64_t n)
 
 	if (i < n)
 		perm[i] = static_cast<Index>(i);
+}
+
+/* a[i] = v over n elements */
+template <typename T>
+__global__ void
+fill_kernel(T *a, uint64_t n, T v)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < n;
+		 i += gridDim.x * (uint64_t) blockDim.x)
+		a[i] = v;
 }
 
 } /* namespace cuda */

@@ -387,9 +387,11 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		ExplainPropertyFloat("Walk Time", "ms", st->rstats.walk_ms, 3, es);
 		if (plan->ndims > 0)
-			ExplainPropertyFloat("Lookup Build Time", "ms", st->dims_ms, 3, es);
+			ExplainPropertyFloat("Lookup Staging Time", "ms", st->dims_ms, 3, es);
+		ExplainPropertyFloat("Backend Begin Time", "ms", st->begin_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		ExplainPropertyFloat("Finish Time", "ms", st->finish_ms, 3, es);
 	}
 	if (st->stats.grows > 0)
 		ExplainPropertyInteger("Group Table Grows", NULL, st->stats.grows, es);

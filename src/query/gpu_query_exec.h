@@ -97,6 +97,8 @@ typedef struct GpuQueryState : GpuopsNode
 	bool dims_staged; /* for this run's Params */
 	bool dims_ran;	  /* the children ran once: rescan them first */
 	double dims_ms;	  /* EXPLAIN ANALYZE: reading and staging them */
+	double begin_ms;  /* and the backend's begin (the lookups built and uploaded) */
+	double finish_ms; /* and its finish (the groups back) */
 
 	bool done;				/* the groups are here (or escaping) */
 	bool escaping;			/* the escape plan returns the rows */

@@ -58,6 +58,8 @@ EscapeWhat(const GpuopsQueryStats *s)
 			return "an aggregate argument the device cannot take exactly (NaN, overflow, scale)";
 		case GPUOPS_QESC_DIM_KEY:
 			return "a joined table's join key repeats (a fact row would join several rows)";
+		case GPUOPS_QESC_DIM_RANGE:
+			return "a joined table's join keys span every 64-bit value";
 		default:
 			return "a row the device cannot decide";
 	}
@@ -288,7 +290,11 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	FillSpec(st, &spec);
 	st->dev->backend = backend;
 	st->backend_name = backend->name;
+	INSTR_TIME_SET_CURRENT(start);
 	rc = backend->query_begin(&settings, &spec, &st->dev->handle);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	st->begin_ms = INSTR_TIME_GET_MILLISEC(end);
 	if (rc != GPUOPS_OK)
 		return rc;
 	/* the CUDA engine's context is up now: the workers' slots copy at pinned speed */
@@ -321,6 +327,7 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 		Escape(st, why);
 		return GPUOPS_OK;
 	}
+	INSTR_TIME_SET_CURRENT(start);
 	if (st->stats.escape_row == GPUOPS_QUERY_NO_ESCAPE)
 	{
 		rc = backend->query_finish(st->dev->handle, &ngroups);
@@ -336,6 +343,9 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	rc = backend->query_groups(st->dev->handle, &st->group_keys, &st->results);
 	if (rc != GPUOPS_OK)
 		return rc;
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	st->finish_ms = INSTR_TIME_GET_MILLISEC(end);
 	st->ngroups = ngroups;
 	st->key_words = (int) st->stats.key_words;
 	return GPUOPS_OK;

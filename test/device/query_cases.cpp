@@ -4,8 +4,13 @@
  *    NaNs, bytes), no keys, quals and FILTERs, programs that stop in each
  *    place, numeric sums and their escapes, and the sizes that exercise
  *    the CUDA backend's paths (one group over millions of rows, a handful
- *    of groups, a table grown from 16 slots to 200k groups).
+ *    of groups, a table grown from 16 slots to 200k groups), and
+ *    dimensions looked up (direct and open-addressed lookups, a snowflake,
+ *    misses and NULL keys, repeated keys, keys across all of int64).
  */
+#include <algorithm>
+#include <set>
+
 #include "query_programs.h"
 
 namespace dt {
@@ -600,6 +605,161 @@ wide_states(int naggs)
 	return c;
 }
 
+/*
+ * A dimension of the given distinct keys (shuffled), looked up by key_col,
+ * with `npay` int payload columns in [0, pay_hi) and a few NULLs.
+ */
+QDim
+dimension(Rng &rng, int key_col, std::vector<uint64_t> keys, int npay, int64_t pay_hi)
+{
+	QDim d;
+
+	std::shuffle(keys.begin(), keys.end(), rng);
+	d.key_col = key_col;
+	d.keys = std::move(keys);
+	for (int p = 0; p < npay; p++)
+	{
+		QCol col;
+
+		col.w.resize(d.keys.size());
+		col.null.assign(d.keys.size(), 0);
+		for (size_t i = 0; i < d.keys.size(); i++)
+		{
+			col.w[i] = static_cast<uint64_t>(uniform(rng, 0, pay_hi - 1));
+			col.null[i] = chance(rng, 0.03);
+		}
+		d.pay.push_back(std::move(col));
+	}
+	return d;
+}
+
+/* n distinct keys: spread (open addressing) or k * step from 1 (direct when dense) */
+std::vector<uint64_t>
+dim_keys(Rng &rng, size_t n, bool spread, int64_t step = 1)
+{
+	std::vector<uint64_t> keys;
+	std::set<uint64_t> seen;
+
+	while (keys.size() < n)
+	{
+		uint64_t k = spread ? static_cast<uint64_t>(uniform(rng, INT64_MIN / 2, INT64_MAX / 2))
+							: static_cast<uint64_t>(1 + static_cast<int64_t>(keys.size()) * step);
+
+		if (seen.insert(k).second)
+			keys.push_back(k);
+	}
+	return keys;
+}
+
+/* a batch column of keys: one of `from` (a share `hit`), else a miss, some NULL */
+int
+lookup_col(QCase &c, Rng &rng, const std::vector<uint64_t> &from, double hit)
+{
+	int col = c.add_col();
+
+	c.cols[col].null.assign(c.n, 0);
+	for (uint64_t i = 0; i < c.n; i++)
+	{
+		c.cols[col].w[i] = chance(rng, hit)
+			? from[static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(from.size()) - 1))]
+			: static_cast<uint64_t>(uniform(rng, INT64_MIN / 2, INT64_MAX / 2)) | 1;
+		c.cols[col].null[i] = chance(rng, 0.02);
+	}
+	return col;
+}
+
+/*
+ * A snowflake: the batch's key into a direct dimension (5000 dense keys),
+ * whose payload column 2 is the key into an open-addressed one (400 keys
+ * over all of int64); grouped by the second's payload (column 4), or with
+ * by_first by the first's (column 3).
+ */
+QCase
+snowflake(bool by_first)
+{
+	QCase c = new_case(std::string("query lookups: a snowflake, direct then open addressing") +
+						   (by_first ? ", by the first's payload" : ""),
+					   300000);
+	Rng rng = rng_for(c);
+	std::vector<uint64_t> k0 = dim_keys(rng, 5000, false), k1 = dim_keys(rng, 400, true);
+	int key = lookup_col(c, rng, k0, 0.95);
+	int x = int_col(c, rng, -1000, 1000, 0.05);
+
+	c.dims.push_back(dimension(rng, key, k0, 2, 1000));
+	/* the first's column 2: the second's keys, some missing */
+	for (size_t i = 0; i < k0.size(); i++)
+		c.dims[0].pay[0].w[i] = chance(rng, 0.9) ? k1[i % k1.size()] : static_cast<uint64_t>(-7);
+	c.dims.push_back(dimension(rng, 2, k1, 1, 20));
+	c.keys.push_back(key_col(GPUOPS_QKEY_INT, by_first ? 3 : 4));
+	c.aggs.push_back(count_star());
+	c.aggs.push_back(agg(GPUOPS_QAGG_SUM_INT, GPUOPS_ET_INT, x));
+	c.aggs.push_back(agg(GPUOPS_QAGG_MIN, GPUOPS_ET_INT, 3));
+	c.aggs.push_back(agg(GPUOPS_QAGG_MAX, GPUOPS_ET_INT, 4));
+	c.aggs.push_back(agg(GPUOPS_QAGG_COUNT, GPUOPS_ET_INT, 3));
+	c.group_capacity = 64;
+	return c;
+}
+
+/* One large dimension, 2M keys 3 apart (direct) or spread (open addressing), 1M rows. */
+QCase
+large_dimension(bool spread)
+{
+	QCase c = new_case(std::string("query lookups: 2M keys, ") +
+						   (spread ? "open addressing" : "direct, 3 apart") + ", 1M rows",
+					   1000000, 1u << 18);
+	Rng rng = rng_for(c);
+	std::vector<uint64_t> keys = dim_keys(rng, 2000000, spread, 3);
+	int key = lookup_col(c, rng, keys, 0.8);
+	int x = int_col(c, rng, 0, 1 << 20, 0);
+
+	c.dims.push_back(dimension(rng, key, keys, 1, 5000));
+	c.keys.push_back(key_col(GPUOPS_QKEY_INT, 2));
+	c.aggs.push_back(count_star());
+	c.aggs.push_back(agg(GPUOPS_QAGG_SUM_INT, GPUOPS_ET_INT, x));
+	c.group_capacity = 8192;
+	return c;
+}
+
+/*
+ * Keys the lookup cannot take: one repeated (direct or open addressing;
+ * in the second of two dimensions, which escapes with index 1), or
+ * keys at both ends of int64 (the twin takes them; the CUDA backend has
+ * no free slot mark and escapes), or none at all (no row joins).
+ */
+QCase
+odd_keys(int which)
+{
+	static const char *what[] = {"a repeated key (direct)", "a repeated key (open addressing)",
+								 "keys at both ends of int64", "an empty dimension"};
+	QCase c = new_case(std::string("query lookups: ") + what[which], 50000);
+	Rng rng = rng_for(c);
+	std::vector<uint64_t> k0 = dim_keys(rng, 300, false), k1 = dim_keys(rng, 3000, which != 0);
+	int key0 = lookup_col(c, rng, k0, 0.9);
+	int key1 = lookup_col(c, rng, k1, 0.9);
+
+	if (which <= 1)
+		k1.push_back(k1[1234]);
+	if (which == 2)
+	{
+		k1[10] = static_cast<uint64_t>(INT64_MIN);
+		k1[20] = static_cast<uint64_t>(INT64_MAX);
+		for (uint64_t i = 0; i < c.n; i += 7)
+			c.cols[key1].w[i] = k1[(i / 7) % 2 == 0 ? 10 : 20];
+	}
+	if (which == 3)
+		k1.clear();
+	c.dims.push_back(dimension(rng, key0, k0, 1, 50));
+	c.dims.push_back(dimension(rng, key1, k1, 1, 50));
+	c.keys.push_back(key_col(GPUOPS_QKEY_INT, 2));
+	c.aggs.push_back(count_star());
+	c.aggs.push_back(agg(GPUOPS_QAGG_SUM_INT, GPUOPS_ET_INT, 3));
+	c.expect_escape = which <= 1 ? GPUOPS_QESC_DIM_KEY : GPUOPS_QESC_NONE;
+	c.cuda_escape = which == 2 ? GPUOPS_QESC_DIM_RANGE : GPUOPS_QESC_NONE;
+	if (which == 3)
+		c.expect_groups = 0;
+	return c;
+}
+
 } /* namespace */
 
 std::vector<std::function<QCase()>>
@@ -633,6 +793,14 @@ query_cases()
 		four_groups,
 		[] { return wide_states(40); },
 		[] { return wide_states(64); },
+		[] { return snowflake(false); },
+		[] { return snowflake(true); },
+		[] { return large_dimension(false); },
+		[] { return large_dimension(true); },
+		[] { return odd_keys(0); },
+		[] { return odd_keys(1); },
+		[] { return odd_keys(2); },
+		[] { return odd_keys(3); },
 	};
 }
 

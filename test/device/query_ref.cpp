@@ -240,12 +240,101 @@ key_less(const QGroup &a, const QGroup &b)
 
 } /* namespace */
 
+namespace {
+
+/*
+ * A case with dimensions, answered as the case without them over the
+ * joined rows: the rows the qual keeps whose every lookup matches, with
+ * the payload columns after the batch's.  Its programs must not stop
+ * (escape rows would count joined rows); a repeated key escapes at row 0.
+ */
+QResult
+joined_reference(const QCase &c)
+{
+	QCase flat = c;
+	std::vector<std::map<uint64_t, uint64_t>> rows_of(c.dims.size());
+	QResult r;
+
+	for (size_t d = 0; d < c.dims.size(); d++)
+		for (uint64_t j = 0; j < c.dims[d].keys.size(); j++)
+			if (!rows_of[d].emplace(c.dims[d].keys[j], j).second)
+			{
+				r.escape_row = 0;
+				r.escape_what = GPUOPS_QESC_DIM_KEY;
+				r.escape_index = static_cast<int>(d);
+				return r;
+			}
+	flat.dims.clear();
+	flat.qual = nullptr;
+	flat.qual_fn = nullptr;
+	flat.n = 0;
+	for (QCol &col : flat.cols)
+	{
+		col.w.clear();
+		col.null.clear();
+	}
+	for (const QDim &dim : c.dims)
+		for (size_t p = 0; p < dim.pay.size(); p++)
+			flat.cols.push_back(QCol{});
+
+	std::vector<Val> row;
+
+	for (uint64_t i = 0; i < c.n; i++)
+	{
+		bool kept = true;
+
+		if (c.qual_fn && c.qual_fn(c, i) != V_TRUE)
+			continue;
+		row.clear();
+		for (size_t k = 0; k < c.cols.size(); k++)
+			row.push_back(c.col(static_cast<int>(k), i));
+		for (size_t d = 0; d < c.dims.size() && kept; d++)
+		{
+			const Val key = row[c.dims[d].key_col];
+			auto it = rows_of[d].find(key.w);
+
+			kept = !key.null && it != rows_of[d].end();
+			for (size_t p = 0; p < c.dims[d].pay.size() && kept; p++)
+			{
+				const QCol &pay = c.dims[d].pay[p];
+
+				row.push_back(Val{pay.w[it->second], pay.is_null(it->second), false});
+			}
+		}
+		if (!kept)
+			continue;
+		for (size_t k = 0; k < row.size(); k++)
+		{
+			QCol &col = flat.cols[k];
+
+			if (col.bytes)
+			{
+				col.w.push_back(c.cols[k].w[2 * i]);
+				col.w.push_back(c.cols[k].w[2 * i + 1]);
+			}
+			else
+				col.w.push_back(row[k].w);
+			col.null.push_back(row[k].null ? 1 : 0); /* the reference reads nulls only */
+		}
+		flat.n++;
+	}
+	r = query_reference(flat);
+	if (r.escape_row != GPUOPS_QUERY_NO_ESCAPE)
+		throw std::runtime_error("a case with dimensions whose programs stop");
+	return r;
+}
+
+} /* namespace */
+
 QResult
 query_reference(const QCase &c)
 {
 	std::map<std::vector<uint64_t>, std::vector<RefState>> groups;
 	std::vector<uint64_t> key;
 	QResult r;
+
+	if (!c.dims.empty())
+		return joined_reference(c);
 
 	for (uint64_t i = 0; i < c.n; i++)
 	{
@@ -317,6 +406,21 @@ query_spec_of(const QCase &c)
 		spec.aggs[a].num_scale = g.scale;
 	}
 	spec.group_capacity = c.group_capacity;
+	spec.ndims = static_cast<int>(c.dims.size());
+	for (int d = 0; d < spec.ndims; d++)
+	{
+		const QDim &dim = c.dims[d];
+
+		spec.dims[d].key_col = dim.key_col;
+		spec.dims[d].nrows = dim.keys.size();
+		spec.dims[d].keys = dim.keys.data();
+		spec.dims[d].npayload = static_cast<int>(dim.pay.size());
+		for (size_t p = 0; p < dim.pay.size(); p++)
+		{
+			spec.dims[d].words[p] = dim.pay[p].w.data();
+			spec.dims[d].nulls[p] = dim.pay[p].null.empty() ? nullptr : dim.pay[p].null.data();
+		}
+	}
 	return spec;
 }
 

@@ -61,6 +61,19 @@ struct QAgg
 	int scale = 0;
 };
 
+/*
+ * A dimension (a star or snowflake join): distinct keys (a case may repeat
+ * one to see the escape), payload columns of words, and the column it is
+ * looked up by: a batch column, or an earlier dimension's payload column
+ * (numbered after the batch's, dimension after dimension).
+ */
+struct QDim
+{
+	int key_col = -1;
+	std::vector<uint64_t> keys;
+	std::vector<QCol> pay;
+};
+
 struct QCase
 {
 	std::string what;
@@ -72,8 +85,11 @@ struct QCase
 	std::vector<QAgg> aggs;
 	uint32_t batch_rows = 65536;
 	uint64_t group_capacity = 1024;
+	std::vector<QDim> dims;								/* looked up after the qual, in order */
 	GpuopsQueryEscape expect_escape = GPUOPS_QESC_NONE; /* the case's point: checked */
-	int64_t expect_groups = -1;							/* when known, checked too */
+	/* where the CUDA backend escapes and the twin does not (it must escape so) */
+	GpuopsQueryEscape cuda_escape = GPUOPS_QESC_NONE;
+	int64_t expect_groups = -1; /* when known, checked too */
 	size_t device_budget = 0;
 	std::vector<std::shared_ptr<GpuopsExprProgram>> programs; /* owned, at stable addresses */
 

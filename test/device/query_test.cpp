@@ -51,6 +51,14 @@ check_query(Outcome &out, const QCase &c)
 
 	QResult gpu = run_query(engines.cuda->query, c);
 
+	if (c.cuda_escape != GPUOPS_QESC_NONE)
+	{
+		if (gpu.escape_what != c.cuda_escape || gpu.escape_row != 0)
+			out.cuda = "escape what " + std::to_string(gpu.escape_what) + " at row " +
+				std::to_string(gpu.escape_row) + ", the case means " +
+				std::to_string(c.cuda_escape) + " at row 0";
+		return;
+	}
 	out.cuda = compare_query(c, gpu, cpu, ref, 1e-9);
 	if (out.cuda.empty() && gpu.stats.key_words != cpu.stats.key_words)
 		out.cuda = "key words " + std::to_string(gpu.stats.key_words) + ", cpu " +

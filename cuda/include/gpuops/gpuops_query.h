@@ -165,12 +165,14 @@ typedef struct GpuopsQueryBatch
 typedef enum GpuopsQueryEscape
 {
 	GPUOPS_QESC_NONE = 0,
-	GPUOPS_QESC_QUAL,	/* the qual program stopped */
-	GPUOPS_QESC_KEY,	/* a key program stopped */
-	GPUOPS_QESC_FILTER, /* an aggregate's FILTER program stopped */
-	GPUOPS_QESC_ARG,	/* an argument program stopped, or a numeric
+	GPUOPS_QESC_QUAL,	  /* the qual program stopped */
+	GPUOPS_QESC_KEY,	  /* a key program stopped */
+	GPUOPS_QESC_FILTER,	  /* an aggregate's FILTER program stopped */
+	GPUOPS_QESC_ARG,	  /* an argument program stopped, or a numeric
 						 * argument could not be scaled */
-	GPUOPS_QESC_DIM_KEY /* a dimension's keys repeat (escape_index: which) */
+	GPUOPS_QESC_DIM_KEY,  /* a dimension's keys repeat (escape_index: which) */
+	GPUOPS_QESC_DIM_RANGE /* a dimension's keys span every 64-bit word: the
+						   * CUDA backend has no free slot mark (escape_index) */
 } GpuopsQueryEscape;
 
 #define GPUOPS_QUERY_NO_ESCAPE (~(uint64_t) 0)
