@@ -43,8 +43,10 @@ CREATE FUNCTION cs_reset() RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM dblink_exec('cs', 'RESET ALL');
+  -- GpuQuery (on by default) would take most blocks here: its own cases turn it on
   PERFORM dblink_exec('cs', 'SET gpuops.min_rows = 0; SET gpuops.startup_cost = 0; '
-    'SET gpuops.tuple_cost = 0; SET gpuops.cpu_fallback = off; SET max_parallel_workers_per_gather = 0');
+    'SET gpuops.tuple_cost = 0; SET gpuops.cpu_fallback = off; SET max_parallel_workers_per_gather = 0; '
+    'SET gpuops.enable_query = off');
 END $$;
 
 -- cs_untimeout(): the second session without a timeout (RESET itself runs
@@ -140,6 +142,14 @@ SELECT * FROM cs_case('Q18 shape',
              AND c_custkey = o_custkey AND o_orderkey = l_orderkey
            GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
            ORDER BY o_totalprice DESC, o_orderdate LIMIT 100) q$q$, 'Parallel Custom Scan (GpuHashJoin)');
+SELECT * FROM cs_case('query block, a join',
+  'SET gpuops.enable_query = on; SET enable_hashjoin = off; SET enable_mergejoin = off; '
+  'SET gpuops.enable_hashjoin = off; SET gpuops.enable_mergejoin = off; SET gpuops.enable_nestloop = off',
+  $q$SELECT count(*) || ' ' || sum(a.id + b.g) FROM cs_a a JOIN cs_b b ON a.k = b.k$q$, 'GpuQuery');
+SELECT * FROM cs_case('query block, parallel read',
+  'SET gpuops.enable_query = on; SET gpuops.enable_agg = off; SET parallel_setup_cost = 0; '
+  'SET parallel_tuple_cost = 0.01; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2',
+  $q$SELECT count(*) || ' ' || sum(c) || ' ' || sum(s) FROM (SELECT g, k, count(*) AS c, sum(id) AS s FROM cs_a GROUP BY g, k) x$q$, 'GpuQuery');
 
 -- a long device-layer call (a nested loop testing 40 billion pairs in few
 -- calls, serial, and such a nested loop under a parallel join; an H100

@@ -6,6 +6,9 @@
 -- (gpuops.agg_hash_max_groups = 0), each compared with PostgreSQL.
 -- float sums, averages and variances too (off by default: their rounding
 -- is a parallel plan's); these tables' values give PostgreSQL's digits
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests GpuAgg.
+SET gpuops.enable_query = off;
 SET gpuops.enable_float_aggs = on;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;

@@ -2,6 +2,9 @@
 -- and percentile_disc of numeric, all through ranks in numeric order
 -- (equal values such as 1.0 and 1.00 one rank).  Compared with
 -- PostgreSQL's results as text, so the scale a result prints with counts.
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests GpuAgg.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET max_parallel_workers_per_gather = 0;

@@ -4,6 +4,9 @@
 -- backend and machine: the CPU twin's bytes_from_device is the size of the
 -- results it hands over, the GPU's every copy back, at least those
 -- results); costs in explain_why's reasons are masked.
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests the counters of GpuAgg's and the joins' plans.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;

@@ -1,6 +1,9 @@
 -- GpuHashJoin: inner, left, right, full, semi and anti joins on hashable keys.  Every result is compared with
 -- PostgreSQL's (gpuops.enabled = off) as a multiset, EXCEPT ALL both ways;
 -- joins with very many rows are compared through aggregates.
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests GpuHashJoin.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;

@@ -5,6 +5,9 @@
 -- built in chunks, and probes with more pairs return them in windows.  The
 -- CPU backend derives the same limits from the same budget, so this runs
 -- alike without a GPU.  Every result is compared with PostgreSQL's.
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests GpuHashJoin.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;

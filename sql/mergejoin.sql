@@ -4,6 +4,9 @@
 -- the order too.  PostgreSQL offers merge clauses only with
 -- enable_mergejoin on (or a full join), so it stays on; PostgreSQL's hash
 -- join and GpuHashJoin are switched off for the gpuops runs.
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests GpuMergeJoin.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;

@@ -5,6 +5,9 @@
 -- cancel.  The plan shape is forced with the parallel cost settings and
 -- checked; the rows (in order) must equal PostgreSQL's and the query must
 -- end (cancel_sweep cancels this shape at many points).
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests the parallel GpuHashJoin and GpuAgg plans.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;

@@ -1,5 +1,8 @@
 -- When GpuSort is planned, what EXPLAIN shows, and executor behaviour
 -- (rescans, cursors, prepared statements).
+-- GpuQuery (gpuops.enable_query, on by default) would take some of these
+-- query blocks whole; this file tests GpuSort's plans.
+SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET gpuops.tuple_cost = 0;

@@ -28,7 +28,7 @@ bool gpuops_enable_nestloop = true;
 bool gpuops_enable_nestloop_index = true;
 bool gpuops_enable_shared_build = true;
 bool gpuops_enable_agg = true;
-bool gpuops_enable_query = false;
+bool gpuops_enable_query = true;
 bool gpuops_enable_query_join = true;
 double gpuops_query_page_cost = 0.1;
 bool gpuops_enable_float_aggs = false;
@@ -107,11 +107,10 @@ GpuopsDefineGucs(void)
 		&gpuops_enable_shared_build);
 	DefineOperatorSwitch("gpuops.enable_agg", "Enables gpuops' GPU aggregation (GpuAgg).",
 						 &gpuops_enable_agg);
-	DefineCustomBoolVariable(
+	DefineOperatorSwitch(
 		"gpuops.enable_query",
-		"Enables GpuQuery: a one-table query block (scan, filter, GROUP BY aggregates) run whole on the GPU, which returns only the groups.",
-		"Off until its CUDA backend is in: on, it takes the one-table aggregations GpuAgg's plans and tests expect.",
-		&gpuops_enable_query, false, PGC_USERSET, 0, NULL, NULL, NULL);
+		"Enables GpuQuery: a query block (scan, filters, star and snowflake joins, GROUP BY aggregates) run whole on the GPU, which returns only the groups.",
+		&gpuops_enable_query);
 	DefineOperatorSwitch(
 		"gpuops.enable_query_join",
 		"Lets GpuQuery take query blocks that join tables: the largest read from its pages, the others looked up on the GPU (star and snowflake joins).",

@@ -249,9 +249,10 @@ class Gen:
         else:
             q = ("SELECT count(*), count(y.id), sum(x.i4) FROM %s x %s %s y ON %s%s" %
                  (a, self.pick(["JOIN", "LEFT JOIN"]), b, clause, where))
+        # GpuQuery (on by default) would take the counting joins: this family tests the join nodes
         settings = {"GpuHashJoin": "enable_hashjoin=off,enable_mergejoin=off,gpuops.enable_mergejoin=off,gpuops.enable_nestloop=off",
                     "GpuMergeJoin": "enable_hashjoin=off,gpuops.enable_hashjoin=off,gpuops.enable_nestloop=off",
-                    "GpuNestLoop": "enable_hashjoin=off,enable_mergejoin=off"}[node]
+                    "GpuNestLoop": "enable_hashjoin=off,enable_mergejoin=off"}[node] + ",gpuops.enable_query=off"
         return (node, settings, "", q)
 
     def agg(self):
@@ -277,7 +278,8 @@ class Gen:
                 q += " HAVING count(*) > %d" % r.randint(0, 3)
         if r.random() < 0.15:
             q = "SELECT DISTINCT %s FROM %s s" % (", ".join("s.%s" % k for k in (keys or ["i2"])), t)
-        return ("GpuAgg", "", "", q)
+        # GpuQuery (on by default) would take most of these: this family tests GpuAgg
+        return ("GpuAgg", "gpuops.enable_query=off", "", q)
 
     def star(self):
         """GpuQuery over joins: x read, y (and z) looked up by their unique id."""
