@@ -46,13 +46,18 @@ INSERT INTO stress_q (node, settings, ordered, q) VALUES
   'SELECT a.id, r.id FROM st_a a JOIN st_r r ON a.v BETWEEN r.lo AND r.hi'),
  ('GpuNestLoop', '', false,
   'SELECT a.id FROM st_a a WHERE EXISTS (SELECT 1 FROM st_r r WHERE a.v > r.lo AND a.v < r.hi AND a.t > md5(r.id::text))'),
- ('GpuAgg', '', false, 'SELECT g, count(*), sum(v), min(t), max(n), count(f) FROM st_a GROUP BY g'),
- ('GpuAgg', '', false, 'SELECT k % 100, sum(n), avg(n), count(DISTINCT g) FROM st_a GROUP BY 1'),
- ('GpuAgg', '', false, 'SELECT count(DISTINCT k), sum(v), max(f) FROM st_a'),
- ('GpuHashJoin', 'enable_hashjoin=off,enable_mergejoin=off,parallel_setup_cost=0,parallel_tuple_cost=0,min_parallel_table_scan_size=0,max_parallel_workers_per_gather=2', false,
+ ('GpuAgg', 'gpuops.enable_query=off', false, 'SELECT g, count(*), sum(v), min(t), max(n), count(f) FROM st_a GROUP BY g'),
+ ('GpuAgg', 'gpuops.enable_query=off', false, 'SELECT k % 100, sum(n), avg(n), count(DISTINCT g) FROM st_a GROUP BY 1'),
+ ('GpuAgg', 'gpuops.enable_query=off', false, 'SELECT count(DISTINCT k), sum(v), max(f) FROM st_a'),
+ ('GpuHashJoin', 'gpuops.enable_query=off,enable_hashjoin=off,enable_mergejoin=off,parallel_setup_cost=0,parallel_tuple_cost=0,min_parallel_table_scan_size=0,max_parallel_workers_per_gather=2', false,
   'SELECT a.g, count(*) FROM st_a a JOIN st_b b ON a.k = b.k GROUP BY a.g'),
- ('GpuAgg', 'parallel_setup_cost=0,parallel_tuple_cost=0,min_parallel_table_scan_size=0,max_parallel_workers_per_gather=2', false,
-  'SELECT g % 7, sum(v), count(*) FROM st_a GROUP BY 1');
+ ('GpuAgg', 'gpuops.enable_query=off,parallel_setup_cost=0,parallel_tuple_cost=0,min_parallel_table_scan_size=0,max_parallel_workers_per_gather=2', false,
+  'SELECT g % 7, sum(v), count(*) FROM st_a GROUP BY 1'),
+ ('GpuQuery', 'gpuops.enable_agg=off', false, 'SELECT g, count(*), sum(v), avg(v), max(k) FROM st_a WHERE t LIKE ''a%'' OR v < 0 GROUP BY g'),
+ ('GpuQuery', 'parallel_setup_cost=0,parallel_tuple_cost=0,min_parallel_table_scan_size=0,max_parallel_workers_per_gather=2', false,
+  'SELECT k % 100, sum(v), count(*) FROM st_a GROUP BY 1'),
+ ('GpuQuery', 'enable_hashjoin=off,enable_mergejoin=off,gpuops.enable_hashjoin=off,gpuops.enable_mergejoin=off,gpuops.enable_nestloop=off', false,
+  'SELECT a.g % 10, count(*), sum(b.v) FROM st_a a JOIN st_b b ON a.k = b.k GROUP BY 1');
 
 -- stress_hash(q, ordered): a digest of q's rows, in order or as a multiset
 CREATE FUNCTION stress_hash(q text, ordered bool) RETURNS text LANGUAGE plpgsql AS $$
