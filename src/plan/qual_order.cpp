@@ -86,3 +86,14 @@ GpuopsOrderQuals(PlannerInfo *root, List *quals)
 	pfree(ranked);
 	return result;
 }
+
+bool
+GpuopsHasPseudoconstant(List *rinfos)
+{
+	ListCell *lc;
+
+	foreach (lc, rinfos)
+		if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+			return true;
+	return false;
+}

@@ -21,4 +21,13 @@ extern "C" {
  */
 extern List *GpuopsOrderQuals(PlannerInfo *root, List *quals);
 
+/*
+ * Whether a list of RestrictInfos holds a pseudoconstant one: a qual on no
+ * column of its level, which PostgreSQL's plan evaluates once, in a gating
+ * Result, before reading anything (so its error, if any, is raised even
+ * over an empty table).  A node that would evaluate it per row keeps
+ * PostgreSQL's plan; get_actual_clauses asserts there is none.
+ */
+extern bool GpuopsHasPseudoconstant(List *rinfos);
+
 #endif

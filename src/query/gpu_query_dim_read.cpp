@@ -82,6 +82,9 @@ PlanDimRead(PlannerInfo *root, GpuQueryBuild *b, DeviceExprInputs *in, int d)
 		return;
 	if ((int) key->varno != (int) rel->relid)
 		key = (Var *) linitial(lookup->args);
+	/* a one-time filter stays in the table's plan (GpuQueryPlanJoin declines such blocks) */
+	if (GpuopsHasPseudoconstant(rel->baserestrictinfo))
+		return;
 	quals = GpuopsOrderQuals(root, get_actual_clauses(rel->baserestrictinfo));
 	if (contain_volatile_functions((Node *) quals) || contain_subplans((Node *) quals))
 		return;

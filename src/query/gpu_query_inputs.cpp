@@ -644,6 +644,8 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	b->plan = plan = (GpuQueryPlan *) palloc0(sizeof(GpuQueryPlan));
 	memset(&in, 0, sizeof(in));
+	if (GpuopsHasPseudoconstant(b->fact->baserestrictinfo))
+		return GpuQueryDecline("a one-time filter (a qual on no column of the block)");
 	b->quals = GpuopsOrderQuals(root, get_actual_clauses(b->fact->baserestrictinfo));
 	if (contain_volatile_functions((Node *) b->quals) || contain_subplans((Node *) b->quals) ||
 		contain_volatile_functions((Node *) b->join_quals) ||

@@ -42,6 +42,7 @@ extern "C" {
 #include "gpu_query.h"
 #include "pg_compat.h"
 #include "plan_why.h"
+#include "qual_order.h"
 
 static bool
 IntegerType(Oid type)
@@ -184,6 +185,9 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 
 		if (!DimensionRel(rel))
 			return false;
+		if (GpuopsHasPseudoconstant(rel->baserestrictinfo) ||
+			GpuopsHasPseudoconstant(rel->joininfo))
+			return GpuQueryDecline("a one-time filter (a qual on no column of the block)");
 		if (rel->rtekind == RTE_RELATION && (fact == NULL || rel->pages > fact->pages))
 			fact = rel;
 		foreach (lc, rel->joininfo)
