@@ -240,9 +240,10 @@ JoinPathsImpl(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel, RelO
 {
 	if (!gpuops_enabled || RelNamesNoRelation(joinrel) || RelNamesNoRelation(outerrel) ||
 		RelNamesNoRelation(innerrel) || RelSelectsSubqueryField(root, joinrel) ||
-		SelectsSubqueryField(root,
-							 (Node *) list_concat(extract_actual_clauses(extra->restrictlist, false),
-												  extract_actual_clauses(extra->restrictlist, true))))
+		SelectsSubqueryField(
+			root,
+			(Node *) list_concat(extract_actual_clauses(extra->restrictlist, false),
+								 extract_actual_clauses(extra->restrictlist, true))))
 		return;
 	GpuopsWhySetContext(root, joinrel, "join");
 	GpuHashJoinAddPaths(root, joinrel, outerrel, innerrel, jointype, extra);
