@@ -16,6 +16,7 @@
 
 #include "backend_tables.hpp"
 #include "device_common.hpp"
+#include "page_deform.hpp"
 #include "query_common.hpp"
 #include "query_dims.hpp"
 
@@ -47,10 +48,16 @@ struct CpuQuery
 	bool finished = false;
 	std::vector<GpuopsAggResult> results;
 	GpuopsQueryStats stats = {};
+	bool has_shape = false; /* pages batches come (spec->tuple) */
+	PageShape shape;
+	std::vector<uint64_t> page_words, page_bytes; /* a pages batch's columns */
+	std::vector<uint8_t> page_nulls;
 
 	/* the entry points (backend_tables.hpp) */
 	CpuQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec);
 	GpuopsStatus query_add(const GpuopsQueryBatch *b);
+	void add_rows(const GpuopsQueryBatch *b, uint32_t nrows);
+	uint32_t deform_pages(const GpuopsQueryBatch *b, GpuopsQueryBatch *cols, uint32_t *code);
 	GpuopsStatus query_finish(uint64_t *ngroups_out);
 	GpuopsStatus query_groups(const uint64_t **key_words, const GpuopsAggResult **results_out);
 	void query_stats(GpuopsQueryStats *out) const;
@@ -74,6 +81,12 @@ CpuQuery::CpuQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	programs.resize(nprograms);
 	stats.escape_row = GPUOPS_QUERY_NO_ESCAPE;
 	stats.escape_index = -1;
+	if (spec->tuple != nullptr)
+	{
+		if ((bad = page_shape_init(*spec->tuple, spec->ncols, spec->bytes16, &shape)) != nullptr)
+			fail(GPUOPS_ERR_INTERNAL, "bad query spec: %s", bad);
+		has_shape = true;
+	}
 	repeated = query_dims_build(*spec, &dims);
 	if (repeated >= 0)
 	{
@@ -141,22 +154,89 @@ CpuQuery::group_of(const uint64_t *key)
 	return ngroups - 1;
 }
 
+/*
+ * A pages batch's rows as columns (cols, over this backend's buffers):
+ * returns how many rows come before the first value that escapes, whose
+ * code goes to *code (kQueryPass: none escapes).
+ */
+uint32_t
+CpuQuery::deform_pages(const GpuopsQueryBatch *b, GpuopsQueryBatch *cols, uint32_t *code)
+{
+	uint64_t n = b->nrows;
+	PageOut o;
+
+	page_words.resize(L.ncols * n + 1);
+	page_nulls.resize(L.ncols * n + 1);
+	page_bytes.resize(L.nbytes * n * 2 + 2);
+	o = PageOut{page_words.data(), page_nulls.data(), page_bytes.data(), n};
+	*cols = GpuopsQueryBatch{};
+	cols->nrows = b->nrows;
+	cols->cols.ncols = L.ncols;
+	cols->cols.nrows = n;
+	for (int c = 0; c < L.ncols; c++)
+	{
+		cols->cols.words[c] = page_words.data() + c * n;
+		cols->cols.nulls[c] = page_nulls.data() + c * n;
+		if (shape.bytes_slot[c] >= 0)
+			cols->bytes16[c] = page_bytes.data() + shape.bytes_slot[c] * n * 2;
+	}
+	*code = kQueryPass;
+	for (uint32_t pg = 0, i = 0; pg < b->pages->npages; pg++)
+		for (i = b->pages->first_row[pg]; i < b->pages->first_row[pg + 1]; i++)
+		{
+			check_interrupt_every(i);
+			*code = page_deform_row(shape, *b->pages, pg, i, o);
+			if (*code != kQueryPass)
+				return i;
+		}
+	return b->nrows;
+}
+
 GpuopsStatus
 CpuQuery::query_add(const GpuopsQueryBatch *b)
 {
 	auto t0 = std::chrono::steady_clock::now();
-	uint64_t key[GPUOPS_QUERY_MAX_KEY_WORDS];
 
 	if (finished)
 		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
 	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
 		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
 			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
-	for (int c = 0; c < L.ncols && b->nrows > 0; c++)
+	if (b->pages != nullptr && !has_shape)
+		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
+	for (int c = 0; c < L.ncols && b->nrows > 0 && b->pages == nullptr; c++)
 		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
 			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
 	stats.batches++;
-	for (uint32_t i = 0; i < b->nrows && stats.escape_row == GPUOPS_QUERY_NO_ESCAPE; i++)
+	if (b->pages != nullptr && stats.escape_row == GPUOPS_QUERY_NO_ESCAPE)
+	{
+		GpuopsQueryBatch cols;
+		uint32_t code;
+		uint32_t good = deform_pages(b, &cols, &code);
+
+		/* the rows before the value that escaped: one of them may escape first */
+		add_rows(&cols, good);
+		if (stats.escape_row == GPUOPS_QUERY_NO_ESCAPE && code != kQueryPass)
+		{
+			stats.escape_row = stats.rows + good;
+			stats.escape_what = query_escape_what(code);
+			stats.escape_index = query_escape_index(code);
+		}
+	}
+	else if (b->pages == nullptr)
+		add_rows(b, b->nrows);
+	stats.rows += b->nrows;
+	stats.kernel_ms += ms_since(t0);
+	return GPUOPS_OK;
+}
+
+/* Rows 0 .. nrows - 1 of a columns batch (stats.rows: the batch's first row). */
+void
+CpuQuery::add_rows(const GpuopsQueryBatch *b, uint32_t nrows)
+{
+	uint64_t key[GPUOPS_QUERY_MAX_KEY_WORDS];
+
+	for (uint32_t i = 0; i < nrows && stats.escape_row == GPUOPS_QUERY_NO_ESCAPE; i++)
 	{
 		BatchRow row{b, i};
 		uint32_t at[GPUOPS_QUERY_MAX_DIMS];
@@ -193,10 +273,8 @@ CpuQuery::query_add(const GpuopsQueryBatch *b)
 			stats.escape_index = query_escape_index(code);
 		}
 	}
-	stats.rows += b->nrows;
-	stats.kernel_ms += ms_since(t0);
-	return GPUOPS_OK;
 }
+
 
 GpuopsStatus
 CpuQuery::query_finish(uint64_t *ngroups_out)

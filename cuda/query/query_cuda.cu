@@ -53,7 +53,9 @@ struct InputSet
 	DeviceArray words; /* column c's row i at c * n + i (expr_columns.hpp) */
 	DeviceArray nulls;
 	DeviceArray bytes;
-	uint64_t rows = 0; /* what the arrays hold */
+	uint64_t rows = 0;					  /* what the arrays hold */
+	DeviceArray pages, first_row, lineno; /* a pages batch, as the host gave it */
+	uint64_t page_bytes = 0, page_count = 0, lineno_rows = 0; /* what those hold */
 	cudaEvent_t copied = nullptr;
 };
 
@@ -85,6 +87,8 @@ struct CudaQuery
 	std::vector<uint64_t> keys;
 	std::vector<GpuopsAggResult> results;
 	GpuopsQueryStats stats = {};
+	bool has_shape = false; /* pages batches come (spec->tuple) */
+	PageShape shape;
 
 	/* the entry points (backend_tables.hpp) */
 	CudaQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec);
@@ -100,6 +104,7 @@ struct CudaQuery
 
 	void upload_dims(const GpuopsQuerySpec *spec);
 	void upload(const GpuopsQueryBatch *b, InputSet &set);
+	void upload_pages(const GpuopsQueryBatch *b, InputSet &set);
 	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
 				bool first);
 	void resolve();
@@ -142,6 +147,12 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
 	if ((bad = query_layout(*spec, &L, progs.data(), &nprograms)) != nullptr)
 		fail(GPUOPS_ERR_INTERNAL, "bad query spec: %s", bad);
+	if (spec->tuple != nullptr)
+	{
+		if ((bad = page_shape_init(*spec->tuple, spec->ncols, spec->bytes16, &shape)) != nullptr)
+			fail(GPUOPS_ERR_INTERNAL, "bad query spec: %s", bad);
+		has_shape = true;
+	}
 	rt = &Runtime::get(*settings);
 	rt->set_limit(settings->device_memory_limit, settings->device_share);
 	this->settings = *settings;
@@ -329,9 +340,9 @@ CudaQuery::release() noexcept
 	}
 	for (InputSet &set : sets)
 	{
-		set.words.reset();
-		set.nulls.reset();
-		set.bytes.reset();
+		for (DeviceArray *a :
+			 {&set.words, &set.nulls, &set.bytes, &set.pages, &set.first_row, &set.lineno})
+			a->reset();
 		if (set.copied)
 			cudaEventDestroy(set.copied);
 		set.copied = nullptr;
@@ -364,6 +375,11 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set)
 		set.rows = n;
 		note_memory();
 	}
+	if (b->pages != nullptr)
+	{
+		upload_pages(b, set);
+		return;
+	}
 	for (int c = 0; c < L.ncols; c++)
 	{
 		if (L.bytes_slot[c] >= 0)
@@ -378,6 +394,56 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set)
 		else
 			GPUOPS_CUDA_TRY(cudaMemsetAsync(set.nulls.as<uint8_t>() + c * n, 0, n, cs));
 	}
+	GPUOPS_CUDA_TRY(cudaEventRecord(set.copied, cs));
+	::gpuops::cuda::sync_event(set.copied);
+}
+
+/*
+ * A pages batch: the pages and their row index copied up, then deformed
+ * into the set's columns on the copy stream (the batch kernel waits for
+ * `copied`, recorded after the deforming).  Returns once the host's
+ * buffers are read.
+ */
+void
+CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
+{
+	const GpuopsQueryPages &P = *b->pages;
+	uint64_t n = b->nrows;
+	uint64_t bytes = (uint64_t) P.npages * P.page_size;
+	GpuopsQueryPages dev = P;
+
+	if (P.npages == 0 || P.page_size == 0)
+		fail(GPUOPS_ERR_INTERNAL, "query pages batch of %u rows without pages", b->nrows);
+	if (set.page_bytes < bytes)
+	{
+		set.pages.get(rt, bytes, cs);
+		set.page_bytes = bytes;
+	}
+	if (set.page_count < P.npages + 1ull)
+	{
+		set.first_row.get(rt, (P.npages + 1ull) * 4, cs);
+		set.page_count = P.npages + 1ull;
+	}
+	if (set.lineno_rows < n)
+	{
+		set.lineno.get(rt, n * 2 + 8, cs);
+		set.lineno_rows = n;
+	}
+	note_memory();
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.first_row.as<void>(), P.first_row, (P.npages + 1ull) * 4,
+									cudaMemcpyHostToDevice, cs));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, cs));
+	dev.pages = set.pages.as<uint8_t>();
+	dev.first_row = set.first_row.as<uint32_t>();
+	dev.lineno = set.lineno.as<uint16_t>();
+	page_deform_kernel<<<std::max(1u, std::min(blocks(n), max_grid)), kThreads, 0, cs>>>(
+		shape, dev,
+		PageOut{set.words.as<uint64_t>(), set.nulls.as<uint8_t>(), set.bytes.as<uint64_t>(), n},
+		b->nrows, stats.rows - n, counters.as<ull>() + kEscape);
+	GPUOPS_CUDA_CHECK_LAUNCH("query page deform");
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.copied, cs));
 	::gpuops::cuda::sync_event(set.copied);
 }
@@ -496,7 +562,9 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
 		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
 			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
-	for (int c = 0; c < L.ncols && n > 0; c++)
+	if (b->pages != nullptr && !has_shape)
+		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
+	for (int c = 0; c < L.ncols && n > 0 && b->pages == nullptr; c++)
 		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
 			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
 	stats.batches++;

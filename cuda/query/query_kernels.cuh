@@ -11,6 +11,7 @@
 
 #include "expr_columns.hpp"
 #include "launch.cuh"
+#include "page_deform.hpp"
 #include "query_common.hpp"
 #include "query_table.cuh"
 
@@ -141,6 +142,24 @@ run_row(const BatchArgs &A, const QueryLayout &L, uint64_t i, ull *tags, ull *pa
 			return;
 		}
 		atomic_accumulate(L, a, lo, hi, s + L.state_off[a]);
+	}
+}
+
+
+/*
+ * A pages batch's rows into the set's columns (page_deform.hpp), a thread
+ * a row; a value with no device form escapes at its row (base + i).
+ */
+__global__ void __launch_bounds__(kThreads)
+	page_deform_kernel(const __grid_constant__ PageShape S, GpuopsQueryPages P, PageOut o,
+					   uint32_t nrows, ull base, ull *escape)
+{
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nrows; i += gridDim.x * blockDim.x)
+	{
+		uint32_t code = page_deform_row(S, P, page_of_row(P.first_row, P.npages, i), i, o);
+
+		if (code != kQueryPass)
+			atomicMin(escape, ((base + i) << kEscapeShift) | code);
 	}
 }
 

@@ -54,6 +54,7 @@ int gpuops_fault_injection = GPUOPS_FAULT_NONE;
 int gpuops_max_device_sessions = -1;
 int gpuops_device_session_wait = 1000;
 int gpuops_reader_threads = 8;
+int gpuops_query_read_pages = GPUOPS_READ_PAGES_AUTO;
 
 static const struct config_enum_entry device_options[] = {{"auto", GPUOPS_DEVICE_AUTO, false},
 														  {"gpu", GPUOPS_DEVICE_GPU, false},
@@ -66,6 +67,11 @@ static const struct config_enum_entry fallback_options[] = {
 	{"true", GPUOPS_FALLBACK_ON, true},		   {"no", GPUOPS_FALLBACK_OFF, true},
 	{"yes", GPUOPS_FALLBACK_ON, true},		   {"0", GPUOPS_FALLBACK_OFF, true},
 	{"1", GPUOPS_FALLBACK_ON, true},		   {NULL, 0, false}};
+
+static const struct config_enum_entry read_pages_options[] = {
+	{"auto", GPUOPS_READ_PAGES_AUTO, false}, {"on", GPUOPS_READ_PAGES_ON, false},
+	{"off", GPUOPS_READ_PAGES_OFF, false},	 {"true", GPUOPS_READ_PAGES_ON, true},
+	{"false", GPUOPS_READ_PAGES_OFF, true},	 {NULL, 0, false}};
 
 static const struct config_enum_entry fault_options[] = {
 	{"none", GPUOPS_FAULT_NONE, false},
@@ -171,6 +177,13 @@ GpuopsDefineGucs(void)
 		"The backend decides which rows are visible; these threads read their values. "
 		"0: the backend reads them too.",
 		&gpuops_reader_threads, 8, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable(
+		"gpuops.query_read_pages",
+		"Whether GpuQuery hands its table's pages to the device whole, for the device to deform.",
+		"auto does so when the block runs on the GPU and its columns allow (no text test); on "
+		"also on the CPU backend; off turns rows into columns on the host.",
+		&gpuops_query_read_pages, GPUOPS_READ_PAGES_AUTO, read_pages_options, PGC_USERSET, 0, NULL,
+		NULL, NULL);
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.", NULL,
 							&gpuops_min_rows, 100000, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);

@@ -56,6 +56,15 @@ extern int gpuops_max_device_sessions;
 extern int gpuops_device_session_wait;
 extern int gpuops_reader_threads;
 
+/* gpuops.query_read_pages */
+typedef enum GpuopsReadPages
+{
+	GPUOPS_READ_PAGES_AUTO = 0, /* on the GPU, where the columns allow */
+	GPUOPS_READ_PAGES_ON,		/* the CPU backend too (tests) */
+	GPUOPS_READ_PAGES_OFF
+} GpuopsReadPages;
+extern int gpuops_query_read_pages;
+
 extern void GpuopsDefineGucs(void);
 
 /* Bytes of rows a sort holds in memory before spilling (host_memory_limit or work_mem). */

@@ -12,24 +12,11 @@ extern "C" {
 #include "fmgr.h"
 }
 
-#include "expr_eval.hpp" /* expr_num_word (expr_numeric.hpp) */
+#include "heap_format.hpp" /* stored_numeric_word */
 #include "numeric_decode.h"
 #include "pg_compat.h"
 
-/* numeric.c's header bits */
-#define NUM_SIGN_MASK 0xC000
-#define NUM_NEG 0x4000
-#define NUM_SHORT 0x8000
-#define NUM_SPECIAL 0xC000
-#define NUM_SHORT_SIGN_MASK 0x2000
-#define NUM_SHORT_DSCALE_MASK 0x1F80
-#define NUM_SHORT_DSCALE_SHIFT 7
-#define NUM_SHORT_WEIGHT_SIGN_MASK 0x0040
-#define NUM_SHORT_WEIGHT_MASK 0x003F
-#define NUM_DSCALE_MASK 0x3FFF
-
-/* scales taken at all (GpuAgg: the text of a 128-bit sum stays short) */
-#define MAX_DEVICE_SCALE 30
+/* numeric.c's header bits and the scales taken: heap_format.hpp's */
 
 static const int64 kPow10[19] = {1LL,
 								 10LL,
@@ -68,16 +55,16 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 	GpuopsNumericDecoded rc = GPUOPS_NUMERIC_OK;
 
 	memcpy(&header, data, sizeof(uint16));
-	if ((header & NUM_SIGN_MASK) == NUM_SPECIAL)
+	if ((header & gpuops::kNumSignMask) == gpuops::kNumSpecial)
 		rc = GPUOPS_NUMERIC_SPECIAL;
 	else
 	{
-		if ((header & NUM_SIGN_MASK) == NUM_SHORT)
+		if ((header & gpuops::kNumSignMask) == gpuops::kNumShort)
 		{
-			neg = (header & NUM_SHORT_SIGN_MASK) != 0;
-			dscale = (header & NUM_SHORT_DSCALE_MASK) >> NUM_SHORT_DSCALE_SHIFT;
-			weight = (header & NUM_SHORT_WEIGHT_SIGN_MASK ? ~NUM_SHORT_WEIGHT_MASK : 0) |
-				(header & NUM_SHORT_WEIGHT_MASK);
+			neg = (header & gpuops::kNumShortSignMask) != 0;
+			dscale = (header & gpuops::kNumShortDscaleMask) >> gpuops::kNumShortDscaleShift;
+			weight = (header & gpuops::kNumShortWeightSignMask ? ~gpuops::kNumShortWeightMask : 0) |
+				(header & gpuops::kNumShortWeightMask);
 			digits = (const int16 *) (data + sizeof(uint16));
 			ndigits = (int) ((len - sizeof(uint16)) / sizeof(int16));
 		}
@@ -85,8 +72,8 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 		{
 			int16 w;
 
-			neg = (header & NUM_SIGN_MASK) == NUM_NEG;
-			dscale = header & NUM_DSCALE_MASK;
+			neg = (header & gpuops::kNumSignMask) == gpuops::kNumNeg;
+			dscale = header & gpuops::kNumDscaleMask;
 			memcpy(&w, data + sizeof(uint16), sizeof(int16));
 			weight = w;
 			digits = (const int16 *) (data + 2 * sizeof(uint16));
@@ -119,7 +106,7 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 			rc = GPUOPS_NUMERIC_TOO_WIDE;
 		*dscale_out = dscale;
 		*scale_out = scale;
-		if (scale > MAX_DEVICE_SCALE)
+		if (scale > gpuops::kStoredNumMaxScale)
 			rc = GPUOPS_NUMERIC_TOO_WIDE;
 		/* value * 10^scale = sum of digit[i] * 10^(4 * (weight - i) + scale) */
 		for (int i = 0; i < ndigits && rc == GPUOPS_NUMERIC_OK; i++)
@@ -159,73 +146,16 @@ GpuopsNumericDecode(const char *p, int scale, int *dscale_out, int *scale_out, i
 	return rc;
 }
 
-/*
- * The common case of GpuopsNumericExprWord, without 128-bit arithmetic: a
- * short header and at most 4 base-10000 digits, in place.  The digits as
- * one integer n, its value n x 10^-s with s = 4 (ndigits - 1 - weight);
- * trailing decimal zeros dropped while s > 0 (the tight scale), a negative
- * s multiplied out.  False where the general path must decide.
- */
-static inline bool
-ShortNumericWord(const char *p, uint64 *word)
-{
-	const char *data;
-	uint16 header;
-	int ndigits, weight, s;
-	int64 n = 0;
-
-	if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
-		return false;
-	data = VARDATA_ANY(p);
-	ndigits = (int) ((VARSIZE_ANY_EXHDR(p) - sizeof(uint16)) / sizeof(int16));
-	memcpy(&header, data, sizeof(uint16));
-	if ((header & NUM_SIGN_MASK) != NUM_SHORT || ndigits > 4)
-		return false;
-	weight = (header & NUM_SHORT_WEIGHT_SIGN_MASK ? ~NUM_SHORT_WEIGHT_MASK : 0) |
-		(header & NUM_SHORT_WEIGHT_MASK);
-	for (int i = 0; i < ndigits; i++)
-	{
-		int16 d;
-
-		memcpy(&d, data + sizeof(uint16) + i * sizeof(int16), sizeof(int16));
-		n = n * 10000 + d;
-	}
-	if (n == 0)
-	{
-		*word = gpuops::expr_num_word(0, 0);
-		return true;
-	}
-	s = 4 * (ndigits - 1 - weight);
-	while (s > 0 && n % 10 == 0)
-	{
-		n /= 10;
-		s--;
-	}
-	if (s < 0)
-	{
-		/* n < 10^16: past 10^18 the value overflows int64, as the general path finds */
-		if (-s > 18 || (__int128) n * kPow10[-s] > PG_INT64_MAX)
-			return false;
-		n *= kPow10[-s];
-		s = 0;
-	}
-	if (s > MAX_DEVICE_SCALE)
-		return false;
-	*word = gpuops::expr_num_word((header & NUM_SHORT_SIGN_MASK) ? -n : n, s);
-	return true;
-}
-
 uint64
 GpuopsNumericExprWord(const char *p)
 {
-	int dscale, scale;
-	int64 v;
-	uint64 word;
+	/* the one rule, shared with the device's page reader (heap_format.hpp) */
+	struct varlena *v = VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p)
+		? pg_detoast_datum_packed((struct varlena *) const_cast<char *>(p))
+		: (struct varlena *) const_cast<char *>(p);
+	uint64 word = gpuops::stored_numeric_word((const uint8 *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
 
-	if (ShortNumericWord(p, &word))
-		return word;
-
-	if (GpuopsNumericDecode(p, GPUOPS_NUMERIC_TIGHT, &dscale, &scale, &v) != GPUOPS_NUMERIC_OK)
-		return gpuops::kNumUnknown;
-	return gpuops::expr_num_word(v, scale);
+	if ((const char *) v != p)
+		pfree(v);
+	return word;
 }

@@ -84,6 +84,7 @@ CreateGpuQueryStateImpl(CustomScan *cscan)
 
 	GpuQueryPlanFields(fields, plan);
 	st->plan = plan;
+	st->read_pages = -1;
 	st->qual = ProgramOrNull(plan->qual_prog);
 	st->join_qual = ProgramOrNull(plan->join_qual_prog);
 	for (int k = 0; k < plan->nkeys; k++)
@@ -377,6 +378,8 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Batches", NULL, (int64) st->rstats.batches, es);
 	ExplainPropertyInteger("Heap Pages", NULL, (int64) st->rstats.pages, es);
 	ExplainPropertyInteger("Reader Threads", NULL, st->rstats.threads, es);
+	/* the pages form: whole pages to the backend, which deforms them */
+	ExplainPropertyText("Deformed By", st->read_pages == 1 ? "backend" : "host", es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Read Time", "ms", st->rstats.read_ms, 3, es);

@@ -64,9 +64,11 @@ typedef struct GpuQueryState : GpuopsNode
 	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
 
 	GpuQueryDevice *dev;
-	TableScanDesc scan;	   /* the table's pages, under the query's snapshot */
-	QueryReader *reader;   /* made when a run reads alone (serially) */
-	MemoryContext run_cxt; /* the reader's buffers */
+	TableScanDesc scan;		/* the table's pages, under the query's snapshot */
+	QueryReader *reader;	/* made when a run reads alone (serially) */
+	int read_pages;			/* the pages form (query_reader.h): -1 not decided yet, 0, 1 */
+	GpuopsQueryTuple tuple; /* and its tuple shape */
+	MemoryContext run_cxt;	/* the reader's buffers */
 
 	/* a run with workers (query_parallel.h): they read, the leader ships */
 	QueryParallel *par;

@@ -30,6 +30,7 @@ extern "C" {
 #include "device_expr.h"
 #include "gpu_query_exec.h"
 #include "guc.h"
+#include "query_deform.h"
 
 /* The node runs PostgreSQL's plan instead (why: a constant string). */
 static void
@@ -44,10 +45,18 @@ Escape(GpuQueryState *st, const char *why)
 }
 
 static const char *
-EscapeWhat(const GpuopsQueryStats *s)
+EscapeWhat(const GpuQueryState *st, const GpuopsQueryStats *s)
 {
 	switch (s->escape_what)
 	{
+		case GPUOPS_QESC_VALUE:
+			/* the pages form's: the words the host reader gives for the same value */
+			return s->escape_index >= 0 && s->escape_index < st->plan->ncols &&
+					st->cols[s->escape_index].form == QCOL_NUMERIC
+				? "a compressed or external numeric value"
+				: "a compressed or external text value";
+		case GPUOPS_QESC_LONG_TEXT:
+			return "a text value over 16 bytes";
 		case GPUOPS_QESC_QUAL:
 			return "the filter stopped at a row (an error or a value the device does not hold)";
 		case GPUOPS_QESC_KEY:
@@ -115,7 +124,48 @@ FillSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
 		q->num_scale = plan->aggs[a].num_scale;
 	}
 	spec->group_capacity = (uint64) Max(Min(plan->groups, 16.0 * 1024 * 1024), 1.0);
+	spec->tuple = st->read_pages == 1 ? &st->tuple : NULL;
 	GpuQueryDimSpec(st, spec);
+}
+
+/*
+ * Pages a batch of the pages form holds: gpuops.batch_size of them, fewer
+ * for a small table so that every process gets some of it.
+ */
+static uint32
+BatchPages(const GpuQueryState *st, int nprocs)
+{
+	double relpages = st->css.ss.ss_currentRelation->rd_rel->relpages;
+	double pages = Max(((double) ((size_t) gpuops_batch_size_mb << 20)) / BLCKSZ, 16.0);
+
+	if (relpages > 0)
+		pages = Min(pages, Max(16.0, relpages / (2.0 * nprocs)));
+	return (uint32) pages;
+}
+
+/*
+ * Whether this node's runs read the pages form: gpuops.query_read_pages,
+ * the backend (auto: the GPU's), and columns that have one (decided once,
+ * so that a fallback's reader reads as the first run's did).
+ */
+static bool
+ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
+{
+	if (st->read_pages < 0)
+	{
+		QueryDeformShape shape;
+		const GpuopsDevice *gpu = gpuops_cuda_device();
+		bool want = gpuops_query_read_pages == GPUOPS_READ_PAGES_ON ||
+			(gpuops_query_read_pages == GPUOPS_READ_PAGES_AUTO && gpu != NULL &&
+			 primary == gpu->query);
+		MemoryContext old = MemoryContextSwitchTo(st->run_cxt);
+
+		QueryDeformShapeInit(&shape, RelationGetDescr(st->css.ss.ss_currentRelation), st->cols,
+							 st->plan->ncols);
+		st->read_pages = want && QueryDeformPagesShape(&shape, &st->tuple) ? 1 : 0;
+		MemoryContextSwitchTo(old);
+	}
+	return st->read_pages == 1;
 }
 
 /* The serial reader over st->scan, made the first time a run reads alone. */
@@ -123,8 +173,13 @@ static void
 SerialReader(GpuQueryState *st)
 {
 	if (st->reader == NULL)
-		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols, gpuops_reader_threads,
+	{
+		st->reader = QueryReaderBegin(st->scan, st->cols, st->plan->ncols,
+									  st->read_pages == 1 ? 0 : gpuops_reader_threads,
 									  BatchRows(st), st->run_cxt);
+		if (st->read_pages == 1)
+			QueryReaderUsePages(st->reader, BatchPages(st, 1));
+	}
 }
 
 /* The table from its start (after a failed run). */
@@ -176,15 +231,21 @@ ParallelBegin(GpuQueryState *st)
 	 * each (a worker alone both walks and deforms: the deforming then
 	 * bounds it), none where there are none (CI's mode).
 	 */
-	st->par = QueryParallelBegin(
-		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->plan->ncols, nworkers,
-		slot_rows, gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0,
-		NULL);
+	st->par = QueryParallelBegin(st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols,
+								 st->plan->ncols, nworkers, slot_rows,
+								 st->read_pages == 1 ? BatchPages(st, nworkers + 1) : 0,
+								 st->read_pages == 1 ? 0
+									 : gpuops_reader_threads > 0
+									 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
+									 : 0,
+								 NULL);
 	st->slots_pinned = false;
 	/* the leader's own batches are small: it ships the workers' first */
 	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,
 										 st->plan->ncols, 0, Max(slot_rows / 4, 1024u) & ~7u,
 										 st->par_cxt);
+	if (st->read_pages == 1)
+		QueryReaderUsePages(st->leader_reader, Max(BatchPages(st, nworkers + 1) / 4, 16u));
 	MemoryContextSwitchTo(old);
 	st->workers_launched = QueryParallelLaunched(st->par);
 	st->own_done = false;
@@ -337,7 +398,7 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	}
 	if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
 	{
-		Escape(st, EscapeWhat(&st->stats));
+		Escape(st, EscapeWhat(st, &st->stats));
 		return GPUOPS_OK;
 	}
 	rc = backend->query_groups(st->dev->handle, &st->group_keys, &st->results);
@@ -400,6 +461,7 @@ GpuQueryRun(GpuQueryState *st)
 	 * and the table's workers could only fill their few slots meanwhile.
 	 */
 	GpuQueryStageDims(st);
+	(void) ReadPages(st, primary != NULL ? primary : cpu);
 	if (!ParallelBegin(st))
 	{
 		if (st->reader == NULL)

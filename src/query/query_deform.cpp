@@ -18,6 +18,8 @@ extern "C" {
 #include "numeric_decode.h"
 #include "query_deform.h"
 
+#include "heap_format.hpp"
+
 /*
  * The value at p (an attribute of length len, as stored) as column words:
  * w[0], and w[1] for a bytes column.  Returns why it has no device form,
@@ -439,4 +441,98 @@ QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page p
 			return;
 		}
 	}
+}
+
+/*
+ * heap_format.hpp's constants are PostgreSQL's: checked here, where both
+ * are in scope.  The line pointer's bit fields are checked at run time
+ * (QueryDeformPagesShape): C++ cannot take their layout at compile time.
+ */
+static_assert(gpuops::kPageHeaderSize == SizeOfPageHeaderData, "page header size");
+static_assert(gpuops::kLpNormal == LP_NORMAL, "LP_NORMAL");
+static_assert(gpuops::kTupInfomask2Off == offsetof(HeapTupleHeaderData, t_infomask2),
+			  "t_infomask2");
+static_assert(gpuops::kTupInfomaskOff == offsetof(HeapTupleHeaderData, t_infomask), "t_infomask");
+static_assert(gpuops::kTupHoffOff == offsetof(HeapTupleHeaderData, t_hoff), "t_hoff");
+static_assert(gpuops::kTupBitsOff == offsetof(HeapTupleHeaderData, t_bits), "t_bits");
+static_assert(gpuops::kTupNattsMask == HEAP_NATTS_MASK, "HEAP_NATTS_MASK");
+static_assert(gpuops::kTupHasNull == HEAP_HASNULL, "HEAP_HASNULL");
+static_assert(gpuops::kVarHdrSz == VARHDRSZ, "VARHDRSZ");
+static_assert(gpuops::kVarTagOnDisk == VARTAG_ONDISK, "VARTAG_ONDISK");
+static_assert(gpuops::kVarExternalOnDiskSize == VARHDRSZ_EXTERNAL + sizeof(varatt_external),
+			  "an on-disk external pointer's size");
+
+/* Whether heap_item reads ItemIdData's bit fields as this compiler lays them out. */
+static bool
+LinePointerLayoutMatches(void)
+{
+	uint8 page[SizeOfPageHeaderData + sizeof(ItemIdData)];
+	ItemIdData lp;
+	gpuops::HeapItem it;
+
+	ItemIdSetNormal(&lp, 0x5A5A & 0x7FFF, 0x2345 & 0x7FFF);
+	memset(page, 0, sizeof(page));
+	memcpy(page + SizeOfPageHeaderData, &lp, sizeof(lp));
+	it = gpuops::heap_item(page, 1);
+	return it.off == ItemIdGetOffset(&lp) && it.len == ItemIdGetLength(&lp) &&
+		it.flags == (uint32) LP_NORMAL;
+}
+
+bool
+QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTuple *tuple)
+{
+#ifdef WORDS_BIGENDIAN
+	return false; /* heap_format.hpp reads varlena headers little-endian */
+#endif
+	static int layout_ok = -1;
+
+	if (layout_ok < 0)
+		layout_ok = LinePointerLayoutMatches() ? 1 : 0;
+	if (!layout_ok || shape->natts < 1 || shape->natts > GPUOPS_QUERY_MAX_ATTS)
+		return false;
+	memset(tuple, 0, sizeof(*tuple));
+	tuple->natts = shape->natts;
+	for (int i = 0; i < shape->natts; i++)
+	{
+		if (shape->attlen[i] < 1 && shape->attlen[i] != -1)
+			return false; /* a cstring */
+		tuple->attlen[i] = shape->attlen[i];
+		tuple->attalign[i] = (uint8) AlignBytes(shape->attalign[i]);
+	}
+	for (int c = 0; c < shape->ncols; c++)
+	{
+		switch (shape->form[c])
+		{
+			case QCOL_INT:
+				tuple->form[c] = GPUOPS_QPF_INT;
+				break;
+			case QCOL_FLOAT4:
+				tuple->form[c] = GPUOPS_QPF_FLOAT4;
+				break;
+			case QCOL_FLOAT8:
+				tuple->form[c] = GPUOPS_QPF_FLOAT8;
+				break;
+			case QCOL_NUMERIC:
+				tuple->form[c] = GPUOPS_QPF_NUMERIC;
+				break;
+			case QCOL_TEXT16:
+				tuple->form[c] = GPUOPS_QPF_TEXT16;
+				break;
+			case QCOL_BPCHAR16:
+				tuple->form[c] = GPUOPS_QPF_BPCHAR16;
+				break;
+			default:
+				return false; /* a text test runs on the host */
+		}
+		tuple->attr[c] = (int16) (shape->attnum[c] - 1);
+		tuple->missing_null[c] = shape->missing_null[c];
+		/* the host reader's reasons (ValueWords), as the node names them back */
+		tuple->missing_escape[c] = shape->missing_escape[c] == NULL ? GPUOPS_QESC_NONE
+			: strcmp(shape->missing_escape[c], "a text value over 16 bytes") == 0
+			? GPUOPS_QESC_LONG_TEXT
+			: GPUOPS_QESC_VALUE;
+		tuple->missing_word[c][0] = shape->missing_word[c][0];
+		tuple->missing_word[c][1] = shape->missing_word[c][1];
+	}
+	return true;
 }

@@ -82,6 +82,14 @@ extern void QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc,
 								 const QueryReadColumn *cols, int ncols);
 
 /*
+ * The shape the query backend deforms pages by (gpuops_query.h's
+ * GpuopsQueryTuple), the same words as QueryDeformPage's; false where the
+ * columns have no pages form (a text test, a cstring attribute walked,
+ * more attributes than GPUOPS_QUERY_MAX_ATTS, a big-endian build).
+ */
+extern bool QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTuple *tuple);
+
+/*
  * Rows row .. row + n - 1 of the batch: the tuples at offsets offs of page
  * (pinned, its tuples visible).  Stops at the first value with no device
  * form (res->escape).  Pure: safe on any thread.

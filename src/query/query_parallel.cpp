@@ -57,6 +57,7 @@ typedef struct QPSlot
 {
 	QPSlotState state;
 	uint32 nrows;
+	uint32 npages;	  /* the pages form: pages in the slot */
 	uint32 null_mask; /* column c has NULLs (its null bytes were copied) */
 } QPSlot;
 
@@ -66,6 +67,7 @@ typedef struct QPShared
 	int ncols;
 	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
 	uint32 slot_rows;
+	uint32 max_pages; /* > 0: slots hold pages (QueryPagesBuf), not words */
 	int worker_threads;
 	int nslots;
 	Size slot_bytes;
@@ -97,7 +99,8 @@ struct QueryParallel
 	int held; /* the slot the leader holds, or -1 */
 	int next; /* where the leader looks for a filled slot first */
 	bool workers_gone;
-	bool pinned; /* the slots are pinned for the CUDA engine */
+	bool pinned;			  /* the slots are pinned for the CUDA engine */
+	QueryPagesBuf held_pages; /* the pages form: the held slot's pages */
 	char why[QP_WHY_LEN];
 };
 
@@ -133,19 +136,22 @@ QueryParallelPossible(void)
 
 QueryParallel *
 QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
-				   int nworkers, uint32 slot_rows, int worker_threads,
+				   int nworkers, uint32 slot_rows, uint32 max_pages, int worker_threads,
 				   const GpuopsExprProgram *filter)
 {
 	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	int nslots = nworkers + 2; /* a slot per worker filling, two for the leader to ship */
 	Size data_off[GPUOPS_QUERY_MAX_COLS], null_off[GPUOPS_QUERY_MAX_COLS];
-	Size slot_bytes = SlotLayout(cols, ncols, slot_rows, data_off, null_off);
+	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages)
+									: SlotLayout(cols, ncols, slot_rows, data_off, null_off);
 	Size shared_bytes = add_size(offsetof(QPShared, slots), mul_size(sizeof(QPSlot), nslots));
 	Size pscan_bytes = table_parallelscan_estimate(rel, snapshot);
 	ParallelContext *pcxt;
 	QPShared *sh;
 
 	Assert(nworkers > 0 && ncols <= GPUOPS_QUERY_MAX_COLS);
+	if (max_pages > 0 && filter != NULL)
+		elog(ERROR, "gpuops: GpuQuery's parallel read: a filtered read of pages");
 	/* a filtered read copies rows word by word (FillSlotFiltered): no bytes columns */
 	for (int c = 0; c < ncols && filter != NULL; c++)
 		if (cols[c].form == QCOL_TEXT16 || cols[c].form == QCOL_BPCHAR16)
@@ -163,6 +169,7 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	sh->ncols = ncols;
 	memcpy(sh->cols, cols, sizeof(QueryReadColumn) * ncols);
 	sh->slot_rows = slot_rows;
+	sh->max_pages = max_pages;
 	sh->worker_threads = worker_threads;
 	sh->has_filter = filter != NULL;
 	if (filter != NULL)
@@ -246,6 +253,17 @@ SlotBatch(QueryParallel *qp, int s, GpuopsQueryBatch *batch)
 	batch->nrows = slot->nrows;
 	batch->cols.ncols = sh->ncols;
 	batch->cols.nrows = slot->nrows;
+	if (sh->max_pages > 0)
+	{
+		QueryPagesBufInit(&qp->held_pages, base, sh->max_pages);
+		qp->held_pages.view.npages = slot->npages;
+		qp->held_pages.view.page_size = BLCKSZ;
+		qp->held_pages.view.pages = qp->held_pages.pages;
+		qp->held_pages.view.first_row = qp->held_pages.first_row;
+		qp->held_pages.view.lineno = qp->held_pages.lineno;
+		batch->pages = &qp->held_pages.view;
+		return;
+	}
 	for (int c = 0; c < sh->ncols; c++)
 	{
 		uint64 *data = (uint64 *) (base + sh->data_off[c]);
@@ -529,6 +547,35 @@ StopAsked(QPShared *sh)
 	return stop;
 }
 
+/*
+ * The pages form: each batch is read straight into a free slot (no copy
+ * of the worker's own), until the table or the leader says stop.
+ */
+static void
+ReadPages(QPShared *sh, char *slots, QueryReader *reader)
+{
+	while (!StopAsked(sh))
+	{
+		int s = TakeFreeSlot(sh);
+		QueryPagesBuf buf;
+		uint32 n;
+
+		if (s < 0)
+			break;
+		QueryPagesBufInit(&buf, SlotBase(slots, sh, s), sh->max_pages);
+		n = QueryReaderNextPages(reader, &buf);
+		SpinLockAcquire(&sh->mutex);
+		sh->slots[s].nrows = n;
+		sh->slots[s].npages = buf.view.npages;
+		sh->slots[s].null_mask = 0;
+		sh->slots[s].state = n > 0 ? QP_FULL : QP_FREE;
+		SpinLockRelease(&sh->mutex);
+		ConditionVariableSignal(n > 0 ? &sh->filled : &sh->freed);
+		if (n == 0)
+			break;
+	}
+}
+
 static void
 ReadMain(dsm_segment *, shm_toc *toc)
 {
@@ -543,13 +590,21 @@ ReadMain(dsm_segment *, shm_toc *toc)
 	GpuopsQueryBatch batch;
 	QueryReaderStats stats;
 	const char *why = NULL;
+	bool reader_done = false;
 
 	if (!QueryReaderUsable(scan))
 		why = "a scan the reader cannot take (snapshot, direction)";
 	else
 		reader = QueryReaderBegin(scan, sh->cols, sh->ncols, sh->worker_threads, sh->slot_rows,
 								  cxt);
-	while (reader != NULL && !StopAsked(sh) && QueryReaderNext(reader, &batch, &why))
+	if (reader != NULL && sh->max_pages > 0)
+	{
+		QueryReaderUsePages(reader, 0);
+		ReadPages(sh, slots, reader);
+		reader_done = true;
+	}
+	while (!reader_done && reader != NULL && !StopAsked(sh) &&
+		   QueryReaderNext(reader, &batch, &why))
 	{
 		int s = TakeFreeSlot(sh);
 

@@ -108,9 +108,11 @@ struct QueryReader
 	ReaderPiece *ring;
 	uint64 collected; /* pieces filled and pinned; the published ones are a prefix */
 	uint64 released;
-	int carry;		/* the next rs_vistuples index of the page in hand, or -1 */
-	bool walk_done; /* the scan has no more pages */
-	bool broken;	/* an error went through QueryReaderNext */
+	int carry;		   /* the next rs_vistuples index of the page in hand, or -1 */
+	bool walk_done;	   /* the scan has no more pages */
+	bool broken;	   /* an error went through QueryReaderNext */
+	bool pages_mode;   /* QueryReaderUsePages: whole pages, no deforming */
+	QueryPagesBuf own; /* QueryReaderNext's pages buffer (pages mode) */
 	const char *escape;
 	ReaderPool *pool;
 	MemoryContextCallback cb;
@@ -561,6 +563,18 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 	}
 	if (r->walk_done && r->carry < 0)
 		return false;
+	if (r->pages_mode)
+	{
+		uint32 n = QueryReaderNextPages(r, &r->own);
+
+		if (n == 0)
+			return false;
+		batch->nrows = n;
+		batch->cols.ncols = r->shape.ncols;
+		batch->cols.nrows = n;
+		batch->pages = &r->own.view;
+		return true;
+	}
 	INSTR_TIME_SET_CURRENT(start);
 	PG_TRY();
 	{
@@ -598,6 +612,119 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 		batch->cols.nulls[c] = (r->pool->merged.null_mask & (1u << c)) ? r->out.nulls[c] : NULL;
 	}
 	return true;
+}
+
+/* ---- the pages form ---- */
+
+Size
+QueryPagesBufBytes(uint32 max_pages)
+{
+	Size bytes = mul_size(max_pages, BLCKSZ);
+
+	bytes = add_size(bytes, MAXALIGN(mul_size(max_pages + 1, sizeof(uint32))));
+	return add_size(bytes,
+					MAXALIGN(mul_size(mul_size(max_pages, MaxHeapTuplesPerPage), sizeof(uint16))));
+}
+
+void
+QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages)
+{
+	memset(buf, 0, sizeof(*buf));
+	buf->max_pages = max_pages;
+	buf->pages = (uint8 *) mem;
+	mem += (Size) max_pages * BLCKSZ;
+	buf->first_row = (uint32 *) mem;
+	mem += MAXALIGN((Size) (max_pages + 1) * sizeof(uint32));
+	buf->lineno = (uint16 *) mem;
+}
+
+bool
+QueryReaderPagesShape(QueryReader *r, GpuopsQueryTuple *tuple)
+{
+	return QueryDeformPagesShape(&r->shape, tuple);
+}
+
+void
+QueryReaderUsePages(QueryReader *r, uint32 max_pages)
+{
+	r->pages_mode = true;
+	if (max_pages > 0 && r->own.max_pages == 0)
+		QueryPagesBufInit(&r->own,
+						  (char *) MemoryContextAllocHuge(GetMemoryChunkContext(r),
+														  QueryPagesBufBytes(max_pages)),
+						  max_pages);
+}
+
+/*
+ * Copies pages with visible tuples into buf while it has room: each page
+ * whole (pinned by the walk while it is copied), its visible line
+ * pointers listed.  The page in hand that did not fit stays for the next
+ * call (carry 0).
+ */
+static uint32
+FillPages(QueryReader *r, QueryPagesBuf *buf)
+{
+	HeapScanDesc scan = r->walk.scan;
+	uint32 npages = 0, rows = 0;
+	instr_time start, end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	while (npages < buf->max_pages)
+	{
+		int n;
+
+		if (r->carry < 0)
+		{
+			if (!HeapPageWalkNext(&r->walk))
+			{
+				r->walk_done = true;
+				break;
+			}
+			r->stats.pages++;
+			if (GpuopsHeapPageTuples(scan) == 0)
+				continue;
+		}
+		n = GpuopsHeapPageTuples(scan);
+		buf->first_row[npages] = rows;
+		memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
+		for (int k = 0; k < n; k++)
+			buf->lineno[rows + k] = scan->rs_vistuples[k];
+		rows += n;
+		npages++;
+		r->carry = -1;
+		if ((npages & 63) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	buf->first_row[npages] = rows;
+	buf->view.npages = npages;
+	buf->view.page_size = BLCKSZ;
+	buf->view.pages = buf->pages;
+	buf->view.first_row = buf->first_row;
+	buf->view.lineno = buf->lineno;
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	r->stats.read_ms += INSTR_TIME_GET_MILLISEC(end);
+	r->stats.walk_ms += INSTR_TIME_GET_MILLISEC(end);
+	if (rows > 0)
+	{
+		Relation rel = r->scan->rs_rd;
+
+		r->stats.rows += rows;
+		r->stats.batches++;
+		if (pgstat_should_count_relation(rel))
+			GpuopsPgstatTuplesReturned(rel) += rows;
+	}
+	return rows;
+}
+
+uint32
+QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf)
+{
+	if (!r->pages_mode || r->broken || r->pool == NULL)
+		elog(ERROR, "gpuops: query reader: pages asked of a reader not reading them");
+	if (r->walk_done && r->carry < 0)
+		return 0;
+	return FillPages(r, buf);
 }
 
 void

@@ -95,6 +95,38 @@ extern QueryReader *QueryReaderBegin(TableScanDesc scan, const QueryReadColumn *
  * *escape set to the reason (a constant string); otherwise *escape = NULL.
  */
 extern bool QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape);
+
+/*
+ * The pages form (gpuops_query.h's GpuopsQueryPages): the reader copies
+ * each page with visible tuples whole, as stored, and lists its visible
+ * line pointers; the query backend deforms them (page_deform.hpp).  The
+ * backend walks the pages as before (visibility stays PostgreSQL's); no
+ * thread is needed.  A pages batch's buffers: up to max_pages pages, and
+ * as many rows as they can hold.
+ */
+typedef struct QueryPagesBuf
+{
+	uint32 max_pages;
+	uint8 *pages;		   /* max_pages x BLCKSZ */
+	uint32 *first_row;	   /* max_pages + 1 */
+	uint16 *lineno;		   /* max_pages x MaxHeapTuplesPerPage */
+	GpuopsQueryPages view; /* what the last fill put there */
+} QueryPagesBuf;
+
+/* The bytes of a pages buffer of max_pages pages, and one laid out in mem. */
+extern Size QueryPagesBufBytes(uint32 max_pages);
+extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages);
+
+/*
+ * Whether the reader's columns have a pages form (tuple: the shape the
+ * backend deforms by); the reader then reads pages: QueryReaderNext fills
+ * a buffer of max_pages pages of its own (max_pages > 0), and
+ * QueryReaderNextPages one the caller gives.
+ */
+extern bool QueryReaderPagesShape(QueryReader *r, GpuopsQueryTuple *tuple);
+extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages);
+extern uint32 QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf);
+/* (QueryReaderNextPages: the rows of the pages put in buf, 0 at the end) */
 extern void QueryReaderRescan(QueryReader *r); /* after table_rescan of the scan */
 extern void QueryReaderStatsGet(const QueryReader *r, QueryReaderStats *stats);
 extern void QueryReaderEnd(QueryReader *r);

@@ -130,6 +130,51 @@ typedef struct GpuopsQueryDim
 	const uint8_t *nulls[GPUOPS_QUERY_MAX_COLS];  /* and null bytes, or NULL: none */
 } GpuopsQueryDim;
 
+/*
+ * Heap pages as a batch (GpuopsQueryPages), deformed by the backend: the
+ * caller walks the pages and decides visibility (PostgreSQL's rules), then
+ * hands over the pages as stored and, per row, the line pointer of a
+ * visible tuple; the backend turns each into the batch columns by the
+ * tuple shape below, with the same words as the host's reader
+ * (src/query/query_deform.cpp).  A value with no device form escapes at
+ * its row, escape_index the column: GPUOPS_QESC_VALUE (compressed or
+ * external), GPUOPS_QESC_LONG_TEXT (a text over 16 bytes).
+ */
+#define GPUOPS_QUERY_MAX_ATTS 128
+
+typedef enum GpuopsQueryPageForm
+{
+	GPUOPS_QPF_INT = 0, /* an integer of attlen bytes, sign-extended (bool, date, ...) */
+	GPUOPS_QPF_FLOAT4,	/* the double's bits */
+	GPUOPS_QPF_FLOAT8,
+	GPUOPS_QPF_NUMERIC, /* the expressions' numeric word */
+	GPUOPS_QPF_TEXT16,	/* a bytes column: at most 16 bytes, zero padded */
+	GPUOPS_QPF_BPCHAR16 /* the same, trailing blanks removed */
+} GpuopsQueryPageForm;
+
+typedef struct GpuopsQueryTuple
+{
+	int natts;								 /* attributes walked: up to the last one read */
+	int16_t attlen[GPUOPS_QUERY_MAX_ATTS];	 /* > 0, or -1 (varlena); no cstring */
+	uint8_t attalign[GPUOPS_QUERY_MAX_ATTS]; /* in bytes: 1, 2, 4 or 8 */
+	int16_t attr[GPUOPS_QUERY_MAX_COLS];	 /* per batch column: its attribute, 0-based */
+	uint8_t form[GPUOPS_QUERY_MAX_COLS];	 /* GpuopsQueryPageForm */
+	/* the column in tuples stored before its attribute was added */
+	uint8_t missing_null[GPUOPS_QUERY_MAX_COLS];
+	uint8_t missing_escape[GPUOPS_QUERY_MAX_COLS]; /* such a tuple escapes: why
+													* (GpuopsQueryEscape), or 0 */
+	uint64_t missing_word[GPUOPS_QUERY_MAX_COLS][2];
+} GpuopsQueryTuple;
+
+typedef struct GpuopsQueryPages
+{
+	uint32_t npages;
+	uint32_t page_size;		   /* BLCKSZ */
+	const uint8_t *pages;	   /* npages x page_size bytes */
+	const uint32_t *first_row; /* npages + 1: page p holds rows [first_row[p], first_row[p + 1]) */
+	const uint16_t *lineno;	   /* per row: its tuple's line pointer (1-based) in its page */
+} GpuopsQueryPages;
+
 typedef struct GpuopsQuerySpec
 {
 	int ncols;								/* columns each batch carries */
@@ -142,8 +187,9 @@ typedef struct GpuopsQuerySpec
 	GpuopsQueryKey keys[GPUOPS_QUERY_MAX_KEYS];
 	int naggs;
 	GpuopsQueryAgg aggs[GPUOPS_MAX_AGGS];
-	uint64_t group_capacity; /* the groups the planner expects (a hint: the
+	uint64_t group_capacity;	   /* the groups the planner expects (a hint: the
 							  * table grows) */
+	const GpuopsQueryTuple *tuple; /* batches may come as pages (copied by query_begin) */
 } GpuopsQuerySpec;
 
 /*
@@ -159,20 +205,24 @@ typedef struct GpuopsQueryBatch
 	uint32_t nrows;
 	GpuopsExprColumns cols;
 	const uint64_t *bytes16[GPUOPS_QUERY_MAX_COLS];
+	const GpuopsQueryPages *pages; /* or the rows as pages (the spec's tuple set):
+									* cols.words, nulls and bytes16 unused */
 } GpuopsQueryBatch;
 
 /* What escaped (stats.escape_what). */
 typedef enum GpuopsQueryEscape
 {
 	GPUOPS_QESC_NONE = 0,
-	GPUOPS_QESC_QUAL,	  /* the qual program stopped */
-	GPUOPS_QESC_KEY,	  /* a key program stopped */
-	GPUOPS_QESC_FILTER,	  /* an aggregate's FILTER program stopped */
-	GPUOPS_QESC_ARG,	  /* an argument program stopped, or a numeric
+	GPUOPS_QESC_QUAL,	   /* the qual program stopped */
+	GPUOPS_QESC_KEY,	   /* a key program stopped */
+	GPUOPS_QESC_FILTER,	   /* an aggregate's FILTER program stopped */
+	GPUOPS_QESC_ARG,	   /* an argument program stopped, or a numeric
 						 * argument could not be scaled */
-	GPUOPS_QESC_DIM_KEY,  /* a dimension's keys repeat (escape_index: which) */
-	GPUOPS_QESC_DIM_RANGE /* a dimension's keys span every 64-bit word: the
-						   * CUDA backend has no free slot mark (escape_index) */
+	GPUOPS_QESC_DIM_KEY,   /* a dimension's keys repeat (escape_index: which) */
+	GPUOPS_QESC_DIM_RANGE, /* a dimension's keys span every 64-bit word: the
+							* CUDA backend has no free slot mark (escape_index) */
+	GPUOPS_QESC_VALUE,	   /* a page's value is compressed or external (escape_index: the column) */
+	GPUOPS_QESC_LONG_TEXT  /* a page's text value is over 16 bytes (escape_index: the column) */
 } GpuopsQueryEscape;
 
 #define GPUOPS_QUERY_NO_ESCAPE (~(uint64_t) 0)

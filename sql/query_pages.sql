@@ -1,0 +1,139 @@
+-- GpuQuery's pages form (query_reader.h, page_deform.hpp): the reader hands
+-- whole heap pages and their visible line pointers to the query backend,
+-- which deforms them itself (by default only on the GPU; `on` makes the
+-- CPU backend do it too, so that this suite runs the same code on both).
+-- Every result is compared with PostgreSQL's (gpuops.enabled = off), and
+-- the same query with the host's deforming (query_read_pages = off) must
+-- agree too.  "Deformed By" says which read it was.
+SET gpuops.min_rows = 0;
+SET gpuops.startup_cost = 0;
+SET max_parallel_workers_per_gather = 0;
+SET gpuops.cpu_fallback = off;
+SET gpuops.enable_query = on;
+SET gpuops.query_read_pages = on;
+
+-- pages_lines(q): the GpuQuery lines that say how it read, without timings
+CREATE FUNCTION pages_lines(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ 'GpuQuery|Deformed By|Escaped|Workers Launched' THEN
+      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
+    END IF;
+  END LOOP;
+END $$;
+-- check_pages(q): check_agg_on for GpuQuery, with the pages form and without
+CREATE FUNCTION check_pages(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE a text; b text;
+BEGIN
+  a := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_read_pages', 'off', true);
+  b := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_read_pages', 'on', true);
+  RETURN CASE WHEN a = b THEN a ELSE a || ' | host: ' || b END;
+END $$;
+
+-- every alignment and column form; NULLs (so the null bitmap) in every
+-- column; short and 4-byte varlena headers; a dropped column; columns
+-- added later with defaults (older tuples do not store them); dead rows
+-- and updated ones
+CREATE TABLE qp (
+  c1 char(1), s int2, id int4, big int8, gone text, d date, ts timestamp, b bool,
+  f4 float4, f8 float8, n numeric(15, 2), nf numeric, t varchar(16), vc varchar(16), c bpchar(5),
+  long text);
+INSERT INTO qp
+SELECT chr(65 + i % 7),
+       CASE WHEN i % 11 = 0 THEN NULL ELSE (i % 30000 - 15000)::int2 END,
+       i,
+       CASE WHEN i % 43 = 0 THEN NULL ELSE i::int8 * -123456789 END,
+       CASE WHEN i % 3 = 0 THEN repeat('g', 200) ELSE 'x' END,
+       date '1990-01-01' + (i % 20000),
+       CASE WHEN i % 13 = 0 THEN NULL ELSE timestamp '1999-12-31 23:00' + i * interval '37 seconds' END,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END,
+       CASE WHEN i % 401 = 0 THEN '-Infinity'::float4 ELSE i / 3.0 END,
+       CASE WHEN i % 17 = 0 THEN NULL WHEN i % 419 = 0 THEN '-0'::float8 ELSE i * 1.1 END,
+       CASE WHEN i % 23 = 0 THEN NULL ELSE i * 1.01 - 5000 END,
+       CASE WHEN i % 499 = 0 THEN 1e30 WHEN i % 509 = 0 THEN 1e-19
+            WHEN i % 19 = 0 THEN NULL ELSE i::numeric / 8 END,
+       CASE WHEN i % 5 = 0 THEN '' WHEN i % 29 = 0 THEN NULL
+            WHEN i % 31 = 0 THEN repeat('ü', 8) ELSE repeat(chr(97 + i % 26), i % 17) END,
+       -- 16 characters, 18 bytes: no device form
+       CASE WHEN i % 37 = 0 THEN repeat('ü', 9) ELSE 'v' || (i % 50) END,
+       CASE i % 3 WHEN 0 THEN 'ab' WHEN 1 THEN '' ELSE 'abcde' END,
+       -- a 4-byte varlena header (over 126 bytes) before the added columns
+       CASE WHEN i % 3 = 0 THEN repeat('w', 130 + i % 50) ELSE 'x' END
+FROM generate_series(1, 30000) i;
+ALTER TABLE qp DROP COLUMN gone;
+ALTER TABLE qp ADD COLUMN added int8 DEFAULT 42;
+ALTER TABLE qp ADD COLUMN added_n numeric(10, 2) DEFAULT 1.50;
+ALTER TABLE qp ADD COLUMN added_null int4;
+INSERT INTO qp (c1, id, added, added_n, added_null)
+SELECT 'Z', i, i, i / 4.0, i % 5 FROM generate_series(30001, 31000) i;
+DELETE FROM qp WHERE id % 53 = 0;
+UPDATE qp SET b = NOT b WHERE id % 59 = 0;
+UPDATE qp SET added = -id, t = 'upd' WHERE id % 61 = 0;
+ANALYZE qp;
+
+SELECT * FROM pages_lines('SELECT c1, count(*) FROM qp GROUP BY c1');
+SELECT check_pages('SELECT c1, count(*), count(s), sum(s), min(id), max(big), sum(big) FROM qp GROUP BY c1');
+SELECT check_pages('SELECT b, count(*), min(d), max(ts), count(ts), count(f8), count(f4) FROM qp GROUP BY b');
+SELECT check_pages('SELECT (d - date $$1990-01-01$$) % 7 AS k, sum(n), count(n), avg(n) FROM qp GROUP BY 1');
+SELECT check_pages('SELECT count(*), sum(n) FROM qp WHERE nf > 100.125 AND nf < 2000');
+SELECT check_pages('SELECT f4 < 1000 AS k, count(*) FROM qp WHERE f8 <> 0 GROUP BY 1');
+SELECT check_pages('SELECT s % 5 AS k, count(f4), sum(s), count(*) FROM qp WHERE f4 > 2.5 GROUP BY 1');
+-- text and bpchar group keys (16 bytes at most): the bytes columns
+SELECT check_pages('SELECT t, count(*), sum(id) FROM qp GROUP BY t');
+SELECT check_pages('SELECT c, count(*) FROM qp GROUP BY c');
+SELECT check_pages($$SELECT t, c, count(*) FROM qp WHERE id % 3 = 1 GROUP BY t, c$$);
+-- the added columns: stored in the newer rows, defaults in the older ones
+SELECT check_pages('SELECT added, count(*), sum(added_n), count(added_null), sum(added_null) FROM qp GROUP BY added HAVING count(*) > 1');
+SELECT check_pages('SELECT added_null, count(*), sum(added_n), max(added) FROM qp GROUP BY 1');
+-- values the device cannot read from the page: PostgreSQL's plan answers
+SELECT * FROM pages_lines('SELECT vc, count(*) FROM qp GROUP BY vc');
+SELECT check_pages('SELECT vc, count(*) FROM qp GROUP BY vc');
+SELECT check_pages($$SELECT c1, count(*) FROM qp WHERE vc <> 'v1' GROUP BY c1$$);
+-- a compressed value (a numeric of 4000 digits), in a later batch
+CREATE TABLE qp_toast (id int4, n numeric(15, 2), big numeric, t varchar(4));
+INSERT INTO qp_toast SELECT i, i / 3.0, i % 100, 'k' || i % 9 FROM generate_series(1, 20000) i;
+INSERT INTO qp_toast VALUES (20001, 1, repeat('9', 4000)::numeric, 'k1');
+ANALYZE qp_toast;
+SELECT pg_column_compression(big) IS NOT NULL AS compressed FROM qp_toast WHERE id = 20001;
+SELECT * FROM pages_lines('SELECT t, count(*) FROM qp_toast WHERE big > 5 GROUP BY t');
+SELECT check_pages('SELECT t, count(*), sum(n) FROM qp_toast WHERE big > 5 GROUP BY t');
+SELECT check_pages('SELECT t, count(*), sum(n) FROM qp_toast WHERE id < 20001 GROUP BY t');
+
+-- a text test reads on the host (the backend gets no test): no pages form
+SELECT * FROM pages_lines($$SELECT count(*) FROM qp WHERE t LIKE 'ab%'$$);
+SELECT check_pages($$SELECT c1, count(*) FROM qp WHERE t LIKE 'ab%' GROUP BY c1$$);
+-- more attributes walked than the pages form takes (128): the host reads
+SELECT format('CREATE TABLE qp_wide (%s)', string_agg(format('a%s int4', i), ', ')) FROM generate_series(1, 140) i \gexec
+INSERT INTO qp_wide (a1, a130, a140) SELECT i % 10, i, i % 3 FROM generate_series(1, 5000) i;
+ANALYZE qp_wide;
+SELECT * FROM pages_lines('SELECT a1, sum(a130) FROM qp_wide GROUP BY a1');
+SELECT check_pages('SELECT a1, sum(a130), count(a140) FROM qp_wide GROUP BY a1');
+SELECT * FROM pages_lines('SELECT a140, count(*) FROM qp_wide GROUP BY a140');
+SELECT check_pages('SELECT a140, count(*), sum(a1) FROM qp_wide GROUP BY a140');
+
+-- the parallel read: workers copy pages straight into the shared slots;
+-- small batches, so that every process ships several
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET gpuops.tuple_cost = 0;
+SET gpuops.batch_size = '1MB';
+SELECT * FROM pages_lines('SELECT c1, count(*), sum(n) FROM qp GROUP BY c1');
+SELECT check_pages('SELECT c1, count(*), sum(n), min(d), max(big) FROM qp GROUP BY c1');
+SELECT check_pages('SELECT t, count(*) FROM qp GROUP BY t');
+SELECT check_pages('SELECT t, count(*), sum(n) FROM qp_toast WHERE big > 5 GROUP BY t');
+-- a device failure: the CPU backend reads the pages again, alone
+SET gpuops.cpu_fallback = on;
+SET gpuops.fault_injection = kernel_error;
+SELECT check_pages('SELECT c1, count(*), sum(n) FROM qp GROUP BY c1');
+RESET gpuops.fault_injection;
+RESET gpuops.batch_size;
+RESET gpuops.cpu_fallback;
+
+DROP TABLE qp, qp_toast, qp_wide;
+DROP FUNCTION check_pages(text), pages_lines(text);
