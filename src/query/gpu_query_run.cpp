@@ -154,10 +154,9 @@ ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
 	if (st->read_pages < 0)
 	{
 		QueryDeformShape shape;
-		const GpuopsDevice *gpu = gpuops_cuda_device();
 		bool want = gpuops_query_read_pages == GPUOPS_READ_PAGES_ON ||
-			(gpuops_query_read_pages == GPUOPS_READ_PAGES_AUTO && gpu != NULL &&
-			 primary == gpu->query);
+			(gpuops_query_read_pages == GPUOPS_READ_PAGES_AUTO &&
+			 primary == gpuops_cuda_device()->query);
 		MemoryContext old = MemoryContextSwitchTo(st->run_cxt);
 
 		QueryDeformShapeInit(&shape, RelationGetDescr(st->css.ss.ss_currentRelation), st->cols,
@@ -361,6 +360,9 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	/* the CUDA engine's context is up now: the workers' slots copy at pinned speed */
 	if (st->par != NULL && backend == gpuops_cuda_device()->query)
 		st->slots_pinned = QueryParallelPin(st->par);
+	/* and so do the pages this process reads itself */
+	if (st->read_pages == 1 && backend == gpuops_cuda_device()->query)
+		(void) QueryReaderPinPages(st->par != NULL ? st->leader_reader : st->reader);
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{

@@ -53,6 +53,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "device.h"
 #include "heap_pages.h"
 #include "query_deform.h"
 #include "thread_signals.hpp"
@@ -113,6 +114,7 @@ struct QueryReader
 	bool broken;	   /* an error went through QueryReaderNext */
 	bool pages_mode;   /* QueryReaderUsePages: whole pages, no deforming */
 	QueryPagesBuf own; /* QueryReaderNext's pages buffer (pages mode) */
+	bool own_pinned;   /* it is pinned for the CUDA engine (QueryReaderPinPages) */
 	const char *escape;
 	ReaderPool *pool;
 	MemoryContextCallback cb;
@@ -360,11 +362,17 @@ StopThreads(QueryReader *r) noexcept
 static void
 ReaderReset(void *arg)
 {
+	QueryReader *r = (QueryReader *) arg;
+
 	/*
 	 * On error the pins are gone already (QueryReaderNext's PG_CATCH, or the
-	 * resource owner); only the threads remain.
+	 * resource owner); only the threads remain, and the pages buffer's
+	 * registration with the CUDA engine, undone before the memory goes.
 	 */
-	StopThreads((QueryReader *) arg);
+	StopThreads(r);
+	if (r->own_pinned)
+		GpuopsUnpinHostMemory(r->own.pages);
+	r->own_pinned = false;
 }
 
 bool
@@ -653,6 +661,14 @@ QueryReaderUsePages(QueryReader *r, uint32 max_pages)
 						  (char *) MemoryContextAllocHuge(GetMemoryChunkContext(r),
 														  QueryPagesBufBytes(max_pages)),
 						  max_pages);
+}
+
+bool
+QueryReaderPinPages(QueryReader *r)
+{
+	if (!r->own_pinned && r->own.max_pages > 0)
+		r->own_pinned = GpuopsPinHostMemory(r->own.pages, QueryPagesBufBytes(r->own.max_pages));
+	return r->own_pinned;
 }
 
 /*

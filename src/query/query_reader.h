@@ -126,6 +126,13 @@ extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages);
 extern bool QueryReaderPagesShape(QueryReader *r, GpuopsQueryTuple *tuple);
 extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages);
 extern uint32 QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf);
+
+/*
+ * Pins the reader's own pages buffer for the CUDA engine's copies (after
+ * its first device call); unpinned when the reader's context goes.
+ * Whether it is pinned.
+ */
+extern bool QueryReaderPinPages(QueryReader *r);
 /* (QueryReaderNextPages: the rows of the pages put in buf, 0 at the end) */
 extern void QueryReaderRescan(QueryReader *r); /* after table_rescan of the scan */
 extern void QueryReaderStatsGet(const QueryReader *r, QueryReaderStats *stats);
