@@ -674,8 +674,9 @@ QueryReaderPinPages(QueryReader *r)
 /*
  * Copies pages with visible tuples into buf while it has room: each page
  * whole (pinned by the walk while it is copied), its visible line
- * pointers listed.  The page in hand that did not fit stays for the next
- * call (carry 0).
+ * pointers listed.  A page always fits an empty buffer (max_pages x
+ * MaxHeapTuplesPerPage rows), and the walk takes the next page only when
+ * there is room for it, so nothing carries over (carry stays -1).
  */
 static uint32
 FillPages(QueryReader *r, QueryPagesBuf *buf)
@@ -707,9 +708,7 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 			buf->lineno[rows + k] = scan->rs_vistuples[k];
 		rows += n;
 		npages++;
-		r->carry = -1;
-		if ((npages & 63) == 0)
-			CHECK_FOR_INTERRUPTS();
+		r->carry = -1; /* (HeapPageWalkNext checks for interrupts) */
 	}
 	buf->first_row[npages] = rows;
 	buf->view.npages = npages;

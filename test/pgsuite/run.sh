@@ -54,10 +54,12 @@ TMP=""
 # Settings that make gpuops plan every operator it can: no row threshold and
 # no start-up, staging or transfer cost, and top-N sorts on the device too.
 # gpuops.device = cpu is its CPU twin; PGSUITE_DEVICE=gpu on the GPU machine.
+# GpuQuery reads the pages form on either (the suite's tables, dropped and
+# added columns, TOAST, every type, deformed by the query backend).
 FORCED=("gpuops.device = ${PGSUITE_DEVICE:-cpu}" "gpuops.cpu_fallback = off"
         "gpuops.min_rows = 0" "gpuops.startup_cost = 0" "gpuops.parallel_startup_cost = 0"
         "gpuops.tuple_cost = 0" "gpuops.transfer_cost = 0" "gpuops.topn_device_min_bound = 0"
-        "gpuops.enable_query = on")
+        "gpuops.enable_query = on" "gpuops.query_read_pages = on")
 # Parallel plans wherever PostgreSQL can make one; used on both sides of the
 # "parallel" comparison, so that only gpuops differs.
 PARALLEL=("parallel_setup_cost = 0" "parallel_tuple_cost = 0" "min_parallel_table_scan_size = 0"
