@@ -16,6 +16,7 @@
 #include "gpuops_query.h"
 #include "heap_format.hpp"
 #include "query_common.hpp"
+#include "sorted_search.hpp"
 
 namespace gpuops {
 
@@ -160,22 +161,11 @@ page_value(const PageShape &S, int c, int16_t len, const uint8_t *p, const HeapV
 	}
 }
 
-/* The page holding row (first_row is sorted): the last p with first_row[p] <= row. */
+/* The page holding row: the last p with first_row[p] <= row. */
 GPUOPS_HD uint32_t
 page_of_row(const uint32_t *first_row, uint32_t npages, uint32_t row)
 {
-	uint32_t lo = 0, hi = npages; /* first_row[lo] <= row < first_row[hi] */
-
-	while (hi - lo > 1)
-	{
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (first_row[mid] <= row)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return static_cast<uint32_t>(run_of(first_row, npages, row));
 }
 
 /*

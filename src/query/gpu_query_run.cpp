@@ -360,9 +360,13 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	/* the CUDA engine's context is up now: the workers' slots copy at pinned speed */
 	if (st->par != NULL && backend == gpuops_cuda_device()->query)
 		st->slots_pinned = QueryParallelPin(st->par);
-	/* and so do the pages this process reads itself */
-	if (st->read_pages == 1 && backend == gpuops_cuda_device()->query)
-		(void) QueryReaderPinPages(st->par != NULL ? st->leader_reader : st->reader);
+	/*
+	 * and so do the pages of a run that reads alone.  The leader's own share
+	 * beside workers is small: one registration a query is enough (each is
+	 * a driver call that no cancel interrupts).
+	 */
+	if (st->read_pages == 1 && st->par == NULL && backend == gpuops_cuda_device()->query)
+		(void) QueryReaderPinPages(st->reader);
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{

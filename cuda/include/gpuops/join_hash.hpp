@@ -9,6 +9,7 @@
 #include "gpuops_device.h"
 
 #include "hd.hpp"
+#include "sorted_search.hpp"
 
 namespace gpuops {
 
@@ -80,18 +81,7 @@ join_slot(const uint64_t *const *words, const uint8_t *const *nulls, int nkeys, 
 GPUOPS_HD uint64_t
 join_owner(const uint64_t *offsets, uint64_t nprobe, uint64_t i)
 {
-	uint64_t lo = 0, hi = nprobe;
-
-	while (hi - lo > 1)
-	{
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (offsets[mid] <= i)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return run_of(offsets, nprobe, i);
 }
 
 /*
