@@ -646,12 +646,6 @@ QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages)
 	buf->lineno = (uint16 *) mem;
 }
 
-bool
-QueryReaderPagesShape(QueryReader *r, GpuopsQueryTuple *tuple)
-{
-	return QueryDeformPagesShape(&r->shape, tuple);
-}
-
 void
 QueryReaderUsePages(QueryReader *r, uint32 max_pages)
 {
@@ -674,9 +668,9 @@ QueryReaderPinPages(QueryReader *r)
 /*
  * Copies pages with visible tuples into buf while it has room: each page
  * whole (pinned by the walk while it is copied), its visible line
- * pointers listed.  A page always fits an empty buffer (max_pages x
- * MaxHeapTuplesPerPage rows), and the walk takes the next page only when
- * there is room for it, so nothing carries over (carry stays -1).
+ * pointers listed.  A page always fits (max_pages x MaxHeapTuplesPerPage
+ * rows), and the walk takes the next page only when there is room for it,
+ * so nothing carries over to the next call.
  */
 static uint32
 FillPages(QueryReader *r, QueryPagesBuf *buf)
@@ -690,25 +684,22 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 	{
 		int n;
 
-		if (r->carry < 0)
+		/* (it checks for interrupts) */
+		if (!HeapPageWalkNext(&r->walk))
 		{
-			if (!HeapPageWalkNext(&r->walk))
-			{
-				r->walk_done = true;
-				break;
-			}
-			r->stats.pages++;
-			if (GpuopsHeapPageTuples(scan) == 0)
-				continue;
+			r->walk_done = true;
+			break;
 		}
+		r->stats.pages++;
 		n = GpuopsHeapPageTuples(scan);
+		if (n == 0)
+			continue;
 		buf->first_row[npages] = rows;
 		memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
 		for (int k = 0; k < n; k++)
 			buf->lineno[rows + k] = scan->rs_vistuples[k];
 		rows += n;
 		npages++;
-		r->carry = -1; /* (HeapPageWalkNext checks for interrupts) */
 	}
 	buf->first_row[npages] = rows;
 	buf->view.npages = npages;
@@ -737,7 +728,7 @@ QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf)
 {
 	if (!r->pages_mode || r->broken || r->pool == NULL)
 		elog(ERROR, "gpuops: query reader: pages asked of a reader not reading them");
-	if (r->walk_done && r->carry < 0)
+	if (r->walk_done)
 		return 0;
 	return FillPages(r, buf);
 }

@@ -118,12 +118,11 @@ extern Size QueryPagesBufBytes(uint32 max_pages);
 extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages);
 
 /*
- * Whether the reader's columns have a pages form (tuple: the shape the
- * backend deforms by); the reader then reads pages: QueryReaderNext fills
- * a buffer of max_pages pages of its own (max_pages > 0), and
- * QueryReaderNextPages one the caller gives.
+ * The reader reads pages from now on (its columns must have a pages form:
+ * query_deform.h's QueryDeformPagesShape): QueryReaderNext fills a buffer
+ * of max_pages pages of its own (max_pages > 0), QueryReaderNextPages one
+ * the caller gives.
  */
-extern bool QueryReaderPagesShape(QueryReader *r, GpuopsQueryTuple *tuple);
 extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages);
 extern uint32 QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf);
 

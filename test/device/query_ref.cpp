@@ -437,8 +437,15 @@ run_query(const GpuopsQueryBackend *be, const QCase &c)
 	uint64_t ngroups = 0;
 	QResult r;
 
+	GpuopsQueryTuple tuple = pages_tuple(c);
+
+	if (c.pages)
+		spec.tuple = &tuple;
 	DT_CALL(be->query_begin(&st, &spec, &q.obj));
-	for (uint64_t from = 0; from < c.n || (c.n == 0 && from == 0); from += c.batch_rows)
+	if (c.pages)
+		pages_batches(c, [&](GpuopsQueryBatch &b) { DT_CALL(be->query_add(q.obj, &b)); });
+	for (uint64_t from = 0; !c.pages && (from < c.n || (c.n == 0 && from == 0));
+		 from += c.batch_rows)
 	{
 		uint64_t m = std::min<uint64_t>(c.batch_rows, c.n - from);
 		GpuopsQueryBatch b;

@@ -91,6 +91,7 @@ struct QCase
 	GpuopsQueryEscape cuda_escape = GPUOPS_QESC_NONE;
 	int64_t expect_groups = -1; /* when known, checked too */
 	size_t device_budget = 0;
+	bool pages = false; /* batches as heap pages (query_pages.cpp) */
 	std::vector<std::shared_ptr<GpuopsExprProgram>> programs; /* owned, at stable addresses */
 
 	const GpuopsExprProgram *own(const GpuopsExprProgram &p)
@@ -147,6 +148,10 @@ GpuopsQuerySpec query_spec_of(const QCase &c);
  * add returns), finish, groups, stats, end.  Throws CallFailed.
  */
 QResult run_query(const GpuopsQueryBackend *be, const QCase &c);
+
+/* The case's rows as heap pages (query_pages.cpp): its tuple shape, and its batches. */
+GpuopsQueryTuple pages_tuple(const QCase &c);
+void pages_batches(const QCase &c, const std::function<void(GpuopsQueryBatch &)> &add);
 
 /*
  * got against want: the same escape, and without one the same groups with

@@ -209,6 +209,21 @@ query_tests()
 
 		run_case(c.what, [&](Outcome &out) { check_query(out, c); });
 	}
+	/*
+	 * The same cases with their rows as heap pages, deformed by the backend
+	 * (query_pages.cpp): the same answers.  The largest are left out (the
+	 * test builds their pages on one thread).
+	 */
+	for (auto &make : query_cases())
+	{
+		QCase c = make();
+
+		if (c.n > 1100000)
+			continue;
+		c.pages = true;
+		c.what = "pages: " + c.what;
+		run_case(c.what, [&](Outcome &out) { check_query(out, c); });
+	}
 	run_case("query bad specs fail at begin", [](Outcome &out) {
 		out.cpu = check_specs(engines.cpu->query);
 		if (!engines.cuda)
