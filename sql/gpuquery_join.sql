@@ -151,14 +151,14 @@ SELECT check_query('SELECT count(*), sum(f.qty) FROM jf f, jn n WHERE n.nk < 3')
 SELECT check_query($$SELECT count(*) FROM jf f, jc c WHERE f.ckey = c.ck AND (f.flag = 'A' OR c.region = 'ASIA')$$);
 SET gpuops.enable_query_join = off;
 SELECT check_query('SELECT d.yr, count(*) FROM jf f, jd d WHERE f.dkey = d.dk GROUP BY d.yr');
+RESET gpuops.enable_query_join;
+
 -- a one-time filter (a qual on no column: PostgreSQL's plan evaluates it
 -- once, in a gating Result, before reading anything) keeps PostgreSQL's
 -- plan, on the table read or on a joined one: evaluated per row, its error
 -- would not be raised over an empty table (assertion builds check for it)
 SELECT check_query($$SELECT d.yr, count(*) FROM jf f, jd d WHERE f.dkey = d.dk AND EXISTS (SELECT 1 FROM jn) GROUP BY d.yr$$);
 SELECT check_query($$SELECT count(*), sum(f.price) FROM jf f WHERE EXISTS (SELECT 1 FROM jn)$$);
-
-RESET gpuops.enable_query_join;
 
 DROP TABLE jf, jd, jc, jn, js, jdup;
 DROP FUNCTION explain_join(text);
