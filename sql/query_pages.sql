@@ -4,13 +4,16 @@
 -- CPU backend do it too, so that this suite runs the same code on both).
 -- Every result is compared with PostgreSQL's (gpuops.enabled = off), and
 -- the same query with the host's deforming (query_read_pages = off) must
--- agree too.  "Deformed By" says which read it was.
+-- agree too, as must the pages copied rather than read in place from
+-- shared buffers (query_pages_in_place).  "Deformed By" and "Pages Read"
+-- say which read it was.
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.enable_query = on;
 SET gpuops.query_read_pages = on;
+SET gpuops.query_pages_in_place = on;
 
 -- pages_lines(q): the GpuQuery lines that say how it read, without timings
 CREATE FUNCTION pages_lines(q text) RETURNS SETOF text
@@ -18,21 +21,25 @@ LANGUAGE plpgsql AS $$
 DECLARE l text;
 BEGIN
   FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Deformed By|Escaped|Workers Launched' THEN
+    IF l ~ 'GpuQuery|Deformed By|Pages Read|Escaped|Workers Launched' THEN
       RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
     END IF;
   END LOOP;
 END $$;
--- check_pages(q): check_agg_on for GpuQuery, with the pages form and without
+-- check_pages(q): check_agg_on for GpuQuery, with the pages form (in
+-- place, then copied) and without
 CREATE FUNCTION check_pages(q text) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE a text; b text;
+DECLARE a text; b text; c text;
 BEGIN
   a := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_pages_in_place', 'off', true);
+  c := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_pages_in_place', 'on', true);
   PERFORM set_config('gpuops.query_read_pages', 'off', true);
   b := check_agg_on(q, 'GpuQuery');
   PERFORM set_config('gpuops.query_read_pages', 'on', true);
-  RETURN CASE WHEN a = b THEN a ELSE a || ' | host: ' || b END;
+  RETURN CASE WHEN a = b AND a = c THEN a ELSE a || ' | copied: ' || c || ' | host: ' || b END;
 END $$;
 
 -- every alignment and column form; NULLs (so the null bitmap) in every
@@ -76,8 +83,9 @@ UPDATE qp SET b = NOT b WHERE id % 59 = 0;
 UPDATE qp SET added = -id, t = 'upd' WHERE id % 61 = 0;
 ANALYZE qp;
 
-SELECT * FROM pages_lines('SELECT c1, count(*) FROM qp GROUP BY c1');
 SELECT check_pages('SELECT c1, count(*), count(s), sum(s), min(id), max(big), sum(big) FROM qp GROUP BY c1');
+-- (after a first run: on the GPU that mapped shared buffers for the next)
+SELECT * FROM pages_lines('SELECT c1, count(*) FROM qp GROUP BY c1');
 SELECT check_pages('SELECT b, count(*), min(d), max(ts), count(ts), count(f8), count(f4) FROM qp GROUP BY b');
 SELECT check_pages('SELECT (d - date $$1990-01-01$$) % 7 AS k, sum(n), count(n), avg(n) FROM qp GROUP BY 1');
 SELECT check_pages('SELECT count(*), sum(n) FROM qp WHERE nf > 100.125 AND nf < 2000');

@@ -168,6 +168,14 @@ page_of_row(const uint32_t *first_row, uint32_t npages, uint32_t row)
 	return static_cast<uint32_t>(run_of(first_row, npages, row));
 }
 
+/* Page pg of the batch: in its pages, or in place (base, index). */
+GPUOPS_HD const uint8_t *
+page_at(const GpuopsQueryPages &P, uint32_t pg)
+{
+	return P.base != nullptr ? P.base + (uint64_t) P.index[pg] * P.page_size
+							 : P.pages + (uint64_t) pg * P.page_size;
+}
+
 /*
  * Row i of the pages batch (in page pg) into o's row i: kQueryPass, or
  * the escape code of a value with no device form.
@@ -177,7 +185,7 @@ page_deform_row(const PageShape &S, const GpuopsQueryPages &P, uint32_t pg, uint
 				const PageOut &o)
 {
 	const GpuopsQueryTuple &T = S.T;
-	const uint8_t *page = P.pages + (uint64_t) pg * P.page_size;
+	const uint8_t *page = page_at(P, pg);
 	HeapItem it = heap_item(page, P.lineno[i]);
 	const uint8_t *tup = page + it.off;
 	int tup_natts = heap_u16(tup + kTupInfomask2Off) & kTupNattsMask;

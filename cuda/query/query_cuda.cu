@@ -55,10 +55,11 @@ struct InputSet
 	DeviceArray bytes;
 	uint64_t rows = 0;					  /* what the arrays hold */
 	DeviceArray pages, first_row, lineno; /* a pages batch, as the host gave it */
-	uint64_t page_bytes = 0, page_count = 0, lineno_rows = 0; /* what those hold */
-	cudaEvent_t uploaded = nullptr;							  /* the host's pages read */
-	cudaEvent_t dstart = nullptr, dend = nullptr;			  /* the deforming (kernel time) */
-	bool deformed = false;									  /* dstart .. dend not yet counted */
+	DeviceArray index;					  /* pages read in place: their index */
+	uint64_t page_bytes = 0, page_count = 0, lineno_rows = 0, index_count = 0; /* what those hold */
+	cudaEvent_t uploaded = nullptr;				  /* the host's pages read */
+	cudaEvent_t dstart = nullptr, dend = nullptr; /* the deforming (kernel time) */
+	bool deformed = false;						  /* dstart .. dend not yet counted */
 	cudaEvent_t copied = nullptr;
 };
 
@@ -79,6 +80,8 @@ struct CudaQuery
 	uint64_t capacity = 0;
 	InputSet sets[2];
 	int next_set = 0;
+	const uint8_t *mapped_host = nullptr; /* pages read in place: the last base, */
+	const uint8_t *mapped_dev = nullptr;  /* and its device address */
 	/* the batch whose kernel may still run */
 	bool pending = false;
 	int pending_set = 0;
@@ -108,6 +111,7 @@ struct CudaQuery
 	void upload_dims(const GpuopsQuerySpec *spec);
 	void upload(const GpuopsQueryBatch *b, InputSet &set);
 	void upload_pages(const GpuopsQueryBatch *b, InputSet &set);
+	void gather_pages(const GpuopsQueryPages &P, InputSet &set);
 	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
 				bool first);
 	void resolve();
@@ -438,20 +442,30 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
 		set.first_row.get(rt, (P.npages + 1ull) * 4, cs);
 		set.page_count = P.npages + 1ull;
 	}
+	if (P.base != nullptr && set.index_count < P.npages)
+	{
+		set.index.get(rt, P.npages * 4ull, cs);
+		set.index_count = P.npages;
+	}
 	if (set.lineno_rows < n)
 	{
 		set.lineno.get(rt, n * 2 + 8, cs);
 		set.lineno_rows = n;
 	}
 	note_memory();
-	GPUOPS_CUDA_TRY(
-		cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
+	if (P.base != nullptr)
+		gather_pages(P, set);
+	else
+		GPUOPS_CUDA_TRY(
+			cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.first_row.as<void>(), P.first_row, (P.npages + 1ull) * 4,
 									cudaMemcpyHostToDevice, cs));
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, cs));
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.uploaded, cs));
 	dev.pages = set.pages.as<uint8_t>();
+	dev.base = nullptr;
+	dev.index = nullptr;
 	dev.first_row = set.first_row.as<uint32_t>();
 	dev.lineno = set.lineno.as<uint16_t>();
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.dstart, cs));
@@ -464,6 +478,31 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.copied, cs));
 	set.deformed = true;
 	::gpuops::cuda::sync_event(set.uploaded);
+}
+
+/*
+ * Pages read in place: their index copied up, then the pages gathered from
+ * the mapped memory into the set's pages (the `uploaded` event, which the
+ * host waits for before it lets the pages go, follows).
+ */
+void
+CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
+{
+	if (P.base != mapped_host)
+	{
+		void *dev = nullptr;
+
+		GPUOPS_CUDA_TRY(cudaHostGetDevicePointer(&dev, const_cast<uint8_t *>(P.base), 0));
+		mapped_host = P.base;
+		mapped_dev = static_cast<const uint8_t *>(dev);
+	}
+	if ((reinterpret_cast<uintptr_t>(mapped_dev) | P.page_size) % 16 != 0)
+		fail(GPUOPS_ERR_INTERNAL, "query pages in place: base or page size not 16-byte aligned");
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.index.as<void>(), P.index, (uint64_t) P.npages * 4,
+									cudaMemcpyHostToDevice, cs));
+	page_gather_kernel<<<std::max(1u, std::min(P.npages, max_grid)), kThreads, 0, cs>>>(
+		mapped_dev, set.index.as<uint32_t>(), P.npages, P.page_size, set.pages.as<uint8_t>());
+	GPUOPS_CUDA_CHECK_LAUNCH("query page gather");
 }
 
 /* One kernel over rows of the pending batch's set (rows_in, or all of them). */

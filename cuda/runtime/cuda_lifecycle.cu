@@ -164,6 +164,30 @@ gpuops_cuda_host_register(void *p, size_t bytes) noexcept
 	return 1;
 }
 
+extern "C" int
+gpuops_cuda_host_map(void *p, size_t bytes) noexcept
+{
+	using gpuops::cuda::the_runtime;
+	void *dev = nullptr;
+
+	if (p == nullptr || bytes == 0 || gpuops_cuda_prewarm_pending() || the_runtime == nullptr ||
+		!the_runtime->initialized() || the_runtime->broken())
+		return 0;
+	if (cudaHostRegister(p, bytes, cudaHostRegisterMapped) != cudaSuccess)
+	{
+		(void) cudaGetLastError(); /* not sticky: the pages are copied instead */
+		return 0;
+	}
+	if (cudaHostGetDevicePointer(&dev, p, 0) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		(void) cudaHostUnregister(p);
+		(void) cudaGetLastError();
+		return 0;
+	}
+	return 1;
+}
+
 extern "C" void
 gpuops_cuda_host_unregister(void *p) noexcept
 {

@@ -230,6 +230,12 @@ GpuopsUnpinHostMemory(void *p)
 }
 
 bool
+GpuopsMapHostMemory(void *p, Size bytes)
+{
+	return gpuops_cuda_host_map(p, bytes) != 0;
+}
+
+bool
 GpuopsUseCuda(void)
 {
 	if (gpuops_device_mode == GPUOPS_DEVICE_CPU)

@@ -32,6 +32,8 @@ extern bool GpuopsUseCuda(void);
  */
 extern bool GpuopsPinHostMemory(void *p, Size bytes);
 extern void GpuopsUnpinHostMemory(void *p);
+/* Pins and maps host memory for the device to read in place, for good. */
+extern bool GpuopsMapHostMemory(void *p, Size bytes);
 
 /*
  * Device sessions (device_sessions.cpp): the shared-memory count of the

@@ -55,6 +55,7 @@ int gpuops_max_device_sessions = -1;
 int gpuops_device_session_wait = 1000;
 int gpuops_reader_threads = 8;
 int gpuops_query_read_pages = GPUOPS_READ_PAGES_AUTO;
+int gpuops_query_pages_in_place = GPUOPS_READ_PAGES_AUTO;
 
 static const struct config_enum_entry device_options[] = {{"auto", GPUOPS_DEVICE_AUTO, false},
 														  {"gpu", GPUOPS_DEVICE_GPU, false},
@@ -184,6 +185,16 @@ GpuopsDefineGucs(void)
 		"also on the CPU backend; off turns rows into columns on the host.",
 		&gpuops_query_read_pages, GPUOPS_READ_PAGES_AUTO, read_pages_options, PGC_USERSET, 0, NULL,
 		NULL, NULL);
+	DefineCustomEnumVariable(
+		"gpuops.query_pages_in_place",
+		"Whether GpuQuery's device reads the table's pages where they lie in shared buffers.",
+		"Instead of copying each page, the reading process keeps it pinned until the device has "
+		"read it.  auto does so on the GPU once shared buffers are mapped for it, which a block "
+		"over a table of at least a quarter of shared_buffers does once per session (about 70 ms "
+		"a GB of shared_buffers); on maps them for any table, and reads in place on the CPU "
+		"backend too; off always copies.",
+		&gpuops_query_pages_in_place, GPUOPS_READ_PAGES_AUTO, read_pages_options, PGC_USERSET, 0,
+		NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.min_rows",
 							"Inputs estimated below this many rows keep PostgreSQL's plan.", NULL,
 							&gpuops_min_rows, 100000, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);

@@ -64,6 +64,7 @@ typedef enum GpuopsReadPages
 	GPUOPS_READ_PAGES_OFF
 } GpuopsReadPages;
 extern int gpuops_query_read_pages;
+extern int gpuops_query_pages_in_place; /* the same values: GpuopsReadPages */
 
 extern void GpuopsDefineGucs(void);
 

@@ -380,6 +380,8 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Reader Threads", NULL, st->rstats.threads, es);
 	/* the pages form: whole pages to the backend, which deforms them */
 	ExplainPropertyText("Deformed By", st->read_pages == 1 ? "backend" : "host", es);
+	if (st->read_pages == 1)
+		ExplainPropertyText("Pages Read", st->in_place ? "in place" : "copied", es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Read Time", "ms", st->rstats.read_ms, 3, es);
@@ -392,6 +394,8 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (plan->ndims > 0)
 			ExplainPropertyFloat("Lookup Staging Time", "ms", st->dims_ms, 3, es);
 		ExplainPropertyFloat("Backend Begin Time", "ms", st->begin_ms, 3, es);
+		if (st->map_ms > 0)
+			ExplainPropertyFloat("Shared Buffers Map Time", "ms", st->map_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 		ExplainPropertyFloat("Finish Time", "ms", st->finish_ms, 3, es);

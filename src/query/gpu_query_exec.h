@@ -68,6 +68,8 @@ typedef struct GpuQueryState : GpuopsNode
 	QueryReader *reader;	/* made when a run reads alone (serially) */
 	int read_pages;			/* the pages form (query_reader.h): -1 not decided yet, 0, 1 */
 	GpuopsQueryTuple tuple; /* and its tuple shape */
+	bool in_place;			/* ... read in place (decided with read_pages) */
+	double map_ms;			/* shared buffers mapped for the device by this node */
 	MemoryContext run_cxt;	/* the reader's buffers */
 
 	/* a run with workers (query_parallel.h): they read, the leader ships */

@@ -53,10 +53,10 @@ EscapeWhat(const GpuQueryState *st, const GpuopsQueryStats *s)
 			/* the pages form's: the words the host reader gives for the same value */
 			return s->escape_index >= 0 && s->escape_index < st->plan->ncols &&
 					st->cols[s->escape_index].form == QCOL_NUMERIC
-				? "a compressed or external numeric value"
-				: "a compressed or external text value";
+				? QueryWhyNumericValue
+				: QueryWhyTextValue;
 		case GPUOPS_QESC_LONG_TEXT:
-			return "a text value over 16 bytes";
+			return QueryWhyLongText;
 		case GPUOPS_QESC_QUAL:
 			return "the filter stopped at a row (an error or a value the device does not hold)";
 		case GPUOPS_QESC_KEY:
@@ -140,29 +140,55 @@ BatchPages(const GpuQueryState *st, int nprocs)
 
 	if (relpages > 0)
 		pages = Min(pages, Max(16.0, relpages / (2.0 * nprocs)));
+	/*
+	 * Read in place, every slot and the leader's buffer may hold their
+	 * pages pinned at once (nworkers + 3 batches): together at most a
+	 * quarter of shared buffers, so that other backends always find one
+	 * to evict (ReadPages checks there is room for 16 pages each).
+	 */
+	if (st->in_place)
+		pages = Min(pages, (double) NBuffers / (4.0 * (Max(st->plan->nworkers, 0) + 3)));
 	return (uint32) pages;
+}
+
+/* Whether shared buffers are worth mapping for this table: a quarter of them or more. */
+static bool
+WorthMapping(const GpuQueryState *st)
+{
+	return gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON ||
+		(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_AUTO &&
+		 st->css.ss.ss_currentRelation->rd_rel->relpages >= NBuffers / 4);
 }
 
 /*
  * Whether this node's runs read the pages form: gpuops.query_read_pages,
- * the backend (auto: the GPU's), and columns that have one (decided once,
- * so that a fallback's reader reads as the first run's did).
+ * the backend (auto: the GPU's), and columns that have one; and whether
+ * they read the pages in place: gpuops.query_pages_in_place, shared
+ * buffers mapped already for the GPU, room for the pins.  Decided once,
+ * so that a fallback's reader reads as the first run's did; a node that
+ * finds shared buffers not mapped yet copies, and maps them for the next
+ * query (RunOn).
  */
 static bool
 ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
 {
 	if (st->read_pages < 0)
 	{
+		Relation rel = st->css.ss.ss_currentRelation;
 		QueryDeformShape shape;
+		bool cuda = primary == gpuops_cuda_device()->query;
 		bool want = gpuops_query_read_pages == GPUOPS_READ_PAGES_ON ||
-			(gpuops_query_read_pages == GPUOPS_READ_PAGES_AUTO &&
-			 primary == gpuops_cuda_device()->query);
+			(gpuops_query_read_pages == GPUOPS_READ_PAGES_AUTO && cuda);
 		MemoryContext old = MemoryContextSwitchTo(st->run_cxt);
 
-		QueryDeformShapeInit(&shape, RelationGetDescr(st->css.ss.ss_currentRelation), st->cols,
-							 st->plan->ncols);
+		QueryDeformShapeInit(&shape, RelationGetDescr(rel), st->cols, st->plan->ncols);
 		st->read_pages = want && QueryDeformPagesShape(&shape, &st->tuple) ? 1 : 0;
 		MemoryContextSwitchTo(old);
+		st->in_place = st->read_pages == 1 && QueryPagesInPlacePossible(rel) &&
+			gpuops_query_pages_in_place != GPUOPS_READ_PAGES_OFF &&
+			(cuda ? QueryPagesMapped() && WorthMapping(st)
+				  : gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON) &&
+			NBuffers / (4 * (Max(st->plan->nworkers, 0) + 3)) >= 16;
 	}
 	return st->read_pages == 1;
 }
@@ -177,7 +203,7 @@ SerialReader(GpuQueryState *st)
 									  st->read_pages == 1 ? 0 : gpuops_reader_threads,
 									  BatchRows(st), st->run_cxt);
 		if (st->read_pages == 1)
-			QueryReaderUsePages(st->reader, BatchPages(st, 1));
+			QueryReaderUsePages(st->reader, BatchPages(st, 1), st->in_place);
 	}
 }
 
@@ -230,21 +256,21 @@ ParallelBegin(GpuQueryState *st)
 	 * each (a worker alone both walks and deforms: the deforming then
 	 * bounds it), none where there are none (CI's mode).
 	 */
-	st->par = QueryParallelBegin(st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols,
-								 st->plan->ncols, nworkers, slot_rows,
-								 st->read_pages == 1 ? BatchPages(st, nworkers + 1) : 0,
-								 st->read_pages == 1 ? 0
-									 : gpuops_reader_threads > 0
-									 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
-									 : 0,
-								 NULL);
+	st->par = QueryParallelBegin(
+		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->plan->ncols, nworkers,
+		slot_rows, st->read_pages == 1 ? BatchPages(st, nworkers + 1) : 0, st->in_place,
+		st->read_pages == 1				? 0
+			: gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
+										: 0,
+		NULL);
 	st->slots_pinned = false;
 	/* the leader's own batches are small: it ships the workers' first */
 	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,
 										 st->plan->ncols, 0, Max(slot_rows / 4, 1024u) & ~7u,
 										 st->par_cxt);
 	if (st->read_pages == 1)
-		QueryReaderUsePages(st->leader_reader, Max(BatchPages(st, nworkers + 1) / 4, 16u));
+		QueryReaderUsePages(st->leader_reader, Max(BatchPages(st, nworkers + 1) / 4, 16u),
+							st->in_place);
 	MemoryContextSwitchTo(old);
 	st->workers_launched = QueryParallelLaunched(st->par);
 	st->own_done = false;
@@ -367,6 +393,13 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	 */
 	if (st->read_pages == 1 && st->par == NULL && backend == gpuops_cuda_device()->query)
 		(void) QueryReaderPinPages(st->reader);
+	/*
+	 * Shared buffers mapped for the GPU, once a process, for the next
+	 * query's reading in place (this one's readers are laid out already).
+	 */
+	if (st->read_pages == 1 && !QueryPagesMapped() && backend == gpuops_cuda_device()->query &&
+		QueryPagesInPlacePossible(st->css.ss.ss_currentRelation) && WorthMapping(st))
+		(void) QueryPagesMap(&st->map_ms);
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
@@ -378,8 +411,14 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 		if (!NextBatch(st, &batch, &why))
 			break;
 		rc = backend->query_add(st->dev->handle, &batch);
+		/* the backend has read the pages: their pins can go */
 		if (st->par != NULL)
+		{
 			QueryParallelRelease(st->par);
+			QueryReaderUnpinPages(st->leader_reader);
+		}
+		else
+			QueryReaderUnpinPages(st->reader);
 		if (rc != GPUOPS_OK)
 			return rc;
 	}

@@ -20,6 +20,10 @@ extern "C" {
 
 #include "heap_format.hpp"
 
+const char QueryWhyNumericValue[] = "a compressed or external numeric value";
+const char QueryWhyTextValue[] = "a compressed or external text value";
+const char QueryWhyLongText[] = "a text value over 16 bytes";
+
 /*
  * The value at p (an attribute of length len, as stored) as column words:
  * w[0], and w[1] for a bytes column.  Returns why it has no device form,
@@ -55,7 +59,7 @@ ValueWords(const QueryDeformShape *shape, int c, int16 len, const char *p, uint6
 			return NULL;
 		case QCOL_NUMERIC:
 			if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
-				return "a compressed or external numeric value";
+				return QueryWhyNumericValue;
 			w[0] = GpuopsNumericExprWord(p);
 			return NULL;
 		case QCOL_TEXT16:
@@ -65,14 +69,14 @@ ValueWords(const QueryDeformShape *shape, int c, int16 len, const char *p, uint6
 				Size n;
 
 				if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
-					return "a compressed or external text value";
+					return QueryWhyTextValue;
 				data = VARDATA_ANY(p);
 				n = VARSIZE_ANY_EXHDR(p);
 				if (shape->form[c] == QCOL_BPCHAR16)
 					while (n > 0 && data[n - 1] == ' ')
 						n--; /* bcTruelen */
 				if (n > 16)
-					return "a text value over 16 bytes";
+					return QueryWhyLongText;
 				w[0] = 0;
 				w[1] = 0;
 				memcpy(w, data, n);
@@ -83,7 +87,7 @@ ValueWords(const QueryDeformShape *shape, int c, int16 len, const char *p, uint6
 				int r;
 
 				if (VARATT_IS_EXTENDED(p) && !VARATT_IS_SHORT(p))
-					return "a compressed or external text value";
+					return QueryWhyTextValue;
 				r = QueryTextTestEval(&shape->tests[c], VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p));
 				/* NULL: the caller's to store (a list holding a NULL) */
 				w[0] = r < 0 ? 0 : (uint64) r;
@@ -528,9 +532,8 @@ QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTuple *tuple)
 		tuple->missing_null[c] = shape->missing_null[c];
 		/* the host reader's reasons (ValueWords), as the node names them back */
 		tuple->missing_escape[c] = shape->missing_escape[c] == NULL ? GPUOPS_QESC_NONE
-			: strcmp(shape->missing_escape[c], "a text value over 16 bytes") == 0
-			? GPUOPS_QESC_LONG_TEXT
-			: GPUOPS_QESC_VALUE;
+			: shape->missing_escape[c] == QueryWhyLongText			? GPUOPS_QESC_LONG_TEXT
+																	: GPUOPS_QESC_VALUE;
 		tuple->missing_word[c][0] = shape->missing_word[c][0];
 		tuple->missing_word[c][1] = shape->missing_word[c][1];
 	}

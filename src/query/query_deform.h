@@ -65,6 +65,15 @@ typedef struct QueryDeformOut
 	uint8 *nulls[GPUOPS_QUERY_MAX_COLS];	/* every column: 1 = NULL */
 } QueryDeformOut;
 
+/*
+ * Why a value has no device form (ValueWords): the host reader's reasons,
+ * which the pages form's escapes name back (gpu_query_run.cpp), so the
+ * node says the same on both forms.  Compared by address.
+ */
+extern const char QueryWhyNumericValue[]; /* compressed or external numeric */
+extern const char QueryWhyTextValue[];	  /* compressed or external text */
+extern const char QueryWhyLongText[];	  /* text over 16 bytes */
+
 /* What one page's rows left besides their words. */
 typedef struct QueryDeformResult
 {

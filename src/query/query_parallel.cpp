@@ -28,6 +28,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "storage/bufmgr.h"
 #include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
@@ -50,12 +51,15 @@ typedef enum QPSlotState
 	QP_FREE = 0,
 	QP_FILLING,
 	QP_FULL,
-	QP_TAKEN
+	QP_TAKEN,
+	QP_RETURNED, /* in place: shipped; its pages are still pinned by its owner */
+	QP_UNPINNING /* in place: its owner drops their pins */
 } QPSlotState;
 
 typedef struct QPSlot
 {
 	QPSlotState state;
+	int owner; /* in place: the worker (ParallelWorkerNumber) holding its pins */
 	uint32 nrows;
 	uint32 npages;	  /* the pages form: pages in the slot */
 	uint32 null_mask; /* column c has NULLs (its null bytes were copied) */
@@ -68,6 +72,7 @@ typedef struct QPShared
 	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
 	uint32 slot_rows;
 	uint32 max_pages; /* > 0: slots hold pages (QueryPagesBuf), not words */
+	bool in_place;	  /* ... left in shared buffers, pinned */
 	int worker_threads;
 	int nslots;
 	Size slot_bytes;
@@ -136,13 +141,13 @@ QueryParallelPossible(void)
 
 QueryParallel *
 QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
-				   int nworkers, uint32 slot_rows, uint32 max_pages, int worker_threads,
-				   const GpuopsExprProgram *filter)
+				   int nworkers, uint32 slot_rows, uint32 max_pages, bool in_place,
+				   int worker_threads, const GpuopsExprProgram *filter)
 {
 	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	int nslots = nworkers + 2; /* a slot per worker filling, two for the leader to ship */
 	Size data_off[GPUOPS_QUERY_MAX_COLS], null_off[GPUOPS_QUERY_MAX_COLS];
-	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages)
+	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages, in_place)
 									: SlotLayout(cols, ncols, slot_rows, data_off, null_off);
 	Size shared_bytes = add_size(offsetof(QPShared, slots), mul_size(sizeof(QPSlot), nslots));
 	Size pscan_bytes = table_parallelscan_estimate(rel, snapshot);
@@ -170,11 +175,14 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	memcpy(sh->cols, cols, sizeof(QueryReadColumn) * ncols);
 	sh->slot_rows = slot_rows;
 	sh->max_pages = max_pages;
+	sh->in_place = max_pages > 0 && in_place;
 	sh->worker_threads = worker_threads;
 	sh->has_filter = filter != NULL;
 	if (filter != NULL)
 		sh->filter = *filter;
 	sh->nslots = nslots;
+	for (int s = 0; s < nslots; s++)
+		sh->slots[s].owner = -1;
 	sh->slot_bytes = slot_bytes;
 	memcpy(sh->data_off, data_off, sizeof(data_off));
 	memcpy(sh->null_off, null_off, sizeof(null_off));
@@ -255,12 +263,14 @@ SlotBatch(QueryParallel *qp, int s, GpuopsQueryBatch *batch)
 	batch->cols.nrows = slot->nrows;
 	if (sh->max_pages > 0)
 	{
-		QueryPagesBufInit(&qp->held_pages, base, sh->max_pages);
+		QueryPagesBufInit(&qp->held_pages, base, sh->max_pages, sh->in_place);
 		qp->held_pages.view.npages = slot->npages;
 		qp->held_pages.view.page_size = BLCKSZ;
 		qp->held_pages.view.pages = qp->held_pages.pages;
 		qp->held_pages.view.first_row = qp->held_pages.first_row;
 		qp->held_pages.view.lineno = qp->held_pages.lineno;
+		qp->held_pages.view.base = sh->in_place ? (const uint8 *) BufferBlocks : NULL;
+		qp->held_pages.view.index = qp->held_pages.index;
 		batch->pages = &qp->held_pages.view;
 		return;
 	}
@@ -402,10 +412,14 @@ QueryParallelRelease(QueryParallel *qp)
 	if (qp->held < 0)
 		return;
 	SpinLockAcquire(&sh->mutex);
-	sh->slots[qp->held].state = QP_FREE;
+	sh->slots[qp->held].state = sh->in_place ? QP_RETURNED : QP_FREE;
 	SpinLockRelease(&sh->mutex);
 	qp->held = -1;
-	ConditionVariableSignal(&sh->freed);
+	/* in place, only its owner may free it: wake every worker */
+	if (sh->in_place)
+		ConditionVariableBroadcast(&sh->freed);
+	else
+		ConditionVariableSignal(&sh->freed);
 }
 
 void
@@ -432,9 +446,60 @@ QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers)
 
 /* ---- the workers ---- */
 
+/*
+ * In place: drops the pins of this worker's slots that the leader has
+ * shipped (all of its slots when the leader stopped: it ships no more)
+ * and frees them.  Returns how many of its slots are still waiting to be
+ * shipped or being shipped.
+ */
+static int
+UnpinReturned(QPShared *sh, char *slots)
+{
+	int mine[64], nmine = 0, waiting = 0;
+
+	if (!sh->in_place)
+		return 0;
+	SpinLockAcquire(&sh->mutex);
+	for (int s = 0; s < sh->nslots; s++)
+	{
+		QPSlot *slot = &sh->slots[s];
+
+		if (slot->owner != ParallelWorkerNumber)
+			continue;
+		if ((slot->state == QP_RETURNED || (sh->stop && slot->state == QP_FULL)) &&
+			nmine < (int) lengthof(mine))
+		{
+			slot->state = QP_UNPINNING;
+			mine[nmine++] = s;
+		}
+		else if (slot->state == QP_FULL || slot->state == QP_TAKEN || slot->state == QP_RETURNED)
+			waiting++; /* (returned ones beyond `mine`: the next call's) */
+	}
+	SpinLockRelease(&sh->mutex);
+	for (int k = 0; k < nmine; k++)
+	{
+		QueryPagesBuf buf;
+
+		QueryPagesBufInit(&buf, SlotBase(slots, sh, mine[k]), sh->max_pages, true);
+		QueryPagesUnpin(buf.index, sh->slots[mine[k]].npages);
+	}
+	if (nmine > 0)
+	{
+		SpinLockAcquire(&sh->mutex);
+		for (int k = 0; k < nmine; k++)
+		{
+			sh->slots[mine[k]].state = QP_FREE;
+			sh->slots[mine[k]].owner = -1;
+		}
+		SpinLockRelease(&sh->mutex);
+		ConditionVariableBroadcast(&sh->freed);
+	}
+	return waiting;
+}
+
 /* A free slot, now the caller's (FILLING), or -1 when the leader asked to stop. */
 static int
-TakeFreeSlot(QPShared *sh)
+TakeFreeSlot(QPShared *sh, char *slots)
 {
 	int found = -1;
 
@@ -443,6 +508,7 @@ TakeFreeSlot(QPShared *sh)
 	{
 		bool stop;
 
+		(void) UnpinReturned(sh, slots);
 		SpinLockAcquire(&sh->mutex);
 		stop = sh->stop;
 		for (int s = 0; s < sh->nslots && !stop && found < 0; s++)
@@ -458,6 +524,22 @@ TakeFreeSlot(QPShared *sh)
 	}
 	ConditionVariableCancelSleep();
 	return found;
+}
+
+/*
+ * In place, at the worker's end: waits until the leader has shipped every
+ * slot it filled (or stopped), dropping their pins, so that none is held
+ * past the worker's transaction.
+ */
+static void
+AwaitShipped(QPShared *sh, char *slots)
+{
+	if (!sh->in_place)
+		return;
+	ConditionVariablePrepareToSleep(&sh->freed);
+	while (UnpinReturned(sh, slots) > 0)
+		ConditionVariableSleep(&sh->freed, PG_WAIT_EXTENSION);
+	ConditionVariableCancelSleep();
 }
 
 /* Copies the reader's batch into slot s and hands it to the leader. */
@@ -556,17 +638,18 @@ ReadPages(QPShared *sh, char *slots, QueryReader *reader)
 {
 	while (!StopAsked(sh))
 	{
-		int s = TakeFreeSlot(sh);
+		int s = TakeFreeSlot(sh, slots);
 		QueryPagesBuf buf;
 		uint32 n;
 
 		if (s < 0)
 			break;
-		QueryPagesBufInit(&buf, SlotBase(slots, sh, s), sh->max_pages);
-		n = QueryReaderNextPages(reader, &buf);
+		QueryPagesBufInit(&buf, SlotBase(slots, sh, s), sh->max_pages, sh->in_place);
+		n = QueryReaderNextPages(reader, &buf); /* (no rows: no page, no pin) */
 		SpinLockAcquire(&sh->mutex);
 		sh->slots[s].nrows = n;
 		sh->slots[s].npages = buf.view.npages;
+		sh->slots[s].owner = ParallelWorkerNumber;
 		sh->slots[s].null_mask = 0;
 		sh->slots[s].state = n > 0 ? QP_FULL : QP_FREE;
 		SpinLockRelease(&sh->mutex);
@@ -599,14 +682,15 @@ ReadMain(dsm_segment *, shm_toc *toc)
 								  cxt);
 	if (reader != NULL && sh->max_pages > 0)
 	{
-		QueryReaderUsePages(reader, 0);
+		QueryReaderUsePages(reader, 0, sh->in_place);
 		ReadPages(sh, slots, reader);
+		AwaitShipped(sh, slots);
 		reader_done = true;
 	}
 	while (!reader_done && reader != NULL && !StopAsked(sh) &&
 		   QueryReaderNext(reader, &batch, &why))
 	{
-		int s = TakeFreeSlot(sh);
+		int s = TakeFreeSlot(sh, slots);
 
 		if (s < 0)
 			break;

@@ -53,7 +53,10 @@ extern bool QueryParallelPossible(void);
  * Starts up to nworkers workers reading rel's pages under `snapshot` into
  * slots of slot_rows rows, each worker with worker_threads reader threads.
  * With max_pages > 0 the slots hold pages instead (query_reader.h's
- * pages form, up to max_pages each; no filter).
+ * pages form, up to max_pages each; no filter), in place with in_place:
+ * a worker then keeps its pages pinned until the leader has released
+ * their slot (QueryParallelRelease: the backend has read them), and ends
+ * only when none of its slots is left to ship.
  * With filter (a program over the columns: a dimension's quals), the
  * workers keep only the rows it passes, and stop the read where it cannot
  * decide a row.  Memory in the current context.  The leader reads its own
@@ -61,8 +64,8 @@ extern bool QueryParallelPossible(void);
  */
 extern QueryParallel *QueryParallelBegin(Relation rel, Snapshot snapshot,
 										 const QueryReadColumn *cols, int ncols, int nworkers,
-										 uint32 slot_rows, uint32 max_pages, int worker_threads,
-										 const GpuopsExprProgram *filter);
+										 uint32 slot_rows, uint32 max_pages, bool in_place,
+										 int worker_threads, const GpuopsExprProgram *filter);
 
 /* A scan of the same pages (the same block allocator) for the leader's own reader. */
 extern TableScanDesc QueryParallelLeaderScan(QueryParallel *qp);

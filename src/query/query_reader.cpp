@@ -115,6 +115,7 @@ struct QueryReader
 	bool pages_mode;   /* QueryReaderUsePages: whole pages, no deforming */
 	QueryPagesBuf own; /* QueryReaderNext's pages buffer (pages mode) */
 	bool own_pinned;   /* it is pinned for the CUDA engine (QueryReaderPinPages) */
+	uint32 own_pins;   /* in place: its pages whose pins are still held */
 	const char *escape;
 	ReaderPool *pool;
 	MemoryContextCallback cb;
@@ -359,6 +360,13 @@ StopThreads(QueryReader *r) noexcept
 
 /* ---- the backend ---- */
 
+/* The reader's own pages buffer's memory (QueryPagesBufInit's mem). */
+static void *
+OwnPagesMemory(QueryReader *r)
+{
+	return r->own.in_place ? (void *) r->own.index : (void *) r->own.pages;
+}
+
 static void
 ReaderReset(void *arg)
 {
@@ -371,7 +379,7 @@ ReaderReset(void *arg)
 	 */
 	StopThreads(r);
 	if (r->own_pinned)
-		GpuopsUnpinHostMemory(r->own.pages);
+		GpuopsUnpinHostMemory(OwnPagesMemory(r));
 	r->own_pinned = false;
 }
 
@@ -573,7 +581,12 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 		return false;
 	if (r->pages_mode)
 	{
-		uint32 n = QueryReaderNextPages(r, &r->own);
+		uint32 n;
+
+		QueryReaderUnpinPages(r); /* (the caller's duty; in case it did not) */
+		n = QueryReaderNextPages(r, &r->own);
+		if (r->own.in_place)
+			r->own_pins = r->own.view.npages;
 
 		if (n == 0)
 			return false;
@@ -625,9 +638,10 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 /* ---- the pages form ---- */
 
 Size
-QueryPagesBufBytes(uint32 max_pages)
+QueryPagesBufBytes(uint32 max_pages, bool in_place)
 {
-	Size bytes = mul_size(max_pages, BLCKSZ);
+	Size bytes = in_place ? MAXALIGN(mul_size(max_pages, sizeof(uint32)))
+						  : mul_size(max_pages, BLCKSZ);
 
 	bytes = add_size(bytes, MAXALIGN(mul_size(max_pages + 1, sizeof(uint32))));
 	return add_size(bytes,
@@ -635,33 +649,95 @@ QueryPagesBufBytes(uint32 max_pages)
 }
 
 void
-QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages)
+QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place)
 {
 	memset(buf, 0, sizeof(*buf));
 	buf->max_pages = max_pages;
-	buf->pages = (uint8 *) mem;
-	mem += (Size) max_pages * BLCKSZ;
+	buf->in_place = in_place;
+	if (in_place)
+	{
+		buf->index = (uint32 *) mem;
+		mem += MAXALIGN((Size) max_pages * sizeof(uint32));
+	}
+	else
+	{
+		buf->pages = (uint8 *) mem;
+		mem += (Size) max_pages * BLCKSZ;
+	}
 	buf->first_row = (uint32 *) mem;
 	mem += MAXALIGN((Size) (max_pages + 1) * sizeof(uint32));
 	buf->lineno = (uint16 *) mem;
 }
 
+bool
+QueryPagesInPlacePossible(Relation rel)
+{
+	return !RelationUsesLocalBuffers(rel);
+}
+
 void
-QueryReaderUsePages(QueryReader *r, uint32 max_pages)
+QueryPagesUnpin(const uint32 *index, uint32 npages)
+{
+	for (uint32 p = 0; p < npages; p++)
+		ReleaseBuffer((Buffer) index[p] + 1);
+}
+
+static int pages_mapped = 0; /* 1: mapped; -1: tried and failed */
+
+bool
+QueryPagesMapped(void)
+{
+	return pages_mapped > 0;
+}
+
+bool
+QueryPagesMap(double *ms)
+{
+	if (pages_mapped == 0)
+	{
+		/* the whole OS pages around the buffers: what the driver pins */
+		uintptr_t start = (uintptr_t) BufferBlocks & ~(uintptr_t) 4095;
+		uintptr_t end = ((uintptr_t) BufferBlocks + (Size) NBuffers * BLCKSZ + 4095) &
+			~(uintptr_t) 4095;
+		instr_time t0, t1;
+
+		INSTR_TIME_SET_CURRENT(t0);
+		pages_mapped = GpuopsMapHostMemory((void *) start, end - start) ? 1 : -1;
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		*ms += INSTR_TIME_GET_MILLISEC(t1);
+		elog(DEBUG1, "gpuops: shared buffers (%zu MB) %s for the device in %.1f ms",
+			 (size_t) ((end - start) >> 20), pages_mapped > 0 ? "mapped" : "not mapped",
+			 INSTR_TIME_GET_MILLISEC(t1));
+	}
+	return pages_mapped > 0;
+}
+
+void
+QueryReaderUsePages(QueryReader *r, uint32 max_pages, bool in_place)
 {
 	r->pages_mode = true;
 	if (max_pages > 0 && r->own.max_pages == 0)
 		QueryPagesBufInit(&r->own,
 						  (char *) MemoryContextAllocHuge(GetMemoryChunkContext(r),
-														  QueryPagesBufBytes(max_pages)),
-						  max_pages);
+														  QueryPagesBufBytes(max_pages, in_place)),
+						  max_pages, in_place);
+}
+
+void
+QueryReaderUnpinPages(QueryReader *r)
+{
+	if (r->own_pins > 0)
+		QueryPagesUnpin(r->own.index, r->own_pins);
+	r->own_pins = 0;
 }
 
 bool
 QueryReaderPinPages(QueryReader *r)
 {
 	if (!r->own_pinned && r->own.max_pages > 0)
-		r->own_pinned = GpuopsPinHostMemory(r->own.pages, QueryPagesBufBytes(r->own.max_pages));
+		r->own_pinned = GpuopsPinHostMemory(OwnPagesMemory(r),
+											QueryPagesBufBytes(r->own.max_pages, r->own.in_place));
 	return r->own_pinned;
 }
 
@@ -695,7 +771,14 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 		if (n == 0)
 			continue;
 		buf->first_row[npages] = rows;
-		memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
+		if (buf->in_place)
+		{
+			/* a pin of our own: the walk drops its pin at the next page */
+			IncrBufferRefCount(scan->rs_cbuf);
+			buf->index[npages] = (uint32) (scan->rs_cbuf - 1);
+		}
+		else
+			memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
 		for (int k = 0; k < n; k++)
 			buf->lineno[rows + k] = scan->rs_vistuples[k];
 		rows += n;
@@ -707,6 +790,8 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 	buf->view.pages = buf->pages;
 	buf->view.first_row = buf->first_row;
 	buf->view.lineno = buf->lineno;
+	buf->view.base = buf->in_place ? (const uint8 *) BufferBlocks : NULL;
+	buf->view.index = buf->index;
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	r->stats.read_ms += INSTR_TIME_GET_MILLISEC(end);
@@ -737,6 +822,7 @@ void
 QueryReaderRescan(QueryReader *r)
 {
 	/* table_rescan released the page in hand */
+	QueryReaderUnpinPages(r);
 	HeapPageWalkInit(&r->walk, r->scan);
 	r->carry = -1;
 	r->walk_done = false;
@@ -752,5 +838,6 @@ QueryReaderStatsGet(const QueryReader *r, QueryReaderStats *stats)
 void
 QueryReaderEnd(QueryReader *r)
 {
+	QueryReaderUnpinPages(r);
 	StopThreads(r);
 }

@@ -107,24 +107,49 @@ extern bool QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char 
 typedef struct QueryPagesBuf
 {
 	uint32 max_pages;
-	uint8 *pages;		   /* max_pages x BLCKSZ */
+	bool in_place;		   /* pages left in shared buffers, pinned (below) */
+	uint8 *pages;		   /* max_pages x BLCKSZ (not in place) */
+	uint32 *index;		   /* max_pages: buffer numbers (in place) */
 	uint32 *first_row;	   /* max_pages + 1 */
 	uint16 *lineno;		   /* max_pages x MaxHeapTuplesPerPage */
 	GpuopsQueryPages view; /* what the last fill put there */
 } QueryPagesBuf;
 
 /* The bytes of a pages buffer of max_pages pages, and one laid out in mem. */
-extern Size QueryPagesBufBytes(uint32 max_pages);
-extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages);
+extern Size QueryPagesBufBytes(uint32 max_pages, bool in_place);
+extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place);
+
+/*
+ * Pages read in place: the buffer isn't copied; the reader keeps a pin on
+ * each page it lists (PostgreSQL's rule: a visible tuple may be read with
+ * the pin alone) and gives the backend the page's place in shared buffers
+ * (GpuopsQueryPages.base, index).  The process that filled the buffer drops
+ * the pins (QueryPagesUnpin) once the backend has read the pages, before
+ * its transaction ends; an error's resource owner drops them too.  Temporary
+ * tables (local buffers) are always copied.
+ */
+extern bool QueryPagesInPlacePossible(Relation rel);
+extern void QueryPagesUnpin(const uint32 *index, uint32 npages);
+
+/*
+ * Shared buffers mapped for the CUDA engine in this process, so that it
+ * reads pages in place (gpuops_cuda_host_map: once a process, after the
+ * context is up; ~70 ms a GB of shared_buffers).  QueryPagesMapped: done
+ * already; QueryPagesMap tries it once and adds its time to *ms.
+ */
+extern bool QueryPagesMapped(void);
+extern bool QueryPagesMap(double *ms);
 
 /*
  * The reader reads pages from now on (its columns must have a pages form:
- * query_deform.h's QueryDeformPagesShape): QueryReaderNext fills a buffer
- * of max_pages pages of its own (max_pages > 0), QueryReaderNextPages one
- * the caller gives.
+ * query_deform.h's QueryDeformPagesShape), in place or copied:
+ * QueryReaderNext fills a buffer of max_pages pages of its own (max_pages >
+ * 0), QueryReaderNextPages one the caller gives (laid out alike).
+ * QueryReaderUnpinPages drops the pins of its own buffer's last fill.
  */
-extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages);
+extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages, bool in_place);
 extern uint32 QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf);
+extern void QueryReaderUnpinPages(QueryReader *r);
 
 /*
  * Pins the reader's own pages buffer for the CUDA engine's copies (after

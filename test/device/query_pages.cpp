@@ -13,14 +13,40 @@
  * any word, integer, float or numeric, comes back as it was); a bytes
  * column a text of its bytes up to the last nonzero one.  Every 9th tuple
  * stored is one the batch does not list (a row the snapshot does not see).
+ * Read in place (QCase.in_place), a batch's pages lie scattered in a pool
+ * mapped for the device, as pages in shared buffers do.
  */
+#include <cstdlib>
+#include <cstring>
+
+#include "gpuops_cuda.h"
 #include "query_ref.h"
 
 namespace dt {
 namespace {
 
 constexpr uint32_t kPage = 8192;
-constexpr uint32_t kMaxTuples = 291; /* MaxHeapTuplesPerPage */
+constexpr uint32_t kMaxTuples = 291;  /* MaxHeapTuplesPerPage */
+constexpr uint32_t kPoolPages = 8192; /* the in-place pool: 64 MB */
+
+/* The pool pages read in place lie in, mapped for the CUDA backend once it can be. */
+uint8_t *
+page_pool()
+{
+	static uint8_t *pool = nullptr;
+	static bool mapped = false;
+
+	if (pool == nullptr)
+	{
+		pool = static_cast<uint8_t *>(aligned_alloc(4096, (size_t) kPoolPages * kPage));
+		if (pool == nullptr)
+			throw std::runtime_error("no memory for the page pool");
+	}
+	/* (no context yet: the next batch tries again; the CPU backend needs none) */
+	if (!mapped)
+		mapped = gpuops_cuda_host_map(pool, (size_t) kPoolPages * kPage) != 0;
+	return pool;
+}
 
 uint32_t
 align_to(uint32_t off, uint32_t a)
@@ -241,12 +267,32 @@ pages_batches(const QCase &c, const std::function<void(GpuopsQueryBatch &)> &add
 
 		GpuopsQueryPages P;
 		GpuopsQueryBatch b;
+		std::vector<uint32_t> index;
 
+		memset(&P, 0, sizeof(P));
 		P.npages = static_cast<uint32_t>(first_row.size() - 1);
 		P.page_size = kPage;
 		P.pages = pages.data();
 		P.first_row = first_row.data();
 		P.lineno = lineno.data();
+		if (c.in_place)
+		{
+			uint8_t *pool = page_pool();
+
+			if (P.npages > kPoolPages)
+				throw std::runtime_error("a batch of more pages than the pool holds");
+			/* page k at an odd stride through the pool: out of order, none twice */
+			for (uint32_t k = 0; k < P.npages; k++)
+			{
+				index.push_back((k * 7919u + i) % kPoolPages);
+				memcpy(pool + (size_t) index.back() * kPage, pages.data() + (size_t) k * kPage,
+					   kPage);
+			}
+			index.push_back(0); /* a valid pointer also for no page */
+			P.pages = nullptr;
+			P.base = pool;
+			P.index = index.data();
+		}
 		memset(&b, 0, sizeof(b));
 		b.nrows = rows;
 		b.cols.ncols = static_cast<int>(c.cols.size());
@@ -255,6 +301,8 @@ pages_batches(const QCase &c, const std::function<void(GpuopsQueryBatch &)> &add
 		add(b);
 		/* the backend must have copied them */
 		std::fill(pages.begin(), pages.end(), 0x5a);
+		for (uint32_t k = 0; c.in_place && k < P.npages; k++)
+			memset(page_pool() + (size_t) index[k] * kPage, 0x5a, kPage);
 		std::fill(lineno.begin(), lineno.end(), 0x5a5a);
 	} while (i < c.n);
 }

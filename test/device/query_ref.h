@@ -91,7 +91,8 @@ struct QCase
 	GpuopsQueryEscape cuda_escape = GPUOPS_QESC_NONE;
 	int64_t expect_groups = -1; /* when known, checked too */
 	size_t device_budget = 0;
-	bool pages = false; /* batches as heap pages (query_pages.cpp) */
+	bool pages = false;	   /* batches as heap pages (query_pages.cpp) */
+	bool in_place = false; /* ... scattered in a mapped pool, read in place */
 	std::vector<std::shared_ptr<GpuopsExprProgram>> programs; /* owned, at stable addresses */
 
 	const GpuopsExprProgram *own(const GpuopsExprProgram &p)

@@ -214,6 +214,8 @@ query_tests()
 	 * (query_pages.cpp): the same answers.  The largest are left out (the
 	 * test builds their pages on one thread).
 	 */
+	int k = 0;
+
 	for (auto &make : query_cases())
 	{
 		QCase c = make();
@@ -221,7 +223,9 @@ query_tests()
 		if (c.n > 1100000)
 			continue;
 		c.pages = true;
-		c.what = "pages: " + c.what;
+		/* every other one read in place: its pages scattered in a mapped pool */
+		c.in_place = k++ % 2 == 1;
+		c.what = (c.in_place ? "pages in place: " : "pages: ") + c.what;
 		run_case(c.what, [&](Outcome &out) { check_query(out, c); });
 	}
 	run_case("query bad specs fail at begin", [](Outcome &out) {

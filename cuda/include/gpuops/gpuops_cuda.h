@@ -70,6 +70,14 @@ extern int gpuops_cuda_idle(int release_context, int may_wait) GPUOPS_NOEXCEPT;
 extern int gpuops_cuda_host_register(void *p, size_t bytes) GPUOPS_NOEXCEPT;
 extern void gpuops_cuda_host_unregister(void *p) GPUOPS_NOEXCEPT;
 
+/*
+ * Pins host memory and maps it into the device's address space, so that
+ * kernels read it in place (the query's pages in shared buffers); 1 when
+ * mapped, 0 when not (no context yet, a failure).  It stays mapped for the
+ * process's life.
+ */
+extern int gpuops_cuda_host_map(void *p, size_t bytes) GPUOPS_NOEXCEPT;
+
 /* The GPU's memory in bytes (0 without a usable GPU); creates no context. */
 extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;
 

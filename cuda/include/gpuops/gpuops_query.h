@@ -170,9 +170,16 @@ typedef struct GpuopsQueryPages
 {
 	uint32_t npages;
 	uint32_t page_size;		   /* BLCKSZ */
-	const uint8_t *pages;	   /* npages x page_size bytes */
+	const uint8_t *pages;	   /* npages x page_size bytes (unless base is set) */
 	const uint32_t *first_row; /* npages + 1: page p holds rows [first_row[p], first_row[p + 1]) */
 	const uint16_t *lineno;	   /* per row: its tuple's line pointer (1-based) in its page */
+	/*
+	 * Pages read in place: page p is the page_size bytes at base + index[p]
+	 * x page_size (pages unused).  For the CUDA backend base lies in memory
+	 * mapped with gpuops_cuda_host_map; it is read before query_add returns.
+	 */
+	const uint8_t *base;
+	const uint32_t *index;
 } GpuopsQueryPages;
 
 typedef struct GpuopsQuerySpec
