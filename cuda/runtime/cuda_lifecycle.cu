@@ -7,6 +7,7 @@
  *    hands over to the Runtime (cuda_runtime.cu).
  */
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -164,28 +165,101 @@ gpuops_cuda_host_register(void *p, size_t bytes) noexcept
 	return 1;
 }
 
-extern "C" int
-gpuops_cuda_host_map(void *p, size_t bytes) noexcept
+namespace {
+
+/* Pins and maps [p, p + bytes) on the calling thread: whether it is mapped. */
+bool
+map_now(void *p, size_t bytes) noexcept
 {
-	using gpuops::cuda::the_runtime;
 	void *dev = nullptr;
 
-	if (p == nullptr || bytes == 0 || gpuops_cuda_prewarm_pending() || the_runtime == nullptr ||
-		!the_runtime->initialized() || the_runtime->broken())
-		return 0;
-	if (cudaHostRegister(p, bytes, cudaHostRegisterMapped) != cudaSuccess)
+	if (cudaSetDevice(0) != cudaSuccess ||
+		cudaHostRegister(p, bytes, cudaHostRegisterMapped) != cudaSuccess)
 	{
 		(void) cudaGetLastError(); /* not sticky: the pages are copied instead */
-		return 0;
+		return false;
 	}
 	if (cudaHostGetDevicePointer(&dev, p, 0) != cudaSuccess)
 	{
 		(void) cudaGetLastError();
 		(void) cudaHostUnregister(p);
 		(void) cudaGetLastError();
+		return false;
+	}
+	return true;
+}
+
+bool
+runtime_up() noexcept
+{
+	using gpuops::cuda::the_runtime;
+
+	return !gpuops_cuda_prewarm_pending() && the_runtime != nullptr && the_runtime->initialized() &&
+		!the_runtime->broken();
+}
+
+} /* namespace */
+
+extern "C" int
+gpuops_cuda_host_map(void *p, size_t bytes) noexcept
+{
+	if (p == nullptr || bytes == 0 || !runtime_up())
+		return 0;
+	return map_now(p, bytes) ? 1 : 0;
+}
+
+extern "C" int
+gpuops_cuda_host_map_start(void *p, size_t bytes) noexcept
+{
+	using namespace gpuops::cuda;
+
+	if (map_state.load(std::memory_order_acquire) != 0)
+		return map_state.load(std::memory_order_acquire) > 0;
+	if (p == nullptr || bytes == 0 || !runtime_up())
+		return 0;
+	map_ptr = p;
+	map_state.store(1, std::memory_order_release);
+	try
+	{
+		gpuops::SignalsBlocked blocked;
+
+		std::thread([p, bytes]() noexcept {
+			auto t0 = std::chrono::steady_clock::now();
+			bool ok = map_now(p, bytes);
+
+			map_micros.store(std::chrono::duration_cast<std::chrono::microseconds>(
+								 std::chrono::steady_clock::now() - t0)
+								 .count(),
+							 std::memory_order_relaxed);
+			map_state.store(ok ? 2 : -1, std::memory_order_release);
+		}).detach();
+	}
+	catch (...)
+	{
+		map_state.store(0, std::memory_order_release); /* no thread: another time */
 		return 0;
 	}
 	return 1;
+}
+
+extern "C" int
+gpuops_cuda_host_mapped(const void *p) noexcept
+{
+	using namespace gpuops::cuda;
+
+	return map_state.load(std::memory_order_acquire) == 2 && p == map_ptr && runtime_up();
+}
+
+extern "C" int
+gpuops_cuda_host_map_pending(void) noexcept
+{
+	return gpuops::cuda::map_state.load(std::memory_order_acquire) == 1;
+}
+
+extern "C" double
+gpuops_cuda_host_map_ms(void) noexcept
+{
+	return gpuops::cuda::map_micros.load(std::memory_order_relaxed) / 1000.0;
 }
 
 extern "C" void

@@ -416,6 +416,10 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	 * processes make or drop contexts, and the backend is committing (its
 	 * client waits).  The backend's next device call joins the helper first.
 	 */
+	/* the mapping thread is in the driver for this context: keep it (a later end releases) */
+	if (map_state.load(std::memory_order_acquire) == 1)
+		return false;
+
 	std::vector<cudaEvent_t> events;
 	std::vector<cudaStream_t> streams;
 	void *pool = pool_;
@@ -437,6 +441,9 @@ Runtime::idle(bool release_context, bool may_wait) noexcept
 	pool_ = nullptr;
 	scalar_ = nullptr;
 	initialized_ = false;
+	/* the reset takes the mapping with it: the next large read maps again */
+	if (map_state.load(std::memory_order_acquire) == 2)
+		map_state.store(0, std::memory_order_release);
 
 	auto teardown = [](const std::vector<cudaEvent_t> &es, const std::vector<cudaStream_t> &ss,
 					   void *p, void *sc) noexcept {

@@ -19,6 +19,9 @@ std::thread *prewarm_thread = nullptr;
 uint64_t helper_started = 0;
 std::atomic<uint64_t> helper_finished{0};
 bool helper_releases = false;
+std::atomic<int> map_state{0};
+void *map_ptr = nullptr;
+std::atomic<uint64_t> map_micros{0};
 
 /* Waits for the prewarm thread's work, interruptibly, then joins it. */
 void

@@ -46,6 +46,19 @@ extern uint64_t helper_started;				  /* helpers started */
 extern std::atomic<uint64_t> helper_finished; /* the newest one whose work is over */
 extern bool helper_releases;				  /* the newest one tears the context down */
 
+/*
+ * The mapping of host memory for kernels to read in place
+ * (gpuops_cuda_host_map_start): pinning a whole shared_buffers takes the
+ * driver seconds (~190 ms a GB on the H100), so it runs on a thread of its
+ * own, detached, while the backend's queries copy; they read in place once
+ * it is done.  map_state: 0 none, 1 mapping, 2 mapped, -1 failed (not
+ * tried again).  A context torn down takes the mapping with it (state 0
+ * again); none is torn down while the mapping runs (Runtime::idle).
+ */
+extern std::atomic<int> map_state;
+extern void *map_ptr;					 /* what is (being) mapped */
+extern std::atomic<uint64_t> map_micros; /* how long it took */
+
 /* Waits for the prewarm thread's work, interruptibly, then joins it (helper_thread.cu). */
 void wait_for_prewarm();
 

@@ -126,7 +126,7 @@ static int exit_code = 0;
 static void
 EndWithoutTeardown(void)
 {
-	if (gpuops_cuda_prewarm_pending())
+	if (gpuops_cuda_prewarm_pending() || gpuops_cuda_host_map_pending())
 		_exit(exit_code);
 }
 
@@ -141,7 +141,8 @@ EndWithoutTeardown(void)
 static void
 JoinHelperAtExit(int code, Datum)
 {
-	if (gpuops_cuda_prewarm_pending())
+	/* (the thread mapping shared buffers, too: it is in the driver for seconds) */
+	if (gpuops_cuda_prewarm_pending() || gpuops_cuda_host_map_pending())
 	{
 		exit_code = code;
 		if (atexit(EndWithoutTeardown) == 0)
@@ -230,9 +231,21 @@ GpuopsUnpinHostMemory(void *p)
 }
 
 bool
-GpuopsMapHostMemory(void *p, Size bytes)
+GpuopsMapHostMemoryStart(void *p, Size bytes)
 {
-	return gpuops_cuda_host_map(p, bytes) != 0;
+	return gpuops_cuda_host_map_start(p, bytes) != 0;
+}
+
+bool
+GpuopsHostMemoryMapped(const void *p)
+{
+	return gpuops_cuda_host_mapped(p) != 0;
+}
+
+double
+GpuopsHostMemoryMapMs(void)
+{
+	return gpuops_cuda_host_map_ms();
 }
 
 bool

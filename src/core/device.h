@@ -32,8 +32,15 @@ extern bool GpuopsUseCuda(void);
  */
 extern bool GpuopsPinHostMemory(void *p, Size bytes);
 extern void GpuopsUnpinHostMemory(void *p);
-/* Pins and maps host memory for the device to read in place, for good. */
-extern bool GpuopsMapHostMemory(void *p, Size bytes);
+/*
+ * Pins and maps host memory for the device to read in place, on a thread
+ * of the CUDA runtime's (gpuops_cuda_host_map_start): Start is false when
+ * it cannot start now; Mapped says it is done (in the live context);
+ * MapMs how long it took.
+ */
+extern bool GpuopsMapHostMemoryStart(void *p, Size bytes);
+extern bool GpuopsHostMemoryMapped(const void *p);
+extern double GpuopsHostMemoryMapMs(void);
 
 /*
  * Device sessions (device_sessions.cpp): the shared-memory count of the

@@ -394,8 +394,9 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (plan->ndims > 0)
 			ExplainPropertyFloat("Lookup Staging Time", "ms", st->dims_ms, 3, es);
 		ExplainPropertyFloat("Backend Begin Time", "ms", st->begin_ms, 3, es);
+		/* once mapped, in the background before: how long that took */
 		if (st->map_ms > 0)
-			ExplainPropertyFloat("Shared Buffers Map Time", "ms", st->map_ms, 3, es);
+			ExplainPropertyFloat("Shared Buffers Mapped In", "ms", st->map_ms, 3, es);
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 		ExplainPropertyFloat("Finish Time", "ms", st->finish_ms, 3, es);

@@ -69,7 +69,7 @@ typedef struct GpuQueryState : GpuopsNode
 	int read_pages;			/* the pages form (query_reader.h): -1 not decided yet, 0, 1 */
 	GpuopsQueryTuple tuple; /* and its tuple shape */
 	bool in_place;			/* ... read in place (decided with read_pages) */
-	double map_ms;			/* shared buffers mapped for the device by this node */
+	double map_ms;			/* in place on the GPU: the time shared buffers took to map */
 	MemoryContext run_cxt;	/* the reader's buffers */
 
 	/* a run with workers (query_parallel.h): they read, the leader ships */

@@ -189,6 +189,8 @@ ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
 			(cuda ? QueryPagesMapped() && WorthMapping(st)
 				  : gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON) &&
 			NBuffers / (4 * (Max(st->plan->nworkers, 0) + 3)) >= 16;
+		if (st->in_place && cuda)
+			st->map_ms = GpuopsHostMemoryMapMs(); /* (EXPLAIN: what the mapping took) */
 	}
 	return st->read_pages == 1;
 }
@@ -394,12 +396,14 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	if (st->read_pages == 1 && st->par == NULL && backend == gpuops_cuda_device()->query)
 		(void) QueryReaderPinPages(st->reader);
 	/*
-	 * Shared buffers mapped for the GPU, once a process, for the next
-	 * query's reading in place (this one's readers are laid out already).
+	 * Shared buffers mapped for the GPU, once a context, in the background,
+	 * for later queries to read in place (this one's readers are laid out
+	 * already, and the mapping takes seconds).
 	 */
-	if (st->read_pages == 1 && !QueryPagesMapped() && backend == gpuops_cuda_device()->query &&
-		QueryPagesInPlacePossible(st->css.ss.ss_currentRelation) && WorthMapping(st))
-		(void) QueryPagesMap(&st->map_ms);
+	if (st->read_pages == 1 && !st->in_place && backend == gpuops_cuda_device()->query &&
+		QueryPagesInPlacePossible(st->css.ss.ss_currentRelation) && WorthMapping(st) &&
+		!QueryPagesMapped())
+		QueryPagesMapStart();
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{

@@ -682,35 +682,36 @@ QueryPagesUnpin(const uint32 *index, uint32 npages)
 		ReleaseBuffer((Buffer) index[p] + 1);
 }
 
-static int pages_mapped = 0; /* 1: mapped; -1: tried and failed */
+/* Shared buffers as the driver pins them: the whole OS pages around them. */
+static void
+SharedBuffersRange(void **start, Size *bytes)
+{
+	uintptr_t s = (uintptr_t) BufferBlocks & ~(uintptr_t) 4095;
+	uintptr_t e = ((uintptr_t) BufferBlocks + (Size) NBuffers * BLCKSZ + 4095) & ~(uintptr_t) 4095;
+
+	*start = (void *) s;
+	*bytes = e - s;
+}
 
 bool
 QueryPagesMapped(void)
 {
-	return pages_mapped > 0;
+	void *start;
+	Size bytes;
+
+	SharedBuffersRange(&start, &bytes);
+	return GpuopsHostMemoryMapped(start);
 }
 
-bool
-QueryPagesMap(double *ms)
+void
+QueryPagesMapStart(void)
 {
-	if (pages_mapped == 0)
-	{
-		/* the whole OS pages around the buffers: what the driver pins */
-		uintptr_t start = (uintptr_t) BufferBlocks & ~(uintptr_t) 4095;
-		uintptr_t end = ((uintptr_t) BufferBlocks + (Size) NBuffers * BLCKSZ + 4095) &
-			~(uintptr_t) 4095;
-		instr_time t0, t1;
+	void *start;
+	Size bytes;
 
-		INSTR_TIME_SET_CURRENT(t0);
-		pages_mapped = GpuopsMapHostMemory((void *) start, end - start) ? 1 : -1;
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		*ms += INSTR_TIME_GET_MILLISEC(t1);
-		elog(DEBUG1, "gpuops: shared buffers (%zu MB) %s for the device in %.1f ms",
-			 (size_t) ((end - start) >> 20), pages_mapped > 0 ? "mapped" : "not mapped",
-			 INSTR_TIME_GET_MILLISEC(t1));
-	}
-	return pages_mapped > 0;
+	SharedBuffersRange(&start, &bytes);
+	if (GpuopsMapHostMemoryStart(start, bytes))
+		elog(DEBUG1, "gpuops: mapping shared buffers (%zu MB) for the device", bytes >> 20);
 }
 
 void

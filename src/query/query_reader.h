@@ -133,12 +133,13 @@ extern void QueryPagesUnpin(const uint32 *index, uint32 npages);
 
 /*
  * Shared buffers mapped for the CUDA engine in this process, so that it
- * reads pages in place (gpuops_cuda_host_map: once a process, after the
- * context is up; ~70 ms a GB of shared_buffers).  QueryPagesMapped: done
- * already; QueryPagesMap tries it once and adds its time to *ms.
+ * reads pages in place (gpuops_cuda_host_map_start: once a context, after
+ * it is up; ~190 ms a GB of shared_buffers on the H100, on a thread of the
+ * runtime's while queries go on copying).  QueryPagesMapped: done, in the
+ * live context; QueryPagesMapStart starts it (nothing when started before).
  */
 extern bool QueryPagesMapped(void);
-extern bool QueryPagesMap(double *ms);
+extern void QueryPagesMapStart(void);
 
 /*
  * The reader reads pages from now on (its columns must have a pages form:

@@ -72,11 +72,23 @@ extern void gpuops_cuda_host_unregister(void *p) GPUOPS_NOEXCEPT;
 
 /*
  * Pins host memory and maps it into the device's address space, so that
- * kernels read it in place (the query's pages in shared buffers); 1 when
- * mapped, 0 when not (no context yet, a failure).  It stays mapped for the
- * process's life.
+ * kernels read it in place; 1 when mapped, 0 when not (no context yet, a
+ * failure).  It stays mapped while the context lives.
  */
 extern int gpuops_cuda_host_map(void *p, size_t bytes) GPUOPS_NOEXCEPT;
+
+/*
+ * The same for the process's one large region (the query's pages in shared
+ * buffers), on a thread of its own: seconds for many GB, while the backend
+ * goes on.  start: 1 when started (or done already), 0 when it cannot be now
+ * (no context yet) or failed before.  mapped: done, for p, in the live
+ * context.  pending: still mapping (the process must not tear the runtime
+ * down under it at exit).  ms: how long the mapping took.
+ */
+extern int gpuops_cuda_host_map_start(void *p, size_t bytes) GPUOPS_NOEXCEPT;
+extern int gpuops_cuda_host_mapped(const void *p) GPUOPS_NOEXCEPT;
+extern int gpuops_cuda_host_map_pending(void) GPUOPS_NOEXCEPT;
+extern double gpuops_cuda_host_map_ms(void) GPUOPS_NOEXCEPT;
 
 /* The GPU's memory in bytes (0 without a usable GPU); creates no context. */
 extern uint64_t gpuops_cuda_total_memory(void) GPUOPS_NOEXCEPT;
