@@ -242,6 +242,12 @@ GpuopsHostMemoryMapped(const void *p)
 	return gpuops_cuda_host_mapped(p) != 0;
 }
 
+bool
+GpuopsHostMemoryMapPending(void)
+{
+	return gpuops_cuda_host_map_pending() != 0;
+}
+
 double
 GpuopsHostMemoryMapMs(void)
 {

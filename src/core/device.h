@@ -40,6 +40,7 @@ extern void GpuopsUnpinHostMemory(void *p);
  */
 extern bool GpuopsMapHostMemoryStart(void *p, Size bytes);
 extern bool GpuopsHostMemoryMapped(const void *p);
+extern bool GpuopsHostMemoryMapPending(void);
 extern double GpuopsHostMemoryMapMs(void);
 
 /*

@@ -381,7 +381,11 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 	/* the pages form: whole pages to the backend, which deforms them */
 	ExplainPropertyText("Deformed By", st->read_pages == 1 ? "backend" : "host", es);
 	if (st->read_pages == 1)
-		ExplainPropertyText("Pages Read", st->in_place ? "in place" : "copied", es);
+		ExplainPropertyText("Pages Read",
+							st->in_place		  ? "in place"
+								: st->map_started ? "copied (shared buffers being mapped)"
+												  : "copied",
+							es);
 	if (es->timing)
 	{
 		ExplainPropertyFloat("Read Time", "ms", st->rstats.read_ms, 3, es);

@@ -70,6 +70,7 @@ typedef struct GpuQueryState : GpuopsNode
 	GpuopsQueryTuple tuple; /* and its tuple shape */
 	bool in_place;			/* ... read in place (decided with read_pages) */
 	double map_ms;			/* in place on the GPU: the time shared buffers took to map */
+	bool map_started;		/* a run started mapping them (for later queries) */
 	MemoryContext run_cxt;	/* the reader's buffers */
 
 	/* a run with workers (query_parallel.h): they read, the leader ships */

@@ -40,6 +40,8 @@ extern "C" {
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -694,24 +696,33 @@ SharedBuffersRange(void **start, Size *bytes)
 }
 
 bool
-QueryPagesMapped(void)
+QueryPagesMapped(bool wait)
 {
 	void *start;
 	Size bytes;
 
 	SharedBuffersRange(&start, &bytes);
+	while (wait && GpuopsHostMemoryMapPending())
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
 	return GpuopsHostMemoryMapped(start);
 }
 
-void
+bool
 QueryPagesMapStart(void)
 {
 	void *start;
 	Size bytes;
 
 	SharedBuffersRange(&start, &bytes);
-	if (GpuopsMapHostMemoryStart(start, bytes))
-		elog(DEBUG1, "gpuops: mapping shared buffers (%zu MB) for the device", bytes >> 20);
+	if (!GpuopsMapHostMemoryStart(start, bytes))
+		return false;
+	elog(DEBUG1, "gpuops: mapping shared buffers (%zu MB) for the device", bytes >> 20);
+	return true;
 }
 
 void

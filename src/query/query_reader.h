@@ -136,10 +136,11 @@ extern void QueryPagesUnpin(const uint32 *index, uint32 npages);
  * reads pages in place (gpuops_cuda_host_map_start: once a context, after
  * it is up; ~190 ms a GB of shared_buffers on the H100, on a thread of the
  * runtime's while queries go on copying).  QueryPagesMapped: done, in the
- * live context; QueryPagesMapStart starts it (nothing when started before).
+ * live context (with wait, after waiting for a mapping under way, which a
+ * cancel ends); QueryPagesMapStart starts it (true), or finds it started.
  */
-extern bool QueryPagesMapped(void);
-extern void QueryPagesMapStart(void);
+extern bool QueryPagesMapped(bool wait);
+extern bool QueryPagesMapStart(void);
 
 /*
  * The reader reads pages from now on (its columns must have a pages form:

@@ -56,10 +56,14 @@ TMP=""
 # gpuops.device = cpu is its CPU twin; PGSUITE_DEVICE=gpu on the GPU machine.
 # GpuQuery reads the pages form on either (the suite's tables, dropped and
 # added columns, TOAST, every type, deformed by the query backend).
+# Its pages read in place on the twin (pinned, no mapping needed); on the
+# GPU, mapping shared buffers would take every session seconds: auto there.
+IN_PLACE=on; [ "${PGSUITE_DEVICE:-cpu}" = gpu ] && IN_PLACE=auto
 FORCED=("gpuops.device = ${PGSUITE_DEVICE:-cpu}" "gpuops.cpu_fallback = off"
         "gpuops.min_rows = 0" "gpuops.startup_cost = 0" "gpuops.parallel_startup_cost = 0"
         "gpuops.tuple_cost = 0" "gpuops.transfer_cost = 0" "gpuops.topn_device_min_bound = 0"
-        "gpuops.enable_query = on" "gpuops.query_read_pages = on")
+        "gpuops.enable_query = on" "gpuops.query_read_pages = on"
+        "gpuops.query_pages_in_place = $IN_PLACE")
 # Parallel plans wherever PostgreSQL can make one; used on both sides of the
 # "parallel" comparison, so that only gpuops differs.
 PARALLEL=("parallel_setup_cost = 0" "parallel_tuple_cost = 0" "min_parallel_table_scan_size = 0"
