@@ -195,7 +195,8 @@ map_now(void *p, size_t bytes) noexcept
  * the driver holds the process's other device calls back while it pins
  * (16 GB: 2.3 s when shared buffers were touched already, 9.7 s on a
  * fresh server, whose pages it first has to fault in), so the backend's
- * queries, copying meanwhile, wait for one piece at most.  Pieces need
+ * queries, copying meanwhile, wait for one piece at most (with a 1 ms
+ * pause they ran ~2x slower meanwhile; 4 ms adds 2 s to 16 GB).  Pieces need
  * kernels to read registered memory at its host address (UVA): elsewhere
  * the region is mapped whole.  A failure undoes the pieces made.
  */
@@ -224,7 +225,7 @@ map_in_pieces(void *p, size_t bytes) noexcept
 			cudaSuccess)
 			break;
 		done += n;
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		std::this_thread::sleep_for(std::chrono::milliseconds(4));
 	}
 	if (done < bytes)
 	{

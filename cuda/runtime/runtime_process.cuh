@@ -49,7 +49,7 @@ extern bool helper_releases;				  /* the newest one tears the context down */
 /*
  * The mapping of host memory for kernels to read in place
  * (gpuops_cuda_host_map_start): pinning a whole shared_buffers takes the
- * driver seconds (~190 ms a GB on the H100), so it runs on a thread of its
+ * driver seconds (0.15-0.7 s a GB on the H100), so it runs on a thread of its
  * own, detached, while the backend's queries copy; they read in place once
  * it is done.  map_state: 0 none, 1 mapping, 2 mapped, -1 failed (not
  * tried again).  A context torn down takes the mapping with it (state 0

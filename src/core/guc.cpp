@@ -189,10 +189,11 @@ GpuopsDefineGucs(void)
 		"gpuops.query_pages_in_place",
 		"Whether GpuQuery's device reads the table's pages where they lie in shared buffers.",
 		"Instead of copying each page, the reading process keeps it pinned until the device has "
-		"read it.  auto does so on the GPU once shared buffers are mapped for it, which a block "
-		"over a table of at least a quarter of shared_buffers does once per session (about 70 ms "
-		"a GB of shared_buffers); on maps them for any table, and reads in place on the CPU "
-		"backend too; off always copies.",
+		"read it.  auto does so on the GPU for a table of at least a quarter of shared_buffers "
+		"once shared buffers are mapped for the device, which a session starts in the "
+		"background after it has copied as many pages as they hold (0.15-0.7 s a GB of "
+		"shared_buffers, once a session); on maps them for any table at once, and reads in "
+		"place on the CPU backend too; off always copies.",
 		&gpuops_query_pages_in_place, GPUOPS_READ_PAGES_AUTO, read_pages_options, PGC_USERSET, 0,
 		NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuops.min_rows",

@@ -151,13 +151,33 @@ BatchPages(const GpuQueryState *st, int nprocs)
 	return (uint32) pages;
 }
 
-/* Whether shared buffers are worth mapping for this table: a quarter of them or more. */
+/* Pages this process's GpuQuery runs copied for the GPU (theirs and their workers'). */
+static double pages_copied = 0;
+
+/* Whether this table reads in place once shared buffers are mapped: a quarter of them or more. */
 static bool
-WorthMapping(const GpuQueryState *st)
+LargeEnough(const GpuQueryState *st)
 {
 	return gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON ||
 		(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_AUTO &&
 		 st->css.ss.ss_currentRelation->rd_rel->relpages >= NBuffers / 4);
+}
+
+/*
+ * Whether to start mapping shared buffers (auto): for such a table, once
+ * this process has copied as many pages as shared buffers hold.  Mapping
+ * costs the driver 0.15-0.7 s a GB of shared_buffers (16 GB on the H100:
+ * 2.3 s, 9.7-11.3 s on a fresh server whose pages it first faults in),
+ * during which the session's queries run up to 2x slower; reading in place
+ * saves ~2 us a page of each process's walk (Q6 at TPC-H SF 10: 655 ->
+ * 395 ms).  A session that has read that much reads more: it pays off
+ * there, and a short one never pays it.
+ */
+static bool
+WorthMapping(const GpuQueryState *st)
+{
+	return LargeEnough(st) &&
+		(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON || pages_copied >= NBuffers);
 }
 
 /*
@@ -187,7 +207,7 @@ ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
 		st->in_place = st->read_pages == 1 && QueryPagesInPlacePossible(rel) &&
 			gpuops_query_pages_in_place != GPUOPS_READ_PAGES_OFF &&
 			/* (on: the tests' mode, which waits for a mapping under way) */
-			(cuda ? WorthMapping(st) &&
+			(cuda ? LargeEnough(st) &&
 					 QueryPagesMapped(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON)
 				  : gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON) &&
 			NBuffers / (4 * (Max(st->plan->nworkers, 0) + 3)) >= 16;
@@ -399,10 +419,9 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 		(void) QueryReaderPinPages(st->reader);
 	/*
 	 * Shared buffers mapped for the GPU, once a context, for later queries
-	 * to read in place (this one's readers are laid out already).  On a
-	 * thread of the runtime's, but the driver holds this query's own device
-	 * calls back while it pins (20 GB: 2.3-3.3 s on the H100): the query
-	 * that starts it waits, as EXPLAIN ANALYZE says.
+	 * to read in place (this one's readers are laid out already), on a
+	 * thread of the runtime's, in pieces: the driver holds the backend's
+	 * device calls back while it pins one (WorthMapping).
 	 */
 	if (st->read_pages == 1 && !st->in_place && backend == gpuops_cuda_device()->query &&
 		QueryPagesInPlacePossible(st->css.ss.ss_currentRelation) && WorthMapping(st) &&
@@ -434,6 +453,8 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	INSTR_TIME_SUBTRACT(end, start);
 	parallel = st->par != NULL;
 	RunReadStats(st, &base);
+	if (st->read_pages == 1 && !st->in_place && backend == gpuops_cuda_device()->query)
+		pages_copied += st->rstats.pages;
 	if (parallel)
 		st->rstats.read_ms = INSTR_TIME_GET_MILLISEC(end); /* the leader's whole loop */
 	if (why != NULL)

@@ -134,8 +134,8 @@ extern void QueryPagesUnpin(const uint32 *index, uint32 npages);
 /*
  * Shared buffers mapped for the CUDA engine in this process, so that it
  * reads pages in place (gpuops_cuda_host_map_start: once a context, after
- * it is up; ~190 ms a GB of shared_buffers on the H100, on a thread of the
- * runtime's while queries go on copying).  QueryPagesMapped: done, in the
+ * it is up; 0.15-0.7 s a GB of shared_buffers on the H100, in pieces on a
+ * thread of the runtime's while queries go on copying).  QueryPagesMapped: done, in the
  * live context (with wait, after waiting for a mapping under way, which a
  * cancel ends); QueryPagesMapStart starts it (true), or finds it started.
  */
