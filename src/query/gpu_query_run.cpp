@@ -186,8 +186,8 @@ WorthMapping(const GpuQueryState *st)
  * they read the pages in place: gpuops.query_pages_in_place, shared
  * buffers mapped already for the GPU, room for the pins.  Decided once,
  * so that a fallback's reader reads as the first run's did; a node that
- * finds shared buffers not mapped yet copies, and maps them for the next
- * query (RunOn).
+ * finds shared buffers not mapped yet copies, and may start mapping them
+ * for later queries (RunOn, WorthMapping).
  */
 static bool
 ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
