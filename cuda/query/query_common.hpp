@@ -204,7 +204,7 @@ struct QueryDimView
 	const uint8_t *nulls;
 	uint64_t nrows;
 	int32_t direct;
-	int32_t pad;
+	int32_t kind; /* GpuopsQueryDimKind */
 };
 
 struct QueryDims
@@ -313,11 +313,12 @@ query_row_join(const QueryLayout &L, const GpuopsExprProgram *progs, const Query
 	for (int d = 0; d < L.ndims; d++)
 	{
 		int c = L.dim_key_col[d];
-		int64_t r;
+		int64_t r = jr.null(c) ? -1 : query_dim_find(dims[d], jr.word(c));
 
-		if (jr.null(c) || (r = query_dim_find(dims[d], jr.word(c))) < 0)
+		/* an anti dimension keeps what no row matches; it adds no column (at[d] unread) */
+		if ((r >= 0) == (dims[d].kind == GPUOPS_QDIM_ANTI))
 			return kQuerySkip;
-		at[d] = static_cast<uint32_t>(r);
+		at[d] = r >= 0 ? static_cast<uint32_t>(r) : 0;
 	}
 	return query_row_qual(L.join_qual, progs, jr);
 }

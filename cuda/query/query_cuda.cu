@@ -221,7 +221,7 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
  * payload copied a column at a time from the caller's arrays.  The host
  * only scans the keys for their range; a host build filled a direct table
  * of 60M slots (TPC-H's o_orderkey) by writes all over it, then copied it
- * up.  A repeated key escapes before any batch.
+ * up.  A repeated key of an inner dimension escapes before any batch.
  */
 void
 CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
@@ -322,6 +322,7 @@ CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 		v.nulls = static_cast<const uint8_t *>(dst[3]);
 		v.nrows = n;
 		v.direct = shape.direct ? 1 : 0;
+		v.kind = dim.kind;
 		dims.d[d] = v;
 	}
 	note_memory();
@@ -329,7 +330,7 @@ CudaQuery::upload_dims(const GpuopsQuerySpec *spec)
 	::gpuops::cuda::copy_to_host(dup_host, dup.as<void>(), sizeof(dup_host), ks,
 								 &stats.bytes_from_device);
 	for (int d = 0; d < spec->ndims; d++)
-		if (dup_host[d] != 0)
+		if (dup_host[d] != 0 && spec->dims[d].kind == GPUOPS_QDIM_INNER)
 		{
 			stats.escape_row = 0;
 			stats.escape_what = GPUOPS_QESC_DIM_KEY;

@@ -48,7 +48,7 @@ query_dim_shape(const uint64_t *keys, uint64_t n, QueryDimShape *s)
 }
 
 bool
-query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
+query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t, bool repeats)
 {
 	QueryDimShape s;
 
@@ -64,9 +64,10 @@ query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
 		{
 			uint32_t &slot = t->idx[keys[i] - t->min];
 
-			if (slot != 0)
+			if (slot != 0 && !repeats)
 				return false;
-			slot = static_cast<uint32_t>(i + 1);
+			if (slot == 0)
+				slot = static_cast<uint32_t>(i + 1);
 			check_interrupt_every(i);
 		}
 		return true;
@@ -75,12 +76,17 @@ query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t)
 	for (uint64_t i = 0; i < n; i++)
 	{
 		uint64_t pos = query_dim_hash(keys[i]) & t->mask;
+		bool seen = false;
 
-		for (; t->idx[pos] != 0; pos = (pos + 1) & t->mask)
-			if (t->keys[pos] == keys[i])
-				return false;
-		t->idx[pos] = static_cast<uint32_t>(i + 1);
-		t->keys[pos] = keys[i];
+		for (; t->idx[pos] != 0 && !seen; pos = (pos + 1) & t->mask)
+			seen = t->keys[pos] == keys[i];
+		if (seen && !repeats)
+			return false;
+		if (!seen)
+		{
+			t->idx[pos] = static_cast<uint32_t>(i + 1);
+			t->keys[pos] = keys[i];
+		}
 		check_interrupt_every(i);
 	}
 	return true;
@@ -96,8 +102,9 @@ query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims)
 		QueryDimHost &h = (*dims)[d];
 		uint64_t n = dim.nrows;
 
-		if (!query_dim_build(dim.keys, n, &h.table))
+		if (!query_dim_build(dim.keys, n, &h.table, dim.kind != GPUOPS_QDIM_INNER))
 			return d;
+		h.kind = dim.kind;
 		h.nrows = n;
 		h.words.resize(dim.npayload * n + 1);
 		for (int p = 0; p < dim.npayload; p++)
@@ -126,6 +133,7 @@ query_dim_view(const QueryDimHost &h)
 	v.nulls = h.nulls.empty() ? nullptr : h.nulls.data();
 	v.nrows = h.nrows;
 	v.direct = h.table.direct ? 1 : 0;
+	v.kind = h.kind;
 	return v;
 }
 

@@ -40,13 +40,17 @@ struct QueryDimShape
 
 void query_dim_shape(const uint64_t *keys, uint64_t n, QueryDimShape *s);
 
-/* Builds the lookup of n keys on the host.  False when a key repeats. */
-bool query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t);
+/*
+ * Builds the lookup of n keys on the host.  A repeated key: false, or with
+ * repeats set (a semi or anti dimension, which only tests) its first row.
+ */
+bool query_dim_build(const uint64_t *keys, uint64_t n, QueryDimTable *t, bool repeats = false);
 
 /* A dimension on the host: its lookup and its payload, column after column. */
 struct QueryDimHost
 {
 	QueryDimTable table;
+	GpuopsQueryDimKind kind = GPUOPS_QDIM_INNER;
 	uint64_t nrows = 0;
 	std::vector<uint64_t> words;
 	std::vector<uint8_t> nulls; /* empty: no NULL */
@@ -54,8 +58,8 @@ struct QueryDimHost
 
 /*
  * Every dimension of a spec built on the host, the caller's payload arrays
- * copied into words/nulls (the twin's build): -1, or the first dimension
- * whose keys repeat (the rest then unbuilt).
+ * copied into words/nulls (the twin's build): -1, or the first inner
+ * dimension whose keys repeat (the rest then unbuilt).
  */
 int query_dims_build(const GpuopsQuerySpec &spec, std::vector<QueryDimHost> *dims);
 

@@ -152,6 +152,12 @@ layout_dims(const GpuopsQuerySpec &spec, QueryLayout *L)
 			return "a dimension of 2^32 rows or more";
 		if (dim.npayload < 0 || c + dim.npayload > GPUOPS_QUERY_MAX_COLS)
 			return "too many columns with the dimensions'";
+		if (dim.kind != GPUOPS_QDIM_INNER && dim.kind != GPUOPS_QDIM_SEMI &&
+			dim.kind != GPUOPS_QDIM_ANTI)
+			return "a dimension of an unknown kind";
+		/* a semi or anti dimension's row is not one row (or none): nothing to read through */
+		if (dim.kind != GPUOPS_QDIM_INNER && dim.npayload != 0)
+			return "a semi or anti dimension with payload columns";
 		L->dim_key_col[d] = static_cast<int8_t>(dim.key_col);
 		for (int p = 0; p < dim.npayload; p++, c++)
 		{

@@ -74,6 +74,7 @@ typedef struct GpuQueryKeyPlan
  */
 typedef struct GpuQueryDimPlan
 {
+	GpuopsQueryDimKind kind; /* inner, or a semi or anti join's (no payload) */
 	int key_col;   /* the program column looked up (the fact's, or an earlier dimension's) */
 	int key_pos;   /* the child's output column (0-based) holding its key */
 	Oid key_type;  /* that column's type */
@@ -155,6 +156,7 @@ typedef struct GpuQueryBuild
 	List *dim_rels;	   /* the dimensions (joined tables), in lookup order */
 	List *dim_paths;   /* per dimension its rel's cheapest path */
 	List *lookups;	   /* per dimension its join clause (dimension key = column) */
+	List *dim_kinds;   /* per dimension its GpuopsQueryDimKind (ints) */
 	List *join_quals;  /* the other clauses over several tables */
 	List *scan_exprs;  /* keys, then Aggrefs */
 	List *quals;	   /* the fact table's quals, in PostgreSQL's order */
@@ -174,9 +176,10 @@ extern bool GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo
 
 /*
  * For a join rel: the fact table, the dimensions in lookup order with
- * their lookups, and the other join clauses into b (gpu_query_join.cpp);
- * false, with a DEBUG1 reason, when the block is not a star or snowflake
- * of inner equi-joins the device can look up.
+ * their lookups and kinds, and the other join clauses into b
+ * (gpu_query_join.cpp); false, with a DEBUG1 reason, when the block is not
+ * a star or snowflake of inner equi-joins (and semi or anti joins of one
+ * table) the device can look up.
  */
 extern bool GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b);
 

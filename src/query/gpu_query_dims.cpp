@@ -453,6 +453,7 @@ GpuQueryDimSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
 		const GpuQueryDimRows *r = &st->dim_rows[d];
 		GpuopsQueryDim *q = &spec->dims[d];
 
+		q->kind = dim->kind;
 		q->key_col = dim->key_col;
 		q->nrows = r->nrows;
 		q->keys = r->keys;

@@ -318,21 +318,23 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 										  context, true, false);
 		bool read = OidIsValid(plan->dims[d].read_relid);
 		int nw = plan->dims[d].read_workers;
-		const char *how = !read ? ""
-			: nw > 0			? psprintf("pages read, %d worker%s", nw, nw > 1 ? "s" : "")
-								: "pages read";
+		GpuopsQueryDimKind kind = plan->dims[d].kind;
+		StringInfoData how;
 
-		if (es->analyze && st->dims_ran)
-		{
-			if (read && st->dim_read_why[d] != NULL)
-				clause = psprintf("%s (plan read: %s, %llu rows)", clause, st->dim_read_why[d],
-								  (unsigned long long) st->dim_rows[d].nrows);
-			else
-				clause = psprintf("%s (%s%s%llu rows)", clause, how, read ? ", " : "",
-								  (unsigned long long) st->dim_rows[d].nrows);
-		}
+		initStringInfo(&how);
+		if (kind != GPUOPS_QDIM_INNER)
+			appendStringInfoString(&how, kind == GPUOPS_QDIM_SEMI ? "semi join" : "anti join");
+		if (read && es->analyze && st->dims_ran && st->dim_read_why[d] != NULL)
+			appendStringInfo(&how, "%splan read: %s", how.len > 0 ? ", " : "", st->dim_read_why[d]);
 		else if (read)
-			clause = psprintf("%s (%s)", clause, how);
+			appendStringInfo(&how, "%spages read", how.len > 0 ? ", " : "");
+		if (read && nw > 0 && !(es->analyze && st->dims_ran && st->dim_read_why[d] != NULL))
+			appendStringInfo(&how, ", %d worker%s", nw, nw > 1 ? "s" : "");
+		if (es->analyze && st->dims_ran)
+			appendStringInfo(&how, "%s%llu rows", how.len > 0 ? ", " : "",
+							 (unsigned long long) st->dim_rows[d].nrows);
+		if (how.len > 0)
+			clause = psprintf("%s (%s)", clause, how.data);
 		items = lappend(items, clause);
 	}
 	if (items != NIL)

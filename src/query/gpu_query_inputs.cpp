@@ -570,6 +570,7 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 		Var *key = VarDim(b, l) == d ? l : r;
 		Var *col = key == l ? r : l;
 
+		dim->kind = (GpuopsQueryDimKind) list_nth_int(b->dim_kinds, d);
 		dim->key_col = GpuQueryInputColumn(in, (Node *) col);
 		dim->key_pos = ChildColumn(b, d, key);
 		dim->key_type = key->vartype;
@@ -601,6 +602,9 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 			plan->npayload++;
 			dim->npayload++;
 		}
+		/* PostgreSQL reads a semi or anti join's table only in its clause */
+		if (dim->kind != GPUOPS_QDIM_INNER && dim->npayload > 0)
+			return GpuQueryDecline("a semi or anti join's column read outside its clause");
 	}
 	if (in->nouter != plan->ncols + plan->npayload)
 		return GpuQueryDecline("columns out of order");

@@ -19,10 +19,20 @@
  * by its quals), so that later lookups see fewer rows; a dimension joins
  * only once a column it needs is there.
  *
- * Declined: outer, semi and anti joins (any SpecialJoinInfo), a table that
- * is not a base rel (a table function or VALUES: only tables and
- * subqueries), lateral references, a table no lookup can reach, more
- * dimensions than GPUOPS_QUERY_MAX_DIMS.
+ * A semi or anti join (EXISTS, IN, NOT EXISTS) of one table is a semi or
+ * anti dimension (gpuops_query.h): looked up by its one clause, an
+ * equality as above, it keeps or drops the row and adds no column; its
+ * keys may repeat.  Its other quals are its own (PostgreSQL pushes them
+ * into its scan); any other clause that names it (a non-equi condition, or
+ * an anti join's condition on the outer side only, which PostgreSQL keeps
+ * at the join) declines, since a lookup tests one key.  Both commute with
+ * the inner joins, so the lookup goes wherever its column is at hand.
+ *
+ * Declined: outer joins, a semi or anti join of several tables or whose
+ * inner table is the largest (the fact table is read from its pages, the
+ * inner one is looked up), a table that is not a base rel (a table
+ * function or VALUES: only tables and subqueries), lateral references, a
+ * table no lookup can reach, more dimensions than GPUOPS_QUERY_MAX_DIMS.
  */
 extern "C" {
 #include "postgres.h"
@@ -165,6 +175,62 @@ CandidateClauses(PlannerInfo *root, RelOptInfo *rel, Relids avail, List *joininf
 	return out;
 }
 
+/*
+ * The semi and anti joins' inner tables (*semi, *anti), or false (with a
+ * DEBUG1 reason) for any other special join: outer joins, and semi or
+ * anti joins of several inner tables.
+ */
+static bool
+SemiAntiRels(PlannerInfo *root, Relids *semi, Relids *anti)
+{
+	ListCell *lc;
+
+	foreach (lc, root->join_info_list)
+	{
+		SpecialJoinInfo *sj = (SpecialJoinInfo *) lfirst(lc);
+		int rhs;
+
+		if (sj->jointype != JOIN_SEMI && sj->jointype != JOIN_ANTI)
+			return GpuQueryDecline("an outer join");
+		if (!bms_get_singleton_member(sj->syn_righthand, &rhs) ||
+			!bms_equal(sj->min_righthand, sj->syn_righthand))
+			return GpuQueryDecline("a semi or anti join of several tables");
+		if (sj->jointype == JOIN_SEMI)
+			*semi = bms_add_member(*semi, rhs);
+		else
+			*anti = bms_add_member(*anti, rhs);
+	}
+	return true;
+}
+
+/*
+ * rinfo as a join qual, run on the joined row; false (declined) for a
+ * clause of a semi or anti join (its required_relids name the tested
+ * table, also where the clause reads the outer side only): it would need
+ * the tested table's matching rows, and a lookup tests one key.
+ */
+static bool
+JoinQual(GpuQueryBuild *b, RestrictInfo *rinfo, Relids tests)
+{
+	if (bms_overlap(rinfo->required_relids, tests))
+		return GpuQueryDecline("a semi or anti join with a clause other than one equality");
+	b->join_quals = lappend(b->join_quals, rinfo->clause);
+	return true;
+}
+
+/* A relid of input_rel that is no table: an anti join's own (16+, a LEFT JOIN ... IS NULL). */
+static bool
+JoinRelid(PlannerInfo *root, int relid)
+{
+#if PG_VERSION_NUM >= 160000
+	return bms_is_member(relid, root->outer_join_rels);
+#else
+	(void) root;
+	(void) relid;
+	return false;
+#endif
+}
+
 bool
 GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 {
@@ -173,16 +239,20 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 	List *joininfo = NIL; /* every clause over several tables, once */
 	List *used = NIL;	  /* those taken as lookups */
 	Relids avail;
+	Relids semi = NULL, anti = NULL, tests;
 	ListCell *lc;
 	int relid = -1;
 
-	if (root->join_info_list != NIL)
-		return GpuQueryDecline("an outer, semi or anti join");
+	if (!SemiAntiRels(root, &semi, &anti))
+		return false;
+	tests = bms_union(semi, anti);
 	while ((relid = bms_next_member(input_rel->relids, relid)) >= 0)
 	{
 		RelOptInfo *rel = relid < root->simple_rel_array_size ? root->simple_rel_array[relid]
 															  : NULL;
 
+		if (rel == NULL && JoinRelid(root, relid))
+			continue;
 		if (!DimensionRel(rel))
 			return false;
 		if (GpuopsHasPseudoconstant(rel->baserestrictinfo) ||
@@ -196,9 +266,11 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 	}
 	if (fact == NULL)
 		return GpuQueryDecline("a join without a table to read");
+	if (bms_is_member((int) fact->relid, tests))
+		return GpuQueryDecline("a semi or anti join whose inner table is the largest");
 	relid = -1;
 	while ((relid = bms_next_member(input_rel->relids, relid)) >= 0)
-		if (relid != (int) fact->relid)
+		if (relid != (int) fact->relid && !JoinRelid(root, relid))
 			remaining = lappend(remaining, root->simple_rel_array[relid]);
 	if (list_length(remaining) > GPUOPS_QUERY_MAX_DIMS)
 		return GpuQueryDecline("more joined tables than the device looks up");
@@ -243,16 +315,25 @@ GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b)
 		b->dim_rels = lappend(b->dim_rels, best);
 		b->dim_paths = lappend(b->dim_paths, best->cheapest_total_path);
 		b->lookups = lappend(b->lookups, ColumnFirst(best_rinfo->clause, best));
+		b->dim_kinds = lappend_int(b->dim_kinds,
+								   bms_is_member((int) best->relid, semi) ? GPUOPS_QDIM_SEMI
+									   : bms_is_member((int) best->relid, anti)
+									   ? GPUOPS_QDIM_ANTI
+									   : GPUOPS_QDIM_INNER);
 		used = lappend(used, best_rinfo);
 		/* the rest of its equalities: join quals (joininfo's come below, once) */
 		foreach (lc, best_clauses)
-			if (lfirst(lc) != best_rinfo && !list_member_ptr(joininfo, lfirst(lc)))
-				b->join_quals = lappend(b->join_quals, lfirst_node(RestrictInfo, lc)->clause);
-		avail = bms_add_members(avail, best->relids);
+			if (lfirst(lc) != best_rinfo && !list_member_ptr(joininfo, lfirst(lc)) &&
+				!JoinQual(b, lfirst_node(RestrictInfo, lc), tests))
+				return false;
+		/* a semi or anti join's table tests: no later lookup reads its columns */
+		if (!bms_is_member((int) best->relid, tests))
+			avail = bms_add_members(avail, best->relids);
 		remaining = list_delete_ptr(remaining, best);
 	}
 	foreach (lc, joininfo)
-		if (!list_member_ptr(used, lfirst(lc)))
-			b->join_quals = lappend(b->join_quals, lfirst_node(RestrictInfo, lc)->clause);
+		if (!list_member_ptr(used, lfirst(lc)) &&
+			!JoinQual(b, lfirst_node(RestrictInfo, lc), tests))
+			return false;
 	return true;
 }

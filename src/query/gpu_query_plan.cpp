@@ -52,6 +52,7 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 	{
 		GpuQueryDimPlan *dim = &plan->dims[d];
 
+		f.enum_field(&dim->kind);
 		f.field(&dim->key_col);
 		f.field(&dim->key_pos);
 		f.oid_field(&dim->key_type);
@@ -59,6 +60,10 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 		f.field(&dim->npayload);
 		CheckCount("dimension key column", dim->key_col + 1, plan->ncols + dim->first_pay);
 		CheckCount("dimension payload", dim->first_pay + dim->npayload, plan->npayload);
+		if (f.reading() && dim->kind != GPUOPS_QDIM_INNER &&
+			(dim->npayload != 0 ||
+			 (dim->kind != GPUOPS_QDIM_SEMI && dim->kind != GPUOPS_QDIM_ANTI)))
+			elog(ERROR, "gpuops: malformed %s plan: dimension kind", GPUQUERY_NAME);
 		f.oid_field(&dim->read_relid);
 		f.field(&dim->read_workers);
 		f.ints(dim->read_attnums, &dim->read_ncols, GPUOPS_QUERY_MAX_COLS);

@@ -721,6 +721,47 @@ large_dimension(bool spread)
 }
 
 /*
+ * Semi and anti dimensions: an inner one (2000 dense keys) whose payload
+ * column 2 is the key of an anti one (keys of 0..99, each up to 5 times),
+ * and a semi one on a batch column (3000 keys, each up to 4 times, dense
+ * or over all of int64); grouped by the inner one's payload column 3.
+ */
+QCase
+semi_anti(bool spread)
+{
+	QCase c = new_case(std::string("query lookups: semi and anti, repeated keys, ") +
+						   (spread ? "open addressing" : "direct"),
+					   400000);
+	Rng rng = rng_for(c);
+	std::vector<uint64_t> k0 = dim_keys(rng, 2000, false), ks = dim_keys(rng, 3000, spread);
+	int key0 = lookup_col(c, rng, k0, 0.95);
+	int keys = lookup_col(c, rng, ks, 0.7);
+	int x = int_col(c, rng, -1000, 1000, 0.05);
+	QDim anti, semi;
+
+	c.dims.push_back(dimension(rng, key0, k0, 2, 120));
+	for (int i = 0; i < 160; i++)
+		anti.keys.push_back(static_cast<uint64_t>(uniform(rng, 0, 99)));
+	anti.kind = GPUOPS_QDIM_ANTI;
+	anti.key_col = 3; /* the inner one's first payload column (NULL: kept) */
+	c.dims.push_back(anti);
+	/* a third of the keys left out, the rest up to 4 times, shuffled */
+	for (size_t i = 0; i < ks.size(); i++)
+		for (int r = uniform(rng, 0, 4); i % 3 != 0 && r >= 0; r--)
+			semi.keys.push_back(ks[i]);
+	std::shuffle(semi.keys.begin(), semi.keys.end(), rng);
+	semi.kind = GPUOPS_QDIM_SEMI;
+	semi.key_col = keys;
+	c.dims.push_back(semi);
+	c.keys.push_back(key_col(GPUOPS_QKEY_INT, 4));
+	c.aggs.push_back(count_star());
+	c.aggs.push_back(agg(GPUOPS_QAGG_SUM_INT, GPUOPS_ET_INT, x));
+	c.aggs.push_back(agg(GPUOPS_QAGG_MIN, GPUOPS_ET_INT, 3));
+	c.group_capacity = 64;
+	return c;
+}
+
+/*
  * Keys the lookup cannot take: one repeated (direct or open addressing;
  * in the second of two dimensions, which escapes with index 1), or
  * keys at both ends of int64 (the twin takes them; the CUDA backend has
@@ -797,6 +838,8 @@ query_cases()
 		[] { return snowflake(true); },
 		[] { return large_dimension(false); },
 		[] { return large_dimension(true); },
+		[] { return semi_anti(false); },
+		[] { return semi_anti(true); },
 		[] { return odd_keys(0); },
 		[] { return odd_keys(1); },
 		[] { return odd_keys(2); },

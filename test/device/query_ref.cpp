@@ -257,7 +257,8 @@ joined_reference(const QCase &c)
 
 	for (size_t d = 0; d < c.dims.size(); d++)
 		for (uint64_t j = 0; j < c.dims[d].keys.size(); j++)
-			if (!rows_of[d].emplace(c.dims[d].keys[j], j).second)
+			if (!rows_of[d].emplace(c.dims[d].keys[j], j).second &&
+				c.dims[d].kind == GPUOPS_QDIM_INNER)
 			{
 				r.escape_row = 0;
 				r.escape_what = GPUOPS_QESC_DIM_KEY;
@@ -293,7 +294,10 @@ joined_reference(const QCase &c)
 			const Val key = row[c.dims[d].key_col];
 			auto it = rows_of[d].find(key.w);
 
-			kept = !key.null && it != rows_of[d].end();
+			bool match = !key.null && it != rows_of[d].end();
+
+			/* a semi dimension keeps the matched rows, an anti one the others: once each */
+			kept = c.dims[d].kind == GPUOPS_QDIM_ANTI ? !match : match;
 			for (size_t p = 0; p < c.dims[d].pay.size() && kept; p++)
 			{
 				const QCol &pay = c.dims[d].pay[p];
@@ -411,6 +415,7 @@ query_spec_of(const QCase &c)
 	{
 		const QDim &dim = c.dims[d];
 
+		spec.dims[d].kind = dim.kind;
 		spec.dims[d].key_col = dim.key_col;
 		spec.dims[d].nrows = dim.keys.size();
 		spec.dims[d].keys = dim.keys.data();

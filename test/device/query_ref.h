@@ -65,10 +65,12 @@ struct QAgg
  * A dimension (a star or snowflake join): distinct keys (a case may repeat
  * one to see the escape), payload columns of words, and the column it is
  * looked up by: a batch column, or an earlier dimension's payload column
- * (numbered after the batch's, dimension after dimension).
+ * (numbered after the batch's, dimension after dimension).  A semi or
+ * anti one has no payload, and its keys may repeat.
  */
 struct QDim
 {
+	GpuopsQueryDimKind kind = GPUOPS_QDIM_INNER;
 	int key_col = -1;
 	std::vector<uint64_t> keys;
 	std::vector<QCol> pay;

@@ -282,7 +282,7 @@ class Gen:
         return ("GpuAgg", "gpuops.enable_query=off", "", q)
 
     def star(self):
-        """GpuQuery over joins: x read, y (and z) looked up by their unique id."""
+        """GpuQuery over joins: x read, y (and z) looked up by their unique id, maybe a semi or anti join."""
         r = self.r
         x, y = self.table(), self.table(big=False)
         frm = "%s x JOIN %s y ON x.%s = y.id" % (x, y, self.pick(["id", "id", "i2", "i4"]))
@@ -316,6 +316,14 @@ class Gen:
         preds += [self.text_test("x")] if r.random() < 0.3 else []
         if r.random() < 0.25:
             preds.append("(%s OR %s)" % (self.text_test("y"), self.pred("x", ["i2", "i4", "d"])))
+        if r.random() < 0.3:
+            # a semi or anti join of a fourth table: its keys repeat, NULLs on both sides
+            w, wc, xc = self.table(big=False), self.pick(["i2", "i4", "id"]), self.pick(["i2", "i4", "i8", "id"])
+            own = " AND %s" % self.pred("w") if r.random() < 0.4 else ""
+            preds.append(self.pick([
+                "EXISTS (SELECT 1 FROM %s w WHERE w.%s = x.%s%s)" % (w, wc, xc, own),
+                "NOT EXISTS (SELECT 1 FROM %s w WHERE w.%s = x.%s%s)" % (w, wc, xc, own),
+                "x.%s IN (SELECT w.%s FROM %s w WHERE true%s)" % (xc, wc, w, own)]))
         if preds:
             q += " WHERE " + " AND ".join(preds)
         if keys:
@@ -392,7 +400,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "results", "fuzz"))
     ap.add_argument("--seconds", type=float, default=0,
                     help="stop starting batches after this long (0: none); the summary counts what ran")
+    ap.add_argument("--families", default=",".join(FAMILIES),
+                    help="comma-separated families to draw from (default: all)")
     args = ap.parse_args()
+    fams = [f for f in FAMILIES if f in args.families.split(",")]
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
 
@@ -406,7 +417,7 @@ def main():
     g = Gen(args.seed)
     items = []
     for i in range(args.queries):
-        items.append((FAMILIES[i % len(FAMILIES)],) + g.query(FAMILIES[i % len(FAMILIES)]))
+        items.append((fams[i % len(fams)],) + g.query(fams[i % len(fams)]))
     with open(os.path.join(args.out, "queries.sql"), "w") as f:
         for i, (fam, node, settings, keys, query) in enumerate(items):
             f.write("-- %d %s [%s] keys=%s\n%s;\n" % (i + 1, fam, settings, keys, query))

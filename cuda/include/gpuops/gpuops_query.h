@@ -114,14 +114,27 @@ typedef struct GpuopsQueryAgg
  * and the aggregates.
  *
  * A dimension's keys are the words of its rows' join key (the caller drops
- * rows with a NULL key).  They must be distinct: a repeated key would
- * multiply fact rows, which the backend does not do; it escapes
- * (GPUOPS_QESC_DIM_KEY, row 0) instead, at begin.
+ * rows with a NULL key).  An inner dimension's must be distinct: a
+ * repeated key would multiply fact rows, which the backend does not do; it
+ * escapes (GPUOPS_QESC_DIM_KEY, row 0) instead, at begin.
+ *
+ * A semi or anti dimension (EXISTS, IN, NOT EXISTS) only tests: a semi
+ * one keeps the rows with a match, an anti one those without (a NULL key
+ * has none), once each however often the key repeats; it adds no payload
+ * columns, and later dimensions do not look up through it.
  */
 #define GPUOPS_QUERY_MAX_DIMS 8
 
+typedef enum GpuopsQueryDimKind
+{
+	GPUOPS_QDIM_INNER = 0,
+	GPUOPS_QDIM_SEMI,
+	GPUOPS_QDIM_ANTI
+} GpuopsQueryDimKind;
+
 typedef struct GpuopsQueryDim
 {
+	GpuopsQueryDimKind kind;
 	int key_col;		  /* the column looked up: < ncols, or an earlier dimension's */
 	uint64_t nrows;		  /* rows (0: every row is dropped) */
 	const uint64_t *keys; /* nrows words */
