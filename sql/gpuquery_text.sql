@@ -97,7 +97,9 @@ SELECT check_query($$SELECT flag = 'R' AS r, count(*) FROM tf GROUP BY 1$$);
 CREATE TABLE tlong (id int4, body text);
 INSERT INTO tlong SELECT i, CASE WHEN i = 500 THEN repeat('x', 100000) ELSE 'short ' || i END FROM generate_series(1, 1000) i;
 ANALYZE tlong;
-SELECT * FROM explain_text($$SELECT count(*) FROM tlong WHERE body LIKE 'short%'$$);
+-- (the counts before the escape depend on the read's form: not shown)
+SELECT * FROM explain_text($$SELECT count(*) FROM tlong WHERE body LIKE 'short%'$$) l
+WHERE l !~ 'Rows Read|Rows Passed|Groups';
 SELECT check_query($$SELECT count(*) FROM tlong WHERE body LIKE 'short%'$$);
 -- a nondeterministic-free collation other than the default: "C" is deterministic
 SELECT check_query($$SELECT count(*) FROM tf WHERE mode = 'MAIL' COLLATE "C"$$);

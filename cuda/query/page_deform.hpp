@@ -8,7 +8,8 @@
  * ValueWords and DeformTuple): PostgreSQL's attribute walk (alignment,
  * the null bitmap, varlena lengths), integers sign-extended, floats as
  * the double's bits, numerics through stored_numeric_word, short text
- * zero padded.  The walk stops at the last attribute a column reads.
+ * zero padded, a text test's result (text_test.hpp).  The walk stops at
+ * the last attribute a column reads.
  */
 #ifndef GPUOPS_PAGE_DEFORM_HPP
 #define GPUOPS_PAGE_DEFORM_HPP
@@ -17,6 +18,7 @@
 #include "heap_format.hpp"
 #include "query_common.hpp"
 #include "sorted_search.hpp"
+#include "text_test.hpp"
 
 namespace gpuops {
 
@@ -51,18 +53,26 @@ page_shape_init(const GpuopsQueryTuple &T, int ncols, const uint8_t *bytes16, Pa
 		if ((T.attlen[i] < 1 && T.attlen[i] != -1) ||
 			(T.attalign[i] != 1 && T.attalign[i] != 2 && T.attalign[i] != 4 && T.attalign[i] != 8))
 			return "an attribute the page reader cannot walk";
+	if (T.ntests < 0 || T.ntests > GPUOPS_QUERY_MAX_TESTS)
+		return "too many text tests";
+	for (int t = 0; t < T.ntests; t++)
+		if (T.tests[t].kind > GPUOPS_QTT_LIKE || T.tests[t].nvalues > GPUOPS_QTT_MAX_VALUES ||
+			(T.tests[t].kind == GPUOPS_QTT_LIKE && T.tests[t].nvalues != 1) ||
+			T.tests[t].off[T.tests[t].nvalues] > GPUOPS_QTT_BYTES)
+			return "a text test out of range";
 	S->T = T;
 	S->ncols = ncols;
 	for (int c = 0; c < ncols; c++)
 	{
 		bool bytes = T.form[c] == GPUOPS_QPF_TEXT16 || T.form[c] == GPUOPS_QPF_BPCHAR16;
+		bool test = T.form[c] == GPUOPS_QPF_TEXT_TEST;
 
-		if (T.attr[c] < 0 || T.attr[c] >= T.natts || T.form[c] > GPUOPS_QPF_BPCHAR16 ||
-			bytes != (bytes16[c] != 0))
+		if (T.attr[c] < 0 || T.attr[c] >= T.natts || T.form[c] > GPUOPS_QPF_TEXT_TEST ||
+			bytes != (bytes16[c] != 0) || (test && T.test[c] >= T.ntests))
 			return "a column the page reader cannot read";
 		if (T.attlen[T.attr[c]] == -1
-				? !(bytes || T.form[c] == GPUOPS_QPF_NUMERIC)
-				: (bytes || T.form[c] == GPUOPS_QPF_NUMERIC ||
+				? !(bytes || test || T.form[c] == GPUOPS_QPF_NUMERIC)
+				: (bytes || test || T.form[c] == GPUOPS_QPF_NUMERIC ||
 				   (T.form[c] == GPUOPS_QPF_INT && T.attlen[T.attr[c]] != 1 &&
 					T.attlen[T.attr[c]] != 2 && T.attlen[T.attr[c]] != 4 &&
 					T.attlen[T.attr[c]] != 8) ||
@@ -102,15 +112,28 @@ page_put(const PageShape &S, const PageOut &o, int c, uint64_t i, bool isnull, u
 
 /*
  * The value at p (attribute length len; a varlena's header v) as column
- * c's words: GPUOPS_QESC_NONE, or why it has none.
+ * c's words (*isnull: a text test's NULL): GPUOPS_QESC_NONE, or why it
+ * has none.
  */
 GPUOPS_HD GpuopsQueryEscape
 page_value(const PageShape &S, int c, int16_t len, const uint8_t *p, const HeapVarlena &v,
-		   uint64_t *w)
+		   uint64_t *w, bool *isnull)
 {
 	w[0] = w[1] = 0;
+	*isnull = false;
 	switch (S.T.form[c])
 	{
+		case GPUOPS_QPF_TEXT_TEST:
+			{
+				int r;
+
+				if (v.extended)
+					return GPUOPS_QESC_VALUE;
+				r = text_test_eval(S.T.tests[S.T.test[c]], p + v.hdr, v.size - v.hdr);
+				*isnull = r < 0;
+				w[0] = r > 0 ? 1 : 0;
+				return GPUOPS_QESC_NONE;
+			}
 		case GPUOPS_QPF_INT:
 			switch (len)
 			{
@@ -215,11 +238,12 @@ page_deform_row(const PageShape &S, const GpuopsQueryPages &P, uint32_t pg, uint
 		for (; k < S.ncols && T.attr[S.order[k]] == a; k++)
 		{
 			int c = S.order[k];
-			GpuopsQueryEscape why = page_value(S, c, len, tp + off, v, w);
+			bool isnull;
+			GpuopsQueryEscape why = page_value(S, c, len, tp + off, v, w, &isnull);
 
 			if (why != GPUOPS_QESC_NONE)
 				return query_escape_code(why, c);
-			page_put(S, o, c, i, false, w[0], w[1]);
+			page_put(S, o, c, i, isnull, w[0], w[1]);
 		}
 		off += len == -1 ? v.size : (uint32_t) len;
 	}

@@ -525,8 +525,15 @@ QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTuple *tuple)
 			case QCOL_BPCHAR16:
 				tuple->form[c] = GPUOPS_QPF_BPCHAR16;
 				break;
+			case QCOL_TEXT_TEST:
+				if (tuple->ntests >= GPUOPS_QUERY_MAX_TESTS)
+					return false;
+				tuple->form[c] = GPUOPS_QPF_TEXT_TEST;
+				tuple->test[c] = (uint8) tuple->ntests;
+				tuple->tests[tuple->ntests++] = shape->tests[c];
+				break;
 			default:
-				return false; /* a text test runs on the host */
+				return false;
 		}
 		tuple->attr[c] = (int16) (shape->attnum[c] - 1);
 		tuple->missing_null[c] = shape->missing_null[c];

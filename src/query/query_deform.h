@@ -93,8 +93,9 @@ extern void QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc,
 /*
  * The shape the query backend deforms pages by (gpuops_query.h's
  * GpuopsQueryTuple), the same words as QueryDeformPage's; false where the
- * columns have no pages form (a text test, a cstring attribute walked,
- * more attributes than GPUOPS_QUERY_MAX_ATTS, a big-endian build).
+ * columns have no pages form (more than GPUOPS_QUERY_MAX_TESTS text
+ * tests, a cstring attribute walked, more attributes than
+ * GPUOPS_QUERY_MAX_ATTS, a big-endian build).
  */
 extern bool QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTuple *tuple);
 

@@ -23,6 +23,7 @@ extern "C" {
 }
 
 #include "query_text_test.h"
+#include "text_test.hpp"
 
 static bool
 TextType(Oid type)
@@ -59,7 +60,7 @@ AddValue(QueryTextTest *t, Datum value)
 
 	while (t->trim && n > 0 && data[n - 1] == ' ')
 		n--;
-	if (t->nvalues >= QUERY_TEXT_TEST_MAX_VALUES || at + n > QUERY_TEXT_TEST_BYTES)
+	if (t->nvalues >= GPUOPS_QTT_MAX_VALUES || at + n > GPUOPS_QTT_BYTES)
 		return false;
 	memcpy(t->bytes + at, data, n);
 	t->nvalues++;
@@ -81,7 +82,7 @@ CompilePattern(QueryTextTest *t, Datum pattern)
 	t->utf8 = GetDatabaseEncoding() == PG_UTF8;
 	for (size_t i = 0; i < n; i++)
 	{
-		uint8 mark = QTT_PAT_BYTE;
+		uint8 mark = GPUOPS_QTT_PAT_BYTE;
 		char b = data[i];
 
 		if (b == '\\')
@@ -92,13 +93,13 @@ CompilePattern(QueryTextTest *t, Datum pattern)
 		}
 		else if (b == '%')
 		{
-			if (k > 0 && t->pat[k - 1] == QTT_PAT_ANY)
+			if (k > 0 && t->pat[k - 1] == GPUOPS_QTT_PAT_ANY)
 				continue;
-			mark = QTT_PAT_ANY;
+			mark = GPUOPS_QTT_PAT_ANY;
 		}
 		else if (b == '_')
-			mark = QTT_PAT_ONE;
-		if (k >= QUERY_TEXT_TEST_BYTES)
+			mark = GPUOPS_QTT_PAT_ONE;
+		if (k >= GPUOPS_QTT_BYTES)
 			return false;
 		t->bytes[k] = b;
 		t->pat[k] = mark;
@@ -194,7 +195,7 @@ QueryTextTestOf(Node *expr, Var **var, QueryTextTest *t)
 	if (*var == NULL || !IsA(r, Const) || ((Const *) r)->constisnull)
 		return false;
 
-	t->kind = like ? QTT_LIKE : QTT_EQ_ANY;
+	t->kind = like ? GPUOPS_QTT_LIKE : GPUOPS_QTT_EQ_ANY;
 	t->trim = trim;
 	t->negate = negate;
 	if (like)
@@ -228,89 +229,8 @@ QueryTextTestOf(Node *expr, Var **var, QueryTextTest *t)
 	return true;
 }
 
-static inline bool
-AllBlanks(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ')
-			return false;
-	return true;
-}
-
-/* Bytes of the character at s (at most left). */
-static inline size_t
-CharLen(const QueryTextTest *t, const char *s, size_t left)
-{
-	unsigned char c = (unsigned char) s[0];
-	size_t len = 1;
-
-	if (t->utf8 && c >= 0x80)
-		len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
-	return len < left ? len : left;
-}
-
-/*
- * LIKE: the greedy match that returns to the last % on a mismatch, which
- * decides % and _ patterns exactly (a later % only ever needs the
- * earliest placement of what precedes it).
- */
-static bool
-Like(const QueryTextTest *t, const char *s, size_t n)
-{
-	const char *p = t->bytes;
-	const uint8 *mark = t->pat;
-	size_t plen = t->off[1];
-	size_t si = 0, pi = 0;
-	size_t star_p = (size_t) -1, star_s = 0;
-
-	while (si < n)
-	{
-		if (pi < plen && mark[pi] == QTT_PAT_ANY)
-		{
-			star_p = ++pi;
-			star_s = si;
-			continue;
-		}
-		if (pi < plen && mark[pi] == QTT_PAT_ONE)
-		{
-			si += CharLen(t, s + si, n - si);
-			pi++;
-			continue;
-		}
-		if (pi < plen && p[pi] == s[si])
-		{
-			si++;
-			pi++;
-			continue;
-		}
-		if (star_p == (size_t) -1)
-			return false;
-		pi = star_p;
-		star_s += CharLen(t, s + star_s, n - star_s);
-		si = star_s;
-	}
-	while (pi < plen && mark[pi] == QTT_PAT_ANY)
-		pi++;
-	return pi == plen;
-}
-
 int
 QueryTextTestEval(const QueryTextTest *t, const char *data, size_t n) noexcept
 {
-	if (t->kind == QTT_LIKE)
-		return Like(t, data, n) != t->negate ? 1 : 0;
-	for (int v = 0; v < t->nvalues; v++)
-	{
-		size_t len = (size_t) (t->off[v + 1] - t->off[v]);
-
-		/*
-		 * The value's first bytes first (most rows differ there); bpchar's =
-		 * then wants only blanks after them (a stored char(n) is padded)
-		 */
-		if (len > n || memcmp(t->bytes + t->off[v], data, len) != 0)
-			continue;
-		if (len == n || (t->trim && AllBlanks(data + len, n - len)))
-			return t->negate ? 0 : 1;
-	}
-	return t->null_value ? -1 : t->negate ? 1 : 0;
+	return gpuops::text_test_eval(*t, reinterpret_cast<const uint8_t *>(data), n);
 }

@@ -160,10 +160,50 @@ typedef enum GpuopsQueryPageForm
 	GPUOPS_QPF_INT = 0, /* an integer of attlen bytes, sign-extended (bool, date, ...) */
 	GPUOPS_QPF_FLOAT4,	/* the double's bits */
 	GPUOPS_QPF_FLOAT8,
-	GPUOPS_QPF_NUMERIC, /* the expressions' numeric word */
-	GPUOPS_QPF_TEXT16,	/* a bytes column: at most 16 bytes, zero padded */
-	GPUOPS_QPF_BPCHAR16 /* the same, trailing blanks removed */
+	GPUOPS_QPF_NUMERIC,	 /* the expressions' numeric word */
+	GPUOPS_QPF_TEXT16,	 /* a bytes column: at most 16 bytes, zero padded */
+	GPUOPS_QPF_BPCHAR16, /* the same, trailing blanks removed */
+	GPUOPS_QPF_TEXT_TEST /* a text of any length tested (tests[test[c]]): 0 or 1, NULL */
 } GpuopsQueryPageForm;
+
+/*
+ * A test of one text column against constants (text_test.hpp evaluates
+ * it, on the host reader's values and in the page deformer alike): = or
+ * <> a constant, IN or NOT IN a list, LIKE or NOT LIKE a constant
+ * pattern, under a deterministic collation (equal means equal bytes).
+ * The caller compiles it (src/query/query_text_test.cpp).  Fixed-size and
+ * pointer-free: it travels to parallel workers in shared memory.
+ */
+#define GPUOPS_QTT_BYTES 256	 /* the constants' bytes, all together */
+#define GPUOPS_QTT_MAX_VALUES 32 /* an IN list's values */
+#define GPUOPS_QUERY_MAX_TESTS 8 /* tests a tuple shape reads */
+
+typedef enum GpuopsQueryTextTestKind
+{
+	GPUOPS_QTT_EQ_ANY = 0, /* equal to one of the values (=, IN; negated: <>, NOT IN) */
+	GPUOPS_QTT_LIKE		   /* matches the pattern (LIKE; negated: NOT LIKE) */
+} GpuopsQueryTextTestKind;
+
+/* LIKE's pattern, compiled: per byte what it is */
+enum
+{
+	GPUOPS_QTT_PAT_BYTE = 0, /* a literal byte (escaped ones too) */
+	GPUOPS_QTT_PAT_ANY,		 /* %: any run of characters */
+	GPUOPS_QTT_PAT_ONE		 /* _: one character */
+};
+
+typedef struct GpuopsQueryTextTest
+{
+	uint8_t kind;		/* GpuopsQueryTextTestKind */
+	uint8_t trim;		/* bpchar's =: trailing blanks do not count, on either side */
+	uint8_t negate;		/* <>, NOT IN, NOT LIKE */
+	uint8_t null_value; /* the list holds a NULL: no match is NULL, not false */
+	uint8_t utf8;		/* LIKE's _ is one UTF-8 character (else one byte) */
+	uint8_t nvalues;	/* EQ_ANY: values; LIKE: 1, the pattern */
+	uint16_t off[GPUOPS_QTT_MAX_VALUES + 1]; /* value v is bytes[off[v] .. off[v + 1]) */
+	char bytes[GPUOPS_QTT_BYTES];
+	uint8_t pat[GPUOPS_QTT_BYTES]; /* LIKE: per pattern byte its GPUOPS_QTT_PAT_* */
+} GpuopsQueryTextTest;
 
 typedef struct GpuopsQueryTuple
 {
@@ -177,6 +217,10 @@ typedef struct GpuopsQueryTuple
 	uint8_t missing_escape[GPUOPS_QUERY_MAX_COLS]; /* such a tuple escapes: why
 													* (GpuopsQueryEscape), or 0 */
 	uint64_t missing_word[GPUOPS_QUERY_MAX_COLS][2];
+	/* GPUOPS_QPF_TEXT_TEST columns: their tests (copied by query_begin) */
+	uint8_t test[GPUOPS_QUERY_MAX_COLS]; /* per such column its test, < ntests */
+	int ntests;
+	GpuopsQueryTextTest tests[GPUOPS_QUERY_MAX_TESTS];
 } GpuopsQueryTuple;
 
 typedef struct GpuopsQueryPages
