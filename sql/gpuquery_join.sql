@@ -160,6 +160,36 @@ RESET gpuops.enable_query_join;
 SELECT check_query($$SELECT d.yr, count(*) FROM jf f, jd d WHERE f.dkey = d.dk AND EXISTS (SELECT 1 FROM jn) GROUP BY d.yr$$);
 SELECT check_query($$SELECT count(*), sum(f.price) FROM jf f WHERE EXISTS (SELECT 1 FROM jn)$$);
 
+-- columns that depend on the group keys (GROUP BY a primary key and more
+-- columns of its table: PostgreSQL groups by the key alone, TPC-H Q10):
+-- one more group key each, which splits no group; a joined table's
+-- numeric (no key word) groups by its row, and its values come back
+-- from the rows read (NULLs too)
+CREATE FUNCTION query_keys(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $f$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF l ~ '^ *Custom Scan \(GpuQuery\)|^  (Lookups|Group Key)' THEN
+      RETURN NEXT l;
+    END IF;
+  END LOOP;
+END $f$;
+SELECT * FROM query_keys($$SELECT c.ck, c.nation, c.bal, n.nname, sum(f.price), count(*)
+FROM jf f, jc c, jn n WHERE f.ckey = c.ck AND c.nk = n.nk GROUP BY c.ck, c.nation, c.bal, n.nname$$);
+SELECT check_query($$SELECT c.ck, c.nation, c.bal, c.region, n.nname, sum(f.price), count(*)
+FROM jf f, jc c, jn n WHERE f.ckey = c.ck AND c.nk = n.nk AND f.flag = 'R'
+GROUP BY c.ck, c.nation, c.bal, c.region, n.nname$$);
+SELECT check_query($$SELECT c.ck, lower(c.region) AS r, c.bal * 2 AS b2, count(*) FROM jf f JOIN jc c ON f.ckey = c.ck
+GROUP BY c.ck, c.region, c.bal HAVING c.bal IS NULL OR c.bal > 2000$$);
+SELECT check_query($$SELECT c.ck, c.nk, c.bal, sum(f.qty) FROM jf f, jc c WHERE f.ckey = c.ck GROUP BY c.ck$$);
+-- the table read's own: keys as GROUP BY's would be (a short text), or kept
+-- by PostgreSQL (a numeric); a numeric also summed
+SELECT check_query($$SELECT ck, nation, count(*) FROM jc GROUP BY ck$$);
+SELECT check_query($$SELECT ck, bal, count(*) FROM jc GROUP BY ck$$);
+SELECT check_query($$SELECT c.ck, c.bal, sum(c.bal) FROM jf f, jc c WHERE f.ckey = c.ck GROUP BY c.ck$$);
+
 DROP TABLE jf, jd, jc, jn, js, jdup;
+DROP FUNCTION query_keys(text);
 DROP FUNCTION explain_join(text);
 DROP FUNCTION check_query(text);

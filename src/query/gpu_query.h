@@ -126,7 +126,8 @@ typedef struct GpuQueryPlan
 	int npayload;						  /* payload columns, every dimension's */
 	int pay_pos[GPUOPS_QUERY_MAX_COLS];	  /* per payload column its child's output column */
 	Oid pay_types[GPUOPS_QUERY_MAX_COLS]; /* and its type */
-	int pay_dict[GPUOPS_QUERY_MAX_COLS];  /* 1: text, held as dictionary codes */
+	int pay_dict[GPUOPS_QUERY_MAX_COLS];  /* 1: text, held as dictionary codes; 2: the
+										   * row's number (a functionally dependent column) */
 	int njoin_quals;					  /* custom_exprs: quals, join quals, lookups */
 	List *join_qual_prog;				  /* the join quals' program, or NIL */
 	List *test_cols;					  /* program columns that are text tests (ints) */
@@ -161,7 +162,8 @@ typedef struct GpuQueryBuild
 	List *scan_exprs;  /* keys, then Aggrefs */
 	List *quals;	   /* the fact table's quals, in PostgreSQL's order */
 	List *qual_vars;   /* the Vars of quals, join quals and lookups (resjunk scan tuple columns) */
-	List *key_exprs;   /* the group keys */
+	List *key_exprs;   /* the group keys (GROUP BY's, then the dependent columns) */
+	List *row_coded;   /* dependent columns grouped by their dimension row (Vars) */
 	double row_bytes;  /* device bytes a row's columns take */
 	int program_steps; /* steps of every program together */
 } GpuQueryBuild;

@@ -20,6 +20,8 @@ extern "C" {
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 }
 
@@ -114,6 +116,49 @@ DictCode(GpuQueryDict *d, Datum value, MemoryContext cxt)
 	return d->n++;
 }
 
+/* A by-row dictionary (GpuQueryDict) for a column of type. */
+static GpuQueryDict *
+DictByRowNew(MemoryContext cxt, Oid type)
+{
+	GpuQueryDict *d = (GpuQueryDict *) MemoryContextAllocZero(cxt, sizeof(GpuQueryDict));
+
+	d->by_row = true;
+	d->cap = 1024;
+	d->values = (Datum *) MemoryContextAlloc(cxt, d->cap * sizeof(Datum));
+	get_typlenbyval(type, &d->typlen, &d->typbyval);
+	return d;
+}
+
+/* Row's value (not NULL) kept in a by-row dictionary: its code, the row. */
+static uint32
+DictRow(GpuQueryDict *d, uint64 row, Datum value, MemoryContext cxt)
+{
+	if (row >= ((uint64) 1 << 31))
+		elog(ERROR, "gpuops: GpuQuery dimension of more than 2^31 rows");
+	while (row >= d->cap)
+	{
+		d->cap *= 2;
+		d->values = (Datum *) repalloc_huge(d->values, d->cap * sizeof(Datum));
+	}
+	if (d->typlen == -1)
+	{
+		struct varlena *t = PG_DETOAST_DATUM_PACKED(value);
+		struct varlena *copy = (struct varlena *) MemoryContextAlloc(cxt, VARSIZE_ANY(t));
+
+		memcpy(copy, t, VARSIZE_ANY(t));
+		d->values[row] = PointerGetDatum(copy);
+	}
+	else
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		d->values[row] = datumCopy(value, d->typbyval, d->typlen);
+		MemoryContextSwitchTo(old);
+	}
+	d->n = Max(d->n, (uint32) row + 1);
+	return (uint32) row;
+}
+
 /* Room for twice the rows (the null arrays that exist too). */
 static void
 GrowRows(GpuQueryDimRows *r, int npayload, MemoryContext cxt)
@@ -152,9 +197,9 @@ BeginRows(GpuQueryState *st, int d)
 	{
 		int pay = dim->first_pay + p;
 
-		st->dicts[pay] = plan->pay_dict[pay]
-			? DictNew(st->dims_cxt, plan->pay_types[pay] == BPCHAROID)
-			: NULL;
+		st->dicts[pay] = plan->pay_dict[pay] == 2 ? DictByRowNew(st->dims_cxt, plan->pay_types[pay])
+			: plan->pay_dict[pay] ? DictNew(st->dims_cxt, plan->pay_types[pay] == BPCHAROID)
+								  : NULL;
 	}
 	GrowRows(r, dim->npayload, st->dims_cxt);
 }
@@ -399,6 +444,8 @@ StageDim(GpuQueryState *st, int d)
 				isnull = res < 0;
 				word = isnull ? 0 : (uint64) res;
 			}
+			else if (st->dicts[pay] != NULL && st->dicts[pay]->by_row)
+				word = DictRow(st->dicts[pay], n, slot->tts_values[pos], cxt);
 			else if (st->dicts[pay] != NULL)
 				word = DictCode(st->dicts[pay], slot->tts_values[pos], cxt);
 			else

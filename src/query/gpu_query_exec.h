@@ -27,16 +27,21 @@ typedef DeviceSession<GpuopsQueryBackend, GpuopsQuery, &GpuopsQueryBackend::quer
 /*
  * A dimension's text column as dictionary codes: each distinct value (by
  * its bytes; bpchar's trailing blanks aside) gets the next code, and the
- * group rows turn codes back into the values.
+ * group rows turn codes back into the values.  By row (a functionally
+ * dependent column, pay_dict 2): the code is the row's number, each row's
+ * value kept as it is (no hashing, no sharing).
  */
 typedef struct GpuQueryDict
 {
-	uint32 n;		/* codes given */
-	uint32 cap;		/* slots (a power of two, at most half full) */
+	uint32 n;		/* codes given (by row: 1 + the last row with a value) */
+	uint32 cap;		/* slots (a power of two, at most half full); by row: values' room */
 	uint32 *slots;	/* code + 1, 0: empty */
 	uint32 *hashes; /* per code its bytes' hash */
 	Datum *values;	/* per code its value (detoasted, in the dimensions' context) */
 	bool bpchar;
+	bool by_row;
+	int16 typlen; /* by row: the type's, to copy its values */
+	bool typbyval;
 } GpuQueryDict;
 
 /* A dimension staged for the backend (gpu_query_dims.cpp). */

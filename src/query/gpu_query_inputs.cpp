@@ -34,6 +34,7 @@ extern "C" {
 #include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
+#include "parser/parse_oper.h"
 #include "parser/parsetree.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -42,6 +43,7 @@ extern "C" {
 #include "device_expr.h"
 #include "device_expr_catalog.h"
 #include "gpu_agg.h"
+#include "types.h"
 #include "gpu_agg_inputs.h"
 #include "gpu_query.h"
 #include "guc.h"
@@ -422,6 +424,82 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
 	return true;
 }
 
+/*
+ * The Vars under node outside the aggregates and the group keys (*vars,
+ * once each): columns functionally dependent on the group keys (the
+ * parser accepts no other, and the planner drops them from GROUP BY:
+ * remove_useless_groupby_columns).  True on a placeholder or GROUPING().
+ */
+typedef struct DependentCxt
+{
+	List *keys;
+	List *vars;
+} DependentCxt;
+
+static bool
+DependentVarWalker(Node *node, DependentCxt *cxt)
+{
+	if (node == NULL || list_member(cxt->keys, node) || IsA(node, Aggref))
+		return false;
+	if (IsA(node, Var))
+	{
+		cxt->vars = list_append_unique(cxt->vars, node);
+		return false;
+	}
+	if (IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc))
+		return true;
+	return expression_tree_walker(node, (bool (*)())(void (*)(void)) DependentVarWalker, cxt);
+}
+
+/*
+ * Whether a functionally dependent column groups by its dimension row
+ * (plan->pay_dict 2): a joined table's column of a type with no key
+ * word (numeric); each of its rows is one group key value, since the
+ * group keys hold the table's primary key.
+ */
+static bool
+RowCoded(GpuQueryBuild *b, Var *v)
+{
+	GpuopsKeyKind kind;
+
+	return (int) v->varno != (int) b->fact->relid && !DictType(v->vartype) &&
+		!(GpuopsFixedKeyKind(v->vartype, &kind) && DeviceExprTypeKind(v->vartype) >= 0);
+}
+
+/*
+ * A functionally dependent column as one more group key: it splits no
+ * group.  Row-coded ones group by their dimension row, the others as
+ * GROUP BY would group them (their type's default equality).
+ */
+static bool
+AddDependentKey(GpuQueryBuild *b, DeviceExprInputs *in, Var *v)
+{
+	GpuQueryPlan *plan = b->plan;
+	GpuQueryKeyPlan *key = &plan->keys[plan->nkeys];
+	SortGroupClause *sgc;
+
+	if (!list_member(b->row_coded, v))
+	{
+		sgc = makeNode(SortGroupClause);
+		get_sort_group_operators(v->vartype, false, false, false, &sgc->sortop, &sgc->eqop, NULL,
+								 &sgc->hashable);
+		return AddKey(b, in, sgc, (Expr *) v);
+	}
+	if (plan->nkeys >= GPUOPS_QUERY_MAX_KEYS)
+		return GpuQueryDecline("too many group keys");
+	key->kind = GPUOPS_QKEY_INT;
+	key->dict = true; /* the word: the row, which the dimension's values give back */
+	key->type = v->vartype;
+	key->typmod = v->vartypmod;
+	key->col = GpuQueryInputColumn(in, (Node *) v);
+	if (key->col < 0)
+		return GpuQueryDecline("more columns than a device program reads");
+	plan->key_progs = lappend(plan->key_progs, NIL);
+	b->key_exprs = lappend(b->key_exprs, v);
+	plan->nkeys++;
+	return true;
+}
+
 /* Is a Var outside the aggregates and the group keys under node? */
 static bool
 NonKeyVarWalker(Node *node, List *keys)
@@ -596,7 +674,10 @@ NumberColumns(GpuQueryBuild *b, DeviceExprInputs *in)
 			}
 			plan->pay_pos[plan->npayload] = ChildColumn(b, d, v);
 			plan->pay_types[plan->npayload] = type;
-			plan->pay_dict[plan->npayload] = DeviceExprTypeKind(type) < 0;
+			/* 1: text as dictionary codes; 2: the row (a dependent column, RowCoded) */
+			plan->pay_dict[plan->npayload] = list_member_ptr(b->row_coded, input) ? 2
+				: DeviceExprTypeKind(type) < 0									  ? 1
+																				  : 0;
 			if (plan->pay_pos[plan->npayload] < 0)
 				return GpuQueryDecline("a joined table's column its plan does not return");
 			plan->npayload++;
@@ -622,6 +703,8 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	List *inputs = NIL;
 	List *scale_exprs = NIL; /* per aggregate ScaleCase's expression, or NULL */
 	List *all = NIL;
+	List *groups = NIL; /* GROUP BY's expressions */
+	DependentCxt dep = {NIL, NIL};
 	ListCell *lc;
 
 	if (input_rel->reloptkind == RELOPT_BASEREL)
@@ -665,8 +748,14 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		return GpuQueryDecline("a volatile aggregate argument, or one with a subquery");
 	all = list_concat(list_concat(list_copy(b->quals), b->join_quals), aggrefs);
 	foreach (lc, parse->groupClause)
-		all = lappend(
-			all, get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), extra->targetList));
+		groups = lappend(
+			groups, get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), extra->targetList));
+	all = list_concat(all, groups);
+	/* the columns that depend on the group keys (GROUP BY a primary key, other columns) */
+	dep.keys = groups;
+	if (DependentVarWalker((Node *) output_rel->reltarget->exprs, &dep) ||
+		DependentVarWalker(extra->havingQual, &dep))
+		return GpuQueryDecline("a placeholder or GROUPING() outside aggregates");
 	/* a lookup needs the column it looks up by, not the dimension's key */
 	foreach (lc, b->lookups)
 	{
@@ -678,6 +767,20 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 																 : linitial(op->args));
 	}
 	GpuQueryCollectInputs((Node *) all, &inputs);
+	foreach (lc, dep.vars)
+	{
+		Var *v = (Var *) lfirst(lc);
+
+		if (!RowCoded(b, v))
+			GpuQueryCollectInputs((Node *) v, &inputs);
+		else if (list_member(inputs, v))
+			return GpuQueryDecline("a column grouped by its row that is also read as a value");
+		else
+		{
+			b->row_coded = lappend(b->row_coded, v);
+			inputs = lappend(inputs, v);
+		}
+	}
 	foreach (lc, inputs)
 	{
 		Node *input = (Node *) lfirst(lc);
@@ -685,7 +788,7 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 		if (v == NULL || !bms_is_member((int) v->varno, input_rel->relids) || v->varattno <= 0)
 			return GpuQueryDecline("a system column, whole row or placeholder");
-		if (IsA(input, Var) &&
+		if (IsA(input, Var) && !list_member_ptr(b->row_coded, input) &&
 			(v->varno == (int) b->fact->relid
 				 ? GpuQueryColumnForm(v->vartype) < 0
 				 : DeviceExprTypeKind(v->vartype) < 0 && !DictType(v->vartype)))
@@ -729,6 +832,9 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		if (!AddKey(b, &in, sgc, (Expr *) get_sortgroupclause_expr(sgc, extra->targetList)))
 			return false;
 	}
+	foreach (lc, dep.vars)
+		if (!AddDependentKey(b, &in, (Var *) lfirst(lc)))
+			return false;
 	if (NonKeyVarWalker((Node *) output_rel->reltarget->exprs, b->key_exprs) ||
 		NonKeyVarWalker(extra->havingQual, b->key_exprs))
 		return GpuQueryDecline("a column outside aggregates that is not a group key");

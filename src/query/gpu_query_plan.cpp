@@ -47,6 +47,8 @@ GpuQueryPlanFields(PlanFields &f, GpuQueryPlan *plan)
 	{
 		f.oid_field(&plan->pay_types[c]);
 		f.field(&plan->pay_dict[c]);
+		if (f.reading() && (plan->pay_dict[c] < 0 || plan->pay_dict[c] > 2))
+			elog(ERROR, "gpuops: malformed %s plan: payload form", GPUQUERY_NAME);
 	}
 	for (int d = 0; d < plan->ndims; d++)
 	{
