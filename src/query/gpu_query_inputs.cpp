@@ -43,13 +43,13 @@ extern "C" {
 #include "device_expr.h"
 #include "device_expr_catalog.h"
 #include "gpu_agg.h"
-#include "types.h"
 #include "gpu_agg_inputs.h"
 #include "gpu_query.h"
 #include "guc.h"
 #include "plan_why.h"
 #include "qual_order.h"
 #include "query_text_test.h"
+#include "types.h"
 
 int
 GpuQueryColumnForm(Oid type)
@@ -428,7 +428,8 @@ AddAggregate(GpuQueryBuild *b, DeviceExprInputs *in, Aggref *aggref, List **scal
  * The Vars under node outside the aggregates and the group keys (*vars,
  * once each): columns functionally dependent on the group keys (the
  * parser accepts no other, and the planner drops them from GROUP BY:
- * remove_useless_groupby_columns).  True on a placeholder or GROUPING().
+ * remove_useless_groupby_columns).  True on a placeholder, GROUPING() or
+ * an outer query's Var.
  */
 typedef struct DependentCxt
 {
@@ -441,12 +442,13 @@ DependentVarWalker(Node *node, DependentCxt *cxt)
 {
 	if (node == NULL || list_member(cxt->keys, node) || IsA(node, Aggref))
 		return false;
-	if (IsA(node, Var))
+	/* (an outer query's Var is a Param by now: refused if one were left) */
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
 	{
 		cxt->vars = list_append_unique(cxt->vars, node);
 		return false;
 	}
-	if (IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc))
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc))
 		return true;
 	return expression_tree_walker(node, (bool (*)())(void (*)(void)) DependentVarWalker, cxt);
 }
