@@ -96,6 +96,18 @@ GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
 	generate_join_implied_equalities(root, join_relids, outer_relids, inner_rel)
 #endif
 
+/*
+ * The GROUP BY the planner groups by.  From 16 the planner leaves
+ * parse->groupClause whole and drops the redundant columns (functionally
+ * dependent on a primary key, or equal to a constant) from
+ * root->processed_groupClause only; 15 drops them from parse->groupClause.
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuopsGroupClause(root) ((root)->processed_groupClause)
+#else
+#define GpuopsGroupClause(root) ((root)->parse->groupClause)
+#endif
+
 /* The number of visible tuples of the page in hand (an int until 17, uint32 from 18). */
 #define GpuopsHeapPageTuples(scan) ((int) (scan)->rs_ntuples)
 

@@ -46,6 +46,7 @@ extern "C" {
 #include "gpu_agg_inputs.h"
 #include "gpu_query.h"
 #include "guc.h"
+#include "pg_compat.h"
 #include "plan_why.h"
 #include "qual_order.h"
 #include "query_text_test.h"
@@ -749,7 +750,10 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	if (contain_volatile_functions((Node *) aggrefs) || contain_subplans((Node *) aggrefs))
 		return GpuQueryDecline("a volatile aggregate argument, or one with a subquery");
 	all = list_concat(list_concat(list_copy(b->quals), b->join_quals), aggrefs);
-	foreach (lc, parse->groupClause)
+	/* (every GROUP BY column redundant: a grouping of constants, not a plain aggregate) */
+	if (parse->groupClause != NIL && GpuopsGroupClause(root) == NIL)
+		return GpuQueryDecline("a GROUP BY of redundant columns only");
+	foreach (lc, GpuopsGroupClause(root))
 		groups = lappend(
 			groups, get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc), extra->targetList));
 	all = list_concat(all, groups);
@@ -827,7 +831,7 @@ GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		plan->join_qual_prog = DeviceExprProgramToList(&prog);
 		plan->njoin_quals = list_length(b->join_quals);
 	}
-	foreach (lc, parse->groupClause)
+	foreach (lc, GpuopsGroupClause(root))
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 

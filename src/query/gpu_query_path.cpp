@@ -42,6 +42,7 @@ extern "C" {
 #include "gpu_query.h"
 #include "gpu_stage.h"
 #include "guc.h"
+#include "pg_compat.h"
 #include "plan_why.h"
 #include "qual_order.h"
 
@@ -57,7 +58,8 @@ static Path *
 EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		   GroupPathExtraData *extra, double groups)
 {
-	Query *parse = root->parse;
+	/* (the columns PostgreSQL groups by: the input's target carries only theirs) */
+	List *group_clause = GpuopsGroupClause(root);
 	Path *input = input_rel->cheapest_total_path;
 	AggClauseCosts costs;
 	List *having = (List *) extra->havingQual;
@@ -66,19 +68,17 @@ EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		return NULL;
 	memset(&costs, 0, sizeof(costs));
 	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
-	if (parse->groupClause == NIL)
+	if (group_clause == NIL)
 		return (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget, AGG_PLAIN,
 										AGGSPLIT_SIMPLE, NIL, having, &costs, 1);
 	if (extra->flags & GROUPING_CAN_USE_HASH)
 		return (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget, AGG_HASHED,
-										AGGSPLIT_SIMPLE, parse->groupClause, having, &costs,
-										groups);
+										AGGSPLIT_SIMPLE, group_clause, having, &costs, groups);
 	if (extra->flags & GROUPING_CAN_USE_SORT)
 	{
 		input = (Path *) create_sort_path(root, output_rel, input, root->group_pathkeys, -1.0);
 		return (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget, AGG_SORTED,
-										AGGSPLIT_SIMPLE, parse->groupClause, having, &costs,
-										groups);
+										AGGSPLIT_SIMPLE, group_clause, having, &costs, groups);
 	}
 	return NULL;
 }
