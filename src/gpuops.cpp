@@ -31,6 +31,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "gpu_stage.h"
 #include "guc.h"
 #include "op_stats.h"
+#include "page_service.h"
 #include "planner_hooks.h"
 
 static void
@@ -45,6 +46,7 @@ InitImpl(void)
 	GpuopsDefineGucs();
 	GpuopsDeviceSessionsInit();
 	GpuopsOpStatsInit();
+	GpuopsPageServiceInit();
 	GpuopsRegisterInterruptCheck();
 	GpuSortRegister();
 	GpuHashJoinRegister();

@@ -39,6 +39,7 @@
 #include "backend_tables.hpp"
 #include "cuda_runtime.cuh"
 #include "device_array.cuh"
+#include "page_service.cuh"
 #include "query_dims.hpp"
 #include "query_kernels.cuh"
 
@@ -82,6 +83,9 @@ struct CudaQuery
 	int next_set = 0;
 	const uint8_t *mapped_host = nullptr; /* pages read in place: the last base, */
 	const uint8_t *mapped_dev = nullptr;  /* and its device address */
+	bool use_service = false;			  /* ... or the page service gathers them */
+	GpuopsPageLink service = {};
+	PageServiceTimes service_times;
 	/* the batch whose kernel may still run */
 	bool pending = false;
 	int pending_set = 0;
@@ -154,6 +158,11 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
 	if ((bad = query_layout(*spec, &L, progs.data(), &nprograms)) != nullptr)
 		fail(GPUOPS_ERR_INTERNAL, "bad query spec: %s", bad);
+	if (spec->pages_service != nullptr)
+	{
+		service = *spec->pages_service;
+		use_service = true;
+	}
 	if (spec->tuple != nullptr)
 	{
 		if ((bad = page_shape_init(*spec->tuple, spec->ncols, spec->bytes16, &shape)) != nullptr)
@@ -482,13 +491,24 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
 }
 
 /*
- * Pages read in place: their index copied up, then the pages gathered from
- * the mapped memory into the set's pages (the `uploaded` event, which the
- * host waits for before it lets the pages go, follows).
+ * Pages read in place into the set's pages: gathered by the page service
+ * (copied from its staging area, waited for), or their index copied up,
+ * then the pages gathered from this process's mapping (the `uploaded`
+ * event, which the host waits for before it lets the pages go, follows).
  */
 void
 CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
 {
+	if (use_service)
+	{
+		if (P.base != service.service->base)
+			fail(GPUOPS_ERR_INTERNAL, "query pages in place: not shared buffers' pages");
+		page_service_gather(*rt, service, P.index, P.npages, P.page_size, set.pages.as<uint8_t>(),
+							cs, set.uploaded, &service_times);
+		stats.service_requests = service_times.requests;
+		stats.service_ms = service_times.wait_ms;
+		return;
+	}
 	if (P.base != mapped_host)
 	{
 		void *dev = nullptr;
@@ -501,7 +521,7 @@ CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
 		fail(GPUOPS_ERR_INTERNAL, "query pages in place: base or page size not 16-byte aligned");
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.index.as<void>(), P.index, (uint64_t) P.npages * 4,
 									cudaMemcpyHostToDevice, cs));
-	page_gather_kernel<<<std::max(1u, std::min(P.npages, max_grid)), kThreads, 0, cs>>>(
+	page_gather_kernel<<<std::max(1u, std::min(P.npages, max_grid)), kGatherThreads, 0, cs>>>(
 		mapped_dev, set.index.as<uint32_t>(), P.npages, P.page_size, set.pages.as<uint8_t>());
 	GPUOPS_CUDA_CHECK_LAUNCH("query page gather");
 }

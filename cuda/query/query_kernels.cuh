@@ -12,6 +12,7 @@
 #include "expr_columns.hpp"
 #include "launch.cuh"
 #include "page_deform.hpp"
+#include "page_gather.cuh"
 #include "query_common.hpp"
 #include "query_table.cuh"
 
@@ -160,28 +161,6 @@ __global__ void __launch_bounds__(kThreads)
 
 		if (code != kQueryPass)
 			atomicMin(escape, ((base + i) << kEscapeShift) | code);
-	}
-}
-
-/*
- * Pages read in place (GpuopsQueryPages.base) gathered into out, a block
- * a page: 16-byte loads from mapped host memory, so many pages are in
- * flight over the bus at once (a copy per 8 KB page would be an API call
- * each).
- */
-__global__ void __launch_bounds__(kThreads)
-	page_gather_kernel(const uint8_t *base, const uint32_t *index, uint32_t npages,
-					   uint32_t page_size, uint8_t *out)
-{
-	const uint32_t words = page_size / 16;
-
-	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
-	{
-		const uint4 *src = reinterpret_cast<const uint4 *>(base + (uint64_t) index[p] * page_size);
-		uint4 *dst = reinterpret_cast<uint4 *>(out + (uint64_t) p * page_size);
-
-		for (uint32_t w = threadIdx.x; w < words; w += blockDim.x)
-			dst[w] = src[w];
 	}
 }
 

@@ -263,6 +263,7 @@ Runtime::init(const GpuopsSettings &settings)
 	GPUOPS_CUDA_TRY(
 		cudaHostAlloc(reinterpret_cast<void **>(&scalar_), kScalarBytes, cudaHostAllocDefault));
 	initialized_ = true;
+	inits_++;
 }
 
 int

@@ -103,6 +103,8 @@ class Runtime
 
 	void mark_broken(cudaError_t err);
 	bool initialized() const { return initialized_; }
+	/* contexts made so far: what a process opened in an earlier one is gone */
+	uint64_t inits() const { return inits_; }
 	bool broken() const { return broken_ != cudaSuccess; }
 
   private:
@@ -118,6 +120,7 @@ class Runtime
 	friend void prewarm_main(GpuopsSettings settings) noexcept;
 
 	bool initialized_ = false;
+	uint64_t inits_ = 0;
 	cudaError_t broken_ = cudaSuccess;
 	size_t total_memory_ = 0;
 	size_t limit_ = 0;

@@ -19,6 +19,7 @@ extern "C" {
 }
 
 #include "guc.h"
+#include "gpuops_page_service.h"
 
 bool gpuops_enabled = true;
 bool gpuops_enable_sort = true;
@@ -56,6 +57,7 @@ int gpuops_device_session_wait = 1000;
 int gpuops_reader_threads = 8;
 int gpuops_query_read_pages = GPUOPS_READ_PAGES_AUTO;
 int gpuops_query_pages_in_place = GPUOPS_READ_PAGES_AUTO;
+int gpuops_page_service_channels = 8;
 
 static const struct config_enum_entry device_options[] = {{"auto", GPUOPS_DEVICE_AUTO, false},
 														  {"gpu", GPUOPS_DEVICE_GPU, false},
@@ -169,6 +171,15 @@ GpuopsDefineGucs(void)
 		"query that finds none free waits gpuops.device_session_wait, then runs on "
 		"the CPU. -1 means one per 2 GB of the GPU's memory.",
 		&gpuops_max_device_sessions, -1, -1, 10000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"gpuops.page_service_channels",
+		"Queries that the page service can gather shared buffers' pages for at once.",
+		"The page service is a background worker that maps shared buffers for the GPU "
+		"once, so that GpuQuery reads pages in place from a session's first query; each "
+		"channel holds 32 MB of device memory. 0: no service (each session copies its pages, "
+		"or maps shared buffers itself once it has read enough).",
+		&gpuops_page_service_channels, 8, 0, GPUOPS_PAGE_SERVICE_MAX_CHANNELS, PGC_POSTMASTER, 0,
+		NULL, NULL, NULL);
 	DefineCustomIntVariable(
 		"gpuops.device_session_wait",
 		"How long a query waits for a free device session before it runs on the CPU.", NULL,

@@ -403,6 +403,13 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		/* once mapped, in the background before: how long that took */
 		if (st->map_ms > 0)
 			ExplainPropertyFloat("Shared Buffers Mapped In", "ms", st->map_ms, 3, es);
+		/* in place through the page service: its round trips (their gathers and waits) */
+		if (st->stats.service_requests > 0)
+		{
+			ExplainPropertyInteger("Page Service Requests", NULL,
+								   (int64) st->stats.service_requests, es);
+			ExplainPropertyFloat("Page Service Time", "ms", st->stats.service_ms, 3, es);
+		}
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 		ExplainPropertyFloat("Finish Time", "ms", st->finish_ms, 3, es);

@@ -69,14 +69,17 @@ typedef struct GpuQueryState : GpuopsNode
 	QueryReadColumn cols[GPUOPS_QUERY_MAX_COLS];
 
 	GpuQueryDevice *dev;
-	TableScanDesc scan;		/* the table's pages, under the query's snapshot */
-	QueryReader *reader;	/* made when a run reads alone (serially) */
-	int read_pages;			/* the pages form (query_reader.h): -1 not decided yet, 0, 1 */
-	GpuopsQueryTuple tuple; /* and its tuple shape */
-	bool in_place;			/* ... read in place (decided with read_pages) */
-	double map_ms;			/* in place on the GPU: the time shared buffers took to map */
-	bool map_started;		/* a run started mapping them (for later queries) */
-	MemoryContext run_cxt;	/* the reader's buffers */
+	TableScanDesc scan;		  /* the table's pages, under the query's snapshot */
+	QueryReader *reader;	  /* made when a run reads alone (serially) */
+	int read_pages;			  /* the pages form (query_reader.h): -1 not decided yet, 0, 1 */
+	GpuopsQueryTuple tuple;	  /* and its tuple shape */
+	bool in_place;			  /* ... read in place (decided with read_pages) */
+	double map_ms;			  /* in place on the GPU: the time shared buffers took to map */
+	bool map_started;		  /* a run started mapping them (for later queries) */
+	GpuopsPageLink page_link; /* in place on the GPU: the page service's channel (service
+							   * NULL: this process's own mapping) */
+	MemoryContextCallback page_link_cb; /* releases it with run_cxt */
+	MemoryContext run_cxt;				/* the reader's buffers */
 
 	/* a run with workers (query_parallel.h): they read, the leader ships */
 	QueryParallel *par;

@@ -30,6 +30,7 @@ extern "C" {
 #include "device_expr.h"
 #include "gpu_query_exec.h"
 #include "guc.h"
+#include "page_service.h"
 #include "query_deform.h"
 
 /* The node runs PostgreSQL's plan instead (why: a constant string). */
@@ -125,6 +126,7 @@ FillSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
 	}
 	spec->group_capacity = (uint64) Max(Min(plan->groups, 16.0 * 1024 * 1024), 1.0);
 	spec->tuple = st->read_pages == 1 ? &st->tuple : NULL;
+	spec->pages_service = st->in_place && st->page_link.service != NULL ? &st->page_link : NULL;
 	GpuQueryDimSpec(st, spec);
 }
 
@@ -180,11 +182,31 @@ WorthMapping(const GpuQueryState *st)
 		(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON || pages_copied >= NBuffers);
 }
 
+/* The node's page service channel goes with its memory: at the executor's end or an abort. */
+static void
+ReleasePageLink(void *arg)
+{
+	GpuopsPageServiceRelease((GpuopsPageLink *) arg);
+}
+
+/* A channel of the page service for this node's pages in place (false: none free, or no service). */
+static bool
+ClaimPageService(GpuQueryState *st)
+{
+	if (!GpuopsPageServiceClaim(&st->page_link))
+		return false;
+	st->page_link_cb.func = ReleasePageLink;
+	st->page_link_cb.arg = &st->page_link;
+	MemoryContextRegisterResetCallback(st->run_cxt, &st->page_link_cb);
+	return true;
+}
+
 /*
  * Whether this node's runs read the pages form: gpuops.query_read_pages,
  * the backend (auto: the GPU's), and columns that have one; and whether
- * they read the pages in place: gpuops.query_pages_in_place, shared
- * buffers mapped already for the GPU, room for the pins.  Decided once,
+ * they read the pages in place: gpuops.query_pages_in_place, a channel of
+ * the page service or shared buffers mapped already by this process for
+ * the GPU, room for the pins.  Decided once,
  * so that a fallback's reader reads as the first run's did; a node that
  * finds shared buffers not mapped yet copies, and may start mapping them
  * for later queries (RunOn, WorthMapping).
@@ -206,12 +228,17 @@ ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
 		MemoryContextSwitchTo(old);
 		st->in_place = st->read_pages == 1 && QueryPagesInPlacePossible(rel) &&
 			gpuops_query_pages_in_place != GPUOPS_READ_PAGES_OFF &&
-			/* (on: the tests' mode, which waits for a mapping under way) */
-			(cuda ? LargeEnough(st) &&
-					 QueryPagesMapped(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON)
-				  : gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON) &&
-			NBuffers / (4 * (Max(st->plan->nworkers, 0) + 3)) >= 16;
-		if (st->in_place && cuda)
+			NBuffers / (4 * (Max(st->plan->nworkers, 0) + 3)) >= 16 &&
+			/*
+			 * On the GPU: through the page service, whatever the table's
+			 * size (it costs nothing to set up), or this process's own
+			 * mapping (on: the tests' mode, which waits for one under way)
+			 */
+			(cuda ? ClaimPageService(st) ||
+					 (LargeEnough(st) &&
+					  QueryPagesMapped(gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON))
+				  : gpuops_query_pages_in_place == GPUOPS_READ_PAGES_ON);
+		if (st->in_place && cuda && st->page_link.service == NULL)
 			st->map_ms = GpuopsHostMemoryMapMs(); /* (EXPLAIN: what the mapping took) */
 	}
 	return st->read_pages == 1;

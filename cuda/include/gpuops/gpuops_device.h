@@ -49,6 +49,7 @@
 #include "gpuops_query.h"
 #include "gpuops_cuda.h"
 #include "gpuops_host.h"
+#include "gpuops_page_service.h"
 
 GPUOPS_C_BEGIN
 

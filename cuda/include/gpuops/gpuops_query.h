@@ -233,7 +233,8 @@ typedef struct GpuopsQueryPages
 	/*
 	 * Pages read in place: page p is the page_size bytes at base + index[p]
 	 * x page_size (pages unused).  For the CUDA backend base lies in memory
-	 * mapped with gpuops_cuda_host_map; it is read before query_add returns.
+	 * mapped with gpuops_cuda_host_map, or the page service gathers them
+	 * (GpuopsQuerySpec.pages_service); they are read before query_add returns.
 	 */
 	const uint8_t *base;
 	const uint32_t *index;
@@ -254,6 +255,13 @@ typedef struct GpuopsQuerySpec
 	uint64_t group_capacity;	   /* the groups the planner expects (a hint: the
 							  * table grows) */
 	const GpuopsQueryTuple *tuple; /* batches may come as pages (copied by query_begin) */
+	/*
+	 * Pages read in place (GpuopsQueryPages.base: shared buffers) are
+	 * gathered by the page service through this claimed channel (copied by
+	 * query_begin); NULL: by the process's own mapping.  The CUDA backend
+	 * only: the CPU backend reads the pages where they lie.
+	 */
+	const struct GpuopsPageLink *pages_service;
 } GpuopsQuerySpec;
 
 /*
@@ -307,6 +315,8 @@ typedef struct GpuopsQueryStats
 	GpuopsQueryEscape escape_what;
 	int escape_index;			/* the key or aggregate it was, or -1 */
 	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
+	uint64_t service_requests;	/* requests to the page service (pages_service) */
+	double service_ms;			/* from those requests to their answers */
 } GpuopsQueryStats;
 
 typedef struct GpuopsQuery GpuopsQuery;

@@ -1,0 +1,124 @@
+/*
+ * gpuops_page_service.h
+ *    The device engine's C interface, one part: the page service, one
+ *    process of the server that maps shared buffers for the GPU once and
+ *    gathers the pages a backend lists into device memory the backend
+ *    opens through CUDA IPC.
+ *
+ * Mapping shared buffers for the GPU costs the driver seconds a process
+ * (2.3-11 s for 16 GB on the H100, doc/gpuquery.md step 5), which a session
+ * of a few queries never earns back, so each such session copied its pages.
+ * The service pays it once for the server: every session then reads pages
+ * in place from its first query (test/bench/gather_probe.cu measured 0.5 ms
+ * a session to open the staging memory, and gathers at 36 GB/s).
+ *
+ * The shared area (GpuopsPageService) lies in PostgreSQL's shared memory;
+ * the PostgreSQL side allocates it, runs the service's loop in a background
+ * worker and claims channels for backends.  Fields shared between processes
+ * are read and written with atomic builtins.  A channel:
+ *
+ *   backend: claims it (owner: 0 -> its pid), writes index[0 .. npages)
+ *            (buffer numbers), then req_seq + 1, and wakes the service
+ *   service: sees req_seq != done_seq, gathers those pages into the
+ *            channel's staging area, waits for the copy, sets status and
+ *            done_seq = req_seq
+ *   backend: sees done_seq == req_seq, copies the staging area into its
+ *            own device memory, and only then asks again or lets its pins go
+ *
+ * A backend that leaves with a request in flight (a cancel) marks the
+ * channel abandoned instead of freeing it; the service frees it once the
+ * request is done, so no new owner's request meets a gather still running.
+ */
+#ifndef GPUOPS_PAGE_SERVICE_H
+#define GPUOPS_PAGE_SERVICE_H
+
+#include "gpuops_base.h"
+
+GPUOPS_C_BEGIN
+
+/* Pages a channel's staging area holds: a larger request is gathered in parts. */
+#define GPUOPS_PAGE_SERVICE_PAGES 4096
+#define GPUOPS_PAGE_SERVICE_MAX_CHANNELS 64
+#define GPUOPS_PAGE_SERVICE_HANDLE_BYTES 64 /* sizeof(cudaIpcMemHandle_t) */
+
+/* GpuopsPageService.state */
+enum
+{
+	GPUOPS_PAGE_SERVICE_OFF = 0, /* no service process (none yet, none possible, or stopped) */
+	GPUOPS_PAGE_SERVICE_MAPPING, /* it maps shared buffers: backends copy meanwhile */
+	GPUOPS_PAGE_SERVICE_SERVING	 /* channels may be claimed */
+};
+
+typedef struct GpuopsPageChannel
+{
+	uint32_t owner;		/* 0: free; else the owning process's pid */
+	uint32_t abandoned; /* the owner left with a request in flight */
+	uint64_t req_seq;	/* the owner's requests so far */
+	uint64_t done_seq;	/* the service's answers so far */
+	int32_t status;		/* the last answer: GPUOPS_OK or a device failure */
+	uint32_t npages;	/* the request's pages, up to GPUOPS_PAGE_SERVICE_PAGES */
+	uint32_t index
+		[GPUOPS_PAGE_SERVICE_PAGES]; /* buffer numbers: page p at base + index[p] x page_size */
+} GpuopsPageChannel;
+
+typedef struct GpuopsPageService
+{
+	int32_t state;		 /* GPUOPS_PAGE_SERVICE_* */
+	uint32_t generation; /* +1 each time a service starts serving (IPC handles change) */
+	int32_t pid;		 /* the service process */
+	uint32_t nchannels;
+	uint32_t page_size;
+	void *latch;	   /* the service's latch (set by GpuopsPageLink.wake) */
+	const void *base;  /* shared buffers' first page (the same in every process) */
+	uint64_t bytes;	   /* shared buffers' bytes from base */
+	double map_ms;	   /* how long mapping them took */
+	uint64_t requests; /* requests served, over the service's life */
+	uint8_t handle[GPUOPS_PAGE_SERVICE_HANDLE_BYTES]; /* the staging areas, one allocation */
+	GpuopsPageChannel channels[1];					  /* nchannels of them */
+} GpuopsPageService;
+
+/* Bytes of a GpuopsPageService with nchannels channels. */
+GPUOPS_INLINE uint64_t
+gpuops_page_service_bytes(uint32_t nchannels)
+{
+	return (uint64_t) sizeof(GpuopsPageService) +
+		(uint64_t) (nchannels > 1 ? nchannels - 1 : 0) * sizeof(GpuopsPageChannel);
+}
+
+/* A backend's claimed channel, for the CUDA query engine (GpuopsQuerySpec.pages_service). */
+typedef struct GpuopsPageLink
+{
+	GpuopsPageService *service;
+	uint32_t channel;
+	uint32_t generation; /* the service's when claimed: another means it restarted */
+	void (*wake)(void);	 /* sets the service's latch */
+} GpuopsPageLink;
+
+/*
+ * The service process's side.  Open creates its CUDA context, the staging
+ * areas (nchannels x GPUOPS_PAGE_SERVICE_PAGES x page_size of device memory)
+ * and their IPC handle; 0 when there is no GPU (the service then exits for
+ * good), -1 on any other failure, 1 on success.  map_step maps the next
+ * piece of shared buffers: 1 when all are mapped, 0 while more remain, -1
+ * on failure.  serve answers every pending request and frees abandoned
+ * channels: the number answered, or -1 after a device failure (the service
+ * then exits and is started again).  close gives everything back.
+ */
+extern int gpuops_page_service_open(GpuopsPageService *svc) GPUOPS_NOEXCEPT;
+extern int gpuops_page_service_map_step(GpuopsPageService *svc) GPUOPS_NOEXCEPT;
+extern int gpuops_page_service_serve(GpuopsPageService *svc) GPUOPS_NOEXCEPT;
+extern void gpuops_page_service_close(void) GPUOPS_NOEXCEPT;
+
+/*
+ * The backend's side, where the PostgreSQL side keeps the channels: claim
+ * takes a free channel of a serving service (0: none), release gives it
+ * back (abandoned when a request is in flight).  The device engine
+ * (query_cuda.cu) makes the requests.
+ */
+extern int gpuops_page_service_claim(GpuopsPageService *svc, uint32_t pid,
+									 GpuopsPageLink *link) GPUOPS_NOEXCEPT;
+extern void gpuops_page_service_release(const GpuopsPageLink *link) GPUOPS_NOEXCEPT;
+
+GPUOPS_C_END
+
+#endif /* GPUOPS_PAGE_SERVICE_H */

@@ -1,0 +1,354 @@
+/*
+ * page_service.cu
+ *    The page service (gpuops_page_service.h): the service process's CUDA
+ *    side (its mapping of shared buffers, the staging areas, the gathers),
+ *    the channels' claim and release, and a backend's request
+ *    (page_service_gather, for query_cuda.cu).
+ */
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "cuda_runtime.cuh"
+#include "page_gather.cuh"
+#include "page_service.cuh"
+
+namespace gpuops {
+namespace cuda {
+namespace {
+
+/* Mapping shared buffers in pieces: between them the service answers its signals. */
+constexpr size_t kMapPiece = 256ull << 20;
+
+/* How long a backend waits for one answer before it gives the service up. */
+constexpr double kAnswerTimeoutMs = 30000;
+
+uint64_t
+load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* The service process's state (one service a process). */
+struct Service
+{
+	uint8_t *staging = nullptr; /* nchannels x GPUOPS_PAGE_SERVICE_PAGES x page_size */
+	uint32_t *index = nullptr;	/* nchannels x GPUOPS_PAGE_SERVICE_PAGES */
+	cudaStream_t stream = nullptr;
+	cudaEvent_t done = nullptr;
+	char *map_from = nullptr; /* the 4 KB-aligned range to map */
+	size_t map_bytes = 0;
+	size_t mapped = 0; /* bytes of it mapped so far */
+	std::chrono::steady_clock::time_point map_start;
+	const uint8_t *dbase = nullptr; /* shared buffers' first page on the device */
+} service;
+
+/* A backend's opened staging areas: the service's generation, in this context. */
+struct Opened
+{
+	uint64_t context = 0; /* Runtime::inits() when opened: 0 none */
+	uint32_t generation = 0;
+	uint8_t *staging = nullptr;
+} opened;
+
+size_t
+channel_bytes(const GpuopsPageService *svc)
+{
+	return (size_t) GPUOPS_PAGE_SERVICE_PAGES * svc->page_size;
+}
+
+} /* namespace */
+
+/*
+ * The staging areas of link's service, opened through IPC once per context
+ * and service (0.5 ms); the previous service's handle is closed first.
+ */
+static uint8_t *
+open_staging(Runtime &rt, const GpuopsPageLink &link)
+{
+	if (opened.staging != nullptr && opened.context == rt.inits() &&
+		opened.generation == link.generation)
+		return opened.staging;
+	if (opened.staging != nullptr && opened.context == rt.inits())
+		(void) cudaIpcCloseMemHandle(opened.staging);
+	(void) cudaGetLastError();
+	opened.staging = nullptr;
+
+	cudaIpcMemHandle_t h;
+	void *p = nullptr;
+
+	static_assert(sizeof(h) == GPUOPS_PAGE_SERVICE_HANDLE_BYTES, "IPC handle size");
+	memcpy(&h, link.service->handle, sizeof(h));
+	GPUOPS_CUDA_TRY(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+	opened.staging = static_cast<uint8_t *>(p);
+	opened.context = rt.inits();
+	opened.generation = link.generation;
+	return opened.staging;
+}
+
+void
+page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index, uint32_t npages,
+					uint32_t page_size, uint8_t *dst, cudaStream_t cs, cudaEvent_t copied,
+					PageServiceTimes *times)
+{
+	GpuopsPageService *svc = link.service;
+	GpuopsPageChannel &ch = svc->channels[link.channel];
+	auto serving = [svc, &link]() {
+		return __atomic_load_n(&svc->state, __ATOMIC_ACQUIRE) == GPUOPS_PAGE_SERVICE_SERVING &&
+			__atomic_load_n(&svc->generation, __ATOMIC_ACQUIRE) == link.generation;
+	};
+
+	if (page_size != svc->page_size)
+		fail(GPUOPS_ERR_INTERNAL, "page service: page size %u, the service's %u", page_size,
+			 svc->page_size);
+	if (!serving())
+		fail(GPUOPS_ERR_DEVICE, "the page service stopped (restarted or shut down)");
+
+	uint8_t *staging = open_staging(rt, link) + link.channel * channel_bytes(svc);
+
+	for (uint32_t off = 0; off < npages;)
+	{
+		uint32_t n = std::min<uint32_t>(npages - off, GPUOPS_PAGE_SERVICE_PAGES);
+		uint64_t seq = ch.req_seq + 1; /* only the owner writes req_seq */
+		auto t0 = std::chrono::steady_clock::now();
+
+		memcpy(ch.index, index + off, (size_t) n * 4);
+		ch.npages = n;
+		__atomic_store_n(&ch.req_seq, seq, __ATOMIC_RELEASE);
+		link.wake();
+		/* a short spin for the usual wait of a millisecond, then sleeps, cancellable */
+		for (int spins = 0; load(&ch.done_seq) != seq; spins++)
+		{
+			check_interrupt();
+			if (!serving())
+				fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
+			if (ms_since(t0) > kAnswerTimeoutMs)
+				fail(GPUOPS_ERR_DEVICE, "the page service did not answer in %.0f s",
+					 kAnswerTimeoutMs / 1000);
+			if (spins >= 256)
+				std::this_thread::sleep_for(std::chrono::microseconds(20));
+		}
+		/* a service that started since answers nothing of the old one's */
+		if (!serving())
+			fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
+		if (__atomic_load_n(&ch.status, __ATOMIC_ACQUIRE) != GPUOPS_OK)
+			fail(GPUOPS_ERR_DEVICE, "the page service failed to gather %u pages", n);
+		times->requests++;
+		times->wait_ms += ms_since(t0);
+		/*
+		 * The service waited for its gather before it answered: the staging
+		 * area holds the pages.  It is free again once this copy is done.
+		 */
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst + (uint64_t) off * page_size, staging,
+										(uint64_t) n * page_size, cudaMemcpyDeviceToDevice, cs));
+		GPUOPS_CUDA_TRY(cudaEventRecord(copied, cs));
+		sync_event(copied);
+		off += n;
+	}
+}
+
+} /* namespace cuda */
+} /* namespace gpuops */
+
+using namespace gpuops::cuda;
+using gpuops::ms_since;
+
+extern "C" int
+gpuops_page_service_open(GpuopsPageService *svc) noexcept
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
+	{
+		(void) cudaGetLastError();
+		return 0;
+	}
+	if (svc->nchannels == 0 || svc->page_size == 0 || svc->page_size % 16 != 0 ||
+		reinterpret_cast<uintptr_t>(svc->base) % 16 != 0)
+		return -1;
+	try
+	{
+		cudaIpcMemHandle_t h;
+
+		GPUOPS_CUDA_TRY(cudaSetDevice(0));
+		GPUOPS_CUDA_TRY(cudaFree(nullptr));
+		GPUOPS_CUDA_TRY(cudaMalloc(&service.staging, svc->nchannels * channel_bytes(svc)));
+		GPUOPS_CUDA_TRY(
+			cudaMalloc(&service.index,
+					   (size_t) svc->nchannels * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t)));
+		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&service.stream, cudaStreamNonBlocking));
+		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&service.done, cudaEventDisableTiming));
+		GPUOPS_CUDA_TRY(cudaIpcGetMemHandle(&h, service.staging));
+		memcpy(svc->handle, &h, sizeof(h));
+	}
+	catch (...)
+	{
+		gpuops_page_service_close();
+		return -1;
+	}
+	/* the whole 4 KB pages around shared buffers, as the backends' own mapping does */
+	uintptr_t from = reinterpret_cast<uintptr_t>(svc->base) & ~(uintptr_t) 4095;
+	uintptr_t to = (reinterpret_cast<uintptr_t>(svc->base) + svc->bytes + 4095) & ~(uintptr_t) 4095;
+
+	service.map_from = reinterpret_cast<char *>(from);
+	service.map_bytes = to - from;
+	service.mapped = 0;
+	service.map_start = std::chrono::steady_clock::now();
+	return 1;
+}
+
+extern "C" int
+gpuops_page_service_map_step(GpuopsPageService *svc) noexcept
+{
+	if (service.map_from == nullptr)
+		return -1;
+	if (service.mapped < service.map_bytes)
+	{
+		size_t n = std::min(kMapPiece, service.map_bytes - service.mapped);
+
+		if (cudaHostRegister(service.map_from + service.mapped, n, cudaHostRegisterMapped) !=
+			cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			return -1;
+		}
+		service.mapped += n;
+		if (service.mapped < service.map_bytes)
+			return 0;
+	}
+	void *dev = nullptr;
+
+	/* the pieces are one range on the device too (unified addressing) */
+	if (cudaHostGetDevicePointer(&dev, const_cast<void *>(svc->base), 0) != cudaSuccess ||
+		reinterpret_cast<uintptr_t>(dev) % 16 != 0)
+	{
+		(void) cudaGetLastError();
+		return -1;
+	}
+	service.dbase = static_cast<const uint8_t *>(dev);
+	svc->map_ms = ms_since(service.map_start);
+	return 1;
+}
+
+extern "C" int
+gpuops_page_service_serve(GpuopsPageService *svc) noexcept
+{
+	const uint64_t nbuffers = svc->bytes / svc->page_size;
+	uint64_t answer[GPUOPS_PAGE_SERVICE_MAX_CHANNELS];
+	int32_t status[GPUOPS_PAGE_SERVICE_MAX_CHANNELS];
+	int pending = 0;
+
+	if (service.dbase == nullptr || svc->nchannels > GPUOPS_PAGE_SERVICE_MAX_CHANNELS)
+		return -1;
+	try
+	{
+		/* every pending request's gather queued, then one wait for them all */
+		for (uint32_t c = 0; c < svc->nchannels; c++)
+		{
+			GpuopsPageChannel &ch = svc->channels[c];
+			uint64_t req = load(&ch.req_seq);
+			uint32_t n = ch.npages;
+			bool valid = n <= GPUOPS_PAGE_SERVICE_PAGES;
+
+			answer[c] = 0;
+			if (req == ch.done_seq)
+				continue;
+			/* a page outside shared buffers would fault the service's context */
+			for (uint32_t p = 0; valid && p < n; p++)
+				valid = ch.index[p] < nbuffers;
+			answer[c] = req;
+			status[c] = valid ? GPUOPS_OK : GPUOPS_ERR_INTERNAL;
+			pending++;
+			if (!valid || n == 0)
+				continue;
+
+			uint32_t *index = service.index + (size_t) c * GPUOPS_PAGE_SERVICE_PAGES;
+
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(index, ch.index, (size_t) n * 4, cudaMemcpyHostToDevice,
+											service.stream));
+			page_gather_kernel<<<std::min(n, 4096u), kGatherThreads, 0, service.stream>>>(
+				service.dbase, index, n, svc->page_size,
+				service.staging + (size_t) c * channel_bytes(svc));
+			GPUOPS_CUDA_CHECK_LAUNCH("page service gather");
+		}
+		if (pending > 0)
+		{
+			GPUOPS_CUDA_TRY(cudaEventRecord(service.done, service.stream));
+			GPUOPS_CUDA_TRY(cudaEventSynchronize(service.done));
+		}
+	}
+	catch (...)
+	{
+		return -1;
+	}
+	for (uint32_t c = 0; c < svc->nchannels; c++)
+	{
+		GpuopsPageChannel &ch = svc->channels[c];
+
+		if (answer[c] != 0)
+		{
+			__atomic_store_n(&ch.status, status[c], __ATOMIC_RELAXED);
+			__atomic_store_n(&ch.done_seq, answer[c], __ATOMIC_RELEASE);
+		}
+		/* an owner that left mid-request: its channel is free once answered */
+		if (__atomic_load_n(&ch.abandoned, __ATOMIC_ACQUIRE) &&
+			load(&ch.req_seq) == load(&ch.done_seq))
+		{
+			__atomic_store_n(&ch.abandoned, 0u, __ATOMIC_RELAXED);
+			__atomic_store_n(&ch.owner, 0u, __ATOMIC_RELEASE);
+		}
+	}
+	__atomic_add_fetch(&svc->requests, (uint64_t) pending, __ATOMIC_RELAXED);
+	return pending;
+}
+
+extern "C" void
+gpuops_page_service_close(void) noexcept
+{
+	for (size_t off = 0; off < service.mapped; off += kMapPiece)
+		(void) cudaHostUnregister(service.map_from + off);
+	if (service.done)
+		(void) cudaEventDestroy(service.done);
+	if (service.stream)
+		(void) cudaStreamDestroy(service.stream);
+	if (service.index)
+		(void) cudaFree(service.index);
+	if (service.staging)
+		(void) cudaFree(service.staging);
+	(void) cudaGetLastError();
+	service = Service();
+}
+
+extern "C" int
+gpuops_page_service_claim(GpuopsPageService *svc, uint32_t pid, GpuopsPageLink *link) noexcept
+{
+	if (svc == nullptr || pid == 0 ||
+		__atomic_load_n(&svc->state, __ATOMIC_ACQUIRE) != GPUOPS_PAGE_SERVICE_SERVING)
+		return 0;
+	for (uint32_t c = 0; c < svc->nchannels; c++)
+	{
+		uint32_t free_owner = 0;
+
+		if (__atomic_compare_exchange_n(&svc->channels[c].owner, &free_owner, pid, false,
+										__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		{
+			link->service = svc;
+			link->channel = c;
+			link->generation = __atomic_load_n(&svc->generation, __ATOMIC_ACQUIRE);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+extern "C" void
+gpuops_page_service_release(const GpuopsPageLink *link) noexcept
+{
+	GpuopsPageChannel &ch = link->service->channels[link->channel];
+
+	if (load(&ch.req_seq) != load(&ch.done_seq))
+		__atomic_store_n(&ch.abandoned, 1u, __ATOMIC_RELEASE); /* the service frees it */
+	else
+		__atomic_store_n(&ch.owner, 0u, __ATOMIC_RELEASE);
+}
