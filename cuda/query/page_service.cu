@@ -117,17 +117,25 @@ page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *ind
 		ch.npages = n;
 		__atomic_store_n(&ch.req_seq, seq, __ATOMIC_RELEASE);
 		link.wake();
-		/* a short spin for the usual wait of a millisecond, then sleeps, cancellable */
+		/*
+		 * The usual answer comes in about a millisecond: the backend yields
+		 * for 2 ms (a sleep takes 50 us or more, timer slack), then sleeps;
+		 * cancellable throughout.
+		 */
 		for (int spins = 0; load(&ch.done_seq) != seq; spins++)
 		{
+			double ms = ms_since(t0);
+
 			check_interrupt();
 			if (!serving())
 				fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
-			if (ms_since(t0) > kAnswerTimeoutMs)
+			if (ms > kAnswerTimeoutMs)
 				fail(GPUOPS_ERR_DEVICE, "the page service did not answer in %.0f s",
 					 kAnswerTimeoutMs / 1000);
-			if (spins >= 256)
+			if (ms > 2.0)
 				std::this_thread::sleep_for(std::chrono::microseconds(20));
+			else if (spins >= 64)
+				std::this_thread::yield();
 		}
 		/* a service that started since answers nothing of the old one's */
 		if (!serving())
