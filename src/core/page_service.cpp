@@ -4,9 +4,9 @@
  *    worker, and a backend's claim of a channel (gpuops_page_service.h says
  *    what the service does and why).
  *
- * The worker ("gpuops page service") is registered by _PG_init when
- * gpuops.page_service_channels > 0, and makes the only CUDA calls of its
- * process (never the postmaster's).  It first maps shared buffers for the
+ * The worker ("gpuops page service" in pg_stat_activity) is registered by
+ * _PG_init when gpuops.page_service_channels > 0, and makes the only CUDA
+ * calls of its process (never the postmaster's).  It first maps shared buffers for the
  * GPU in pieces (seconds: meanwhile GpuQuery copies its pages as before),
  * then answers requests until shutdown.  Without a GPU it exits for good;
  * after a device failure it exits with 1 and the postmaster starts it again
@@ -91,8 +91,9 @@ GpuopsPageServiceInit(void)
 	shmem_startup_hook = StartupShmem;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	/* (a connection to no database: it shows in pg_stat_activity) */
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 10;
 	strlcpy(worker.bgw_library_name, "gpuops", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "gpuops_page_service_main", BGW_MAXLEN);
@@ -120,6 +121,7 @@ gpuops_page_service_main(Datum)
 	BackgroundWorkerUnblockSignals();
 	if (service == NULL)
 		proc_exit(0);
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	on_shmem_exit(ServiceExit, 0);
 	service->pid = MyProcPid;
 	service->latch = &MyProc->procLatch;
