@@ -25,6 +25,21 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION gpuops.device_info() IS
   'the backend gpuops would use now (cuda, cpu or none) and the GPU found, or why there is none';
 
+CREATE FUNCTION gpuops.page_service(
+    OUT state text,
+    OUT pid int,
+    OUT channels int,
+    OUT channels_in_use int,
+    OUT generation int,
+    OUT map_ms double precision,
+    OUT requests bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'gpuops_page_service'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION gpuops.page_service() IS
+  'the page service (gpuops.page_service_channels): off, mapping or serving, its channels and requests';
+
 -- What ran on the GPU: per operator kind, summed over every backend since
 -- the last gpuops.stat_reset() (shared memory; doc/monitoring in README.md)
 CREATE FUNCTION gpuops.stat_counters(

@@ -22,6 +22,11 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "portability/instr_time.h"
@@ -35,11 +40,15 @@ extern "C" {
 #include "utils/wait_event.h"
 }
 
+#include "boundary.h"
 #include "device.h"
 #include "guc.h"
 #include "page_service.h"
 
 extern "C" PGDLLEXPORT void gpuops_page_service_main(Datum arg);
+extern "C" {
+PG_FUNCTION_INFO_V1(gpuops_page_service);
+}
 
 static GpuopsPageService *service = NULL;
 static shmem_request_hook_type prev_shmem_request = NULL;
@@ -252,4 +261,43 @@ GpuopsPageServiceRelease(GpuopsPageLink *link)
 	if (link->service != NULL)
 		gpuops_page_service_release(link);
 	link->service = NULL;
+}
+
+/* gpuops.page_service(): what the service is doing, for monitoring. */
+static Datum
+StatusImpl(FunctionCallInfo fcinfo)
+{
+	static const char *const states[] = {"off", "mapping", "serving"};
+	TupleDesc desc;
+	Datum values[7];
+	bool nulls[7] = {false};
+	int32 state = service ? __atomic_load_n(&service->state, __ATOMIC_ACQUIRE) : 0;
+	int32 pid = service ? __atomic_load_n(&service->pid, __ATOMIC_ACQUIRE) : 0;
+	int in_use = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpuops.page_service() must return a record")));
+	desc = BlessTupleDesc(desc);
+	for (uint32 c = 0; service != NULL && c < service->nchannels; c++)
+		in_use += __atomic_load_n(&service->channels[c].owner, __ATOMIC_ACQUIRE) != 0;
+	values[0] = CStringGetTextDatum(states[state >= 0 && state <= 2 ? state : 0]);
+	values[1] = Int32GetDatum(pid);
+	nulls[1] = pid == 0;
+	values[2] = Int32GetDatum(service ? (int32) service->nchannels : 0);
+	values[3] = Int32GetDatum(in_use);
+	values[4] = Int32GetDatum(
+		service ? (int32) __atomic_load_n(&service->generation, __ATOMIC_ACQUIRE) : 0);
+	values[5] = Float8GetDatum(service ? service->map_ms : 0);
+	nulls[5] = service == NULL || service->map_ms <= 0;
+	values[6] = Int64GetDatum(
+		service ? (int64) __atomic_load_n(&service->requests, __ATOMIC_RELAXED) : 0);
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+}
+
+extern "C" Datum
+gpuops_page_service(PG_FUNCTION_ARGS)
+{
+	return GpuopsGuard("gpuops.page_service()", StatusImpl, fcinfo);
 }
