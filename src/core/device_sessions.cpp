@@ -39,6 +39,7 @@ extern "C" {
 
 #include "device.h"
 #include "guc.h"
+#include "shmem_area.h"
 
 typedef struct DeviceSessions
 {
@@ -49,8 +50,6 @@ typedef struct DeviceSessions
 } DeviceSessions;
 
 static DeviceSessions *sessions = NULL;
-static shmem_request_hook_type prev_shmem_request = NULL;
-static shmem_startup_hook_type prev_shmem_startup = NULL;
 
 static bool holding = false;  /* this process counts as a holder */
 static bool waiting = false;  /* ... as a waiter */
@@ -58,31 +57,12 @@ static bool denied = false;	  /* this transaction runs on the CPU */
 static int session_limit = 0; /* the limit in force, once computed */
 
 static void
-RequestShmem(void)
+InitShared(void *area)
 {
-	if (prev_shmem_request)
-		prev_shmem_request();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(DeviceSessions)));
-}
+	DeviceSessions *s = (DeviceSessions *) area;
 
-static void
-StartupShmem(void)
-{
-	bool found;
-
-	if (prev_shmem_startup)
-		prev_shmem_startup();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	sessions = (DeviceSessions *) ShmemInitStruct("gpuops device sessions", sizeof(DeviceSessions),
-												  &found);
-	if (!found)
-	{
-		SpinLockInit(&sessions->mutex);
-		sessions->holders = 0;
-		sessions->waiters = 0;
-		ConditionVariableInit(&sessions->freed);
-	}
-	LWLockRelease(AddinShmemInitLock);
+	SpinLockInit(&s->mutex);
+	ConditionVariableInit(&s->freed);
 }
 
 /* gpuops.max_device_sessions, -1 resolved: one session per 2 GB of the GPU, at least 2. */
@@ -189,10 +169,8 @@ ProcessExit(int, Datum)
 void
 GpuopsDeviceSessionsInit(void)
 {
-	prev_shmem_request = shmem_request_hook;
-	shmem_request_hook = RequestShmem;
-	prev_shmem_startup = shmem_startup_hook;
-	shmem_startup_hook = StartupShmem;
+	GpuopsShmemArea("gpuops device sessions", sizeof(DeviceSessions), (void **) &sessions,
+					InitShared);
 	RegisterXactCallback(XactEnd, NULL);
 }
 

@@ -25,6 +25,7 @@ PG_FUNCTION_INFO_V1(gpuops_stat_reset);
 
 #include "boundary.h"
 #include "op_stats.h"
+#include "shmem_area.h"
 
 #define GPUOPS_STAT_REASON_LEN 256
 
@@ -54,43 +55,21 @@ typedef struct OpStatsShared
 } OpStatsShared;
 
 static OpStatsShared *shared = NULL;
-static shmem_request_hook_type prev_shmem_request = NULL;
-static shmem_startup_hook_type prev_shmem_startup = NULL;
 
 static void
-RequestShmem(void)
+InitShared(void *area)
 {
-	if (prev_shmem_request)
-		prev_shmem_request();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(OpStatsShared)));
-}
+	OpStatsShared *s = (OpStatsShared *) area;
 
-static void
-StartupShmem(void)
-{
-	bool found;
-
-	if (prev_shmem_startup)
-		prev_shmem_startup();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	shared = (OpStatsShared *) ShmemInitStruct("gpuops operator statistics", sizeof(OpStatsShared),
-											   &found);
-	if (!found)
-	{
-		memset(shared, 0, sizeof(OpStatsShared));
-		SpinLockInit(&shared->mutex);
-		shared->reset_time = GetCurrentTimestamp();
-	}
-	LWLockRelease(AddinShmemInitLock);
+	SpinLockInit(&s->mutex);
+	s->reset_time = GetCurrentTimestamp();
 }
 
 void
 GpuopsOpStatsInit(void)
 {
-	prev_shmem_request = shmem_request_hook;
-	shmem_request_hook = RequestShmem;
-	prev_shmem_startup = shmem_startup_hook;
-	shmem_startup_hook = StartupShmem;
+	GpuopsShmemArea("gpuops operator statistics", sizeof(OpStatsShared), (void **) &shared,
+					InitShared);
 }
 
 int

@@ -44,6 +44,7 @@ extern "C" {
 #include "device.h"
 #include "guc.h"
 #include "page_service.h"
+#include "shmem_area.h"
 
 extern "C" PGDLLEXPORT void gpuops_page_service_main(Datum arg);
 extern "C" {
@@ -51,40 +52,15 @@ PG_FUNCTION_INFO_V1(gpuops_page_service);
 }
 
 static GpuopsPageService *service = NULL;
-static shmem_request_hook_type prev_shmem_request = NULL;
-static shmem_startup_hook_type prev_shmem_startup = NULL;
 static bool exit_hook = false; /* this backend releases its channels at exit */
 
-static Size
-ServiceBytes(void)
-{
-	return MAXALIGN(gpuops_page_service_bytes((uint32) gpuops_page_service_channels));
-}
-
 static void
-RequestShmem(void)
+InitShared(void *area)
 {
-	if (prev_shmem_request)
-		prev_shmem_request();
-	RequestAddinShmemSpace(ServiceBytes());
-}
+	GpuopsPageService *svc = (GpuopsPageService *) area;
 
-static void
-StartupShmem(void)
-{
-	bool found;
-
-	if (prev_shmem_startup)
-		prev_shmem_startup();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	service = (GpuopsPageService *) ShmemInitStruct("gpuops page service", ServiceBytes(), &found);
-	if (!found)
-	{
-		memset(service, 0, ServiceBytes());
-		service->nchannels = (uint32) gpuops_page_service_channels;
-		service->page_size = BLCKSZ;
-	}
-	LWLockRelease(AddinShmemInitLock);
+	svc->nchannels = (uint32) gpuops_page_service_channels;
+	svc->page_size = BLCKSZ;
 }
 
 void
@@ -94,10 +70,9 @@ GpuopsPageServiceInit(void)
 
 	if (gpuops_page_service_channels <= 0)
 		return;
-	prev_shmem_request = shmem_request_hook;
-	shmem_request_hook = RequestShmem;
-	prev_shmem_startup = shmem_startup_hook;
-	shmem_startup_hook = StartupShmem;
+	GpuopsShmemArea("gpuops page service",
+					gpuops_page_service_bytes((uint32) gpuops_page_service_channels),
+					(void **) &service, InitShared);
 
 	memset(&worker, 0, sizeof(worker));
 	/* (a connection to no database: it shows in pg_stat_activity) */
