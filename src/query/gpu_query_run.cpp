@@ -212,12 +212,12 @@ ClaimPageService(GpuQueryState *st)
 /*
  * Whether this node's runs read the pages form: gpuops.query_read_pages,
  * the backend (auto: the GPU's), and columns that have one; and whether
- * they read the pages in place: gpuops.query_pages_in_place, a channel of
- * the page service or shared buffers mapped already by this process for
- * the GPU, room for the pins.  Decided once,
- * so that a fallback's reader reads as the first run's did; a node that
- * finds shared buffers not mapped yet copies, and may start mapping them
- * for later queries (RunOn, WorthMapping).
+ * they read the pages in place: gpuops.query_pages_in_place, room for the
+ * pins, and on the GPU a channel of the page service or shared buffers
+ * mapped already by this process.  Decided once, so that a fallback's
+ * reader reads as the first run's did; a node that finds neither copies,
+ * and may start mapping shared buffers for later queries (RunOn,
+ * WorthMapping).
  */
 static bool
 ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
