@@ -11,10 +11,10 @@ SET gpuops.device = cpu;
 SELECT backend FROM gpuops.device_info();
 RESET gpuops.device;
 -- the page service: off without a GPU (it exits at once), mapping or serving with one
-SELECT state IN ('off', 'mapping', 'serving') AS state_ok, channels,
-       channels_in_use BETWEEN 0 AND channels AS in_use_ok,
-       state = 'off' OR pid IS NOT NULL AS pid_when_running
-FROM gpuops.page_service();
+SELECT (s.state <> 'off') = coalesce(d.gpu_available, false) AS state_matches_gpu,
+       (s.state <> 'off') = (s.pid IS NOT NULL) AS pid_when_running, s.channels,
+       s.channels_in_use BETWEEN 0 AND s.channels AS in_use_ok
+FROM gpuops.page_service() s, gpuops.device_info() d;
 
 -- every setting exists; SET/SHOW work; bad values get PostgreSQL's errors
 SELECT name, setting, unit, context, vartype FROM pg_settings
