@@ -33,7 +33,7 @@ load(const uint64_t *p)
 /* The service process's state (one service a process). */
 struct Service
 {
-	uint8_t *staging = nullptr; /* nchannels x GPUOPS_PAGE_SERVICE_PAGES x page_size */
+	uint8_t *staging = nullptr; /* nchannels x 2 areas x GPUOPS_PAGE_SERVICE_PAGES x page_size */
 	uint32_t *index = nullptr;	/* nchannels x GPUOPS_PAGE_SERVICE_PAGES */
 	cudaStream_t stream = nullptr;
 	cudaEvent_t done = nullptr;
@@ -52,10 +52,17 @@ struct Opened
 	uint8_t *staging = nullptr;
 } opened;
 
+/* One staging area's bytes; a channel has two, side by side. */
 size_t
-channel_bytes(const GpuopsPageService *svc)
+area_bytes(const GpuopsPageService *svc)
 {
 	return (size_t) GPUOPS_PAGE_SERVICE_PAGES * svc->page_size;
+}
+
+size_t
+area_offset(const GpuopsPageService *svc, uint32_t channel, uint32_t area)
+{
+	return (2 * (size_t) channel + area) * area_bytes(svc);
 }
 
 } /* namespace */
@@ -87,69 +94,107 @@ open_staging(Runtime &rt, const GpuopsPageLink &link)
 	return opened.staging;
 }
 
+/* Whether link's service still serves, as the one that gave the channel. */
+static bool
+serving(const GpuopsPageLink &link)
+{
+	return __atomic_load_n(&link.service->state, __ATOMIC_ACQUIRE) == GPUOPS_PAGE_SERVICE_SERVING &&
+		__atomic_load_n(&link.service->generation, __ATOMIC_ACQUIRE) == link.generation;
+}
+
+/*
+ * Waits until the channel's done_seq reaches seq.  The usual answer comes
+ * in about a millisecond: the backend yields for 2 ms (a sleep takes 50 us
+ * or more, timer slack), then sleeps; cancellable throughout.
+ */
+static void
+wait_answer(const GpuopsPageLink &link, uint64_t seq)
+{
+	const GpuopsPageChannel &ch = link.service->channels[link.channel];
+	auto t0 = std::chrono::steady_clock::now();
+
+	for (int spins = 0; load(&ch.done_seq) < seq; spins++)
+	{
+		double ms = ms_since(t0);
+
+		check_interrupt();
+		if (!serving(link))
+			fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
+		if (ms > kAnswerTimeoutMs)
+			fail(GPUOPS_ERR_DEVICE, "the page service did not answer in %.0f s",
+				 kAnswerTimeoutMs / 1000);
+		if (ms > 2.0)
+			std::this_thread::sleep_for(std::chrono::microseconds(20));
+		else if (spins >= 64)
+			std::this_thread::yield();
+	}
+	/* a service that started since answers nothing of the old one's */
+	if (!serving(link))
+		fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
+}
+
+const uint8_t *
+page_service_area(Runtime &rt, const GpuopsPageLink &link, uint32_t area)
+{
+	return open_staging(rt, link) + area_offset(link.service, link.channel, area);
+}
+
+uint64_t
+page_service_ask(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index, uint32_t npages,
+				 uint32_t page_size, uint32_t area)
+{
+	GpuopsPageService *svc = link.service;
+	GpuopsPageChannel &ch = svc->channels[link.channel];
+	uint64_t seq = ch.req_seq + 1; /* only the owner writes req_seq */
+
+	if (page_size != svc->page_size || npages > GPUOPS_PAGE_SERVICE_PAGES || area > 1)
+		fail(GPUOPS_ERR_INTERNAL,
+			 "page service: %u pages of %u bytes for area %u (the service's: %u)", npages,
+			 page_size, area, svc->page_size);
+	if (!serving(link))
+		fail(GPUOPS_ERR_DEVICE, "the page service stopped (restarted or shut down)");
+	(void) open_staging(rt, link);
+	/* one request in flight a channel: the service reads index meanwhile */
+	if (load(&ch.done_seq) != ch.req_seq)
+		wait_answer(link, ch.req_seq);
+	memcpy(ch.index, index, (size_t) npages * 4);
+	ch.npages = npages;
+	ch.area = area;
+	__atomic_store_n(&ch.req_seq, seq, __ATOMIC_RELEASE);
+	link.wake();
+	return seq;
+}
+
+void
+page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times)
+{
+	const GpuopsPageChannel &ch = link.service->channels[link.channel];
+	auto t0 = std::chrono::steady_clock::now();
+
+	wait_answer(link, seq);
+	if (__atomic_load_n(&ch.status, __ATOMIC_ACQUIRE) != GPUOPS_OK)
+		fail(GPUOPS_ERR_DEVICE, "the page service failed to gather %u pages", ch.npages);
+	times->requests++;
+	times->wait_ms += ms_since(t0);
+}
+
 void
 page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index, uint32_t npages,
 					uint32_t page_size, uint8_t *dst, cudaStream_t cs, cudaEvent_t copied,
 					PageServiceTimes *times)
 {
-	GpuopsPageService *svc = link.service;
-	GpuopsPageChannel &ch = svc->channels[link.channel];
-	auto serving = [svc, &link]() {
-		return __atomic_load_n(&svc->state, __ATOMIC_ACQUIRE) == GPUOPS_PAGE_SERVICE_SERVING &&
-			__atomic_load_n(&svc->generation, __ATOMIC_ACQUIRE) == link.generation;
-	};
-
-	if (page_size != svc->page_size)
-		fail(GPUOPS_ERR_INTERNAL, "page service: page size %u, the service's %u", page_size,
-			 svc->page_size);
-	if (!serving())
-		fail(GPUOPS_ERR_DEVICE, "the page service stopped (restarted or shut down)");
-
-	uint8_t *staging = open_staging(rt, link) + link.channel * channel_bytes(svc);
-
 	for (uint32_t off = 0; off < npages;)
 	{
 		uint32_t n = std::min<uint32_t>(npages - off, GPUOPS_PAGE_SERVICE_PAGES);
-		uint64_t seq = ch.req_seq + 1; /* only the owner writes req_seq */
-		auto t0 = std::chrono::steady_clock::now();
 
-		memcpy(ch.index, index + off, (size_t) n * 4);
-		ch.npages = n;
-		__atomic_store_n(&ch.req_seq, seq, __ATOMIC_RELEASE);
-		link.wake();
-		/*
-		 * The usual answer comes in about a millisecond: the backend yields
-		 * for 2 ms (a sleep takes 50 us or more, timer slack), then sleeps;
-		 * cancellable throughout.
-		 */
-		for (int spins = 0; load(&ch.done_seq) != seq; spins++)
-		{
-			double ms = ms_since(t0);
-
-			check_interrupt();
-			if (!serving())
-				fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
-			if (ms > kAnswerTimeoutMs)
-				fail(GPUOPS_ERR_DEVICE, "the page service did not answer in %.0f s",
-					 kAnswerTimeoutMs / 1000);
-			if (ms > 2.0)
-				std::this_thread::sleep_for(std::chrono::microseconds(20));
-			else if (spins >= 64)
-				std::this_thread::yield();
-		}
-		/* a service that started since answers nothing of the old one's */
-		if (!serving())
-			fail(GPUOPS_ERR_DEVICE, "the page service stopped during a request");
-		if (__atomic_load_n(&ch.status, __ATOMIC_ACQUIRE) != GPUOPS_OK)
-			fail(GPUOPS_ERR_DEVICE, "the page service failed to gather %u pages", n);
-		times->requests++;
-		times->wait_ms += ms_since(t0);
+		page_service_await(link, page_service_ask(rt, link, index + off, n, page_size, 0), times);
 		/*
 		 * The service waited for its gather before it answered: the staging
 		 * area holds the pages.  It is free again once this copy is done.
 		 */
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst + (uint64_t) off * page_size, staging,
-										(uint64_t) n * page_size, cudaMemcpyDeviceToDevice, cs));
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(dst + (uint64_t) off * page_size,
+										page_service_area(rt, link, 0), (uint64_t) n * page_size,
+										cudaMemcpyDeviceToDevice, cs));
 		GPUOPS_CUDA_TRY(cudaEventRecord(copied, cs));
 		sync_event(copied);
 		off += n;
@@ -181,7 +226,7 @@ gpuops_page_service_open(GpuopsPageService *svc) noexcept
 
 		GPUOPS_CUDA_TRY(cudaSetDevice(0));
 		GPUOPS_CUDA_TRY(cudaFree(nullptr));
-		GPUOPS_CUDA_TRY(cudaMalloc(&service.staging, svc->nchannels * channel_bytes(svc)));
+		GPUOPS_CUDA_TRY(cudaMalloc(&service.staging, area_offset(svc, svc->nchannels, 0)));
 		GPUOPS_CUDA_TRY(
 			cudaMalloc(&service.index,
 					   (size_t) svc->nchannels * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t)));
@@ -277,7 +322,7 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 											service.stream));
 			page_gather_kernel<<<std::min(n, 4096u), kGatherThreads, 0, service.stream>>>(
 				service.dbase, index, n, svc->page_size,
-				service.staging + (size_t) c * channel_bytes(svc));
+				service.staging + area_offset(svc, c, ch.area & 1));
 			GPUOPS_CUDA_CHECK_LAUNCH("page service gather");
 		}
 		if (pending > 0)

@@ -17,19 +17,35 @@ namespace cuda {
 struct PageServiceTimes
 {
 	uint64_t requests = 0;
-	double wait_ms = 0; /* from each request to its answer */
+	double wait_ms = 0; /* the caller's waits for the answers */
 };
 
 /*
- * Pages index[0 .. npages) of shared buffers (buffer numbers) into dst
- * (device memory, npages x page_size), gathered by the service through
- * link's channel in parts of GPUOPS_PAGE_SERVICE_PAGES; each part is copied
- * from the staging area on cs, and waited for (`copied`) before the next
- * request reuses it.  Returns with every page in dst.  Throws DeviceError:
- * GPUOPS_ERR_DEVICE when the service stopped, failed or did not answer,
- * GPUOPS_ERR_CANCELED on the caller's interrupt (the request in flight is
- * left to the service: releasing the channel then abandons it).  The
- * caller's pins on the pages must last until this returns.
+ * A request, in two calls: page_service_ask lists pages index[0 .. npages)
+ * of shared buffers (buffer numbers, up to GPUOPS_PAGE_SERVICE_PAGES) for
+ * the channel's staging area `area` (0 or 1) and returns at once with the
+ * request's number; page_service_await waits for that answer, after which
+ * page_service_area(area) holds the pages (npages x page_size of device
+ * memory, the service's) until the next request for that area.  A request
+ * still unanswered when ask is called (an earlier engine's, left at a
+ * cancel) is waited for first: a channel has one request in flight.  The
+ * caller's pins on the pages must last until the answer.
+ *
+ * Both throw DeviceError: GPUOPS_ERR_DEVICE when the service stopped,
+ * failed or did not answer, GPUOPS_ERR_CANCELED on the caller's interrupt
+ * (the request in flight is left to the service: releasing the channel
+ * then abandons it).
+ */
+uint64_t page_service_ask(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index,
+						  uint32_t npages, uint32_t page_size, uint32_t area);
+void page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times);
+const uint8_t *page_service_area(Runtime &rt, const GpuopsPageLink &link, uint32_t area);
+
+/*
+ * All of index[0 .. npages) into dst (device memory, npages x page_size),
+ * in requests of up to GPUOPS_PAGE_SERVICE_PAGES for area 0, each copied
+ * from the staging area on cs and waited for (`copied`) before the next;
+ * returns with every page in dst.  Throws as above.
  */
 void page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index,
 						 uint32_t npages, uint32_t page_size, uint8_t *dst, cudaStream_t cs,

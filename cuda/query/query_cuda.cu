@@ -86,6 +86,19 @@ struct CudaQuery
 	bool use_service = false;			  /* ... or the page service gathers them */
 	GpuopsPageLink service = {};
 	PageServiceTimes service_times;
+	/*
+	 * The batch held over one add (GpuopsQueryPages.may_hold): its pages
+	 * asked of the page service into staging area `area`, its rows not yet
+	 * counted; the caller keeps its pins and row index meanwhile.
+	 */
+	struct
+	{
+		bool active = false;
+		GpuopsQueryBatch batch;
+		GpuopsQueryPages pages;
+		uint64_t seq = 0;
+		uint32_t area = 0;
+	} held;
 	/* the batch whose kernel may still run */
 	bool pending = false;
 	int pending_set = 0;
@@ -113,9 +126,16 @@ struct CudaQuery
 	void release() noexcept;
 
 	void upload_dims(const GpuopsQuerySpec *spec);
-	void upload(const GpuopsQueryBatch *b, InputSet &set);
-	void upload_pages(const GpuopsQueryBatch *b, InputSet &set);
-	void gather_pages(const GpuopsQueryPages &P, InputSet &set);
+	bool escaped() const
+	{
+		return host_counters[kEscape] != kNoEscape || stats.escape_row != GPUOPS_QUERY_NO_ESCAPE;
+	}
+	bool may_hold(const GpuopsQueryBatch *b) const;
+	void add_held();
+	void add(const GpuopsQueryBatch *b, const uint8_t *staged);
+	void upload(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged);
+	void upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged);
+	void gather_pages(const GpuopsQueryPages &P, InputSet &set, const uint8_t *staged);
 	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
 				bool first);
 	void resolve();
@@ -388,9 +408,12 @@ CudaQuery::release() noexcept
 	(void) cudaGetLastError();
 }
 
-/* A batch's columns into an input set; returns once the copy is done. */
+/*
+ * A batch's columns into an input set (its pages, when `staged`, already
+ * gathered by the page service there); returns once the copy is done.
+ */
 void
-CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set)
+CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged)
 {
 	uint64_t n = b->nrows;
 
@@ -405,7 +428,7 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set)
 	}
 	if (b->pages != nullptr)
 	{
-		upload_pages(b, set);
+		upload_pages(b, set, staged);
 		return;
 	}
 	for (int c = 0; c < L.ncols; c++)
@@ -433,7 +456,7 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set)
  * buffers are read: the deforming overlaps the caller's next batch.
  */
 void
-CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
+CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged)
 {
 	const GpuopsQueryPages &P = *b->pages;
 	uint64_t n = b->nrows;
@@ -464,7 +487,7 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
 	}
 	note_memory();
 	if (P.base != nullptr)
-		gather_pages(P, set);
+		gather_pages(P, set, staged);
 	else
 		GPUOPS_CUDA_TRY(
 			cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
@@ -491,14 +514,22 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set)
 }
 
 /*
- * Pages read in place into the set's pages: gathered by the page service
- * (copied from its staging area, waited for), or their index copied up,
- * then the pages gathered from this process's mapping (the `uploaded`
+ * Pages read in place into the set's pages: copied from the page service's
+ * staging area where it gathered them already (`staged`), gathered by it
+ * now (copied from its staging area, waited for), or their index copied
+ * up, then the pages gathered from this process's mapping (the `uploaded`
  * event, which the host waits for before it lets the pages go, follows).
  */
 void
-CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
+CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set, const uint8_t *staged)
 {
+	if (staged != nullptr)
+	{
+		GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.pages.as<uint8_t>(), staged,
+										(uint64_t) P.npages * P.page_size, cudaMemcpyDeviceToDevice,
+										cs));
+		return;
+	}
 	if (use_service)
 	{
 		if (P.base != service.service->base)
@@ -634,35 +665,58 @@ CudaQuery::resolve()
 	pending = false;
 }
 
-GpuopsStatus
-CudaQuery::query_add(const GpuopsQueryBatch *b)
+/*
+ * Whether b may be held over this add: its pages in place, asked of the
+ * page service in one request, and the caller keeps them (may_hold).
+ */
+bool
+CudaQuery::may_hold(const GpuopsQueryBatch *b) const
+{
+	const GpuopsQueryPages *P = b->pages;
+
+	return use_service && P != nullptr && P->may_hold && P->base != nullptr && b->nrows > 0 &&
+		P->npages > 0 && P->npages <= GPUOPS_PAGE_SERVICE_PAGES;
+}
+
+/* The held batch added, its pages waited for (dropped once the groups are incomplete). */
+void
+CudaQuery::add_held()
+{
+	if (!held.active)
+		return;
+	held.active = false;
+	stats.pages_held = 0;
+	if (escaped())
+	{
+		stats.rows += held.batch.nrows; /* read, as an add after the escape counts them */
+		return;
+	}
+	page_service_await(service, held.seq, &service_times);
+	stats.service_requests = service_times.requests;
+	stats.service_ms = service_times.wait_ms;
+	add(&held.batch, page_service_area(*rt, service, held.area));
+}
+
+/*
+ * One batch through the kernel: copied (or its pages gathered, or copied
+ * from `staged`) into the free input set while the other set's kernel (the
+ * batch before) runs, that kernel waited for, the table grown when half
+ * full, and this batch's kernel launched.
+ */
+void
+CudaQuery::add(const GpuopsQueryBatch *b, const uint8_t *staged)
 {
 	auto t0 = std::chrono::steady_clock::now();
 	uint64_t n = b->nrows;
 	int set = next_set;
 
-	if (finished)
-		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
-	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
-		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
-			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
-	if (b->pages != nullptr && !has_shape)
-		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
-	for (int c = 0; c < L.ncols && n > 0 && b->pages == nullptr; c++)
-		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
-			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
-	stats.batches++;
 	stats.rows += n;
-	/* nothing to do, or the groups are incomplete already (a dimension escaped at begin) */
-	if (n == 0 || host_counters[kEscape] != kNoEscape || stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
-		return GPUOPS_OK;
-	/* the other set's kernel (the batch before) runs while this one is copied */
 	next_set ^= 1;
-	upload(b, sets[set]);
+	upload(b, sets[set], staged);
 	stats.copy_ms += ms_since(t0);
 	resolve();
 	if (host_counters[kEscape] != kNoEscape)
-		return GPUOPS_OK;
+		return;
 	if (2 * host_counters[kGroups] > capacity &&
 		rt->used() + table_bytes(2 * capacity) <= rt->limit())
 		grow(2 * capacity);
@@ -678,6 +732,80 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 	pending_base = stats.rows - n;
 	pending = true;
 	launch(sets[set], nullptr, n, lists[0].as<uint32_t>(), true);
+}
+
+/*
+ * A batch the caller may hold (may_hold) is only asked of the page service
+ * here: the add before's (held) answer is waited for, this batch's request
+ * made into the other staging area, and the held batch added while the
+ * service gathers; this one is added by the next add or the finish.  So
+ * the service gathers while the host deforms, launches and fetches the
+ * next batch, instead of between them.
+ */
+GpuopsStatus
+CudaQuery::query_add(const GpuopsQueryBatch *b)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	uint64_t n = b->nrows;
+	bool hold;
+
+	if (finished)
+		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
+	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
+		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
+			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
+	if (b->pages != nullptr && !has_shape)
+		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
+	for (int c = 0; c < L.ncols && n > 0 && b->pages == nullptr; c++)
+		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
+			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
+	stats.batches++;
+	hold = may_hold(b) && !escaped();
+	if (hold && held.active)
+	{
+		/* the held pages are in their area: this batch's go to the other one */
+		uint32_t area = held.area ^ 1u;
+
+		page_service_await(service, held.seq, &service_times);
+		held.seq = 0;
+		uint64_t seq = page_service_ask(*rt, service, b->pages->index, b->pages->npages,
+										b->pages->page_size, area);
+		stats.copy_ms += ms_since(t0);
+		held.active = false;
+		add(&held.batch, page_service_area(*rt, service, held.area));
+		held.seq = seq;
+		held.area = area;
+	}
+	else
+	{
+		add_held();
+		if (hold)
+		{
+			held.seq = page_service_ask(*rt, service, b->pages->index, b->pages->npages,
+										b->pages->page_size, 0);
+			held.area = 0;
+			stats.copy_ms += ms_since(t0);
+		}
+	}
+	stats.service_requests = service_times.requests;
+	stats.service_ms = service_times.wait_ms;
+	if (hold)
+	{
+		held.active = true;
+		held.batch = *b;
+		held.pages = *b->pages;
+		held.batch.pages = &held.pages;
+		stats.pages_held = 1;
+		return GPUOPS_OK;
+	}
+	stats.pages_held = 0;
+	/* nothing to do, or the groups are incomplete already (a dimension escaped at begin) */
+	if (n == 0 || escaped())
+	{
+		stats.rows += n;
+		return GPUOPS_OK;
+	}
+	add(b, nullptr);
 	return GPUOPS_OK;
 }
 
@@ -689,6 +817,7 @@ CudaQuery::query_finish(uint64_t *ngroups_out)
 
 	if (finished)
 		fail(GPUOPS_ERR_INTERNAL, "query finished twice");
+	add_held();
 	resolve();
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	ngroups = host_counters[kGroups];

@@ -176,7 +176,7 @@ GpuopsDefineGucs(void)
 		"Queries that the page service can gather shared buffers' pages for at once.",
 		"The page service is a background worker that maps shared buffers for the GPU "
 		"once, so that GpuQuery reads pages in place from a session's first query; each "
-		"channel holds 32 MB of device memory. 0: no service (each session copies its pages, "
+		"channel holds 64 MB of device memory (two staging areas). 0: no service (each session copies its pages, "
 		"or maps shared buffers itself once it has read enough).",
 		&gpuops_page_service_channels, 8, 0, GPUOPS_PAGE_SERVICE_MAX_CHANNELS, PGC_POSTMASTER, 0,
 		NULL, NULL, NULL);

@@ -141,13 +141,15 @@ BatchPages(const GpuQueryState *st, int nprocs)
 	double pages = Max(((double) ((size_t) gpuops_batch_size_mb << 20)) / BLCKSZ, 16.0);
 
 	/*
-	 * Gathered by the page service, a batch costs the leader round trips
-	 * and a hand-off whatever its size: batches of 64 MB of pages (two
-	 * requests) ship SSB's lineorder at SF 20 (1.85M pages) in 225
-	 * batches instead of 900.
+	 * Gathered by the page service, a batch is one request (32 MB of
+	 * pages), so that the CUDA engine can hold it while the service
+	 * gathers it (GpuopsQueryPages.may_hold): the leader's hand-offs then
+	 * overlap the gathers.  Waited for in turn, batches of 64 MB (two
+	 * requests) had beaten 16 MB ones: a batch costs round trips whatever
+	 * its size.
 	 */
 	if (st->in_place && st->page_link.service != NULL)
-		pages = Max(pages, 2.0 * GPUOPS_PAGE_SERVICE_PAGES);
+		pages = GPUOPS_PAGE_SERVICE_PAGES;
 	if (relpages > 0)
 		pages = Min(pages, Max(16.0, relpages / (2.0 * nprocs)));
 	/*
@@ -354,18 +356,18 @@ ParallelEnd(GpuQueryState *st, QueryReaderStats *workers)
 
 /*
  * The next batch for the backend: with workers, one they filled (released
- * after query_add) or, when none waits, one of the leader's own share;
- * alone, the serial reader's.  False at the end, or with *why set.
+ * once the backend has read it: ReleaseBatches) or, when none waits, one
+ * of the leader's own share; alone, the serial reader's.  False at the
+ * end, or with *why set.  *from_worker: a worker's.
  */
 static bool
-NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why)
+NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why, bool *from_worker)
 {
-	bool from_worker;
-
 	*why = NULL;
+	*from_worker = false;
 	if (st->par == NULL)
 		return QueryReaderNext(st->reader, batch, why);
-	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why, &from_worker))
+	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why, from_worker))
 		return true;
 	if (*why != NULL)
 	{
@@ -374,6 +376,24 @@ NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why)
 		*why = st->par_why;
 	}
 	return false;
+}
+
+/*
+ * The pins of the batches the backend has read go: every worker's slot but
+ * the last one added while the backend holds it (held), and the leader's
+ * own batch (never held).
+ */
+static void
+ReleaseBatches(GpuQueryState *st, uint32 held)
+{
+	if (st->par != NULL)
+	{
+		while (QueryParallelHeld(st->par) > (int) held)
+			QueryParallelRelease(st->par);
+		QueryReaderUnpinPages(st->leader_reader);
+	}
+	else
+		QueryReaderUnpinPages(st->reader);
 }
 
 /* The run's reading for EXPLAIN (the readers count over their life: less `base`). */
@@ -420,6 +440,7 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	QueryReaderStats base;
 	instr_time start, end;
 	bool parallel;
+	double finish_ms = 0; /* query_finish's part of st->finish_ms */
 
 	st->dev->end();
 	if (restart)
@@ -465,27 +486,54 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
+		GpuopsQueryPages pages;
+		bool from_worker;
+
 		CHECK_FOR_INTERRUPTS();
 		/* an escape (from the start: a dimension's repeated key) ends the reading */
 		backend->query_stats(st->dev->handle, &st->stats);
 		if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
 			break;
-		if (!NextBatch(st, &batch, &why))
+		if (!NextBatch(st, &batch, &why, &from_worker))
 			break;
-		rc = backend->query_add(st->dev->handle, &batch);
-		/* the backend has read the pages: their pins can go */
-		if (st->par != NULL)
+		/*
+		 * A worker's slot keeps its pins until released, so the backend may
+		 * hold it over this add (the leader's own buffer is refilled next)
+		 */
+		if (batch.pages != NULL)
 		{
-			QueryParallelRelease(st->par);
-			QueryReaderUnpinPages(st->leader_reader);
+			pages = *batch.pages;
+			pages.may_hold = from_worker;
+			batch.pages = &pages;
 		}
-		else
-			QueryReaderUnpinPages(st->reader);
+		rc = backend->query_add(st->dev->handle, &batch);
+		backend->query_stats(st->dev->handle, &st->stats);
+		ReleaseBatches(st, rc == GPUOPS_OK ? st->stats.pages_held : 0);
 		if (rc != GPUOPS_OK)
 			return rc;
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
+	/*
+	 * The batch the backend still holds is read by the finish, which comes
+	 * before the workers end: they drop their slots' pins then.
+	 */
+	if (why == NULL && st->stats.escape_row == GPUOPS_QUERY_NO_ESCAPE)
+	{
+		instr_time finish_start, finish_end;
+
+		INSTR_TIME_SET_CURRENT(finish_start);
+		rc = backend->query_finish(st->dev->handle, &ngroups);
+		ReleaseBatches(st, 0);
+		if (rc != GPUOPS_OK)
+			return rc;
+		backend->query_stats(st->dev->handle, &st->stats);
+		INSTR_TIME_SET_CURRENT(finish_end);
+		INSTR_TIME_SUBTRACT(finish_end, finish_start);
+		finish_ms = INSTR_TIME_GET_MILLISEC(finish_end);
+	}
+	else
+		ReleaseBatches(st, 0);
 	parallel = st->par != NULL;
 	RunReadStats(st, &base);
 	if (st->read_pages == 1 && !st->in_place && backend == gpuops_cuda_device()->query)
@@ -497,25 +545,18 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 		Escape(st, why);
 		return GPUOPS_OK;
 	}
-	INSTR_TIME_SET_CURRENT(start);
-	if (st->stats.escape_row == GPUOPS_QUERY_NO_ESCAPE)
-	{
-		rc = backend->query_finish(st->dev->handle, &ngroups);
-		if (rc != GPUOPS_OK)
-			return rc;
-		backend->query_stats(st->dev->handle, &st->stats);
-	}
 	if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
 	{
 		Escape(st, EscapeWhat(st, &st->stats));
 		return GPUOPS_OK;
 	}
+	INSTR_TIME_SET_CURRENT(start);
 	rc = backend->query_groups(st->dev->handle, &st->group_keys, &st->results);
 	if (rc != GPUOPS_OK)
 		return rc;
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
-	st->finish_ms = INSTR_TIME_GET_MILLISEC(end);
+	st->finish_ms = INSTR_TIME_GET_MILLISEC(end) + finish_ms;
 	st->ngroups = ngroups;
 	st->key_words = (int) st->stats.key_words;
 	return GPUOPS_OK;

@@ -101,7 +101,8 @@ struct QueryParallel
 	Relation rel;
 	TableScanDesc leader_scan;
 	int launched;
-	int held; /* the slot the leader holds, or -1 */
+	int held[2]; /* the slots the leader holds, oldest first */
+	int nheld;
 	int next; /* where the leader looks for a filled slot first */
 	bool workers_gone;
 	bool pinned;			  /* the slots are pinned for the CUDA engine */
@@ -203,7 +204,7 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	qp->sh = sh;
 	qp->rel = rel;
 	qp->launched = pcxt->nworkers_launched;
-	qp->held = -1;
+	qp->nheld = 0;
 	return qp;
 }
 
@@ -312,8 +313,8 @@ QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch, bool wait)
 	QueryParallelNextResult result = QP_NONE_NOW;
 	int polls = 0;
 
-	if (qp->held >= 0)
-		elog(ERROR, "gpuops: GpuQuery's parallel read: a batch not released");
+	if (qp->nheld >= 2)
+		elog(ERROR, "gpuops: GpuQuery's parallel read: two batches not released");
 	if (qp->pcxt == NULL)
 		return QP_DONE;
 	for (;;)
@@ -337,7 +338,7 @@ QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch, bool wait)
 		SpinLockRelease(&sh->mutex);
 		if (found >= 0)
 		{
-			qp->held = found;
+			qp->held[qp->nheld++] = found;
 			qp->next = (found + 1) % sh->nslots;
 			SlotBatch(qp, found, batch);
 			result = QP_BATCH;
@@ -404,17 +405,24 @@ QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_
 	}
 }
 
+int
+QueryParallelHeld(const QueryParallel *qp)
+{
+	return qp->nheld;
+}
+
 void
 QueryParallelRelease(QueryParallel *qp)
 {
 	QPShared *sh = qp->sh;
 
-	if (qp->held < 0)
+	if (qp->nheld == 0)
 		return;
 	SpinLockAcquire(&sh->mutex);
-	sh->slots[qp->held].state = sh->in_place ? QP_RETURNED : QP_FREE;
+	sh->slots[qp->held[0]].state = sh->in_place ? QP_RETURNED : QP_FREE;
 	SpinLockRelease(&sh->mutex);
-	qp->held = -1;
+	qp->held[0] = qp->held[1];
+	qp->nheld--;
 	/* in place, only its owner may free it: wake every worker */
 	if (sh->in_place)
 		ConditionVariableBroadcast(&sh->freed);
@@ -441,7 +449,7 @@ QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers)
 	qp->leader_scan = NULL;
 	DestroyParallelContext(qp->pcxt);
 	qp->pcxt = NULL;
-	qp->held = -1;
+	qp->nheld = 0;
 }
 
 /* ---- the workers ---- */

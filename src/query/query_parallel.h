@@ -91,16 +91,20 @@ typedef enum QueryParallelNextResult
 /*
  * The next batch a worker filled.  With wait, waits (interruptibly) until
  * one is filled or every worker has finished.  The batch is the caller's
- * until QueryParallelRelease, which must come before the next call.
+ * until QueryParallelRelease; the caller holds at most two (the CUDA
+ * engine keeps one over an add: GpuopsQueryPages.may_hold), so with two
+ * held one must be released before the next call.  QueryParallelRelease
+ * releases the oldest held; QueryParallelHeld counts them.
  */
 extern QueryParallelNextResult QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch,
 												 bool wait);
 extern void QueryParallelRelease(QueryParallel *qp);
+extern int QueryParallelHeld(const QueryParallel *qp);
 extern const char *QueryParallelEscape(const QueryParallel *qp);
 
 /*
  * The leader's next batch with workers: one a worker filled (released
- * with QueryParallelRelease before the next call) or, when none waits, one
+ * with QueryParallelRelease, as QueryParallelNext says) or, when none waits, one
  * of the leader's own share from leader_reader (a reader over
  * QueryParallelLeaderScan; *own_done once it reached its end).  False at
  * the end, or with *why set: a worker's reason (qp's, valid until

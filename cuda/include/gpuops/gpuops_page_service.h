@@ -18,12 +18,17 @@
  * are read and written with atomic builtins.  A channel:
  *
  *   backend: claims it (owner: 0 -> its pid), writes index[0 .. npages)
- *            (buffer numbers), then req_seq + 1, and wakes the service
- *   service: sees req_seq != done_seq, gathers those pages into the
- *            channel's staging area, waits for the copy, sets status and
+ *            (buffer numbers) and which of the channel's two staging areas
+ *            to fill (area), then req_seq + 1, and wakes the service
+ *   service: sees req_seq != done_seq, gathers those pages into that
+ *            staging area, waits for the copy, sets status and
  *            done_seq = req_seq
- *   backend: sees done_seq == req_seq, copies the staging area into its
- *            own device memory, and only then asks again or lets its pins go
+ *   backend: sees done_seq == req_seq; it may now ask again, into the
+ *            other area, and copies this one into its own device memory
+ *            meanwhile; it lets the pages' pins go only after the answer
+ *
+ * Two areas a channel let a backend's next request be gathered while it
+ * deforms the last one (query_cuda.cu: a batch held over one add).
  *
  * A backend that leaves with a request in flight (a cancel) marks the
  * channel abandoned instead of freeing it; the service frees it once the
@@ -36,7 +41,10 @@
 
 GPUOPS_C_BEGIN
 
-/* Pages a channel's staging area holds: a larger request is gathered in parts. */
+/*
+ * Pages a request and each of a channel's two staging areas hold (32 MB of
+ * 8 KB pages): a larger list is gathered in parts.
+ */
 #define GPUOPS_PAGE_SERVICE_PAGES 4096
 #define GPUOPS_PAGE_SERVICE_MAX_CHANNELS 64
 #define GPUOPS_PAGE_SERVICE_HANDLE_BYTES 64 /* sizeof(cudaIpcMemHandle_t) */
@@ -57,6 +65,7 @@ typedef struct GpuopsPageChannel
 	uint64_t done_seq;	/* the service's answers so far */
 	int32_t status;		/* the last answer: GPUOPS_OK or a device failure */
 	uint32_t npages;	/* the request's pages, up to GPUOPS_PAGE_SERVICE_PAGES */
+	uint32_t area;		/* the staging area they go to: 0 or 1 */
 	uint32_t index
 		[GPUOPS_PAGE_SERVICE_PAGES]; /* buffer numbers: page p at base + index[p] x page_size */
 } GpuopsPageChannel;
@@ -96,7 +105,8 @@ typedef struct GpuopsPageLink
 
 /*
  * The service process's side.  Open creates its CUDA context, the staging
- * areas (nchannels x GPUOPS_PAGE_SERVICE_PAGES x page_size of device memory)
+ * areas (nchannels x 2 x GPUOPS_PAGE_SERVICE_PAGES x page_size of device
+ * memory: 64 MB a channel of 8 KB pages)
  * and their IPC handle; 0 when there is no GPU (the service then exits for
  * good), -1 on any other failure, 1 on success.  map_step maps the next
  * piece of shared buffers: 1 when all are mapped, 0 while more remain, -1

@@ -234,10 +234,21 @@ typedef struct GpuopsQueryPages
 	 * Pages read in place: page p is the page_size bytes at base + index[p]
 	 * x page_size (pages unused).  For the CUDA backend base lies in memory
 	 * mapped with gpuops_cuda_host_map, or the page service gathers them
-	 * (GpuopsQuerySpec.pages_service); they are read before query_add returns.
+	 * (GpuopsQuerySpec.pages_service); they are read before query_add returns,
+	 * unless may_hold.
 	 */
 	const uint8_t *base;
 	const uint32_t *index;
+	/*
+	 * The caller keeps these pages (their pins), first_row, lineno and index
+	 * as they are until stats.pages_held is 0 after a later query_add or
+	 * query_finish: the backend may then return before it has read them
+	 * (the CUDA backend, when the page service gathers them: it asks for
+	 * them and reads them at the next add, so that the service gathers
+	 * while the caller fetches the next batch).  Only the last batch added
+	 * is ever held.
+	 */
+	uint8_t may_hold;
 } GpuopsQueryPages;
 
 typedef struct GpuopsQuerySpec
@@ -269,7 +280,8 @@ typedef struct GpuopsQuerySpec
  * column's nulls may be NULL: none).  A bytes column's values are in
  * bytes16[c], two words (16 bytes) per row; its cols.words[c] is unused.
  * Every column of the spec is given when nrows > 0 (else query_add fails).
- * The caller may reuse every buffer once query_add returns; programs are
+ * The caller may reuse every buffer once query_add returns (a held
+ * batch's pages: once stats.pages_held says so); programs are
  * copied by query_begin.
  */
 typedef struct GpuopsQueryBatch
@@ -316,7 +328,9 @@ typedef struct GpuopsQueryStats
 	int escape_index;			/* the key or aggregate it was, or -1 */
 	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 	uint64_t service_requests;	/* requests to the page service (pages_service) */
-	double service_ms;			/* from those requests to their answers */
+	double service_ms;			/* the waits for their answers */
+	uint32_t pages_held;		/* 1: the last batch added is still the backend's
+								 * (GpuopsQueryPages.may_hold), its pages unread */
 } GpuopsQueryStats;
 
 typedef struct GpuopsQuery GpuopsQuery;
