@@ -759,7 +759,8 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 	for (int c = 0; c < L.ncols && n > 0 && b->pages == nullptr; c++)
 		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
 			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
-	stats.batches++;
+	if (n > 0)
+		stats.batches++; /* (an empty one only reads the held batch) */
 	hold = may_hold(b) && !escaped();
 	if (hold && held.active)
 	{

@@ -358,8 +358,9 @@ ReadDim(GpuQueryState *st, int d)
 	}
 	MemoryContextSwitchTo(old);
 	while (why == NULL &&
-		   (par != NULL ? QueryParallelNextBatch(par, reader, &own_done, &batch, &why, &from_worker)
-						: QueryReaderNext(reader, &batch, &why)))
+		   (par != NULL
+				? QueryParallelNextBatch(par, reader, &own_done, &batch, &why, &from_worker, NULL)
+				: QueryReaderNext(reader, &batch, &why)))
 	{
 		why = StageBatch(st, d, &batch, from_worker);
 		if (par != NULL)

@@ -358,16 +358,22 @@ ParallelEnd(GpuQueryState *st, QueryReaderStats *workers)
  * The next batch for the backend: with workers, one they filled (released
  * once the backend has read it: ReleaseBatches) or, when none waits, one
  * of the leader's own share; alone, the serial reader's.  False at the
- * end, or with *why set.  *from_worker: a worker's.
+ * end, or with *why set.  *from_worker: a worker's.  With blocked (the
+ * backend holds a worker's batch), false with *blocked set where it would
+ * wait for the workers.
  */
 static bool
-NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why, bool *from_worker)
+NextBatch(GpuQueryState *st, GpuopsQueryBatch *batch, const char **why, bool *from_worker,
+		  bool *blocked)
 {
 	*why = NULL;
 	*from_worker = false;
+	if (blocked != NULL)
+		*blocked = false;
 	if (st->par == NULL)
 		return QueryReaderNext(st->reader, batch, why);
-	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why, from_worker))
+	if (QueryParallelNextBatch(st->par, st->leader_reader, &st->own_done, batch, why, from_worker,
+							   blocked))
 		return true;
 	if (*why != NULL)
 	{
@@ -487,15 +493,31 @@ RunOn(GpuQueryState *st, const GpuopsQueryBackend *backend, bool restart)
 	for (;;)
 	{
 		GpuopsQueryPages pages;
-		bool from_worker;
+		bool from_worker, blocked = false;
 
 		CHECK_FOR_INTERRUPTS();
 		/* an escape (from the start: a dimension's repeated key) ends the reading */
 		backend->query_stats(st->dev->handle, &st->stats);
 		if (st->stats.escape_row != GPUOPS_QUERY_NO_ESCAPE)
 			break;
-		if (!NextBatch(st, &batch, &why, &from_worker))
-			break;
+		if (!NextBatch(st, &batch, &why, &from_worker, st->stats.pages_held ? &blocked : NULL))
+		{
+			if (!blocked)
+				break;
+			/*
+			 * The worker whose slot the backend holds may be waiting for it
+			 * before it can end: an empty batch makes the backend read the
+			 * held one, and the slot goes before the leader waits.
+			 */
+			memset(&batch, 0, sizeof(batch));
+			batch.cols.ncols = st->plan->ncols;
+			rc = backend->query_add(st->dev->handle, &batch);
+			backend->query_stats(st->dev->handle, &st->stats);
+			ReleaseBatches(st, 0);
+			if (rc != GPUOPS_OK)
+				return rc;
+			continue;
+		}
 		/*
 		 * A worker's slot keeps its pins until released, so the backend may
 		 * hold it over this add (the leader's own buffer is refilled next)

@@ -376,13 +376,15 @@ QueryParallelNext(QueryParallel *qp, GpuopsQueryBatch *batch, bool wait)
 
 bool
 QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_done,
-					   GpuopsQueryBatch *batch, const char **why, bool *from_worker)
+					   GpuopsQueryBatch *batch, const char **why, bool *from_worker, bool *blocked)
 {
 	*why = NULL;
 	*from_worker = false;
+	if (blocked != NULL)
+		*blocked = false;
 	for (;;)
 	{
-		switch (QueryParallelNext(qp, batch, *own_done))
+		switch (QueryParallelNext(qp, batch, *own_done && blocked == NULL))
 		{
 			case QP_BATCH:
 				*from_worker = true;
@@ -395,6 +397,12 @@ QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_
 					return false;
 				break;
 			case QP_NONE_NOW:
+				if (*own_done)
+				{
+					/* (only with blocked: else it waited) */
+					*blocked = true;
+					return false;
+				}
 				break;
 		}
 		if (QueryReaderNext(leader_reader, batch, why))

@@ -108,10 +108,14 @@ extern const char *QueryParallelEscape(const QueryParallel *qp);
  * of the leader's own share from leader_reader (a reader over
  * QueryParallelLeaderScan; *own_done once it reached its end).  False at
  * the end, or with *why set: a worker's reason (qp's, valid until
- * QueryParallelEnd) or the leader's reader's.
+ * QueryParallelEnd) or the leader's reader's.  With blocked, it never
+ * waits for the workers: where it would (its own share done, none filled
+ * yet), it returns false with *blocked set.  A caller that holds a slot
+ * must pass it: a worker may be waiting for that slot before it can end.
  */
 extern bool QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader, bool *own_done,
-								   GpuopsQueryBatch *batch, const char **why, bool *from_worker);
+								   GpuopsQueryBatch *batch, const char **why, bool *from_worker,
+								   bool *blocked);
 
 /*
  * Stops the workers (when they have not finished), waits for them to exit

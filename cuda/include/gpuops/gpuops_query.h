@@ -246,7 +246,7 @@ typedef struct GpuopsQueryPages
 	 * (the CUDA backend, when the page service gathers them: it asks for
 	 * them and reads them at the next add, so that the service gathers
 	 * while the caller fetches the next batch).  Only the last batch added
-	 * is ever held.
+	 * is ever held; an empty batch (nrows 0) makes the backend read it.
 	 */
 	uint8_t may_hold;
 } GpuopsQueryPages;
