@@ -21,8 +21,6 @@ namespace {
 /* Mapping shared buffers in pieces: between them the service answers its signals. */
 constexpr size_t kMapPiece = 256ull << 20;
 
-/* A request in at most this many runs of consecutive buffers is copied a run at a time. */
-constexpr uint32_t kMaxRunCopies = 64;
 /* How long a backend waits for one answer before it gives the service up. */
 constexpr double kAnswerTimeoutMs = 30000;
 
@@ -309,53 +307,22 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 			answer[c] = 0;
 			if (req == ch.done_seq)
 				continue;
-			uint32_t runs = n > 0 ? 1 : 0;
-
 			/* a page outside shared buffers would fault the service's context */
 			for (uint32_t p = 0; valid && p < n; p++)
-			{
 				valid = ch.index[p] < nbuffers;
-				runs += p > 0 && ch.index[p] != ch.index[p - 1] + 1;
-			}
 			answer[c] = req;
 			status[c] = valid ? GPUOPS_OK : GPUOPS_ERR_INTERNAL;
 			pending++;
 			if (!valid || n == 0)
 				continue;
 
-			uint8_t *area = service.staging + area_offset(svc, c, ch.area & 1);
-
-			/*
-			 * Pages in long runs of consecutive buffers (a table read into
-			 * fresh shared buffers): a copy a run, on the copy engines
-			 * (test/bench/gather_methods.cu: 53.7 GB/s, the kernel 48.6),
-			 * which leave the compute engine to the backends' kernels;
-			 * scattered pages: the kernel (the copies would be 2.6 GB/s).
-			 */
-			if (runs <= kMaxRunCopies)
-			{
-				for (uint32_t p = 0; p < n;)
-				{
-					uint32_t q = p + 1;
-
-					while (q < n && ch.index[q] == ch.index[q - 1] + 1)
-						q++;
-					GPUOPS_CUDA_TRY(cudaMemcpyAsync(area + (size_t) p * svc->page_size,
-													static_cast<const uint8_t *>(svc->base) +
-														(size_t) ch.index[p] * svc->page_size,
-													(size_t) (q - p) * svc->page_size,
-													cudaMemcpyHostToDevice, service.stream));
-					p = q;
-				}
-				continue;
-			}
-
 			uint32_t *index = service.index + (size_t) c * GPUOPS_PAGE_SERVICE_PAGES;
 
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(index, ch.index, (size_t) n * 4, cudaMemcpyHostToDevice,
 											service.stream));
 			page_gather_kernel<<<std::min(n, 4096u), kGatherThreads, 0, service.stream>>>(
-				service.dbase, index, n, svc->page_size, area);
+				service.dbase, index, n, svc->page_size,
+				service.staging + area_offset(svc, c, ch.area & 1));
 			GPUOPS_CUDA_CHECK_LAUNCH("page service gather");
 		}
 		if (pending > 0)
