@@ -146,6 +146,18 @@ SELECT * FROM pages_lines('SELECT c1, count(*), sum(n) FROM qp GROUP BY c1');
 SELECT check_pages('SELECT c1, count(*), sum(n), min(d), max(big) FROM qp GROUP BY c1');
 SELECT check_pages('SELECT t, count(*) FROM qp GROUP BY t');
 SELECT check_pages('SELECT t, count(*), sum(n) FROM qp_toast WHERE big > 5 GROUP BY t');
+-- read in place, the backend holds a worker's batch over one add (the
+-- CUDA engine while the page service gathers it; the CPU backend too, for
+-- this): the leader must not wait for the workers meanwhile, since a
+-- worker ends only once its slots are back.  Many batches, so that the
+-- last one is held when the workers finish; a hang fails by the timeout.
+CREATE TABLE qp_held AS
+SELECT i, (i % 97)::int4 g, (i * 7 % 1000)::numeric(12,2) v FROM generate_series(1, 300000) i;
+ANALYZE qp_held;
+SET statement_timeout = '60s';
+SELECT * FROM pages_lines('SELECT g, count(*), sum(v) FROM qp_held GROUP BY g');
+SELECT check_pages('SELECT g, count(*), sum(v), min(i), max(i) FROM qp_held GROUP BY g');
+RESET statement_timeout;
 -- a device failure: the CPU backend reads the pages again, alone
 SET gpuops.cpu_fallback = on;
 SET gpuops.fault_injection = kernel_error;
@@ -154,5 +166,5 @@ RESET gpuops.fault_injection;
 RESET gpuops.batch_size;
 RESET gpuops.cpu_fallback;
 
-DROP TABLE qp, qp_toast, qp_wide;
+DROP TABLE qp, qp_toast, qp_wide, qp_held;
 DROP FUNCTION check_pages(text), pages_lines(text);

@@ -52,10 +52,21 @@ struct CpuQuery
 	PageShape shape;
 	std::vector<uint64_t> page_words, page_bytes; /* a pages batch's columns */
 	std::vector<uint8_t> page_nulls;
+	/*
+	 * The batch held over one add (GpuopsQueryPages.may_hold), as the CUDA
+	 * engine holds one while the page service gathers it: the twin only
+	 * adds it later, so that the caller's side (its pins kept, the slots
+	 * released one add late, never waiting meanwhile) runs without a GPU.
+	 */
+	bool held = false;
+	GpuopsQueryBatch held_batch;
+	GpuopsQueryPages held_pages;
 
 	/* the entry points (backend_tables.hpp) */
 	CpuQuery(const GpuopsSettings *settings, const GpuopsQuerySpec *spec);
 	GpuopsStatus query_add(const GpuopsQueryBatch *b);
+	void add(const GpuopsQueryBatch *b);
+	void add_held();
 	void add_rows(const GpuopsQueryBatch *b, uint32_t nrows);
 	uint32_t deform_pages(const GpuopsQueryBatch *b, GpuopsQueryBatch *cols, uint32_t *code);
 	GpuopsStatus query_finish(uint64_t *ngroups_out);
@@ -195,8 +206,6 @@ CpuQuery::deform_pages(const GpuopsQueryBatch *b, GpuopsQueryBatch *cols, uint32
 GpuopsStatus
 CpuQuery::query_add(const GpuopsQueryBatch *b)
 {
-	auto t0 = std::chrono::steady_clock::now();
-
 	if (finished)
 		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
 	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
@@ -207,7 +216,39 @@ CpuQuery::query_add(const GpuopsQueryBatch *b)
 	for (int c = 0; c < L.ncols && b->nrows > 0 && b->pages == nullptr; c++)
 		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
 			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
-	stats.batches++;
+	if (b->nrows > 0 || !held)
+		stats.batches++; /* (an empty one after a held batch only reads it) */
+	add_held();
+	if (b->pages != nullptr && b->pages->may_hold && b->pages->base != nullptr && b->nrows > 0)
+	{
+		held = true;
+		held_batch = *b;
+		held_pages = *b->pages;
+		held_batch.pages = &held_pages;
+		stats.pages_held = 1;
+		return GPUOPS_OK;
+	}
+	add(b);
+	return GPUOPS_OK;
+}
+
+/* The held batch added. */
+void
+CpuQuery::add_held()
+{
+	if (!held)
+		return;
+	held = false;
+	stats.pages_held = 0;
+	add(&held_batch);
+}
+
+/* One batch's rows through the qual, the lookups and the groups. */
+void
+CpuQuery::add(const GpuopsQueryBatch *b)
+{
+	auto t0 = std::chrono::steady_clock::now();
+
 	if (b->pages != nullptr && stats.escape_row == GPUOPS_QUERY_NO_ESCAPE)
 	{
 		GpuopsQueryBatch cols;
@@ -227,7 +268,6 @@ CpuQuery::query_add(const GpuopsQueryBatch *b)
 		add_rows(b, b->nrows);
 	stats.rows += b->nrows;
 	stats.kernel_ms += ms_since(t0);
-	return GPUOPS_OK;
 }
 
 /* Rows 0 .. nrows - 1 of a columns batch (stats.rows: the batch's first row). */
@@ -279,6 +319,7 @@ CpuQuery::add_rows(const GpuopsQueryBatch *b, uint32_t nrows)
 GpuopsStatus
 CpuQuery::query_finish(uint64_t *ngroups_out)
 {
+	add_held();
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	results.resize(ngroups * L.naggs);
 	for (uint64_t g = 0; g < ngroups; g++)

@@ -245,8 +245,10 @@ typedef struct GpuopsQueryPages
 	 * query_finish: the backend may then return before it has read them
 	 * (the CUDA backend, when the page service gathers them: it asks for
 	 * them and reads them at the next add, so that the service gathers
-	 * while the caller fetches the next batch).  Only the last batch added
-	 * is ever held; an empty batch (nrows 0) makes the backend read it.
+	 * while the caller fetches the next batch; the CPU twin holds every
+	 * such batch in place, so that the caller's side runs without a GPU).
+	 * Only the last batch added is ever held; an empty batch (nrows 0)
+	 * makes the backend read it.
 	 */
 	uint8_t may_hold;
 } GpuopsQueryPages;
