@@ -543,6 +543,14 @@ query_result(const QueryLayout &L, int a, const uint64_t *s, GpuopsAggResult *r)
 const char *query_layout(const GpuopsQuerySpec &spec, QueryLayout *L, GpuopsExprProgram *programs,
 						 int *nprograms);
 
+/*
+ * A batch as query_add takes it (gpuops_query.h), by both backends: its
+ * columns for the spec's layout, a tuple shape for a pages batch.  Fails
+ * (GPUOPS_ERR_INTERNAL) with what is wrong.
+ */
+void query_check_batch(const QueryLayout &L, const GpuopsQueryBatch *b, bool has_shape,
+					   bool finished);
+
 /* The most programs a spec has: the quals, one per key, two per aggregate. */
 constexpr int kQueryMaxPrograms = 2 + GPUOPS_QUERY_MAX_KEYS + 2 * GPUOPS_MAX_AGGS;
 

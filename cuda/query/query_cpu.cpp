@@ -206,16 +206,7 @@ CpuQuery::deform_pages(const GpuopsQueryBatch *b, GpuopsQueryBatch *cols, uint32
 GpuopsStatus
 CpuQuery::query_add(const GpuopsQueryBatch *b)
 {
-	if (finished)
-		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
-	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
-		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
-			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
-	if (b->pages != nullptr && !has_shape)
-		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
-	for (int c = 0; c < L.ncols && b->nrows > 0 && b->pages == nullptr; c++)
-		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
-			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
+	query_check_batch(L, b, has_shape, finished);
 	if (b->nrows > 0 || !held)
 		stats.batches++; /* (an empty one after a held batch only reads it) */
 	add_held();

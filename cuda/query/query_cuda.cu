@@ -536,8 +536,6 @@ CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set, const uint8_t 
 			fail(GPUOPS_ERR_INTERNAL, "query pages in place: not shared buffers' pages");
 		page_service_gather(*rt, service, P.index, P.npages, P.page_size, set.pages.as<uint8_t>(),
 							cs, set.uploaded, &service_times);
-		stats.service_requests = service_times.requests;
-		stats.service_ms = service_times.wait_ms;
 		return;
 	}
 	if (P.base != mapped_host)
@@ -692,8 +690,6 @@ CudaQuery::add_held()
 		return;
 	}
 	page_service_await(service, held.seq, &service_times);
-	stats.service_requests = service_times.requests;
-	stats.service_ms = service_times.wait_ms;
 	add(&held.batch, page_service_area(*rt, service, held.area));
 }
 
@@ -749,16 +745,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 	uint64_t n = b->nrows;
 	bool hold;
 
-	if (finished)
-		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
-	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
-		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
-			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
-	if (b->pages != nullptr && !has_shape)
-		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
-	for (int c = 0; c < L.ncols && n > 0 && b->pages == nullptr; c++)
-		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
-			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
+	query_check_batch(L, b, has_shape, finished);
 	if (n > 0)
 		stats.batches++; /* (an empty one only reads the held batch) */
 	hold = may_hold(b) && !escaped();
@@ -768,7 +755,6 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		uint32_t area = held.area ^ 1u;
 
 		page_service_await(service, held.seq, &service_times);
-		held.seq = 0;
 		uint64_t seq = page_service_ask(*rt, service, b->pages->index, b->pages->npages,
 										b->pages->page_size, area);
 		stats.copy_ms += ms_since(t0);
@@ -788,8 +774,6 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 			stats.copy_ms += ms_since(t0);
 		}
 	}
-	stats.service_requests = service_times.requests;
-	stats.service_ms = service_times.wait_ms;
 	if (hold)
 	{
 		held.active = true;
@@ -871,6 +855,8 @@ void
 CudaQuery::query_stats(GpuopsQueryStats *out) const
 {
 	*out = stats;
+	out->service_requests = service_times.requests;
+	out->service_ms = service_times.wait_ms;
 }
 
 constexpr GpuopsQueryBackend cuda_query_backend = shell::make_query_backend<CudaQuery>("cuda");

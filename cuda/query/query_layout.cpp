@@ -4,6 +4,7 @@
  *    (query_common.hpp): bad specs fail at begin, once, with what is wrong,
  *    rather than as a wrong answer or a fault in a kernel.
  */
+#include "device_common.hpp"
 #include "query_common.hpp"
 
 namespace gpuops {
@@ -213,6 +214,21 @@ query_layout(const GpuopsQuerySpec &spec, QueryLayout *L, GpuopsExprProgram *pro
 		return "group key too wide";
 	*nprograms = n;
 	return nullptr;
+}
+
+void
+query_check_batch(const QueryLayout &L, const GpuopsQueryBatch *b, bool has_shape, bool finished)
+{
+	if (finished)
+		fail(GPUOPS_ERR_INTERNAL, "query batch after finish");
+	if (b->cols.nrows != b->nrows || b->cols.ncols != L.ncols)
+		fail(GPUOPS_ERR_INTERNAL, "query batch of %u rows, %d columns: columns of %llu rows, %d",
+			 b->nrows, L.ncols, (unsigned long long) b->cols.nrows, b->cols.ncols);
+	if (b->pages != nullptr && !has_shape)
+		fail(GPUOPS_ERR_INTERNAL, "query pages batch without a tuple shape");
+	for (int c = 0; c < L.ncols && b->nrows > 0 && b->pages == nullptr; c++)
+		if (L.bytes_slot[c] >= 0 ? b->bytes16[c] == nullptr : b->cols.words[c] == nullptr)
+			fail(GPUOPS_ERR_INTERNAL, "query batch without column %d", c);
 }
 
 } /* namespace gpuops */

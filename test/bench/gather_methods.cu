@@ -1,6 +1,7 @@
 // How fast the page service can gather pages of mapped host memory into
 // device memory, by method (cuda/query/page_gather.cuh is the first):
-//   kernel    a block a page, one 16-byte load per thread at a time
+//   kernel    cuda/query/page_gather.cuh (a block a page, one 16-byte load
+//             per thread at a time)
 //   kernel4   the same, four loads in flight per thread
 //   runs      one cudaMemcpyAsync per run of consecutive buffer numbers
 //             (the copy engines, as a plain host-to-device copy)
@@ -20,38 +21,9 @@
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                                      \
-	do                                                                                             \
-	{                                                                                              \
-		cudaError_t e_ = (x);                                                                      \
-		if (e_ != cudaSuccess)                                                                     \
-		{                                                                                          \
-			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-			exit(1);                                                                               \
-		}                                                                                          \
-	} while (0)
+#include "probe_common.cuh"
 
 static const size_t kPage = 8192;
-
-static double
-now_ms()
-{
-	using namespace std::chrono;
-	return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
-
-__global__ void
-gather1(const uint8_t *base, const uint32_t *index, uint32_t n, uint8_t *out)
-{
-	for (uint32_t p = blockIdx.x; p < n; p += gridDim.x)
-	{
-		const uint4 *src = reinterpret_cast<const uint4 *>(base + (uint64_t) index[p] * kPage);
-		uint4 *dst = reinterpret_cast<uint4 *>(out + (uint64_t) p * kPage);
-
-		for (uint32_t w = threadIdx.x; w < kPage / 16; w += blockDim.x)
-			dst[w] = src[w];
-	}
-}
 
 /* 128 threads a page, four 16-byte loads each issued before any store */
 __global__ void
@@ -117,7 +89,8 @@ main(int argc, char **argv)
 				{
 					CK(cudaMemcpyAsync(dindex, idx, (size_t) n * 4, cudaMemcpyHostToDevice, s));
 					if (method == 0)
-						gather1<<<std::min(n, 4096u), 256, 0, s>>>(dhost, dindex, n, out);
+						page_gather_kernel<<<std::min(n, 4096u), kGatherThreads, 0, s>>>(
+							dhost, dindex, n, kPage, out);
 					else
 						gather4<<<std::min(n, 4096u), 128, 0, s>>>(dhost, dindex, n, out);
 				}

@@ -21,28 +21,14 @@
 #include <cstring>
 #include <random>
 
-#define CK(x)                                                                                      \
-	do                                                                                             \
-	{                                                                                              \
-		cudaError_t e_ = (x);                                                                      \
-		if (e_ != cudaSuccess)                                                                     \
-		{                                                                                          \
-			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-			exit(1);                                                                               \
-		}                                                                                          \
-	} while (0)
+#include "probe_common.cuh"
 
 static const size_t kPage = 8192;
 static const int kBufs = 2;
 
-static double now_ms()
-{
-	using namespace std::chrono;
-	return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
-
 /* The segment with the index arrays after it, in whole 4 KB pages. */
-static size_t map_bytes(size_t seg_bytes, uint32_t batch)
+static size_t
+map_bytes(size_t seg_bytes, uint32_t batch)
 {
 	return (seg_bytes + (size_t) kBufs * batch * 4 + 4095) & ~(size_t) 4095;
 }
@@ -52,28 +38,17 @@ struct Ctl
 {
 	cudaIpcMemHandle_t mem[kBufs];
 	cudaIpcEventHandle_t ev[kBufs];
-	std::atomic<int> ready;		   /* the service's handles are there */
-	std::atomic<int> req[kBufs];   /* 1: the backend asks for buffer b's pages */
-	std::atomic<int> done[kBufs];  /* 1: the service recorded ev[b] after the gather */
+	std::atomic<int> ready;		  /* the service's handles are there */
+	std::atomic<int> req[kBufs];  /* 1: the backend asks for buffer b's pages */
+	std::atomic<int> done[kBufs]; /* 1: the service recorded ev[b] after the gather */
 	std::atomic<int> stop;
 	uint32_t npages[kBufs];
 	double map_ms;
 };
 
-__global__ void gather(const uint8_t *base, const uint32_t *index, uint32_t n, uint8_t *out)
-{
-	for (uint32_t p = blockIdx.x; p < n; p += gridDim.x)
-	{
-		const uint4 *src = reinterpret_cast<const uint4 *>(base + (uint64_t) index[p] * kPage);
-		uint4 *dst = reinterpret_cast<uint4 *>(out + (uint64_t) p * kPage);
-
-		for (uint32_t w = threadIdx.x; w < kPage / 16; w += blockDim.x)
-			dst[w] = src[w];
-	}
-}
-
 /* What the backend does with the pages: read every word once (a stand-in for the deformer). */
-__global__ void checksum(const uint64_t *w, uint64_t n, unsigned long long *sum)
+__global__ void
+checksum(const uint64_t *w, uint64_t n, unsigned long long *sum)
 {
 	uint64_t s = 0;
 
@@ -83,7 +58,8 @@ __global__ void checksum(const uint64_t *w, uint64_t n, unsigned long long *sum)
 	atomicAdd(sum, (unsigned long long) s);
 }
 
-static void spin(const std::atomic<int> &a, int want, const std::atomic<int> *stop = nullptr)
+static void
+spin(const std::atomic<int> &a, int want, const std::atomic<int> *stop = nullptr)
 {
 	while (a.load(std::memory_order_acquire) != want)
 	{
@@ -93,7 +69,8 @@ static void spin(const std::atomic<int> &a, int want, const std::atomic<int> *st
 	}
 }
 
-static void service(Ctl *ctl, uint8_t *seg, size_t seg_bytes, uint32_t *index, uint32_t batch)
+static void
+service(Ctl *ctl, uint8_t *seg, size_t seg_bytes, uint32_t *index, uint32_t batch)
 {
 	uint8_t *dbase, *buf[kBufs];
 	uint32_t *dindex;
@@ -121,7 +98,8 @@ static void service(Ctl *ctl, uint8_t *seg, size_t seg_bytes, uint32_t *index, u
 		if (ctl->stop.load())
 			break;
 		ctl->req[b].store(0);
-		gather<<<1024, 256, 0, s>>>(dbase, dindex + (size_t) b * batch, ctl->npages[b], buf[b]);
+		page_gather_kernel<<<1024, kGatherThreads, 0, s>>>(dbase, dindex + (size_t) b * batch,
+														   ctl->npages[b], kPage, buf[b]);
 		CK(cudaEventRecord(ev[b], s));
 		/* the record must precede the backend's wait: only then say done */
 		CK(cudaEventSynchronize(ev[b]));
@@ -130,7 +108,8 @@ static void service(Ctl *ctl, uint8_t *seg, size_t seg_bytes, uint32_t *index, u
 	CK(cudaHostUnregister(seg));
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	size_t seg_gb = argc > 1 ? atol(argv[1]) : 16, gather_gb = argc > 2 ? atol(argv[2]) : 9;
 	uint32_t batch = argc > 3 ? atoi(argv[3]) : 8192;
@@ -140,8 +119,8 @@ int main(int argc, char **argv)
 	uint8_t *seg = (uint8_t *) mmap(nullptr, map_bytes(seg_bytes, batch), PROT_READ | PROT_WRITE,
 									MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	uint32_t *index = (uint32_t *) (seg + seg_bytes);
-	Ctl *ctl = (Ctl *) mmap(nullptr, sizeof(Ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-							-1, 0);
+	Ctl *ctl = (Ctl *) mmap(nullptr, sizeof(Ctl), PROT_READ | PROT_WRITE,
+							MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	double t = now_ms();
 
 	if (seg == MAP_FAILED || ctl == MAP_FAILED)
@@ -178,14 +157,16 @@ int main(int argc, char **argv)
 		c = now_ms();
 		for (int b = 0; b < kBufs; b++)
 		{
-			CK(cudaIpcOpenMemHandle((void **) &buf[b], ctl->mem[b], cudaIpcMemLazyEnablePeerAccess));
+			CK(cudaIpcOpenMemHandle((void **) &buf[b], ctl->mem[b],
+									cudaIpcMemLazyEnablePeerAccess));
 			CK(cudaIpcOpenEventHandle(&ev[b], ctl->ev[b]));
 			CK(cudaEventCreateWithFlags(&mine[b], cudaEventDisableTiming));
 		}
 		d = now_ms();
-		printf("backend: context %.0f ms; service mapped the segment in %.0f ms (ready %.0f ms after "
-			   "the backend's context); IPC open %.2f ms\n",
-			   b0 - a, ctl->map_ms, c - b0, d - c);
+		printf(
+			"backend: context %.0f ms; service mapped the segment in %.0f ms (ready %.0f ms after "
+			"the backend's context); IPC open %.2f ms\n",
+			b0 - a, ctl->map_ms, c - b0, d - c);
 		fflush(stdout);
 		/* two rounds: the first warms the pages' translations */
 		for (int round = 0; round < 2; round++)
@@ -227,7 +208,8 @@ int main(int argc, char **argv)
 			double ms = now_ms() - t0;
 			printf("backend round %d: %d requests, %.1f GB in %.0f ms = %.1f GB/s (waiting for the "
 				   "service %.0f ms)\n",
-				   round, nreq, total_pages * kPage / 1e9, ms, total_pages * kPage / 1e6 / ms, wait_ms);
+				   round, nreq, total_pages * kPage / 1e9, ms, total_pages * kPage / 1e6 / ms,
+				   wait_ms);
 			fflush(stdout);
 		}
 		ctl->stop.store(1);
@@ -265,7 +247,7 @@ int main(int argc, char **argv)
 
 				for (uint32_t i = 0; i < n; i++)
 					index[i] = (uint32_t) (rng() % npages_seg);
-				gather<<<1024, 256>>>(dbase, dindex, n, out);
+				page_gather_kernel<<<1024, kGatherThreads>>>(dbase, dindex, n, kPage, out);
 				CK(cudaDeviceSynchronize());
 				left -= n;
 			}
