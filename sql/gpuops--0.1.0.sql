@@ -32,13 +32,16 @@ CREATE FUNCTION gpuops.page_service(
     OUT channels_in_use int,
     OUT generation int,
     OUT map_ms double precision,
-    OUT requests bigint)
+    OUT requests bigint,
+    OUT cache_mb bigint,
+    OUT pages bigint,
+    OUT cached_pages bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'gpuops_page_service'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION gpuops.page_service() IS
-  'the page service (gpuops.page_service_channels): off, mapping or serving, its channels and requests';
+  'the page service (gpuops.page_service_channels): off, mapping or serving, its channels and requests, its device page cache (gpuops.page_cache_size) and the pages gathered, cached_pages of them from that cache';
 
 -- What ran on the GPU: per operator kind, summed over every backend since
 -- the last gpuops.stat_reset() (shared memory; doc/monitoring in README.md)

@@ -1,9 +1,9 @@
 /*
  * page_service.cu
  *    The page service (gpuops_page_service.h): the service process's CUDA
- *    side (its mapping of shared buffers, the staging areas, the gathers),
- *    the channels' claim and release, and a backend's request
- *    (page_service_gather, for query_cuda.cu).
+ *    side (its mapping of shared buffers, the staging areas, the device
+ *    page cache, the gathers), the channels' claim and release, and a
+ *    backend's request (page_service_ask, for query_cuda.cu).
  */
 #include <algorithm>
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cuda_runtime.cuh"
+#include "page_cache.hpp"
 #include "page_gather.cuh"
 #include "page_service.cuh"
 
@@ -30,11 +31,17 @@ load(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+/* The default device page cache: shared buffers' size, up to this part of the device's memory. */
+constexpr size_t kCacheShare = 4;
+
 /* The service process's state (one service a process). */
 struct Service
 {
 	uint8_t *staging = nullptr; /* nchannels x 2 areas x GPUOPS_PAGE_SERVICE_PAGES x page_size */
-	uint32_t *index = nullptr;	/* nchannels x GPUOPS_PAGE_SERVICE_PAGES */
+	uint32_t *index = nullptr;	/* per channel: GPUOPS_PAGE_SERVICE_PAGES indexes, as many ops */
+	uint32_t *host_index = nullptr; /* the same, pinned on the host: filled, then copied up */
+	uint8_t *cache = nullptr;		/* the device page cache: cache_map.slots() x page_size */
+	PageCache cache_map;
 	cudaStream_t stream = nullptr;
 	cudaEvent_t done = nullptr;
 	char *map_from = nullptr; /* the 4 KB-aligned range to map */
@@ -140,25 +147,34 @@ page_service_area(Runtime &rt, const GpuopsPageLink &link, uint32_t area)
 }
 
 uint64_t
-page_service_ask(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index, uint32_t npages,
-				 uint32_t page_size, uint32_t area)
+page_service_ask(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P, uint32_t off,
+				 uint32_t n, uint32_t area)
 {
 	GpuopsPageService *svc = link.service;
 	GpuopsPageChannel &ch = svc->channels[link.channel];
 	uint64_t seq = ch.req_seq + 1; /* only the owner writes req_seq */
 
-	if (page_size != svc->page_size || npages > GPUOPS_PAGE_SERVICE_PAGES || area > 1)
+	if (P.page_size != svc->page_size || n > GPUOPS_PAGE_SERVICE_PAGES || area > 1 ||
+		(uint64_t) off + n > P.npages || P.base != svc->base)
 		fail(GPUOPS_ERR_INTERNAL,
-			 "page service: %u pages of %u bytes for area %u (the service's: %u)", npages,
-			 page_size, area, svc->page_size);
+			 "page service: %u pages of %u bytes for area %u (the service's: %u)", n, P.page_size,
+			 area, svc->page_size);
 	if (!serving(link))
 		fail(GPUOPS_ERR_DEVICE, "the page service stopped (restarted or shut down)");
 	(void) open_staging(rt, link);
 	/* one request in flight a channel: the service reads index meanwhile */
 	if (load(&ch.done_seq) != ch.req_seq)
 		wait_answer(link, ch.req_seq);
-	memcpy(ch.index, index, (size_t) npages * 4);
-	ch.npages = npages;
+	memcpy(ch.index, P.index + off, (size_t) n * 4);
+	if (P.lsn != nullptr && P.block != nullptr)
+	{
+		memcpy(ch.rel, P.rel, sizeof(ch.rel));
+		memcpy(ch.block, P.block + off, (size_t) n * 4);
+		memcpy(ch.lsn, P.lsn + off, (size_t) n * 8);
+	}
+	else
+		memset(ch.lsn, 0, (size_t) n * 8); /* none cached */
+	ch.npages = n;
 	ch.area = area;
 	__atomic_store_n(&ch.req_seq, seq, __ATOMIC_RELEASE);
 	link.wake();
@@ -175,19 +191,22 @@ page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *t
 	if (__atomic_load_n(&ch.status, __ATOMIC_ACQUIRE) != GPUOPS_OK)
 		fail(GPUOPS_ERR_DEVICE, "the page service failed to gather %u pages", ch.npages);
 	times->requests++;
+	times->pages += ch.npages;
+	times->cached += ch.cached;
 	times->wait_ms += ms_since(t0);
 }
 
 void
-page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index, uint32_t npages,
-					uint32_t page_size, uint8_t *dst, cudaStream_t cs, cudaEvent_t copied,
-					PageServiceTimes *times)
+page_service_gather(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
+					uint8_t *dst, cudaStream_t cs, cudaEvent_t copied, PageServiceTimes *times)
 {
-	for (uint32_t off = 0; off < npages;)
-	{
-		uint32_t n = std::min<uint32_t>(npages - off, GPUOPS_PAGE_SERVICE_PAGES);
+	const uint32_t page_size = P.page_size;
 
-		page_service_await(link, page_service_ask(rt, link, index + off, n, page_size, 0), times);
+	for (uint32_t off = 0; off < P.npages;)
+	{
+		uint32_t n = std::min<uint32_t>(P.npages - off, GPUOPS_PAGE_SERVICE_PAGES);
+
+		page_service_await(link, page_service_ask(rt, link, P, off, n, 0), times);
 		/*
 		 * The service waited for its gather before it answered: the staging
 		 * area holds the pages.  It is free again once this copy is done.
@@ -206,6 +225,37 @@ page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *ind
 
 using namespace gpuops::cuda;
 using gpuops::ms_since;
+
+/*
+ * The device page cache, as large as asked (the default: shared buffers,
+ * up to a quarter of the device's memory), or smaller by halves until
+ * the device gives it; none under 64 MB.
+ */
+static void
+open_cache(GpuopsPageService *svc)
+{
+	const uint64_t nbuffers = svc->bytes / svc->page_size;
+	uint64_t want = svc->cache_want < 0 ? nbuffers * svc->page_size : (uint64_t) svc->cache_want;
+	size_t free_bytes = 0, total_bytes = 0;
+
+	svc->cache_bytes = 0;
+	if (svc->cache_want < 0 && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+		want = std::min<uint64_t>(want, total_bytes / kCacheShare);
+	(void) cudaGetLastError();
+	want = std::min<uint64_t>(want, nbuffers * svc->page_size);
+	for (uint64_t slots = want / svc->page_size; slots * svc->page_size >= (64ull << 20);
+		 slots /= 2)
+	{
+		if (cudaMalloc(&service.cache, slots * svc->page_size) == cudaSuccess)
+		{
+			service.cache_map.init((uint32_t) std::min<uint64_t>(slots, kPageHit - 1), nbuffers);
+			svc->cache_bytes = (uint64_t) service.cache_map.slots() * svc->page_size;
+			return;
+		}
+		(void) cudaGetLastError();
+		service.cache = nullptr;
+	}
+}
 
 extern "C" int
 gpuops_page_service_open(GpuopsPageService *svc) noexcept
@@ -229,11 +279,15 @@ gpuops_page_service_open(GpuopsPageService *svc) noexcept
 		GPUOPS_CUDA_TRY(cudaMalloc(&service.staging, area_offset(svc, svc->nchannels, 0)));
 		GPUOPS_CUDA_TRY(
 			cudaMalloc(&service.index,
-					   (size_t) svc->nchannels * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t)));
+					   (size_t) svc->nchannels * 2 * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t)));
+		GPUOPS_CUDA_TRY(cudaMallocHost(&service.host_index,
+									   (size_t) svc->nchannels * 2 * GPUOPS_PAGE_SERVICE_PAGES *
+										   sizeof(uint32_t)));
 		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&service.stream, cudaStreamNonBlocking));
 		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&service.done, cudaEventDisableTiming));
 		GPUOPS_CUDA_TRY(cudaIpcGetMemHandle(&h, service.staging));
 		memcpy(svc->handle, &h, sizeof(h));
+		open_cache(svc);
 	}
 	catch (...)
 	{
@@ -290,6 +344,8 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 	const uint64_t nbuffers = svc->bytes / svc->page_size;
 	uint64_t answer[GPUOPS_PAGE_SERVICE_MAX_CHANNELS];
 	int32_t status[GPUOPS_PAGE_SERVICE_MAX_CHANNELS];
+	uint32_t cached[GPUOPS_PAGE_SERVICE_MAX_CHANNELS];
+	uint64_t pages = 0, hits = 0;
 	int pending = 0;
 
 	if (service.dbase == nullptr || svc->nchannels > GPUOPS_PAGE_SERVICE_MAX_CHANNELS)
@@ -297,6 +353,7 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 	try
 	{
 		/* every pending request's gather queued, then one wait for them all */
+		service.cache_map.next_round();
 		for (uint32_t c = 0; c < svc->nchannels; c++)
 		{
 			GpuopsPageChannel &ch = svc->channels[c];
@@ -312,18 +369,32 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 				valid = ch.index[p] < nbuffers;
 			answer[c] = req;
 			status[c] = valid ? GPUOPS_OK : GPUOPS_ERR_INTERNAL;
+			cached[c] = 0;
 			pending++;
 			if (!valid || n == 0)
 				continue;
 
-			uint32_t *index = service.index + (size_t) c * GPUOPS_PAGE_SERVICE_PAGES;
+			/* this channel's indexes, then its ops, copied up together */
+			const size_t at = (size_t) c * 2 * GPUOPS_PAGE_SERVICE_PAGES;
+			uint32_t *host = service.host_index + at;
 
-			GPUOPS_CUDA_TRY(cudaMemcpyAsync(index, ch.index, (size_t) n * 4, cudaMemcpyHostToDevice,
-											service.stream));
+			memcpy(host, ch.index, (size_t) n * 4);
+			for (uint32_t p = 0; p < n; p++)
+			{
+				uint32_t op = service.cache_map.lookup(ch.index[p], ch.rel, ch.block[p], ch.lsn[p]);
+
+				host[n + p] = op;
+				cached[c] += op != kPageNoCache && (op & kPageHit) != 0;
+			}
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(service.index + at, host, (size_t) n * 8,
+											cudaMemcpyHostToDevice, service.stream));
 			page_gather_kernel<<<std::min(n, 4096u), kGatherThreads, 0, service.stream>>>(
-				service.dbase, index, n, svc->page_size,
-				service.staging + area_offset(svc, c, ch.area & 1));
+				service.dbase, service.index + at, n, svc->page_size,
+				service.staging + area_offset(svc, c, ch.area & 1),
+				service.cache != nullptr ? service.index + at + n : nullptr, service.cache);
 			GPUOPS_CUDA_CHECK_LAUNCH("page service gather");
+			pages += n;
+			hits += cached[c];
 		}
 		if (pending > 0)
 		{
@@ -342,6 +413,7 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 		if (answer[c] != 0)
 		{
 			__atomic_store_n(&ch.status, status[c], __ATOMIC_RELAXED);
+			__atomic_store_n(&ch.cached, cached[c], __ATOMIC_RELAXED);
 			__atomic_store_n(&ch.done_seq, answer[c], __ATOMIC_RELEASE);
 		}
 		/* an owner that left mid-request: its channel is free once answered */
@@ -353,6 +425,8 @@ gpuops_page_service_serve(GpuopsPageService *svc) noexcept
 		}
 	}
 	__atomic_add_fetch(&svc->requests, (uint64_t) pending, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&svc->pages, pages, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&svc->cached, hits, __ATOMIC_RELAXED);
 	return pending;
 }
 
@@ -367,6 +441,10 @@ gpuops_page_service_close(void) noexcept
 		(void) cudaStreamDestroy(service.stream);
 	if (service.index)
 		(void) cudaFree(service.index);
+	if (service.host_index)
+		(void) cudaFreeHost(service.host_index);
+	if (service.cache)
+		(void) cudaFree(service.cache);
 	if (service.staging)
 		(void) cudaFree(service.staging);
 	(void) cudaGetLastError();

@@ -10,6 +10,7 @@
 
 #include "cuda_runtime.cuh"
 #include "gpuops_page_service.h"
+#include "gpuops_query.h"
 
 namespace gpuops {
 namespace cuda {
@@ -17,14 +18,16 @@ namespace cuda {
 struct PageServiceTimes
 {
 	uint64_t requests = 0;
-	double wait_ms = 0; /* the caller's waits for the answers */
+	uint64_t pages = 0;	 /* gathered by them */
+	uint64_t cached = 0; /* ... from the service's device cache */
+	double wait_ms = 0;	 /* the caller's waits for the answers */
 };
 
 /*
- * A request, in two calls: page_service_ask lists pages index[0 .. npages)
- * of shared buffers (buffer numbers, up to GPUOPS_PAGE_SERVICE_PAGES) for
- * the channel's staging area `area` (0 or 1) and returns at once with the
- * request's number; page_service_await waits for that answer, after which
+ * A request, in two calls: page_service_ask lists pages [off, off + n) of
+ * P (read in place from shared buffers, n up to GPUOPS_PAGE_SERVICE_PAGES,
+ * with their names for the device cache) for the channel's staging area
+ * `area` (0 or 1) and returns at once with the request's number; page_service_await waits for that answer, after which
  * page_service_area(area) holds the pages (npages x page_size of device
  * memory, the service's) until the next request for that area.  A request
  * still unanswered when ask is called (an earlier engine's, left at a
@@ -36,20 +39,20 @@ struct PageServiceTimes
  * (the request in flight is left to the service: releasing the channel
  * then abandons it).
  */
-uint64_t page_service_ask(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index,
-						  uint32_t npages, uint32_t page_size, uint32_t area);
+uint64_t page_service_ask(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
+						  uint32_t off, uint32_t n, uint32_t area);
 void page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times);
 const uint8_t *page_service_area(Runtime &rt, const GpuopsPageLink &link, uint32_t area);
 
 /*
- * All of index[0 .. npages) into dst (device memory, npages x page_size),
+ * All of P's pages into dst (device memory, npages x page_size),
  * in requests of up to GPUOPS_PAGE_SERVICE_PAGES for area 0, each copied
  * from the staging area on cs and waited for (`copied`) before the next;
  * returns with every page in dst.  Throws as above.
  */
-void page_service_gather(Runtime &rt, const GpuopsPageLink &link, const uint32_t *index,
-						 uint32_t npages, uint32_t page_size, uint8_t *dst, cudaStream_t cs,
-						 cudaEvent_t copied, PageServiceTimes *times);
+void page_service_gather(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
+						 uint8_t *dst, cudaStream_t cs, cudaEvent_t copied,
+						 PageServiceTimes *times);
 
 } /* namespace cuda */
 } /* namespace gpuops */

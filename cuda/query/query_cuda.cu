@@ -534,8 +534,8 @@ CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set, const uint8_t 
 	{
 		if (P.base != service.service->base)
 			fail(GPUOPS_ERR_INTERNAL, "query pages in place: not shared buffers' pages");
-		page_service_gather(*rt, service, P.index, P.npages, P.page_size, set.pages.as<uint8_t>(),
-							cs, set.uploaded, &service_times);
+		page_service_gather(*rt, service, P, set.pages.as<uint8_t>(), cs, set.uploaded,
+							&service_times);
 		return;
 	}
 	if (P.base != mapped_host)
@@ -755,8 +755,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		uint32_t area = held.area ^ 1u;
 
 		page_service_await(service, held.seq, &service_times);
-		uint64_t seq = page_service_ask(*rt, service, b->pages->index, b->pages->npages,
-										b->pages->page_size, area);
+		uint64_t seq = page_service_ask(*rt, service, *b->pages, 0, b->pages->npages, area);
 		stats.copy_ms += ms_since(t0);
 		held.active = false;
 		add(&held.batch, page_service_area(*rt, service, held.area));
@@ -768,8 +767,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		add_held();
 		if (hold)
 		{
-			held.seq = page_service_ask(*rt, service, b->pages->index, b->pages->npages,
-										b->pages->page_size, 0);
+			held.seq = page_service_ask(*rt, service, *b->pages, 0, b->pages->npages, 0);
 			held.area = 0;
 			stats.copy_ms += ms_since(t0);
 		}
@@ -857,6 +855,8 @@ CudaQuery::query_stats(GpuopsQueryStats *out) const
 	*out = stats;
 	out->service_requests = service_times.requests;
 	out->service_ms = service_times.wait_ms;
+	out->service_pages = service_times.pages;
+	out->service_cached = service_times.cached;
 }
 
 constexpr GpuopsQueryBackend cuda_query_backend = shell::make_query_backend<CudaQuery>("cuda");

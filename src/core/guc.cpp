@@ -58,6 +58,7 @@ int gpuops_reader_threads = 8;
 int gpuops_query_read_pages = GPUOPS_READ_PAGES_AUTO;
 int gpuops_query_pages_in_place = GPUOPS_READ_PAGES_AUTO;
 int gpuops_page_service_channels = 8;
+int gpuops_page_cache_size = -1;
 
 static const struct config_enum_entry device_options[] = {{"auto", GPUOPS_DEVICE_AUTO, false},
 														  {"gpu", GPUOPS_DEVICE_GPU, false},
@@ -180,6 +181,14 @@ GpuopsDefineGucs(void)
 		"or maps shared buffers itself once it has read enough).",
 		&gpuops_page_service_channels, 8, 0, GPUOPS_PAGE_SERVICE_MAX_CHANNELS, PGC_POSTMASTER, 0,
 		NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"gpuops.page_cache_size",
+		"Device memory in which the page service keeps the table pages it gathers.",
+		"A page gathered again at the same LSN is copied within the GPU instead of over "
+		"PCIe; pages of unlogged and temporary tables are never kept. No more than "
+		"shared_buffers is used. -1 means shared_buffers' size, up to a quarter of the "
+		"GPU's memory; 0 keeps none.",
+		&gpuops_page_cache_size, -1, -1, INT_MAX, PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 		"gpuops.device_session_wait",
 		"How long a query waits for a free device session before it runs on the CPU.", NULL,

@@ -54,6 +54,7 @@ extern double gpuops_transfer_cost;
 extern int gpuops_fault_injection;
 extern int gpuops_max_device_sessions;
 extern int gpuops_page_service_channels; /* PGC_POSTMASTER: page_service.cpp */
+extern int gpuops_page_cache_size;		 /* PGC_POSTMASTER, MB: page_service.cpp */
 extern int gpuops_device_session_wait;
 extern int gpuops_reader_threads;
 

@@ -125,6 +125,7 @@ gpuops_page_service_main(Datum)
 	}
 	__atomic_store_n(&service->state, (int32) GPUOPS_PAGE_SERVICE_MAPPING, __ATOMIC_RELEASE);
 
+	service->cache_want = gpuops_page_cache_size < 0 ? -1 : (int64) gpuops_page_cache_size << 20;
 	rc = gpuops_page_service_open(service);
 	if (rc == 0)
 	{
@@ -154,8 +155,9 @@ gpuops_page_service_main(Datum)
 	__atomic_store_n(&service->state, (int32) GPUOPS_PAGE_SERVICE_SERVING, __ATOMIC_RELEASE);
 	ereport(LOG,
 			(errmsg("gpuops page service: shared buffers (%zu MB) mapped in %.0f ms; %u "
-					"channels",
-					(size_t) (service->bytes >> 20), service->map_ms, service->nchannels)));
+					"channels; a device page cache of %zu MB",
+					(size_t) (service->bytes >> 20), service->map_ms, service->nchannels,
+					(size_t) (service->cache_bytes >> 20))));
 
 	INSTR_TIME_SET_ZERO(last);
 	while (!ShutdownRequestPending)
@@ -244,8 +246,8 @@ StatusImpl(FunctionCallInfo fcinfo)
 {
 	static const char *const states[] = {"off", "mapping", "serving"};
 	TupleDesc desc;
-	Datum values[7];
-	bool nulls[7] = {false};
+	Datum values[10];
+	bool nulls[10] = {false};
 	int32 state = service ? __atomic_load_n(&service->state, __ATOMIC_ACQUIRE) : 0;
 	int32 pid = service ? __atomic_load_n(&service->pid, __ATOMIC_ACQUIRE) : 0;
 	int in_use = 0;
@@ -268,6 +270,11 @@ StatusImpl(FunctionCallInfo fcinfo)
 	nulls[5] = service == NULL || service->map_ms <= 0;
 	values[6] = Int64GetDatum(
 		service ? (int64) __atomic_load_n(&service->requests, __ATOMIC_RELAXED) : 0);
+	values[7] = Int64GetDatum(service ? (int64) (service->cache_bytes >> 20) : 0);
+	values[8] = Int64GetDatum(service ? (int64) __atomic_load_n(&service->pages, __ATOMIC_RELAXED)
+									  : 0);
+	values[9] = Int64GetDatum(service ? (int64) __atomic_load_n(&service->cached, __ATOMIC_RELAXED)
+									  : 0);
 	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 

@@ -108,6 +108,21 @@ GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
 #define GpuopsGroupClause(root) ((root)->parse->groupClause)
 #endif
 
+/*
+ * A relation's file as three numbers: tablespace, database, file number.
+ * 16 renamed RelationData.rd_node (RelFileNode) to rd_locator
+ * (RelFileLocator).
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuopsRelFile(rel, out) \
+	((out)[0] = (rel)->rd_locator.spcOid, (out)[1] = (rel)->rd_locator.dbOid, \
+	 (out)[2] = (rel)->rd_locator.relNumber)
+#else
+#define GpuopsRelFile(rel, out) \
+	((out)[0] = (rel)->rd_node.spcNode, (out)[1] = (rel)->rd_node.dbNode, \
+	 (out)[2] = (rel)->rd_node.relNode)
+#endif
+
 /* The number of visible tuples of the page in hand (an int until 17, uint32 from 18). */
 #define GpuopsHeapPageTuples(scan) ((int) (scan)->rs_ntuples)
 

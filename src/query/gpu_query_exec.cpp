@@ -409,6 +409,10 @@ ExplainGpuQueryImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Page Service Requests", NULL,
 								   (int64) st->stats.service_requests, es);
 			ExplainPropertyFloat("Page Service Time", "ms", st->stats.service_ms, 3, es);
+			/* of the pages gathered, those copied from the service's device cache */
+			ExplainPropertyInteger("Page Service Pages", NULL, (int64) st->stats.service_pages, es);
+			ExplainPropertyInteger("Page Service Cached Pages", NULL,
+								   (int64) st->stats.service_cached, es);
 		}
 		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);

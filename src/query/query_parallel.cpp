@@ -265,13 +265,7 @@ SlotBatch(QueryParallel *qp, int s, GpuopsQueryBatch *batch)
 	if (sh->max_pages > 0)
 	{
 		QueryPagesBufInit(&qp->held_pages, base, sh->max_pages, sh->in_place);
-		qp->held_pages.view.npages = slot->npages;
-		qp->held_pages.view.page_size = BLCKSZ;
-		qp->held_pages.view.pages = qp->held_pages.pages;
-		qp->held_pages.view.first_row = qp->held_pages.first_row;
-		qp->held_pages.view.lineno = qp->held_pages.lineno;
-		qp->held_pages.view.base = sh->in_place ? (const uint8 *) BufferBlocks : NULL;
-		qp->held_pages.view.index = qp->held_pages.index;
+		QueryPagesBufView(&qp->held_pages, slot->npages, qp->rel);
 		batch->pages = &qp->held_pages.view;
 		return;
 	}

@@ -36,6 +36,7 @@ extern "C" {
 
 #include "access/heapam.h"
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -642,7 +643,8 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 Size
 QueryPagesBufBytes(uint32 max_pages, bool in_place)
 {
-	Size bytes = in_place ? MAXALIGN(mul_size(max_pages, sizeof(uint32)))
+	/* in place: buffer and block numbers, LSNs */
+	Size bytes = in_place ? mul_size(3, MAXALIGN(mul_size(max_pages, sizeof(uint64))))
 						  : mul_size(max_pages, BLCKSZ);
 
 	bytes = add_size(bytes, MAXALIGN(mul_size(max_pages + 1, sizeof(uint32))));
@@ -659,7 +661,11 @@ QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place
 	if (in_place)
 	{
 		buf->index = (uint32 *) mem;
-		mem += MAXALIGN((Size) max_pages * sizeof(uint32));
+		mem += MAXALIGN((Size) max_pages * sizeof(uint64));
+		buf->block = (uint32 *) mem;
+		mem += MAXALIGN((Size) max_pages * sizeof(uint64));
+		buf->lsn = (uint64 *) mem;
+		mem += MAXALIGN((Size) max_pages * sizeof(uint64));
 	}
 	else
 	{
@@ -675,6 +681,35 @@ bool
 QueryPagesInPlacePossible(Relation rel)
 {
 	return !RelationUsesLocalBuffers(rel);
+}
+
+/*
+ * Whether rel's pages carry LSNs that every change to their tuples
+ * advances: WAL-logged (not unlogged, nor created in this transaction
+ * under wal_level minimal), and not read during recovery, whose redo the
+ * device cache's argument (gpuops_page_service.h) leaves out.
+ */
+bool
+QueryPagesCacheable(Relation rel)
+{
+	return RelationNeedsWAL(rel) && !RecoveryInProgress();
+}
+
+void
+QueryPagesBufView(QueryPagesBuf *buf, uint32 npages, Relation rel)
+{
+	GpuopsQueryPages *v = &buf->view;
+
+	v->npages = npages;
+	v->page_size = BLCKSZ;
+	v->pages = buf->pages;
+	v->first_row = buf->first_row;
+	v->lineno = buf->lineno;
+	v->base = buf->in_place ? (const uint8 *) BufferBlocks : NULL;
+	v->index = buf->index;
+	v->block = buf->block;
+	v->lsn = buf->in_place && QueryPagesCacheable(rel) ? buf->lsn : NULL;
+	GpuopsRelFile(rel, v->rel);
 }
 
 void
@@ -765,6 +800,7 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 {
 	HeapScanDesc scan = r->walk.scan;
 	uint32 npages = 0, rows = 0;
+	bool cacheable = buf->in_place && QueryPagesCacheable(scan->rs_base.rs_rd);
 	instr_time start, end;
 
 	INSTR_TIME_SET_CURRENT(start);
@@ -788,6 +824,19 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 			/* a pin of our own: the walk drops its pin at the next page */
 			IncrBufferRefCount(scan->rs_cbuf);
 			buf->index[npages] = (uint32) (scan->rs_cbuf - 1);
+			buf->block[npages] = scan->rs_cblock;
+			/*
+			 * The LSN that names the page for the device cache, read after
+			 * its tuples were listed (a copy at this LSN holds them all)
+			 * under the share lock that a change of it takes exclusively.
+			 */
+			buf->lsn[npages] = 0;
+			if (cacheable)
+			{
+				LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
+				buf->lsn[npages] = PageGetLSN(BufferGetPage(scan->rs_cbuf));
+				LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+			}
 		}
 		else
 			memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
@@ -797,13 +846,7 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 		npages++;
 	}
 	buf->first_row[npages] = rows;
-	buf->view.npages = npages;
-	buf->view.page_size = BLCKSZ;
-	buf->view.pages = buf->pages;
-	buf->view.first_row = buf->first_row;
-	buf->view.lineno = buf->lineno;
-	buf->view.base = buf->in_place ? (const uint8 *) BufferBlocks : NULL;
-	buf->view.index = buf->index;
+	QueryPagesBufView(buf, npages, scan->rs_base.rs_rd);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	r->stats.read_ms += INSTR_TIME_GET_MILLISEC(end);

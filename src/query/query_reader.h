@@ -110,6 +110,8 @@ typedef struct QueryPagesBuf
 	bool in_place;		   /* pages left in shared buffers, pinned (below) */
 	uint8 *pages;		   /* max_pages x BLCKSZ (not in place) */
 	uint32 *index;		   /* max_pages: buffer numbers (in place) */
+	uint32 *block;		   /* max_pages: block numbers (in place) */
+	uint64 *lsn;		   /* max_pages: LSNs as listed (in place) */
 	uint32 *first_row;	   /* max_pages + 1 */
 	uint16 *lineno;		   /* max_pages x MaxHeapTuplesPerPage */
 	GpuopsQueryPages view; /* what the last fill put there */
@@ -118,6 +120,14 @@ typedef struct QueryPagesBuf
 /* The bytes of a pages buffer of max_pages pages, and one laid out in mem. */
 extern Size QueryPagesBufBytes(uint32 max_pages, bool in_place);
 extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place);
+
+/*
+ * buf->view for its first npages pages, read from rel (by this process or
+ * a parallel worker): the page service may keep them in its device cache
+ * when rel's pages carry LSNs (QueryPagesCacheable; gpuops_page_service.h).
+ */
+extern void QueryPagesBufView(QueryPagesBuf *buf, uint32 npages, Relation rel);
+extern bool QueryPagesCacheable(Relation rel);
 
 /*
  * Pages read in place: the buffer isn't copied; the reader keeps a pin on

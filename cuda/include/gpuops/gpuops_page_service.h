@@ -33,6 +33,26 @@
  * A backend that leaves with a request in flight (a cancel) marks the
  * channel abandoned instead of freeing it; the service frees it once the
  * request is done, so no new owner's request meets a gather still running.
+ *
+ * The device page cache.  The service keeps the pages it gathers in device
+ * memory (cache_bytes of it), so that a later request for the same page
+ * is copied within the device instead of over the bus (PCIe, 55 GB/s
+ * against the device memory's terabytes a second).  A page is named by its
+ * buffer, its relation and block, and the LSN the backend read from it
+ * under the buffer's share lock after it listed the page's visible tuples:
+ * the cached copy serves a request only when all of them are equal.  Why
+ * that is enough: every change to a WAL-logged heap page that moves or
+ * rewrites tuple data (an insert, a prune, a defragmentation, an in-place
+ * update) advances its LSN under the buffer's exclusive lock, and LSNs
+ * never go back while the server runs (the service and its cache end with
+ * it).  What changes without the LSN, hint bits and xmax, the device never
+ * reads: the backend decides visibility and lists the tuples.  A copy may
+ * have been gathered after its LSN was read, so it may hold later tuples
+ * too; they sit where no tuple of the listed LSN was (the lister's pin
+ * forbids defragmenting the page meanwhile) and no request at that LSN
+ * lists them.  Pages with no LSN are never cached: unlogged and temporary
+ * tables, tables created in the same transaction under wal_level minimal,
+ * and reads during recovery (their lister sends LSN 0).
  */
 #ifndef GPUOPS_PAGE_SERVICE_H
 #define GPUOPS_PAGE_SERVICE_H
@@ -64,10 +84,14 @@ typedef struct GpuopsPageChannel
 	uint64_t req_seq;	/* the owner's requests so far */
 	uint64_t done_seq;	/* the service's answers so far */
 	int32_t status;		/* the last answer: GPUOPS_OK or a device failure */
+	uint32_t cached;	/* the last answer: its pages copied from the device cache */
 	uint32_t npages;	/* the request's pages, up to GPUOPS_PAGE_SERVICE_PAGES */
 	uint32_t area;		/* the staging area they go to: 0 or 1 */
+	uint32_t rel[3];	/* the pages' relation: tablespace, database, file number */
 	uint32_t index
 		[GPUOPS_PAGE_SERVICE_PAGES]; /* buffer numbers: page p at base + index[p] x page_size */
+	uint32_t block[GPUOPS_PAGE_SERVICE_PAGES]; /* page p's block number in rel */
+	uint64_t lsn[GPUOPS_PAGE_SERVICE_PAGES];   /* its LSN as listed; 0: not to be cached */
 } GpuopsPageChannel;
 
 typedef struct GpuopsPageService
@@ -77,11 +101,15 @@ typedef struct GpuopsPageService
 	int32_t pid;		 /* the service process */
 	uint32_t nchannels;
 	uint32_t page_size;
-	void *latch;	   /* the service's latch (set by GpuopsPageLink.wake) */
-	const void *base;  /* shared buffers' first page (the same in every process) */
-	uint64_t bytes;	   /* shared buffers' bytes from base */
-	double map_ms;	   /* how long mapping them took */
-	uint64_t requests; /* requests served, over the service's life */
+	void *latch;		  /* the service's latch (set by GpuopsPageLink.wake) */
+	const void *base;	  /* shared buffers' first page (the same in every process) */
+	uint64_t bytes;		  /* shared buffers' bytes from base */
+	double map_ms;		  /* how long mapping them took */
+	int64_t cache_want;	  /* the device page cache's bytes: -1 the default, 0 none */
+	uint64_t cache_bytes; /* ... as allocated (0: no cache) */
+	uint64_t requests;	  /* requests served, over the service's life */
+	uint64_t pages;		  /* pages gathered, over the service's life */
+	uint64_t cached;	  /* ... of them copied from the device cache */
 	uint8_t handle[GPUOPS_PAGE_SERVICE_HANDLE_BYTES]; /* the staging areas, one allocation */
 	GpuopsPageChannel channels[1];					  /* nchannels of them */
 } GpuopsPageService;
@@ -106,9 +134,11 @@ typedef struct GpuopsPageLink
 /*
  * The service process's side.  Open creates its CUDA context, the staging
  * areas (nchannels x 2 x GPUOPS_PAGE_SERVICE_PAGES x page_size of device
- * memory: 64 MB a channel of 8 KB pages)
- * and their IPC handle; 0 when there is no GPU (the service then exits for
- * good), -1 on any other failure, 1 on success.  map_step maps the next
+ * memory: 64 MB a channel of 8 KB pages) and their IPC handle, and the
+ * device page cache (cache_want bytes, no more than shared buffers; -1:
+ * shared buffers' bytes up to a quarter of the device's memory; a cache
+ * that cannot be allocated is left out); 0 when there is no GPU (the
+ * service then exits for good), -1 on any other failure, 1 on success.  map_step maps the next
  * piece of shared buffers: 1 when all are mapped, 0 while more remain, -1
  * on failure.  serve answers every pending request and frees abandoned
  * channels: the number answered, or -1 after a device failure (the service

@@ -240,6 +240,16 @@ typedef struct GpuopsQueryPages
 	const uint8_t *base;
 	const uint32_t *index;
 	/*
+	 * For the page service's device cache (gpuops_page_service.h), pages
+	 * read in place only: their relation (tablespace, database, file
+	 * number), per page its block number and its LSN, read under the
+	 * buffer's share lock after its tuples were listed.  lsn NULL, or a
+	 * page's 0: not to be cached.
+	 */
+	uint32_t rel[3];
+	const uint32_t *block;
+	const uint64_t *lsn;
+	/*
 	 * The caller keeps these pages (their pins), first_row, lineno and index
 	 * as they are until stats.pages_held is 0 after a later query_add or
 	 * query_finish: the backend may then return before it has read them
@@ -331,6 +341,8 @@ typedef struct GpuopsQueryStats
 	uint64_t bytes_from_device; /* copied device -> host (gpuops_device.h) */
 	uint64_t service_requests;	/* requests to the page service (pages_service) */
 	double service_ms;			/* the waits for their answers */
+	uint64_t service_pages;		/* pages they gathered */
+	uint64_t service_cached;	/* ... of them from the service's device cache */
 	uint32_t pages_held;		/* 1: the last batch added is still the backend's
 								 * (GpuopsQueryPages.may_hold), its pages unread */
 } GpuopsQueryStats;

@@ -26,7 +26,8 @@
 #                          the table so far and its summary are still printed
 #   --jobs N               loader sessions (default: nproc)
 #   --reload               regenerate the data even when the database holds them already
-#   --logged               regular tables instead of UNLOGGED ones
+#   --unlogged             UNLOGGED tables (faster to load; gpuops' device page cache keeps no
+#                          page of them); default: regular tables, as users have (--logged)
 #   --pkeys                primary keys on the tables after the load (default none)
 #   --checksum             print an order-independent checksum of every table after the load
 #   --load-only            stop after loading (and --checksum)
@@ -34,7 +35,7 @@
 # Environment: OUT (if set, everything is also written under $OUT/olap), the PG* variables.
 #
 # Data: database olap_<suite>_sf<SF> (dots as _), reused when its bench_meta row names the
-# same scale factor, generator version (an md5 of the generator files), --pkeys and --logged; loaded by
+# same scale factor, generator version (an md5 of the generator files), --pkeys and --unlogged; loaded by
 # --jobs psql sessions, each INSERTing a range of row numbers (every value a function of
 # its row number, so any split gives the same data), then VACUUM ANALYZE and pg_prewarm.
 # Timing: psql's \timing of the query itself, run to completion with its rows written
@@ -50,7 +51,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 SUITE="" SF="" QUERIES="" REPS=1 WARMUP=1 ENGINES="" GPUOPS_SET="" WORKERS=8 TIMEOUT=120
-BUDGET=0 JOBS=$(nproc 2>/dev/null || echo 4) RELOAD=0 PERSISTENCE=UNLOGGED PKEYS=0 CHECKSUM=0
+BUDGET=0 JOBS=$(nproc 2>/dev/null || echo 4) RELOAD=0 PERSISTENCE="" PKEYS=0 CHECKSUM=0
 LOAD_ONLY=0 DROP=0 CHECK=0
 ARGS=("$@")
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -69,6 +70,7 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS=$2; shift 2 ;;
     --reload) RELOAD=1; shift ;;
     --logged) PERSISTENCE=""; shift ;;
+    --unlogged) PERSISTENCE=UNLOGGED; shift ;;
     --pkeys) PKEYS=1; shift ;;
     --checksum) CHECKSUM=1; shift ;;
     --load-only) LOAD_ONLY=1; shift ;;
