@@ -98,12 +98,11 @@ UPDATE pcu SET v = v * 2 WHERE id % 3 = 0;
 SELECT check_agg_on('SELECT g, count(*), sum(v) FROM pcu GROUP BY g', 'GpuQuery');
 DROP TABLE pcu;
 
--- with workers (four: the leader only hands their batches over), the
--- pages named by the workers' own reads
+-- with workers: the leader gathers their pages, named by their own reads
 CREATE TABLE pcw (id int4, g int4, v int8);
 INSERT INTO pcw SELECT i, i % 97, i FROM generate_series(1, 300000) i;
 VACUUM ANALYZE pcw;
-SET max_parallel_workers_per_gather = 4;
+SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;

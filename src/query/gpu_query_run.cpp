@@ -21,7 +21,6 @@ extern "C" {
 
 #include "access/tableam.h"
 #include "miscadmin.h"
-#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -335,17 +334,7 @@ ParallelBegin(GpuQueryState *st)
 							st->in_place);
 	MemoryContextSwitchTo(old);
 	st->workers_launched = QueryParallelLaunched(st->par);
-	/*
-	 * With four workers or more reading pages in place, the leader only
-	 * hands their batches to the backend (as with parallel_leader_participation
-	 * off, with any workers): each costs it ~0.4 ms of its loop (on the GPU
-	 * the page service's answer, a device copy, a launch), and a share of
-	 * the walk of its own would hold them up meanwhile (SSB Q1.1 at SF 20 on
-	 * the H100: the leader walked 270 ms of its 512 ms loop, a worker ~320 ms).
-	 */
-	st->own_done = st->workers_launched > 0 &&
-		(!parallel_leader_participation ||
-		 (st->read_pages == 1 && st->in_place && st->workers_launched >= 4));
+	st->own_done = false;
 	return true;
 }
 
