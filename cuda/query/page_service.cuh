@@ -27,8 +27,9 @@ struct PageServiceTimes
  * A request, in two calls: page_service_ask lists pages [off, off + n) of
  * P (read in place from shared buffers, n up to GPUOPS_PAGE_SERVICE_PAGES,
  * with their names for the device cache) for the channel's staging area
- * `area` (0 or 1) and returns at once with the request's number; page_service_await waits for that answer, after which
- * page_service_area(area) holds the pages (npages x page_size of device
+ * `area` (0 or 1) and returns at once with the request's number;
+ * page_service_await waits for that answer, after which
+ * page_service_area(area) holds the pages (n x page_size of device
  * memory, the service's) until the next request for that area.  A request
  * still unanswered when ask is called (an earlier engine's, left at a
  * cancel) is waited for first: a channel has one request in flight.  The

@@ -138,9 +138,9 @@ typedef struct GpuopsPageLink
  * device page cache (cache_want bytes, no more than shared buffers; -1:
  * shared buffers' bytes up to a quarter of the device's memory; a cache
  * that cannot be allocated is left out); 0 when there is no GPU (the
- * service then exits for good), -1 on any other failure, 1 on success.  map_step maps the next
- * piece of shared buffers: 1 when all are mapped, 0 while more remain, -1
- * on failure.  serve answers every pending request and frees abandoned
+ * service then exits for good), -1 on any other failure, 1 on success.
+ * map_step maps the next piece of shared buffers: 1 when all are mapped,
+ * 0 while more remain, -1 on failure.  serve answers every pending request and frees abandoned
  * channels: the number answered, or -1 after a device failure (the service
  * then exits and is started again).  close gives everything back.
  */
