@@ -91,8 +91,8 @@ DROP TABLE pc2;
 CREATE UNLOGGED TABLE pcu (id int4, g int4, v int8);
 INSERT INTO pcu SELECT i, i % 23, i FROM generate_series(1, 40000) i;
 VACUUM ANALYZE pcu;
-SELECT coalesce(page_cache_hits('SELECT g, count(*), sum(v) FROM pcu GROUP BY g'), 0) >= 0
-  AS first_run_done;
+SELECT coalesce(page_cache_hits('SELECT g, count(*), sum(v) FROM pcu GROUP BY g'), 0)
+  AS unlogged_first_cached;
 SELECT coalesce(page_cache_hits('SELECT g, count(*), sum(v) FROM pcu GROUP BY g'), 0) AS unlogged_cached;
 UPDATE pcu SET v = v * 2 WHERE id % 3 = 0;
 SELECT check_agg_on('SELECT g, count(*), sum(v) FROM pcu GROUP BY g', 'GpuQuery');
@@ -121,7 +121,6 @@ RESET parallel_setup_cost;
 SET max_parallel_workers_per_gather = 0;
 DROP TABLE pcw;
 
-SELECT cached_pages <= pages AS cached_within_gathered, cache_mb >= 0 AS cache_size_known
-FROM gpuops.page_service();
+SELECT cached_pages <= pages AS cached_within_gathered FROM gpuops.page_service();
 DROP FUNCTION check_cached(text);
 DROP FUNCTION page_cache_hits(text);

@@ -643,8 +643,9 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 Size
 QueryPagesBufBytes(uint32 max_pages, bool in_place)
 {
-	/* in place: buffer and block numbers, LSNs */
-	Size bytes = in_place ? mul_size(3, MAXALIGN(mul_size(max_pages, sizeof(uint64))))
+	/* in place: buffer and block numbers, LSNs (as QueryPagesBufInit lays them out) */
+	Size bytes = in_place ? add_size(mul_size(2, MAXALIGN(mul_size(max_pages, sizeof(uint32)))),
+									 MAXALIGN(mul_size(max_pages, sizeof(uint64))))
 						  : mul_size(max_pages, BLCKSZ);
 
 	bytes = add_size(bytes, MAXALIGN(mul_size(max_pages + 1, sizeof(uint32))));
@@ -661,9 +662,9 @@ QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place
 	if (in_place)
 	{
 		buf->index = (uint32 *) mem;
-		mem += MAXALIGN((Size) max_pages * sizeof(uint64));
+		mem += MAXALIGN((Size) max_pages * sizeof(uint32));
 		buf->block = (uint32 *) mem;
-		mem += MAXALIGN((Size) max_pages * sizeof(uint64));
+		mem += MAXALIGN((Size) max_pages * sizeof(uint32));
 		buf->lsn = (uint64 *) mem;
 		mem += MAXALIGN((Size) max_pages * sizeof(uint64));
 	}
