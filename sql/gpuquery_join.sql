@@ -183,6 +183,14 @@ GROUP BY c.ck, c.nation, c.bal, c.region, n.nname$$);
 SELECT check_query($$SELECT c.ck, lower(c.region) AS r, c.bal * 2 AS b2, count(*) FROM jf f JOIN jc c ON f.ckey = c.ck
 GROUP BY c.ck, c.region, c.bal HAVING c.bal IS NULL OR c.bal > 2000$$);
 SELECT check_query($$SELECT c.ck, c.nk, c.bal, sum(f.qty) FROM jf f, jc c WHERE f.ckey = c.ck GROUP BY c.ck$$);
+-- a joined table's text groups by its row too (no dictionary to build:
+-- TPC-H Q10's customer texts), NULLs and expressions over it included,
+-- and beside a test of the same column in a join filter
+SELECT check_query($$SELECT c.ck, c.nation, c.region, n.nname, sum(f.price) FROM jf f, jc c, jn n
+WHERE f.ckey = c.ck AND c.nk = n.nk GROUP BY c.ck, c.nation, c.region, n.nname
+HAVING c.nation IS NULL OR c.region || 'x' = 'ASIAx'$$);
+SELECT check_query($$SELECT c.ck, c.nation, c.bal, count(*) FROM jf f JOIN jc c ON f.ckey = c.ck
+WHERE f.qty > 5 OR c.nation = 'N3' GROUP BY c.ck, c.nation, c.bal$$);
 -- the table read's own: keys as GROUP BY's would be (a short text), or kept
 -- by PostgreSQL (a numeric); a numeric also summed
 SELECT check_query($$SELECT ck, nation, count(*) FROM jc GROUP BY ck$$);

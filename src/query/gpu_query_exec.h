@@ -42,6 +42,8 @@ typedef struct GpuQueryDict
 	bool by_row;
 	int16 typlen; /* by row: the type's, to copy its values */
 	bool typbyval;
+	char *arena; /* where the next value's copy goes (DictKeep) */
+	Size arena_left;
 } GpuQueryDict;
 
 /* A dimension staged for the backend (gpu_query_dims.cpp). */

@@ -457,15 +457,18 @@ DependentVarWalker(Node *node, DependentCxt *cxt)
 /*
  * Whether a functionally dependent column groups by its dimension row
  * (plan->pay_dict 2): a joined table's column of a type with no key
- * word (numeric); each of its rows is one group key value, since the
- * group keys hold the table's primary key.
+ * word (numeric, text); each of its rows is one group key value, since
+ * the group keys hold the table's primary key.  Text is row-coded too,
+ * not dictionary-coded: a dictionary hashes every staged row's value
+ * (TPC-H Q10's four customer texts, 1.5M rows each at SF 10, took
+ * seconds in the leader) for codes that only repeat the row's.
  */
 static bool
 RowCoded(GpuQueryBuild *b, Var *v)
 {
 	GpuopsKeyKind kind;
 
-	return (int) v->varno != (int) b->fact->relid && !DictType(v->vartype) &&
+	return (int) v->varno != (int) b->fact->relid &&
 		!(GpuopsFixedKeyKind(v->vartype, &kind) && DeviceExprTypeKind(v->vartype) >= 0);
 }
 
