@@ -87,6 +87,13 @@ struct CudaQuery
 	GpuopsPageLink service = {};
 	PageServiceTimes service_times;
 	/*
+	 * A held batch is deformed straight from its staging area (no copy out
+	 * of it first); the area is asked into again only once that deforming,
+	 * recorded by area_read, is done (free_area).
+	 */
+	cudaEvent_t area_read[2] = {nullptr, nullptr};
+	bool area_busy[2] = {false, false};
+	/*
 	 * The batch held over one add (GpuopsQueryPages.may_hold): its pages
 	 * asked of the page service into staging area `area`, its rows not yet
 	 * counted; the caller keeps its pins and row index meanwhile.
@@ -132,10 +139,11 @@ struct CudaQuery
 	}
 	bool may_hold(const GpuopsQueryBatch *b) const;
 	void add_held();
-	void add(const GpuopsQueryBatch *b, const uint8_t *staged);
-	void upload(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged);
-	void upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged);
-	void gather_pages(const GpuopsQueryPages &P, InputSet &set, const uint8_t *staged);
+	void free_area(uint32_t area);
+	void add(const GpuopsQueryBatch *b, int area = -1);
+	void upload(const GpuopsQueryBatch *b, InputSet &set, int area);
+	void upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area);
+	void gather_pages(const GpuopsQueryPages &P, InputSet &set);
 	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
 				bool first);
 	void resolve();
@@ -200,6 +208,9 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	maybe_inject(GPUOPS_FAULT_OUT_OF_MEMORY, settings->fault);
 	GPUOPS_CUDA_TRY(cudaEventCreate(&kstart));
 	GPUOPS_CUDA_TRY(cudaEventCreate(&kend));
+	if (use_service)
+		for (cudaEvent_t &e : area_read)
+			GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 	for (InputSet &set : sets)
 	{
 		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&set.copied, cudaEventDisableTiming));
@@ -400,6 +411,12 @@ CudaQuery::release() noexcept
 	for (auto &arrays : dim_arrays)
 		for (DeviceArray &a : arrays)
 			a.reset();
+	for (cudaEvent_t &e : area_read)
+	{
+		if (e)
+			cudaEventDestroy(e);
+		e = nullptr;
+	}
 	if (kstart)
 		cudaEventDestroy(kstart);
 	if (kend)
@@ -409,11 +426,12 @@ CudaQuery::release() noexcept
 }
 
 /*
- * A batch's columns into an input set (its pages, when `staged`, already
- * gathered by the page service there); returns once the copy is done.
+ * A batch's columns into an input set (its pages, when `area` >= 0,
+ * already gathered by the page service into that staging area); returns
+ * once the copy is done.
  */
 void
-CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged)
+CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set, int area)
 {
 	uint64_t n = b->nrows;
 
@@ -428,7 +446,7 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *stage
 	}
 	if (b->pages != nullptr)
 	{
-		upload_pages(b, set, staged);
+		upload_pages(b, set, area);
 		return;
 	}
 	for (int c = 0; c < L.ncols; c++)
@@ -452,11 +470,14 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *stage
 /*
  * A pages batch: the pages and their row index copied up, then deformed
  * into the set's columns on the copy stream (the batch kernel waits for
- * `copied`, recorded after the deforming).  Returns once the host's
- * buffers are read: the deforming overlaps the caller's next batch.
+ * `copied`, recorded after the deforming).  Pages the page service
+ * gathered already (area >= 0) are deformed where they lie, in its
+ * staging area: copying 32 MB out of it first cost ~0.4 ms a batch in
+ * the leader's hand-off.  Returns once the host's buffers are read: the
+ * deforming overlaps the caller's next batch.
  */
 void
-CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t *staged)
+CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 {
 	const GpuopsQueryPages &P = *b->pages;
 	uint64_t n = b->nrows;
@@ -465,7 +486,7 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t 
 
 	if (P.npages == 0 || P.page_size == 0)
 		fail(GPUOPS_ERR_INTERNAL, "query pages batch of %u rows without pages", b->nrows);
-	if (set.page_bytes < bytes)
+	if (area < 0 && set.page_bytes < bytes)
 	{
 		set.pages.get(rt, bytes, cs);
 		set.page_bytes = bytes;
@@ -475,7 +496,7 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t 
 		set.first_row.get(rt, (P.npages + 1ull) * 4, cs);
 		set.page_count = P.npages + 1ull;
 	}
-	if (P.base != nullptr && set.index_count < P.npages)
+	if (area < 0 && P.base != nullptr && !use_service && set.index_count < P.npages)
 	{
 		set.index.get(rt, P.npages * 4ull, cs);
 		set.index_count = P.npages;
@@ -486,8 +507,10 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t 
 		set.lineno_rows = n;
 	}
 	note_memory();
-	if (P.base != nullptr)
-		gather_pages(P, set, staged);
+	if (area >= 0)
+		dev.pages = page_service_area(*rt, service, static_cast<uint32_t>(area));
+	else if (P.base != nullptr)
+		gather_pages(P, set);
 	else
 		GPUOPS_CUDA_TRY(
 			cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
@@ -496,7 +519,8 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t 
 	GPUOPS_CUDA_TRY(
 		cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, cs));
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.uploaded, cs));
-	dev.pages = set.pages.as<uint8_t>();
+	if (area < 0)
+		dev.pages = set.pages.as<uint8_t>();
 	dev.base = nullptr;
 	dev.index = nullptr;
 	dev.first_row = set.first_row.as<uint32_t>();
@@ -510,30 +534,28 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, const uint8_t 
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.dend, cs));
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.copied, cs));
 	set.deformed = true;
+	if (area >= 0)
+	{
+		GPUOPS_CUDA_TRY(cudaEventRecord(area_read[area], cs));
+		area_busy[area] = true;
+	}
 	::gpuops::cuda::sync_event(set.uploaded);
 }
 
 /*
- * Pages read in place into the set's pages: copied from the page service's
- * staging area where it gathered them already (`staged`), gathered by it
+ * Pages read in place into the set's pages: gathered by the page service
  * now (copied from its staging area, waited for), or their index copied
  * up, then the pages gathered from this process's mapping (the `uploaded`
  * event, which the host waits for before it lets the pages go, follows).
  */
 void
-CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set, const uint8_t *staged)
+CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
 {
-	if (staged != nullptr)
-	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.pages.as<uint8_t>(), staged,
-										(uint64_t) P.npages * P.page_size, cudaMemcpyDeviceToDevice,
-										cs));
-		return;
-	}
 	if (use_service)
 	{
 		if (P.base != service.service->base)
 			fail(GPUOPS_ERR_INTERNAL, "query pages in place: not shared buffers' pages");
+		free_area(0); /* page_service_gather asks into area 0 */
 		page_service_gather(*rt, service, P, set.pages.as<uint8_t>(), cs, set.uploaded,
 							&service_times);
 		return;
@@ -690,17 +712,28 @@ CudaQuery::add_held()
 		return;
 	}
 	page_service_await(service, held.seq, &service_times);
-	add(&held.batch, page_service_area(*rt, service, held.area));
+	add(&held.batch, static_cast<int>(held.area));
+}
+
+/* Staging area `area` no longer read by a deforming: the service may gather into it. */
+void
+CudaQuery::free_area(uint32_t area)
+{
+	if (area_busy[area])
+	{
+		::gpuops::cuda::sync_event(area_read[area]);
+		area_busy[area] = false;
+	}
 }
 
 /*
- * One batch through the kernel: copied (or its pages gathered, or copied
- * from `staged`) into the free input set while the other set's kernel (the
- * batch before) runs, that kernel waited for, the table grown when half
- * full, and this batch's kernel launched.
+ * One batch through the kernel: copied (or its pages gathered, or deformed
+ * from staging area `area`) into the free input set while the other set's
+ * kernel (the batch before) runs, that kernel waited for, the table grown
+ * when half full, and this batch's kernel launched.
  */
 void
-CudaQuery::add(const GpuopsQueryBatch *b, const uint8_t *staged)
+CudaQuery::add(const GpuopsQueryBatch *b, int area)
 {
 	auto t0 = std::chrono::steady_clock::now();
 	uint64_t n = b->nrows;
@@ -708,7 +741,7 @@ CudaQuery::add(const GpuopsQueryBatch *b, const uint8_t *staged)
 
 	stats.rows += n;
 	next_set ^= 1;
-	upload(b, sets[set], staged);
+	upload(b, sets[set], area);
 	stats.copy_ms += ms_since(t0);
 	resolve();
 	if (host_counters[kEscape] != kNoEscape)
@@ -755,10 +788,11 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		uint32_t area = held.area ^ 1u;
 
 		page_service_await(service, held.seq, &service_times);
+		free_area(area);
 		uint64_t seq = page_service_ask(*rt, service, *b->pages, 0, b->pages->npages, area);
 		stats.copy_ms += ms_since(t0);
 		held.active = false;
-		add(&held.batch, page_service_area(*rt, service, held.area));
+		add(&held.batch, static_cast<int>(held.area));
 		held.seq = seq;
 		held.area = area;
 	}
@@ -767,6 +801,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		add_held();
 		if (hold)
 		{
+			free_area(0);
 			held.seq = page_service_ask(*rt, service, *b->pages, 0, b->pages->npages, 0);
 			held.area = 0;
 			stats.copy_ms += ms_since(t0);
@@ -788,7 +823,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		stats.rows += n;
 		return GPUOPS_OK;
 	}
-	add(b, nullptr);
+	add(b);
 	return GPUOPS_OK;
 }
 
