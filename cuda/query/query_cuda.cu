@@ -34,7 +34,6 @@
  */
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <vector>
 
 #include "backend_tables.hpp"
@@ -144,7 +143,6 @@ struct CudaQuery
 	void add(const GpuopsQueryBatch *b, int area = -1);
 	void upload(const GpuopsQueryBatch *b, InputSet &set, int area);
 	void upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area);
-	bool copy_index_pinned(const GpuopsQueryPages &P, uint64_t n, InputSet &set);
 	void gather_pages(const GpuopsQueryPages &P, InputSet &set);
 	void launch(const InputSet &set, const uint32_t *rows_in, uint64_t count, uint32_t *rows_out,
 				bool first);
@@ -475,8 +473,7 @@ CudaQuery::upload(const GpuopsQueryBatch *b, InputSet &set, int area)
  * `copied`, recorded after the deforming).  Pages the page service
  * gathered already (area >= 0) are deformed where they lie, in its
  * staging area: copying 32 MB out of it first cost ~0.4 ms a batch in
- * the leader's hand-off.  Returns once the host's buffers are read (a
- * held batch's row index through a pinned buffer: copy_index_pinned): the
+ * the leader's hand-off.  Returns once the host's buffers are read: the
  * deforming overlaps the caller's next batch.
  */
 void
@@ -486,7 +483,6 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 	uint64_t n = b->nrows;
 	uint64_t bytes = (uint64_t) P.npages * P.page_size;
 	GpuopsQueryPages dev = P;
-	bool held_index;
 
 	if (P.npages == 0 || P.page_size == 0)
 		fail(GPUOPS_ERR_INTERNAL, "query pages batch of %u rows without pages", b->nrows);
@@ -511,22 +507,20 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 		set.lineno_rows = n;
 	}
 	note_memory();
-	if (area < 0 && P.base != nullptr)
+	if (area >= 0)
+		dev.pages = page_service_area(*rt, service, static_cast<uint32_t>(area));
+	else if (P.base != nullptr)
 		gather_pages(P, set);
-	else if (area < 0)
+	else
 		GPUOPS_CUDA_TRY(
 			cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
-	held_index = area >= 0 && copy_index_pinned(P, n, set);
-	if (!held_index)
-	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.first_row.as<void>(), P.first_row,
-										(P.npages + 1ull) * 4, cudaMemcpyHostToDevice, cs));
-		GPUOPS_CUDA_TRY(
-			cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, cs));
-	}
+	GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.first_row.as<void>(), P.first_row, (P.npages + 1ull) * 4,
+									cudaMemcpyHostToDevice, cs));
+	GPUOPS_CUDA_TRY(
+		cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, cs));
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.uploaded, cs));
-	dev.pages = area >= 0 ? page_service_area(*rt, service, static_cast<uint32_t>(area))
-						  : set.pages.as<uint8_t>();
+	if (area < 0)
+		dev.pages = set.pages.as<uint8_t>();
 	dev.base = nullptr;
 	dev.index = nullptr;
 	dev.first_row = set.first_row.as<uint32_t>();
@@ -545,44 +539,7 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 		GPUOPS_CUDA_TRY(cudaEventRecord(area_read[area], cs));
 		area_busy[area] = true;
 	}
-	if (!held_index)
-		::gpuops::cuda::sync_event(set.uploaded);
-}
-
-/*
- * A held batch's row index (first rows, line numbers: ~0.5 MB for 4096
- * pages) copied into a pinned staging buffer and sent up from there, so
- * that the host need not wait for the copy: waiting on the copy stream
- * also waited for the batch before's deforming, and for the GPU's time
- * slice, which it shares with the page service's context.  False when no
- * buffer is free or large enough: the caller copies and waits.
- */
-bool
-CudaQuery::copy_index_pinned(const GpuopsQueryPages &P, uint64_t n, InputSet &set)
-{
-	size_t first_bytes = (P.npages + 1ull) * 4, line_bytes = n * 2;
-	int buf = first_bytes + line_bytes <= rt->buffer_bytes() ? rt->try_acquire_buffer() : -1;
-	uint8_t *host;
-
-	if (buf < 0)
-		return false;
-	host = static_cast<uint8_t *>(rt->buffer(buf));
-	memcpy(host, P.first_row, first_bytes);
-	memcpy(host + first_bytes, P.lineno, line_bytes);
-	try
-	{
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.first_row.as<void>(), host, first_bytes,
-										cudaMemcpyHostToDevice, cs));
-		GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.lineno.as<void>(), host + first_bytes, line_bytes,
-										cudaMemcpyHostToDevice, cs));
-		rt->release_after(buf, cs);
-	}
-	catch (...)
-	{
-		rt->release_now(buf);
-		throw;
-	}
-	return true;
+	::gpuops::cuda::sync_event(set.uploaded);
 }
 
 /*
