@@ -830,12 +830,17 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 			 * The LSN that names the page for the device cache, read after
 			 * its tuples were listed (a copy at this LSN holds them all)
 			 * under the share lock that a change of it takes exclusively.
+			 * BufferGetLSNAtomic, not PageGetLSN: with data checksums or
+			 * wal_log_hints, a hint bit's full-page image sets the LSN
+			 * under a share lock too (MarkBufferDirtyHint, holding the
+			 * buffer header's spinlock, which this takes), and the LSN's
+			 * two 4-byte halves could be read torn.
 			 */
 			buf->lsn[npages] = 0;
 			if (cacheable)
 			{
 				LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
-				buf->lsn[npages] = PageGetLSN(BufferGetPage(scan->rs_cbuf));
+				buf->lsn[npages] = BufferGetLSNAtomic(scan->rs_cbuf);
 				LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
 			}
 		}

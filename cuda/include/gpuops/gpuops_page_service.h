@@ -45,14 +45,16 @@
  * rewrites tuple data (an insert, a prune, a defragmentation, an in-place
  * update) advances its LSN under the buffer's exclusive lock, and LSNs
  * never go back while the server runs (the service and its cache end with
- * it).  What changes without the LSN, hint bits and xmax, the device never
- * reads: the backend decides visibility and lists the tuples.  A copy may
- * have been gathered after its LSN was read, so it may hold later tuples
- * too; they sit where no tuple of the listed LSN was (the lister's pin
- * forbids defragmenting the page meanwhile) and no request at that LSN
- * lists them.  Pages with no LSN are never cached: unlogged and temporary
- * tables, tables created in the same transaction under wal_level minimal,
- * and reads during recovery (their lister sends LSN 0).
+ * it; a hint bit's full-page image advances it too, under a share lock,
+ * which only costs a miss).  What changes without the LSN, hint bits and
+ * xmax, the device never reads: the backend decides visibility and lists
+ * the tuples.  A copy may have been gathered after its LSN was read, so it
+ * may hold later tuples too; they sit where no tuple of the listed LSN was
+ * (the lister's pin forbids defragmenting the page meanwhile) and no
+ * request at that LSN lists them.  Pages with no LSN are never cached:
+ * unlogged and temporary tables, tables created in the same transaction
+ * under wal_level minimal, and reads during recovery (their lister sends
+ * LSN 0).
  */
 #ifndef GPUOPS_PAGE_SERVICE_H
 #define GPUOPS_PAGE_SERVICE_H
