@@ -84,17 +84,37 @@ EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 }
 
 /*
- * Workers to read the table with (query_parallel.h): as many as a Parallel
- * Seq Scan of it would get, when the block may run in parallel mode (the
- * leader evaluates every expression; the workers only read pages).
+ * Pages a reading process walks at the least before GpuQuery asks for one
+ * more worker than a Parallel Seq Scan would get (64K pages, 512 MB).
+ */
+#define QUERY_PAGES_PER_WORKER 65536.0
+
+/*
+ * Workers to read the table with (query_parallel.h), when the block may
+ * run in parallel mode (the leader evaluates every expression; the
+ * workers only read pages): as many as a Parallel Seq Scan of it would
+ * get, or one per QUERY_PAGES_PER_WORKER pages where that is more, up to
+ * max_parallel_workers_per_gather.  A Parallel Seq Scan's workers grow
+ * with the logarithm of the table's size, because PostgreSQL's executor
+ * gains less from each one; GpuQuery's only walk the pages (~1 us a page
+ * each), and the walk is what bounds a large table's read (doc/gpuquery.md,
+ * step 13), so a larger table has them all.  A table's own parallel_workers
+ * setting decides alone, as it does for PostgreSQL.
  */
 static int
 QueryWorkers(PlannerInfo *root, RelOptInfo *rel)
 {
+	int workers;
+
 	if (!root->glob->parallelModeOK || !rel->consider_parallel ||
 		max_parallel_workers_per_gather <= 0)
 		return 0;
-	return compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
+	workers = compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
+	if (rel->rel_parallel_workers == -1)
+		workers = Max(workers,
+					  (int) Min((double) max_parallel_workers_per_gather,
+								rel->pages / QUERY_PAGES_PER_WORKER));
+	return workers;
 }
 
 static CustomPath *
