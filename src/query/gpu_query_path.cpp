@@ -83,10 +83,7 @@ EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	return NULL;
 }
 
-/*
- * Pages a reading process walks at the least before GpuQuery asks for one
- * more worker than a Parallel Seq Scan would get (64K pages, 512 MB).
- */
+/* The table's pages for each worker GpuQuery asks for (64K pages: 512 MB). */
 #define QUERY_PAGES_PER_WORKER 65536.0
 
 /*
