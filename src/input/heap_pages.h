@@ -20,23 +20,10 @@ extern "C" {
 #include "access/relscan.h"
 }
 
-/*
- * Pages taken from the scan's order ahead of the one in hand, whose first
- * bytes (header and line pointers) are prefetched into the CPU's cache:
- * a walk over pages in shared buffers waits mostly on that first touch of
- * each page (a cache and TLB miss), which a few pages ahead hide.
- */
-#define HEAP_PAGE_WALK_AHEAD 8
-
 typedef struct HeapPageWalk
 {
 	HeapScanDesc scan;
-	bool on_page;	  /* a page is in hand (the scan's rs_cbuf) */
-	bool started;	  /* the scan's order gave its first page */
-	bool exhausted;	  /* ... and its last */
-	BlockNumber last; /* the last page it gave */
-	int nahead, head; /* pages taken ahead: ahead[head..head + nahead), a ring */
-	BlockNumber ahead[HEAP_PAGE_WALK_AHEAD];
+	bool on_page; /* a page is in hand (the scan's rs_cbuf) */
 } HeapPageWalk;
 
 /*
