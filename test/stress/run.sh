@@ -127,19 +127,28 @@ PGOPTIONS="$PGOPTIONS ${GPUOPS_STRESS_CANCEL_OPTIONS:-}" \
 wait "$BENCH"; bench_rc=$?
 
 # Errors by the script line that raised them ("psql:FILE:LINE: ERROR:  ...").
-# A timed statement may only end by its timeout.  The RESET after it still
-# runs under the same timeout (PostgreSQL arms it for every statement), so
-# a 1 ms timeout can cancel that too: counted apart, not as a failure.
+# A timed statement may only end by its timeout.  The statements after it
+# run under the same timeout until a RESET of it succeeds (PostgreSQL arms
+# it for every statement, the RESET's own included), so on a loaded
+# machine a short timeout can cancel the RESET, and then the next ones:
+# counted apart, not as failures.  Any other error is one.
 read -r cancelled spilled other_errors < <(awk '
-  FNR == NR { kind[FNR] = ($0 ~ /^SELECT stress_check/) ? "timed" : "other"; next }
+  FNR == NR { text[FNR] = $0; n = FNR; next }
   match($0, /^psql:[^:]*:[0-9]+: ERROR: /) {
-    split($0, f, ":"); line = f[3]
-    cancel = ($0 ~ /canceling statement due to (statement timeout|user request)/)
-    if (kind[line] == "timed" && $0 ~ /statement timeout/) c++
-    else if (kind[line] == "other" && cancel && kind[line - 1] == "timed") s++
-    else o++
+    split($0, f, ":"); err[f[3]] = ($0 ~ /canceling statement due to statement timeout/) ? "timeout" : "other"
   }
-  END { print c + 0, s + 0, o + 0 }' "$OUTDIR/timeouts.sql" "$OUTDIR/timeouts.err")
+  END {
+    armed = 0
+    for (l = 1; l <= n; l++) {
+      if (text[l] ~ /^SET statement_timeout/ && !(l in err)) armed = 1
+      if (text[l] ~ /^RESET statement_timeout/ && !(l in err)) armed = 0
+      if (!(l in err)) continue
+      if (text[l] ~ /^SELECT stress_check/ && err[l] == "timeout") c++
+      else if (armed && err[l] == "timeout") s++
+      else o++
+    }
+    print c + 0, s + 0, o + 0
+  }' "$OUTDIR/timeouts.sql" "$OUTDIR/timeouts.err")
 txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$OUTDIR/pgbench.log")
 failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$OUTDIR/pgbench.log")
 mismatches=$("${PSQL[@]}" -At -c "SELECT count(*) FROM stress_mismatch")
