@@ -135,7 +135,9 @@ wait "$BENCH"; bench_rc=$?
 read -r cancelled spilled other_errors < <(awk '
   FNR == NR { text[FNR] = $0; n = FNR; next }
   match($0, /^psql:[^:]*:[0-9]+: ERROR: /) {
-    split($0, f, ":"); err[f[3]] = ($0 ~ /canceling statement due to statement timeout/) ? "timeout" : "other"
+    split($0, f, ":")
+    err[f[3]] = ($0 ~ /canceling statement due to statement timeout/) ? "timeout" \
+      : ($0 ~ /canceling statement due to user request/) ? "cancel" : "other"
   }
   END {
     armed = 0
@@ -144,7 +146,7 @@ read -r cancelled spilled other_errors < <(awk '
       if (text[l] ~ /^RESET statement_timeout/ && !(l in err)) armed = 0
       if (!(l in err)) continue
       if (text[l] ~ /^SELECT stress_check/ && err[l] == "timeout") c++
-      else if (armed && err[l] == "timeout") s++
+      else if (armed && err[l] != "other") s++
       else o++
     }
     print c + 0, s + 0, o + 0
