@@ -28,6 +28,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "gpu_mergejoin.h"
 #include "gpu_nestloop.h"
 #include "gpu_sort.h"
+#include "gpu_topn.h"
 #include "gpu_stage.h"
 #include "guc.h"
 #include "op_stats.h"
@@ -54,6 +55,7 @@ InitImpl(void)
 	GpuMergeJoinRegister();
 	GpuAggRegister();
 	GpuQueryRegister();
+	GpuTopNRegister();
 	GpuStageRegister();
 	GpuopsInstallPlannerHooks();
 }

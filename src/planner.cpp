@@ -20,6 +20,7 @@ extern "C" {
 #include "gpu_nestloop.h"
 #include "gpu_query.h"
 #include "gpu_sort.h"
+#include "gpu_topn.h"
 #include "guc.h"
 #include "plan_why.h"
 #include "planner_hooks.h"
@@ -218,6 +219,7 @@ UpperPathsImpl(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel
 		case UPPERREL_ORDERED:
 			GpuopsWhySetContext(root, input_rel, "ORDER BY");
 			GpuSortAddOrderedPaths(root, input_rel, output_rel);
+			GpuTopNAddOrderedPaths(root, input_rel, output_rel);
 			break;
 		default:
 			break;

@@ -192,6 +192,24 @@ make_mergejoin_backend(const char *name)
 	};
 }
 
+/* Top-N: constructor (settings, spec); topn_add, topn_finish, topn_result, topn_stats (const). */
+template <class T>
+constexpr GpuopsTopnBackend
+make_topn_backend(const char *name)
+{
+	using H = GpuopsTopn;
+
+	return {
+		name,
+		begin<T, H, const GpuopsSettings *, const GpuopsTopnSpec *>,
+		entry<H, &T::topn_add>,
+		entry<H, &T::topn_finish>,
+		entry<H, &T::topn_result>,
+		entry<H, &T::topn_stats>,
+		end<T, H>,
+	};
+}
+
 } /* namespace shell */
 } /* namespace gpuops */
 

@@ -18,6 +18,7 @@ gpuops_cuda_device(void) noexcept
 		gpuops_cuda_agg_backend(),
 		gpuops_cuda_pairfilter_backend(),
 		gpuops_cuda_query_backend(),
+		gpuops_cuda_topn_backend(),
 	};
 
 	return &device;
@@ -35,6 +36,7 @@ gpuops_cpu_device(void) noexcept
 		gpuops_cpu_agg_backend(),
 		gpuops_cpu_pairfilter_backend(),
 		gpuops_cpu_query_backend(),
+		gpuops_cpu_topn_backend(),
 	};
 
 	return &device;

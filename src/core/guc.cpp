@@ -23,6 +23,7 @@ extern "C" {
 
 bool gpuops_enabled = true;
 bool gpuops_enable_sort = true;
+bool gpuops_enable_topn = true;
 bool gpuops_enable_hashjoin = true;
 bool gpuops_enable_mergejoin = true;
 bool gpuops_enable_nestloop = true;
@@ -99,6 +100,10 @@ GpuopsDefineGucs(void)
 							 true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineOperatorSwitch("gpuops.enable_sort", "Enables gpuops' GPU sort (GpuSort).",
 						 &gpuops_enable_sort);
+	DefineOperatorSwitch("gpuops.enable_topn",
+						 "Enables gpuops' top-N read by row position (GpuTopN: ORDER BY ... "
+						 "LIMIT over a table's pages, rows fetched by TID).",
+						 &gpuops_enable_topn);
 	DefineOperatorSwitch("gpuops.enable_hashjoin", "Enables gpuops' GPU hash join (GpuHashJoin).",
 						 &gpuops_enable_hashjoin);
 	DefineOperatorSwitch("gpuops.enable_mergejoin",

@@ -23,6 +23,7 @@ typedef enum GpuopsFallbackMode
 
 extern bool gpuops_enabled;
 extern bool gpuops_enable_sort;
+extern bool gpuops_enable_topn;
 extern bool gpuops_enable_hashjoin;
 extern bool gpuops_enable_mergejoin;
 extern bool gpuops_enable_nestloop;

@@ -30,7 +30,8 @@ PG_FUNCTION_INFO_V1(gpuops_stat_reset);
 #define GPUOPS_STAT_REASON_LEN 256
 
 static const char *const op_names[GPUOPS_OP_NKINDS] = {
-	"GpuSort", "GpuHashJoin", "GpuMergeJoin", "GpuNestLoop", "GpuAgg", "GpuQuery", "GpuStage",
+	"GpuSort", "GpuHashJoin", "GpuMergeJoin", "GpuNestLoop",
+	"GpuAgg",  "GpuQuery",	  "GpuStage",	  "GpuTopN",
 };
 
 typedef struct OpCounters

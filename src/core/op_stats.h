@@ -28,6 +28,7 @@ typedef enum GpuopsOpKind
 	GPUOPS_OP_AGG,
 	GPUOPS_OP_QUERY,
 	GPUOPS_OP_STAGE,
+	GPUOPS_OP_TOPN,
 	GPUOPS_OP_NKINDS
 } GpuopsOpKind;
 

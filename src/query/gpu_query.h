@@ -186,6 +186,13 @@ extern bool GpuQueryCollect(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo
 extern bool GpuQueryPlanJoin(PlannerInfo *root, RelOptInfo *input_rel, GpuQueryBuild *b);
 
 /*
+ * Parallel workers to walk rel's pages with (query_parallel.h), or 0
+ * (gpu_query_path.cpp): what a Parallel Seq Scan would get, or one per
+ * 64K pages where that is more, up to max_parallel_workers_per_gather.
+ */
+extern int GpuQueryWorkers(PlannerInfo *root, RelOptInfo *rel);
+
+/*
  * The inputs programs read (gpu_query_inputs.cpp), for the planner files:
  * the form the reader reads a column of type in (QueryColumnForm), or -1;
  * the column an input reads (a Var, or a text test's); the inputs under

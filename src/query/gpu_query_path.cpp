@@ -96,10 +96,11 @@ EscapePath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
  * gains less from each one; GpuQuery's only walk the pages (~1 us a page
  * each), and the walk is what bounds a large table's read (doc/gpuquery.md,
  * step 13), so a larger table has them all.  A table's own parallel_workers
- * setting decides alone, as it does for PostgreSQL.
+ * setting decides alone, as it does for PostgreSQL.  GpuTopN's walk
+ * (gpu_topn_path.cpp) takes as many.
  */
-static int
-QueryWorkers(PlannerInfo *root, RelOptInfo *rel)
+int
+GpuQueryWorkers(PlannerInfo *root, RelOptInfo *rel)
 {
 	int workers;
 
@@ -146,11 +147,11 @@ NewGpuQueryPath(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	}
 
 	get_tablespace_page_costs(fact->reltablespace, NULL, &seq_page_cost_spc);
-	plan->nworkers = QueryWorkers(root, fact);
+	plan->nworkers = GpuQueryWorkers(root, fact);
 	/* a dimension read from its pages: as many as its own scan would get, at most the table's */
 	for (int d = 0; d < plan->ndims; d++)
 		plan->dims[d].read_workers = OidIsValid(plan->dims[d].read_relid)
-			? Min(QueryWorkers(root, (RelOptInfo *) list_nth(b->dim_rels, d)), plan->nworkers)
+			? Min(GpuQueryWorkers(root, (RelOptInfo *) list_nth(b->dim_rels, d)), plan->nworkers)
 			: 0;
 	/*
 	 * each dimension: its own plan, then each row staged (its key and

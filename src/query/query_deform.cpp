@@ -94,6 +94,8 @@ ValueWords(const QueryDeformShape *shape, int c, int16 len, const char *p, uint6
 				w[1] = r < 0 ? 1 : 0;
 				return NULL;
 			}
+		case QCOL_TID:
+			break; /* no attribute: QueryDeformPage writes it */
 	}
 	return "an unknown column form";
 }
@@ -195,6 +197,7 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 	if (ncols < 0 || ncols > GPUOPS_QUERY_MAX_COLS)
 		elog(ERROR, "gpuops: query reader: %d columns", ncols);
 	shape->ncols = ncols;
+	shape->tid_col = -1;
 	shape->tests = (QueryTextTest *) palloc0(sizeof(QueryTextTest) * Max(ncols, 1));
 	for (int c = 0; c < ncols; c++)
 	{
@@ -202,6 +205,18 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 		Form_pg_attribute att;
 		bool ok;
 
+		/* the row's place: no attribute walked (QueryDeformPage writes it) */
+		if (cols[c].form == QCOL_TID || a == SelfItemPointerAttributeNumber)
+		{
+			if (cols[c].form != QCOL_TID || a != SelfItemPointerAttributeNumber ||
+				shape->tid_col >= 0)
+				elog(ERROR, "gpuops: query reader: column %d: a row's TID is read once, as form %d",
+					 c, (int) QCOL_TID);
+			shape->form[c] = QCOL_TID;
+			shape->attnum[c] = a;
+			shape->tid_col = c;
+			continue;
+		}
 		if (a < 1 || a > desc->natts || TupleDescAttr(desc, a - 1)->attisdropped)
 			elog(ERROR, "gpuops: query reader: no attribute %d", a);
 		att = TupleDescAttr(desc, a - 1);
@@ -247,6 +262,8 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 	{
 		int i = shape->attnum[c] - 1;
 
+		if (c == shape->tid_col)
+			continue;
 		shape->next_col[c] = shape->first_col[i];
 		shape->first_col[i] = (int8) c;
 	}
@@ -255,11 +272,15 @@ QueryDeformShapeInit(QueryDeformShape *shape, TupleDesc desc, const QueryReadCol
 	for (int c = 0; c < ncols; c++)
 	{
 		bool isnull;
-		Datum d = getmissingattr(desc, shape->attnum[c], &isnull);
-		Form_pg_attribute att = TupleDescAttr(desc, shape->attnum[c] - 1);
+		Datum d;
+		Form_pg_attribute att;
 		Datum stored = 0;
 		const char *p;
 
+		if (c == shape->tid_col)
+			continue;
+		d = getmissingattr(desc, shape->attnum[c], &isnull);
+		att = TupleDescAttr(desc, shape->attnum[c] - 1);
 		shape->missing_null[c] = isnull;
 		if (isnull)
 			continue;
@@ -414,7 +435,8 @@ PrefetchTuple(Page page, OffsetNumber off)
 
 void
 QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page page,
-				const OffsetNumber *offs, int n, uint32 row, QueryDeformResult *res) noexcept
+				BlockNumber block, const OffsetNumber *offs, int n, uint32 row,
+				QueryDeformResult *res) noexcept
 {
 	res->null_mask = 0;
 	res->escape = NULL;
@@ -437,7 +459,11 @@ QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page p
 		if (i + QUERY_DEFORM_PREFETCH < n)
 			PrefetchTuple(page, offs[i + QUERY_DEFORM_PREFETCH]);
 		why = DeformTuple(shape, out, tup, row + i, res);
-
+		if (shape->tid_col >= 0)
+		{
+			out->words[shape->tid_col][row + i] = QueryTidWord(block, offs[i]);
+			out->nulls[shape->tid_col][row + i] = 0;
+		}
 		if (why != NULL)
 		{
 			res->escape = why;
@@ -492,7 +518,9 @@ QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTuple *tuple)
 
 	if (layout_ok < 0)
 		layout_ok = LinePointerLayoutMatches() ? 1 : 0;
-	if (!layout_ok || shape->natts < 1 || shape->natts > GPUOPS_QUERY_MAX_ATTS)
+	/* (a row's TID: only the host's words know its page's block) */
+	if (!layout_ok || shape->natts < 1 || shape->natts > GPUOPS_QUERY_MAX_ATTS ||
+		shape->tid_col >= 0)
 		return false;
 	memset(tuple, 0, sizeof(*tuple));
 	tuple->natts = shape->natts;

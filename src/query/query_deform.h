@@ -40,6 +40,7 @@ typedef struct QueryDeformSegment
 typedef struct QueryDeformShape
 {
 	int ncols;
+	int tid_col;						  /* the QCOL_TID column, or -1 */
 	int natts;							  /* attributes walked: the largest attnum read */
 	int16 *attlen;						  /* per attribute (natts), copied from the TupleDesc */
 	char *attalign;						  /* TYPALIGN_* */
@@ -101,11 +102,12 @@ extern bool QueryDeformPagesShape(const QueryDeformShape *shape, GpuopsQueryTupl
 
 /*
  * Rows row .. row + n - 1 of the batch: the tuples at offsets offs of page
- * (pinned, its tuples visible).  Stops at the first value with no device
- * form (res->escape).  Pure: safe on any thread.
+ * (pinned, its tuples visible; block: its number, for a QCOL_TID column).
+ * Stops at the first value with no device form (res->escape).  Pure: safe
+ * on any thread.
  */
 extern void QueryDeformPage(const QueryDeformShape *shape, const QueryDeformOut *out, Page page,
-							const OffsetNumber *offs, int n, uint32 row,
+							BlockNumber block, const OffsetNumber *offs, int n, uint32 row,
 							QueryDeformResult *res) noexcept;
 
 #endif /* GPUOPS_QUERY_DEFORM_H */

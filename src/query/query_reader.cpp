@@ -71,6 +71,7 @@ typedef struct ReaderPiece
 {
 	Buffer buf; /* this reader's own pin */
 	Page page;
+	BlockNumber block;
 	uint32 row; /* the batch row of offs[0] */
 	int n;
 	bool done; /* deformed (under the pool's mutex) */
@@ -150,7 +151,7 @@ DeformRun(QueryReader *r, uint64 first, int n, QueryDeformResult *acc) noexcept
 		const ReaderPiece *pc = &r->ring[(first + k) % r->window];
 		QueryDeformResult res;
 
-		QueryDeformPage(&r->shape, &r->out, pc->page, pc->offs, pc->n, pc->row, &res);
+		QueryDeformPage(&r->shape, &r->out, pc->page, pc->block, pc->offs, pc->n, pc->row, &res);
 		acc->null_mask |= res.null_mask;
 		if (res.escape != NULL)
 		{
@@ -473,6 +474,7 @@ CollectPiece(QueryReader *r, uint32 *rows)
 	IncrBufferRefCount(scan->rs_cbuf);
 	pc->buf = scan->rs_cbuf;
 	pc->page = BufferGetPage(scan->rs_cbuf);
+	pc->block = BufferGetBlockNumber(scan->rs_cbuf);
 	pc->row = *rows;
 	pc->done = false;
 	memcpy(pc->offs, scan->rs_vistuples + r->carry, sizeof(OffsetNumber) * pc->n);

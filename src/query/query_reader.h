@@ -26,6 +26,7 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "storage/itemptr.h"
 #include "utils/rel.h"
 }
 
@@ -35,18 +36,34 @@ extern "C" {
 /* The device form one attribute is read into. */
 typedef enum QueryColumnForm
 {
-	QCOL_INT = 0,  /* int2, int4, int8, date, timestamp(tz), time, bool: int64 word */
-	QCOL_FLOAT4,   /* float4: the double's bits (expression word) */
-	QCOL_FLOAT8,   /* float8 */
-	QCOL_NUMERIC,  /* numeric: expression numeric word (expr_numeric.hpp) */
-	QCOL_TEXT16,   /* text/varchar of at most 16 bytes: bytes16, zero padded */
-	QCOL_BPCHAR16, /* bpchar: the same, trailing blanks removed (bcTruelen) */
-	QCOL_TEXT_TEST /* text, varchar or bpchar tested (query_text_test.h): bool word */
+	QCOL_INT = 0,	/* int2, int4, int8, date, timestamp(tz), time, bool: int64 word */
+	QCOL_FLOAT4,	/* float4: the double's bits (expression word) */
+	QCOL_FLOAT8,	/* float8 */
+	QCOL_NUMERIC,	/* numeric: expression numeric word (expr_numeric.hpp) */
+	QCOL_TEXT16,	/* text/varchar of at most 16 bytes: bytes16, zero padded */
+	QCOL_BPCHAR16,	/* bpchar: the same, trailing blanks removed (bcTruelen) */
+	QCOL_TEXT_TEST, /* text, varchar or bpchar tested (query_text_test.h): bool word */
+	QCOL_TID		/* the row's own place (attnum SelfItemPointerAttributeNumber): the
+					 * word block << 16 | line pointer, never NULL (QueryTidWord); the
+					 * rows form only (no pages form), for GpuTopN's fetch by TID */
 } QueryColumnForm;
+
+/* A QCOL_TID word, and back. */
+static inline uint64
+QueryTidWord(BlockNumber block, OffsetNumber off)
+{
+	return ((uint64) block << 16) | off;
+}
+
+static inline void
+QueryTidFromWord(uint64 w, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (w >> 16), (OffsetNumber) (w & 0xffff));
+}
 
 typedef struct QueryReadColumn
 {
-	AttrNumber attnum; /* the table's attribute (>= 1) */
+	AttrNumber attnum; /* the table's attribute (>= 1; QCOL_TID: SelfItemPointerAttributeNumber) */
 	QueryColumnForm form;
 	QueryTextTest test; /* QCOL_TEXT_TEST: the test */
 } QueryReadColumn;

@@ -78,4 +78,10 @@ extern void GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel,
 extern const CustomScanMethods gpu_sort_scan_methods;
 extern void GpuSortRegister(void);
 
+/*
+ * The rows the query can ever take from its ORDER BY: LIMIT + OFFSET when
+ * both are constants; 0 when unknown (gpu_sort_path.cpp).
+ */
+extern uint64 GpuSortBound(PlannerInfo *root);
+
 #endif

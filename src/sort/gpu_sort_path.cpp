@@ -195,8 +195,8 @@ CostGpuSort(Path *path, Path *input, double input_rows, int key_width, uint64 bo
  * are constants; 0 when unknown.  Not for FETCH FIRST ... WITH TIES, which
  * needs the rows that tie with the last one.
  */
-static uint64
-SortBound(PlannerInfo *root)
+uint64
+GpuSortBound(PlannerInfo *root)
 {
 	Query *parse = root->parse;
 	Const *count = (Const *) parse->limitCount;
@@ -307,7 +307,7 @@ GpuSortAddOrderedPaths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *ord
 	List *priv;
 	GpuSortComputed comp = {0, 0.0, NULL};
 	int key_words = 0;
-	uint64 bound = SortBound(root);
+	uint64 bound = GpuSortBound(root);
 	Path *path;
 	PathTarget *final_target = root->upper_targets[UPPERREL_ORDERED];
 

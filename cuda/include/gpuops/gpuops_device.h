@@ -18,7 +18,8 @@
  * One header per part, all included here: gpuops_base.h (status, settings),
  * gpuops_expr.h (device expression programs), gpuops_keys.h (key kinds),
  * gpuops_sort.h, gpuops_hashjoin.h, gpuops_agg.h, gpuops_nestloop.h,
- * gpuops_pairfilter.h, gpuops_mergejoin.h (the operators),
+ * gpuops_pairfilter.h, gpuops_mergejoin.h, gpuops_query.h, gpuops_topn.h
+ * (the operators),
  * gpuops_cuda.h (the CUDA engine's process lifecycle) and gpuops_host.h
  * (host-side helpers).
  *
@@ -47,6 +48,7 @@
 #include "gpuops_pairfilter.h"
 #include "gpuops_mergejoin.h"
 #include "gpuops_query.h"
+#include "gpuops_topn.h"
 #include "gpuops_cuda.h"
 #include "gpuops_host.h"
 #include "gpuops_page_service.h"
@@ -69,6 +71,7 @@ typedef struct GpuopsDevice
 	const GpuopsAggBackend *agg;
 	const GpuopsPairFilterBackend *pairfilter;
 	const GpuopsQueryBackend *query; /* NULL until the engine has one */
+	const GpuopsTopnBackend *topn;
 } GpuopsDevice;
 
 extern const GpuopsDevice *gpuops_cuda_device(void) GPUOPS_NOEXCEPT;

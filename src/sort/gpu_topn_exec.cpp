@@ -1,0 +1,586 @@
+/*
+ * gpu_topn_exec.cpp
+ *    GpuTopN execution (gpu_topn.h).  The first call reads the keys and
+ *    TIDs of every visible row of the table (parallel workers walking the
+ *    pages where the plan has them, else the leader alone; through the
+ *    heap AM's slots where the page reader cannot take the scan) into the
+ *    top-N backend, which keeps the bound first; then each call fetches the
+ *    next of them by TID under the query's snapshot, and ExecScan projects.
+ *    A failed device call falls back to the CPU backend, which reads the
+ *    table again, alone.
+ */
+extern "C" {
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "executor/executor.h"
+#include "nodes/extensible.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "pg_compat.h"
+}
+
+#include "boundary.h"
+#include "device.h"
+#include "device_session.h"
+#include "explain_device.h"
+#include "gpu_topn.h"
+#include "guarded_scan.h"
+#include "guc.h"
+#include "node.h"
+#include "query_parallel.h"
+#include "query_reader.h"
+
+/* rows a slot-by-slot batch holds (the heap AM's path) */
+#define GPUTOPN_SLOT_BATCH 8192
+
+typedef DeviceSession<GpuopsTopnBackend, GpuopsTopn, &GpuopsTopnBackend::topn_end> GpuTopNDevice;
+
+typedef struct GpuTopNState : GpuopsNode
+{
+	GpuTopNPlan plan;
+	int ncols; /* the keys, then the TID */
+	QueryReadColumn cols[GPUOPS_TOPN_MAX_KEYS + 1];
+	GpuTopNDevice *dev;
+	TableScanDesc scan;
+	MemoryContext run_cxt; /* readers, workers and the TIDs: one run */
+	QueryReader *reader;   /* the leader's (its own share beside workers) */
+	QueryParallel *par;
+	bool own_done;
+	bool by_slots; /* the heap AM's slots: the page reader cannot take the scan */
+	/*
+	 * the rows fetched by TID: the table's own slot type, copied into the
+	 * scan tuple slot, which is virtual (PostgreSQL 15's custom scans have
+	 * no other, and the projection's steps are compiled for its type)
+	 */
+	TupleTableSlot *fetch_slot;
+	/* the result: TIDs in order */
+	bool done;
+	uint64 *tids;
+	uint64 ntids;
+	uint64 next;
+	/* EXPLAIN ANALYZE */
+	int workers_launched;
+	GpuopsTopnStats stats;
+	QueryReaderStats rstats;
+	double read_ms;	 /* the leader's loop: reading and adding */
+	double fetch_ms; /* the rows fetched by TID */
+} GpuTopNState;
+
+extern const CustomExecMethods gpu_topn_exec_methods;
+
+void
+GpuTopNPlanFields(PlanFields &f, GpuTopNPlan *plan)
+{
+	f.field(&plan->nkeys);
+	if (plan->nkeys < 1 || plan->nkeys > GPUOPS_TOPN_MAX_KEYS)
+		elog(ERROR, "gpuops: malformed %s plan: %d keys", GPUTOPN_NAME, plan->nkeys);
+	for (int k = 0; k < plan->nkeys; k++)
+	{
+		f.field(&plan->attnums[k]);
+		f.field(&plan->forms[k]);
+		f.field(&plan->descending[k]);
+		f.field(&plan->nulls_first[k]);
+	}
+	f.field(&plan->bound);
+	f.field(&plan->nworkers);
+	if (plan->bound < 1 || plan->bound > GPUTOPN_MAX_BOUND)
+		elog(ERROR, "gpuops: malformed %s plan: bound %d", GPUTOPN_NAME, plan->bound);
+	f.done();
+}
+
+static void
+FillSpec(const GpuTopNState *st, GpuopsTopnSpec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->nkeys = st->plan.nkeys;
+	for (int k = 0; k < st->plan.nkeys; k++)
+	{
+		spec->keys[k].kind = st->plan.forms[k] == QCOL_INT ? GPUOPS_KEY_INT8 : GPUOPS_KEY_FLOAT8;
+		spec->keys[k].descending = st->plan.descending[k];
+		spec->keys[k].nulls_first = st->plan.nulls_first[k];
+	}
+	spec->bound = (uint64) st->plan.bound;
+}
+
+/* A reader batch (the keys' columns, then the TIDs) as the backend's. */
+static void
+ToTopnBatch(const GpuTopNState *st, const GpuopsQueryBatch *b, GpuopsTopnBatch *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->nrows = b->nrows;
+	for (int k = 0; k < st->plan.nkeys; k++)
+	{
+		t->words[k] = b->cols.words[k];
+		t->nulls[k] = b->cols.nulls[k];
+	}
+	t->payload = b->cols.words[st->plan.nkeys];
+}
+
+/* The reader's word of a key value (query_deform.cpp's, from a Datum). */
+static uint64
+KeyWord(const GpuTopNState *st, int k, Datum d)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(st->css.ss.ss_currentRelation),
+										  st->plan.attnums[k] - 1);
+	double v;
+	uint64 w;
+
+	switch (st->plan.forms[k])
+	{
+		case QCOL_FLOAT4:
+			v = (double) DatumGetFloat4(d);
+			memcpy(&w, &v, sizeof(w));
+			return w;
+		case QCOL_FLOAT8:
+			v = DatumGetFloat8(d);
+			memcpy(&w, &v, sizeof(w));
+			return w;
+		default:
+			switch (att->attlen)
+			{
+				case 1:
+					return (uint64) (int64) DatumGetChar(d);
+				case 2:
+					return (uint64) (int64) DatumGetInt16(d);
+				case 4:
+					return (uint64) (int64) DatumGetInt32(d);
+				default:
+					return (uint64) DatumGetInt64(d);
+			}
+	}
+}
+
+/* Rows per batch: gpuops.batch_size worth of the keys' and TIDs' words, a multiple of 8. */
+static uint32
+BatchRows(const GpuTopNState *st)
+{
+	double rows = (double) ((size_t) gpuops_batch_size_mb << 20) / (9.0 * st->ncols);
+
+	rows = Max(Min(rows, 4.0 * 1024 * 1024), 1024.0);
+	return (uint32) rows & ~7u;
+}
+
+/* Starts the run's workers when the plan has them and the executor is in parallel mode. */
+static void
+ParallelBegin(GpuTopNState *st)
+{
+	EState *estate = st->css.ss.ps.state;
+	int nworkers = st->plan.nworkers;
+	double reltuples = st->css.ss.ss_currentRelation->rd_rel->reltuples;
+	uint32 slot_rows = BatchRows(st);
+	MemoryContext old;
+
+	st->workers_launched = 0;
+	if (nworkers <= 0 || !estate->es_use_parallel_mode || !QueryParallelPossible() ||
+		!IsMVCCSnapshot(estate->es_snapshot))
+		return;
+	/* every process gets some of a small table */
+	if (reltuples > 0)
+		slot_rows = (uint32) Min((double) slot_rows,
+								 Max(1024.0, reltuples / (2.0 * (nworkers + 1))));
+	slot_rows = (slot_rows + 7) & ~7u;
+	old = MemoryContextSwitchTo(st->run_cxt);
+	st->par = QueryParallelBegin(
+		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->ncols, nworkers,
+		slot_rows, 0, false,
+		gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0, NULL);
+	/* the leader's own batches are small: it ships the workers' first */
+	st->reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols, st->ncols, 0,
+								  Max(slot_rows / 4, 1024u) & ~7u, st->run_cxt);
+	MemoryContextSwitchTo(old);
+	st->workers_launched = QueryParallelLaunched(st->par);
+	st->own_done = false;
+}
+
+/* Ends the run's readers and workers, adding the workers' reading to rstats. */
+static void
+ReadersEnd(GpuTopNState *st)
+{
+	QueryReaderStats w;
+
+	if (st->reader != NULL)
+	{
+		QueryReaderStats own;
+
+		QueryReaderStatsGet(st->reader, &own);
+		st->rstats.pages += own.pages;
+		st->rstats.rows += own.rows;
+		st->rstats.walk_ms += own.walk_ms;
+		QueryReaderEnd(st->reader);
+		st->reader = NULL;
+	}
+	if (st->par != NULL)
+	{
+		QueryParallelEnd(st->par, &w);
+		st->par = NULL;
+		st->rstats.pages += w.pages;
+		st->rstats.rows += w.rows;
+		st->rstats.walk_ms += w.walk_ms;
+	}
+}
+
+/* Every row through the heap AM's slots (a scan the page reader cannot take). */
+static GpuopsStatus
+AddBySlots(GpuTopNState *st, const GpuopsTopnBackend *backend)
+{
+	TupleTableSlot *slot = table_slot_create(st->css.ss.ss_currentRelation, NULL);
+	int nk = st->plan.nkeys;
+	uint64 *words = (uint64 *) palloc(sizeof(uint64) * GPUTOPN_SLOT_BATCH * (nk + 1));
+	uint8 *nulls = (uint8 *) palloc(GPUTOPN_SLOT_BATCH * nk);
+	GpuopsTopnBatch b;
+	GpuopsStatus rc = GPUOPS_OK;
+	uint32 n = 0;
+	bool more = true;
+
+	memset(&b, 0, sizeof(b));
+	for (int k = 0; k < nk; k++)
+	{
+		b.words[k] = words + (Size) k * GPUTOPN_SLOT_BATCH;
+		b.nulls[k] = nulls + (Size) k * GPUTOPN_SLOT_BATCH;
+	}
+	b.payload = words + (Size) nk * GPUTOPN_SLOT_BATCH;
+	while (more && rc == GPUOPS_OK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		more = table_scan_getnextslot(st->scan, ForwardScanDirection, slot);
+		if (more)
+		{
+			for (int k = 0; k < nk; k++)
+			{
+				bool isnull;
+				Datum d = slot_getattr(slot, st->plan.attnums[k], &isnull);
+
+				nulls[(Size) k * GPUTOPN_SLOT_BATCH + n] = isnull;
+				words[(Size) k * GPUTOPN_SLOT_BATCH + n] = isnull ? 0 : KeyWord(st, k, d);
+			}
+			words[(Size) nk * GPUTOPN_SLOT_BATCH + n] = QueryTidWord(
+				ItemPointerGetBlockNumber(&slot->tts_tid),
+				ItemPointerGetOffsetNumber(&slot->tts_tid));
+			n++;
+			st->rstats.rows++;
+		}
+		if (n == GPUTOPN_SLOT_BATCH || (!more && n > 0))
+		{
+			b.nrows = n;
+			rc = backend->topn_add(st->dev->handle, &b);
+			n = 0;
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	pfree(words);
+	pfree(nulls);
+	return rc;
+}
+
+/* Every row through the page reader: the workers' batches and the leader's own. */
+static GpuopsStatus
+AddByPages(GpuTopNState *st, const GpuopsTopnBackend *backend)
+{
+	GpuopsQueryBatch batch;
+	GpuopsTopnBatch b;
+	const char *why = NULL;
+	bool from_worker;
+
+	for (;;)
+	{
+		GpuopsStatus rc;
+		bool got;
+
+		CHECK_FOR_INTERRUPTS();
+		if (st->par != NULL)
+			got = QueryParallelNextBatch(st->par, st->reader, &st->own_done, &batch, &why,
+										 &from_worker, NULL);
+		else
+			got = QueryReaderNext(st->reader, &batch, &why);
+		if (!got)
+			break;
+		ToTopnBatch(st, &batch, &b);
+		rc = backend->topn_add(st->dev->handle, &b);
+		if (st->par != NULL)
+			while (QueryParallelHeld(st->par) > 0)
+				QueryParallelRelease(st->par);
+		if (rc != GPUOPS_OK)
+			return rc;
+	}
+	/* integers and floats always have words: a reason here is a bug */
+	if (why != NULL)
+		elog(ERROR, "gpuops: %s: the page reader stopped: %s", GPUTOPN_NAME, why);
+	return GPUOPS_OK;
+}
+
+/* One run on `backend`; with restart, the table read again from its start, alone. */
+static GpuopsStatus
+RunOn(GpuTopNState *st, const GpuopsTopnBackend *backend, bool restart)
+{
+	GpuopsSettings settings = GpuopsNodeSettings<&GpuopsDevice::topn>(
+		st, GpuopsSettingsFor(st->device_shared), backend);
+	GpuopsTopnSpec spec;
+	GpuopsStatus rc;
+	const uint64 *payload;
+	uint64 n = 0;
+	instr_time start, end;
+
+	st->dev->end();
+	if (restart)
+	{
+		ReadersEnd(st);
+		table_rescan(st->scan, NULL);
+	}
+	memset(&st->rstats, 0, sizeof(st->rstats));
+	FillSpec(st, &spec);
+	st->dev->backend = backend;
+	st->backend_name = backend->name;
+	rc = backend->topn_begin(&settings, &spec, &st->dev->handle);
+	if (rc != GPUOPS_OK)
+		return rc;
+	if (!st->by_slots && st->reader == NULL && st->par == NULL)
+	{
+		if (!restart)
+			ParallelBegin(st);
+		if (st->par == NULL)
+			st->reader = QueryReaderBegin(st->scan, st->cols, st->ncols, gpuops_reader_threads,
+										  BatchRows(st), st->run_cxt);
+	}
+	/* the CUDA engine's context is up now: the workers' slots copy at pinned speed */
+	if (st->par != NULL && backend == gpuops_cuda_device()->topn)
+		(void) QueryParallelPin(st->par);
+	INSTR_TIME_SET_CURRENT(start);
+	rc = st->by_slots ? AddBySlots(st, backend) : AddByPages(st, backend);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	st->read_ms = INSTR_TIME_GET_MILLISEC(end);
+	ReadersEnd(st);
+	if (rc != GPUOPS_OK)
+		return rc;
+	rc = backend->topn_finish(st->dev->handle, &n);
+	if (rc == GPUOPS_OK)
+		rc = backend->topn_result(st->dev->handle, &payload);
+	if (rc != GPUOPS_OK)
+		return rc;
+	backend->topn_stats(st->dev->handle, &st->stats);
+	st->tids = (uint64 *) MemoryContextAlloc(st->run_cxt, sizeof(uint64) * Max(n, 1));
+	memcpy(st->tids, payload, sizeof(uint64) * n);
+	st->ntids = n;
+	/* the device's memory goes now: only the TIDs are needed */
+	st->dev->end();
+	return GPUOPS_OK;
+}
+
+static void
+Run(GpuTopNState *st)
+{
+	EState *estate = st->css.ss.ps.state;
+	const GpuopsTopnBackend *cpu = gpuops_cpu_device()->topn;
+	GpuopsStatus rc;
+
+	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
+	memset(&st->stats, 0, sizeof(st->stats));
+	st->done = true;
+	st->ntids = st->next = 0;
+	st->fetch_ms = 0;
+	MemoryContextReset(st->run_cxt);
+	st->tids = NULL;
+	if (st->scan == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+		st->scan = table_beginscan(st->css.ss.ss_currentRelation, estate->es_snapshot, 0, NULL);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		table_rescan(st->scan, NULL);
+	st->by_slots = !QueryReaderUsable(st->scan);
+	rc = RunOn(st, GpuopsPrimaryDevice()->topn, false);
+	if (rc != GPUOPS_OK)
+	{
+		GpuopsNodeFailed(st, rc);
+		rc = RunOn(st, cpu, true);
+		if (rc != GPUOPS_OK)
+			GpuopsDeviceFailed(GpuopsNodeName(st), rc, false);
+	}
+}
+
+static TupleTableSlot *
+GpuTopNNext(ScanState *ss)
+{
+	GpuTopNState *st = (GpuTopNState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	instr_time start, end;
+
+	if (st->next >= st->ntids)
+		return ExecClearTuple(slot);
+	INSTR_TIME_SET_CURRENT(start);
+	{
+		ItemPointerData tid;
+
+		QueryTidFromWord(st->tids[st->next++], &tid);
+		/*
+		 * Visible when it was read, under the same MVCC snapshot: it is
+		 * visible now (a snapshot's rows are neither pruned nor removed)
+		 */
+		if (!table_tuple_fetch_row_version(ss->ss_currentRelation, &tid, ss->ps.state->es_snapshot,
+										   st->fetch_slot))
+			elog(ERROR, "gpuops: %s: the row at (%u,%u) is no longer visible", GPUTOPN_NAME,
+				 ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
+		ExecCopySlot(slot, st->fetch_slot);
+	}
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	st->fetch_ms += INSTR_TIME_GET_MILLISEC(end);
+	return slot;
+}
+
+static TupleTableSlot *
+ExecGpuTopNImpl(CustomScanState *node)
+{
+	GpuTopNState *st = (GpuTopNState *) node;
+
+	GpuopsNodeCountRun(st);
+	if (!st->done)
+		Run(st);
+	return GpuopsExecScan<GpuTopNNext>(node);
+}
+
+static Node *
+CreateGpuTopNStateImpl(CustomScan *cscan)
+{
+	GpuTopNState *st = NewCustomScanState<GpuTopNState>(cscan, &gpu_topn_exec_methods);
+	PlanFields fields(cscan->custom_private, GPUTOPN_NAME);
+
+	GpuTopNPlanFields(fields, &st->plan);
+	for (int k = 0; k < st->plan.nkeys; k++)
+	{
+		st->cols[k].attnum = (AttrNumber) st->plan.attnums[k];
+		st->cols[k].form = (QueryColumnForm) st->plan.forms[k];
+	}
+	st->cols[st->plan.nkeys].attnum = SelfItemPointerAttributeNumber;
+	st->cols[st->plan.nkeys].form = QCOL_TID;
+	st->ncols = st->plan.nkeys + 1;
+	return (Node *) st;
+}
+
+static void
+BeginGpuTopNImpl(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuTopNState *st = (GpuTopNState *) node;
+
+	st->ninputs = 0;
+	st->device_shared = IsInParallelMode();
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	GpuopsNodePrewarm(st, eflags);
+	st->fetch_slot = ExecAllocTableSlot(&estate->es_tupleTable,
+										RelationGetDescr(node->ss.ss_currentRelation),
+										table_slot_callbacks(node->ss.ss_currentRelation));
+	st->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopN run",
+										ALLOCSET_DEFAULT_SIZES);
+	st->dev = GpuopsNodeDevice<GpuTopNDevice>(st, estate);
+}
+
+static void
+EndGpuTopNImpl(CustomScanState *node)
+{
+	GpuTopNState *st = (GpuTopNState *) node;
+
+	if (st->dev != NULL)
+	{
+		st->dev->end();
+		ReadersEnd(st);
+	}
+	if (st->scan != NULL)
+		table_endscan(st->scan);
+	st->scan = NULL;
+	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms,
+						 st->stats.bytes_from_device);
+	GpuopsNodeEnd(st);
+}
+
+static void
+ReScanGpuTopNImpl(CustomScanState *node)
+{
+	GpuTopNState *st = (GpuTopNState *) node;
+
+	st->stat.running = false; /* gpuops.stat: the next row asked for starts a run */
+	/* no Params (no quals, column keys): the same rows again */
+	st->next = 0;
+}
+
+static void
+ExplainGpuTopNImpl(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuTopNState *st = (GpuTopNState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List *items = NIL;
+	int k = 0;
+	ListCell *lc;
+
+	foreach (lc, cscan->custom_exprs)
+	{
+		char *key = deparse_expression((Node *) lfirst(lc), context, GpuopsExplainUsePrefix(es),
+									   false);
+
+		if (st->plan.descending[k])
+			key = psprintf("%s DESC", key);
+		if (st->plan.nulls_first[k] != st->plan.descending[k])
+			key = psprintf("%s NULLS %s", key, st->plan.nulls_first[k] ? "FIRST" : "LAST");
+		items = lappend(items, key);
+		k++;
+	}
+	ExplainPropertyList("Sort Key", items, es);
+	ExplainPropertyInteger("Bound", NULL, st->plan.bound, es);
+	ExplainPropertyText("Read", "keys and TIDs from the pages, rows fetched by TID", es);
+	if (st->plan.nworkers > 0)
+		ExplainPropertyInteger("Workers Planned", NULL, st->plan.nworkers, es);
+	if (!es->analyze || !st->done)
+		return;
+	if (st->plan.nworkers > 0)
+		ExplainPropertyInteger("Workers Launched", NULL, st->workers_launched, es);
+	GpuopsNodeExplainBackend(st, es);
+	ExplainPropertyInteger("Rows Read", NULL, (int64) st->stats.rows, es);
+	ExplainPropertyInteger("Rows Kept", NULL, (int64) st->stats.kept, es);
+	ExplainPropertyInteger("Cuts", NULL, (int64) st->stats.cuts, es);
+	ExplainPropertyInteger("Heap Pages", NULL, (int64) st->rstats.pages, es);
+	if (st->by_slots)
+		ExplainPropertyText("Read By", "the table's slots (the page reader cannot take the scan)",
+							es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Read Time", "ms", st->read_ms, 3, es);
+		ExplainPropertyFloat("Walk Time", "ms", st->rstats.walk_ms, 3, es);
+		ExplainPropertyFloat("Copy Time", "ms", st->stats.copy_ms, 3, es);
+		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
+		ExplainPropertyFloat("Fetch Time", "ms", st->fetch_ms, 3, es);
+	}
+	ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
+}
+
+const CustomExecMethods gpu_topn_exec_methods = {
+	GPUTOPN_NAME,
+	GuardedBegin<BeginGpuTopNImpl>,
+	GuardedExec<ExecGpuTopNImpl>,
+	GuardedEnd<EndGpuTopNImpl>,
+	GuardedReScan<ReScanGpuTopNImpl>,
+	NULL, /* MarkPosCustomScan */
+	NULL, /* RestrPosCustomScan */
+	NULL, /* EstimateDSMCustomScan */
+	NULL, /* InitializeDSMCustomScan */
+	NULL, /* ReInitializeDSMCustomScan */
+	NULL, /* InitializeWorkerCustomScan */
+	NULL, /* ShutdownCustomScan */
+	GuardedExplain<ExplainGpuTopNImpl>,
+};
+
+const CustomScanMethods gpu_topn_scan_methods = {
+	GPUTOPN_NAME,
+	GuardedCreateState<CreateGpuTopNStateImpl>,
+};
+
+void
+GpuTopNRegister(void)
+{
+	RegisterCustomScanMethods(&gpu_topn_scan_methods);
+}
