@@ -106,13 +106,19 @@ BEGIN
                       got IS NOT DISTINCT FROM expected;
 END $$;
 
--- every operator: sorts (full and top-N), hash joins (serial, parallel
+-- every operator: sorts (full, top-N, top-N by row position alone and with
+-- workers), hash joins (serial, parallel
 -- with the shared build, partitioned), merge join, nested loop (plain and
 -- indexed), aggregation (serial, parallel staged), and Q18's shape
 SELECT * FROM cs_case('sort', '',
   $q$SELECT md5(string_agg(id::text, ',')) FROM (SELECT id FROM cs_a ORDER BY t, id LIMIT 50000) s$q$, 'GpuSort');
-SELECT * FROM cs_case('sort top-N', '',
+SELECT * FROM cs_case('sort top-N', 'SET gpuops.enable_topn = off',
   $q$SELECT string_agg(id::text, ',') FROM (SELECT id FROM cs_a ORDER BY k DESC, id LIMIT 20) s$q$, 'GpuSort');
+SELECT * FROM cs_case('top-N by row position', '',
+  $q$SELECT string_agg(id::text, ',') FROM (SELECT id FROM cs_a ORDER BY k DESC, id LIMIT 20) s$q$, 'GpuTopN');
+SELECT * FROM cs_case('top-N by row position, workers',
+  'SET gpuops.enable_sort = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET min_parallel_table_scan_size = 0',
+  $q$SELECT string_agg(id::text, ',') FROM (SELECT id FROM cs_a ORDER BY k DESC, id LIMIT 20) s$q$, 'GpuTopN');
 SELECT * FROM cs_case('hash join', 'SET enable_hashjoin = off; SET enable_mergejoin = off; SET gpuops.enable_mergejoin = off',
   $q$SELECT count(*) || ' ' || sum(a.id + b.id) FROM cs_a a JOIN cs_b b ON a.k = b.k$q$, 'GpuHashJoin');
 SELECT * FROM cs_case('hash join, shared build',

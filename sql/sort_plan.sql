@@ -2,6 +2,9 @@
 -- (rescans, cursors, prepared statements).
 -- GpuQuery (gpuops.enable_query, on by default) would take some of these
 -- query blocks whole; this file tests GpuSort's plans.
+-- GpuTopN would read this file's top-N queries by row position (gpu_topn.sql
+-- tests it): off, so that GpuSort's bounded sort is what they test
+SET gpuops.enable_topn = off;
 SET gpuops.enable_query = off;
 SET gpuops.min_rows = 0;
 SET gpuops.startup_cost = 0;

@@ -11,8 +11,10 @@
  * keys and TIDs copied to the device (gpuops.transfer_cost a MB), where
  * keeping the n first costs a twentieth of an operator a row (the
  * device's rate, as GpuQuery's kernels).  Then the n rows are fetched by
- * TID, each a buffer lookup, a pin and a visibility check: measured on
- * the H200 at ~0.5 us a row, about five cpu_tuple_costs.
+ * TID, each a buffer lookup, a pin, a visibility check and a copy into the
+ * scan tuple: measured on the H200 (table in shared buffers) at 1.5 us a
+ * row in a session that had fetched before, 2.5 us in a new one (its first
+ * touch of each shared buffer page), about fifteen cpu_tuple_costs.
  */
 extern "C" {
 #include "postgres.h"
@@ -31,6 +33,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/lsyscache.h"
 #include "utils/spccache.h"
+#include "pg_compat.h"
 }
 
 #include "boundary.h"
@@ -42,7 +45,7 @@ extern "C" {
 #include "query_reader.h"
 
 /* a row fetched by TID, in cpu_tuple_costs (above) */
-#define GPUTOPN_FETCH_TUPLE_COSTS 5.0
+#define GPUTOPN_FETCH_TUPLE_COSTS 15.0
 
 static Plan *PlanGpuTopNPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 							 List *clauses, List *custom_plans);
@@ -141,13 +144,14 @@ KeyOf(PathKey *pk, RelOptInfo *rel, GpuTopNPlan *plan, List **key_vars)
 		return Decline("a sort key of a type other than integers, dates, times and floats");
 	opclass = GetDefaultOpClass(var->vartype, BTREE_AM_OID);
 	if (!OidIsValid(opclass) || get_opclass_family(opclass) != pk->pk_opfamily ||
-		(pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber))
+		(GpuopsPathKeyStrategy(pk) != BTLessStrategyNumber &&
+		 GpuopsPathKeyStrategy(pk) != BTGreaterStrategyNumber))
 		return Decline("a sort key in an order other than its type's default");
 	if (k >= GPUOPS_TOPN_MAX_KEYS)
 		return Decline("more sort keys than the top-N backend takes");
 	plan->attnums[k] = var->varattno;
 	plan->forms[k] = form;
-	plan->descending[k] = pk->pk_strategy == BTGreaterStrategyNumber;
+	plan->descending[k] = GpuopsPathKeyStrategy(pk) == BTGreaterStrategyNumber;
 	plan->nulls_first[k] = pk->pk_nulls_first;
 	plan->nkeys++;
 	*key_vars = lappend(*key_vars, var);
