@@ -20,7 +20,7 @@
 
 namespace gpuops {
 
-/* Words of a row's key: a null word and a value word per key. */
+/* Words of a row's key: a null word and a value word per key (the payload after them). */
 constexpr int kTopnMaxWords = 2 * GPUOPS_TOPN_MAX_KEYS;
 
 /* The spec's keys, as the kernels read them (by value: no pointer to host memory). */
@@ -76,7 +76,13 @@ topn_key_words(const TopnKeys &keys, int k, uint64_t word, bool isnull, uint64_t
 		w[1] = ~w[1];
 }
 
-/* Whether a (nw words) comes strictly before b. */
+/*
+ * Whether a comes strictly before b, over n words: a row's key words and
+ * then its payload, so that the order is total and the rows kept do not
+ * depend on the order they came in.  GpuTopN's payload is the row's TID:
+ * among rows whose keys tie at the bound, those first in the table are
+ * kept, as PostgreSQL's serial bounded sort keeps the first it reads.
+ */
 GPUOPS_HD_FORCE bool
 topn_before(const uint64_t *a, const uint64_t *b, int nw)
 {

@@ -21,10 +21,10 @@ struct CpuTopn
 	TopnKeys keys;
 	int nw;
 	uint64_t capacity;
-	std::vector<uint64_t> words; /* per candidate nw key words, then its payload */
+	std::vector<uint64_t> words; /* per candidate nw key words, then its payload (compared last) */
 	uint64_t count = 0;
 	bool has_cut = false;
-	uint64_t cut[kTopnMaxWords];
+	uint64_t cut[kTopnMaxWords + 1];
 	std::vector<uint64_t> result;
 	GpuopsTopnStats stats{};
 
@@ -52,7 +52,7 @@ CpuTopn::order_and_cut(uint64_t keep)
 {
 	std::vector<uint64_t> idx(count);
 	std::vector<uint64_t> kept;
-	auto before = [this](uint64_t a, uint64_t b) { return topn_before(row(a), row(b), nw); };
+	auto before = [this](uint64_t a, uint64_t b) { return topn_before(row(a), row(b), nw + 1); };
 
 	std::iota(idx.begin(), idx.end(), uint64_t(0));
 	keep = std::min(keep, count);
@@ -68,7 +68,7 @@ CpuTopn::order_and_cut(uint64_t keep)
 	stats.cuts++;
 	if (keep == spec.bound)
 	{
-		std::copy(row(keep - 1), row(keep - 1) + nw, cut);
+		std::copy(row(keep - 1), row(keep - 1) + nw + 1, cut);
 		has_cut = true;
 	}
 }
@@ -77,7 +77,7 @@ GpuopsStatus
 CpuTopn::topn_add(const GpuopsTopnBatch *b)
 {
 	auto t0 = std::chrono::steady_clock::now();
-	uint64_t w[kTopnMaxWords];
+	uint64_t w[kTopnMaxWords + 1];
 
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	for (uint32_t i = 0; i < b->nrows; i++)
@@ -86,15 +86,15 @@ CpuTopn::topn_add(const GpuopsTopnBatch *b)
 		for (int k = 0; k < keys.nkeys; k++)
 			topn_key_words(keys, k, b->words[k][i], b->nulls[k] != nullptr && b->nulls[k][i] != 0,
 						   &w[2 * k]);
-		if (has_cut && !topn_before(w, cut, nw))
+		w[nw] = b->payload[i];
+		if (has_cut && !topn_before(w, cut, nw + 1))
 			continue;
 		if (count == capacity)
 			order_and_cut(spec.bound);
-		if (has_cut && !topn_before(w, cut, nw))
+		if (has_cut && !topn_before(w, cut, nw + 1))
 			continue;
 		words.resize((count + 1) * (nw + 1));
-		std::copy(w, w + nw, row(count));
-		row(count)[nw] = b->payload[i];
+		std::copy(w, w + nw + 1, row(count));
 		count++;
 		stats.kept++;
 	}

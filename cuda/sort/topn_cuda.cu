@@ -7,8 +7,10 @@
  *    with one atomic.  When the next batch would not fit, the candidates
  *    are ordered (a stable radix sort per key word that varies, least
  *    significant first, as the sort backend's runs) and cut to the bound;
- *    the bound-th row's words become the cut.  The rows never leave the
- *    device: only the bound payloads come back, in order.
+ *    the bound-th row's words become the cut.  A candidate is its key words
+ *    and then its payload, a column each, the payload compared last (the
+ *    order is total: topn_common.hpp).  The rows never leave the device:
+ *    only the bound payloads come back, in order.
  */
 #include <chrono>
 #include <cub/device/device_radix_sort.cuh>
@@ -25,7 +27,10 @@ namespace gpuops {
 namespace cuda {
 namespace {
 
-/* meta words: the candidates' count, then the cut's words, then whether it is set */
+/*
+ * meta words: the candidates' count, then the cut's words (the key words
+ * and the payload), then whether it is set
+ */
 constexpr int kMetaCount = 0;
 constexpr int kMetaCut = 1;
 
@@ -39,12 +44,11 @@ struct BatchView
 };
 
 __global__ void
-keep_kernel(TopnKeys keys, BatchView b, uint64_t *meta, uint64_t *cand, uint64_t *pay,
-			uint64_t capacity)
+keep_kernel(TopnKeys keys, BatchView b, uint64_t *meta, uint64_t *cand, uint64_t capacity)
 {
 	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
-	int nw = keys.words();
-	uint64_t w[kTopnMaxWords];
+	int nc = keys.words() + 1;
+	uint64_t w[kTopnMaxWords + 1];
 	bool keep = false;
 
 	if (i < b.n)
@@ -52,7 +56,8 @@ keep_kernel(TopnKeys keys, BatchView b, uint64_t *meta, uint64_t *cand, uint64_t
 		for (int k = 0; k < keys.nkeys; k++)
 			topn_key_words(keys, k, b.words[k * (uint64_t) b.n + i],
 						   b.has_nulls[k] && b.nulls[k * (uint64_t) b.n + i] != 0, &w[2 * k]);
-		keep = meta[kMetaCut + nw] == 0 || topn_before(w, meta + kMetaCut, nw);
+		w[nc - 1] = b.payload[i];
+		keep = meta[kMetaCut + nc] == 0 || topn_before(w, meta + kMetaCut, nc);
 	}
 	/* one atomic a warp: before the first cut every row is kept */
 	unsigned mask = __ballot_sync(0xffffffffu, keep);
@@ -69,19 +74,18 @@ keep_kernel(TopnKeys keys, BatchView b, uint64_t *meta, uint64_t *cand, uint64_t
 		return;
 	uint64_t pos = base + __popc(mask & ((1u << lane) - 1u));
 
-	for (int j = 0; j < nw; j++)
+	for (int j = 0; j < nc; j++)
 		cand[j * capacity + pos] = w[j];
-	pay[pos] = b.payload[i];
 }
 
-/* diff[j]: the bits of key word j that differ from the first candidate's */
+/* diff[j]: the bits of column j that differ from the first candidate's */
 __global__ void
-diff_kernel(const uint64_t *cand, uint64_t capacity, uint64_t n, int nw, uint64_t *diff)
+diff_kernel(const uint64_t *cand, uint64_t capacity, uint64_t n, int nc, uint64_t *diff)
 {
 	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < n)
-		for (int j = 0; j < nw; j++)
+		for (int j = 0; j < nc; j++)
 		{
 			uint64_t d = cand[j * capacity + i] ^ cand[j * capacity];
 
@@ -99,29 +103,26 @@ gather_word_kernel(const uint64_t *src, const uint32_t *rows, uint64_t n, uint64
 		dst[i] = src[rows[i]];
 }
 
-/* the first `keep` candidates in order, word by word, from cand into out (same stride) */
+/* the first `keep` candidates in order, column by column, from cand into out (same stride) */
 __global__ void
-gather_rows_kernel(const uint64_t *cand, const uint64_t *pay, const uint32_t *rows, uint64_t keep,
-				   int nw, uint64_t capacity, uint64_t *out, uint64_t *out_pay)
+gather_rows_kernel(const uint64_t *cand, const uint32_t *rows, uint64_t keep, int nc,
+				   uint64_t capacity, uint64_t *out)
 {
 	uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x;
 
 	if (i < keep)
-	{
-		for (int j = 0; j < nw; j++)
+		for (int j = 0; j < nc; j++)
 			out[j * capacity + i] = cand[j * capacity + rows[i]];
-		out_pay[i] = pay[rows[i]];
-	}
 }
 
-/* the cut: the words of candidate `last` (kept in order), set */
+/* the cut: the columns of candidate `last` (kept in order), set */
 __global__ void
-set_cut_kernel(const uint64_t *cand, uint64_t capacity, uint64_t last, int nw, uint64_t keep,
+set_cut_kernel(const uint64_t *cand, uint64_t capacity, uint64_t last, int nc, uint64_t keep,
 			   uint64_t *meta)
 {
-	for (int j = 0; j < nw; j++)
+	for (int j = 0; j < nc; j++)
 		meta[kMetaCut + j] = cand[j * capacity + last];
-	meta[kMetaCut + nw] = 1;
+	meta[kMetaCut + nc] = 1;
 	meta[kMetaCount] = keep;
 }
 
@@ -131,10 +132,10 @@ struct CudaTopn
 	GpuopsSettings settings;
 	GpuopsTopnSpec spec;
 	TopnKeys keys;
-	int nw;
+	int nc; /* columns of a candidate: the key words, then the payload */
 	uint64_t capacity;
 	cudaStream_t stream = nullptr;
-	DeviceArray cand, pay, cand_alt, pay_alt, meta, in;
+	DeviceArray cand, cand_alt, meta, in;
 	uint64_t in_rows = 0;
 	uint64_t count_ub = 0;	/* the candidates, at most (the device holds the count) */
 	uint64_t after_cut = 0; /* the candidates the last cut kept */
@@ -161,7 +162,7 @@ CudaTopn::CudaTopn(const GpuopsSettings *settings, const GpuopsTopnSpec *spec)
 	: settings(*settings), spec(*spec), keys(topn_keys(*spec))
 {
 	maybe_inject(GPUOPS_FAULT_NO_DEVICE, settings->fault);
-	nw = keys.words();
+	nc = keys.words() + 1;
 	capacity = topn_capacity(*spec);
 	if (capacity > UINT32_MAX)
 		fail(GPUOPS_ERR_UNSUPPORTED, "top-N: a bound of %llu rows",
@@ -169,11 +170,10 @@ CudaTopn::CudaTopn(const GpuopsSettings *settings, const GpuopsTopnSpec *spec)
 	rt = &Runtime::get(*settings);
 	rt->set_limit(settings->device_memory_limit, settings->device_share);
 	stream = rt->stream(0);
-	cand.get(rt, capacity * nw * sizeof(uint64_t), stream);
-	pay.get(rt, capacity * sizeof(uint64_t), stream);
-	meta.get(rt, (kMetaCut + nw + 1) * sizeof(uint64_t), stream);
+	cand.get(rt, capacity * nc * sizeof(uint64_t), stream);
+	meta.get(rt, (kMetaCut + nc + 1) * sizeof(uint64_t), stream);
 	GPUOPS_CUDA_TRY(
-		cudaMemsetAsync(meta.as<void>(), 0, (kMetaCut + nw + 1) * sizeof(uint64_t), stream));
+		cudaMemsetAsync(meta.as<void>(), 0, (kMetaCut + nc + 1) * sizeof(uint64_t), stream));
 	for (auto &e : ev)
 		GPUOPS_CUDA_TRY(cudaEventCreate(&e));
 	note_peak();
@@ -182,9 +182,7 @@ CudaTopn::CudaTopn(const GpuopsSettings *settings, const GpuopsTopnSpec *spec)
 CudaTopn::~CudaTopn()
 {
 	cand.reset();
-	pay.reset();
 	cand_alt.reset();
-	pay_alt.reset();
 	meta.reset();
 	in.reset();
 	(void) cudaStreamSynchronize(stream);
@@ -208,7 +206,7 @@ CudaTopn::order_and_cut(uint64_t keep)
 {
 	auto t0 = std::chrono::steady_clock::now();
 	uint64_t n = read_count();
-	std::vector<uint64_t> diff(nw, 0);
+	std::vector<uint64_t> diff(nc, 0);
 	DeviceArray d_diff, rows, rows_alt, keys_d, keys_alt, temp;
 	size_t temp_bytes = 0;
 
@@ -217,12 +215,12 @@ CudaTopn::order_and_cut(uint64_t keep)
 	stats.kept += n - after_cut;
 	if (n > 1)
 	{
-		d_diff.get(rt, nw * sizeof(uint64_t), stream);
-		GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.as<void>(), 0, nw * sizeof(uint64_t), stream));
-		diff_kernel<<<blocks(n), kThreads, 0, stream>>>(cand.as<uint64_t>(), capacity, n, nw,
+		d_diff.get(rt, nc * sizeof(uint64_t), stream);
+		GPUOPS_CUDA_TRY(cudaMemsetAsync(d_diff.as<void>(), 0, nc * sizeof(uint64_t), stream));
+		diff_kernel<<<blocks(n), kThreads, 0, stream>>>(cand.as<uint64_t>(), capacity, n, nc,
 														d_diff.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("top-N diff");
-		copy_to_host(diff.data(), d_diff.as<uint64_t>(), nw * sizeof(uint64_t), stream,
+		copy_to_host(diff.data(), d_diff.as<uint64_t>(), nc * sizeof(uint64_t), stream,
 					 &stats.bytes_from_device);
 	}
 	rows.get(rt, n * sizeof(uint32_t) + 8, stream);
@@ -239,8 +237,8 @@ CudaTopn::order_and_cut(uint64_t keep)
 		iota_kernel<<<blocks(n), kThreads, 0, stream>>>(rows.as<uint32_t>(), n);
 		GPUOPS_CUDA_CHECK_LAUNCH("top-N iota");
 	}
-	/* least significant word first; every pass is stable */
-	for (int j = nw - 1; j >= 0; j--)
+	/* least significant column (the payload) first; every pass is stable */
+	for (int j = nc - 1; j >= 0; j--)
 	{
 		int bits = diff[j] ? 64 - __builtin_clzll(diff[j]) : 0;
 
@@ -262,22 +260,17 @@ CudaTopn::order_and_cut(uint64_t keep)
 	keys_alt.reset();
 	rows_alt.reset();
 	if (cand_alt.as<void>() == nullptr)
-	{
-		cand_alt.get(rt, capacity * nw * sizeof(uint64_t), stream);
-		pay_alt.get(rt, capacity * sizeof(uint64_t), stream);
-	}
+		cand_alt.get(rt, capacity * nc * sizeof(uint64_t), stream);
 	if (keep > 0)
 	{
 		gather_rows_kernel<<<blocks(keep), kThreads, 0, stream>>>(
-			cand.as<uint64_t>(), pay.as<uint64_t>(), rows.as<uint32_t>(), keep, nw, capacity,
-			cand_alt.as<uint64_t>(), pay_alt.as<uint64_t>());
+			cand.as<uint64_t>(), rows.as<uint32_t>(), keep, nc, capacity, cand_alt.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("top-N keep");
 	}
 	cand.swap(cand_alt);
-	pay.swap(pay_alt);
 	if (keep == spec.bound)
 	{
-		set_cut_kernel<<<1, 1, 0, stream>>>(cand.as<uint64_t>(), capacity, keep - 1, nw, keep,
+		set_cut_kernel<<<1, 1, 0, stream>>>(cand.as<uint64_t>(), capacity, keep - 1, nc, keep,
 											meta.as<uint64_t>());
 		GPUOPS_CUDA_CHECK_LAUNCH("top-N cut");
 		has_cut = true;
@@ -332,8 +325,7 @@ CudaTopn::add_slice(const GpuopsTopnBatch *b, uint32_t first, uint32_t n)
 	v.payload = reinterpret_cast<const uint64_t *>(in.as<uint8_t>() + pay_off);
 	v.n = n;
 	keep_kernel<<<blocks(n), kThreads, 0, stream>>>(keys, v, meta.as<uint64_t>(),
-													cand.as<uint64_t>(), pay.as<uint64_t>(),
-													capacity);
+													cand.as<uint64_t>(), capacity);
 	GPUOPS_CUDA_CHECK_LAUNCH("top-N keep rows");
 	GPUOPS_CUDA_TRY(cudaEventRecord(ev[2], stream));
 	/* the caller may reuse the batch once this returns */
@@ -365,8 +357,8 @@ CudaTopn::topn_finish(uint64_t *nrows)
 	kept_before = count_ub;
 	result.resize(kept_before);
 	if (kept_before > 0)
-		copy_to_host(result.data(), pay.as<uint64_t>(), kept_before * sizeof(uint64_t), stream,
-					 &stats.bytes_from_device);
+		copy_to_host(result.data(), cand.as<uint64_t>() + (nc - 1) * capacity,
+					 kept_before * sizeof(uint64_t), stream, &stats.bytes_from_device);
 	*nrows = kept_before;
 	return GPUOPS_OK;
 }

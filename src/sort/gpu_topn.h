@@ -1,7 +1,7 @@
 /*
  * gpu_topn.h
  *    GpuTopN: ORDER BY ... LIMIT n over one heap table, read from its pages
- *    (doc/gpusort.md, "Top-N by row position").  What its planner
+ *    (doc/operators.md, "Top-N by row position").  What its planner
  *    (gpu_topn_path.cpp) and executor (gpu_topn_exec.cpp) share.
  *
  * Why a node of its own: GpuSort's top-N takes its rows from the executor

@@ -274,6 +274,7 @@ main(int argc, char **argv)
 	dt::agg_tests();
 	dt::nestloop_tests();
 	dt::pairfilter_tests();
+	dt::topn_tests();
 	dt::query_tests();
 
 	if (dt::engines.cuda)

@@ -193,6 +193,7 @@ void mergejoin_tests();
 void agg_tests();
 void nestloop_tests();
 void pairfilter_tests();
+void topn_tests();
 void query_tests();
 
 } /* namespace dt */

@@ -28,10 +28,11 @@ GPUOPS_C_BEGIN
  *
  * Order: each key is a null word and a value word (key_normalize.hpp), in
  * PostgreSQL's order for the type, DESC and NULLS FIRST / LAST as the spec
- * says; rows with equal keys come in no particular order (as PostgreSQL's
- * bounded sort, which keeps whichever of equal rows it met; a query that
- * orders by keys that tie at the bound-th row may get other rows among
- * them than PostgreSQL's own plan).
+ * says; rows with equal keys in the order of their payloads (unsigned), so
+ * the rows returned do not depend on the order they were added in.
+ * GpuTopN's payload is the row's TID: among rows that tie at the bound-th,
+ * the first in the table are kept, as PostgreSQL's serial bounded sort over
+ * a sequential scan keeps the first it reads.
  */
 #define GPUOPS_TOPN_MAX_KEYS 8
 
