@@ -397,7 +397,6 @@ static void
 Run(GpuTopNState *st)
 {
 	EState *estate = st->css.ss.ps.state;
-	const GpuopsTopnBackend *cpu = gpuops_cpu_device()->topn;
 	GpuopsStatus rc;
 
 	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms,
@@ -419,13 +418,11 @@ Run(GpuTopNState *st)
 		table_rescan(st->scan, NULL);
 	st->by_slots = !QueryReaderUsable(st->scan);
 	rc = RunOn(st, GpuopsPrimaryDevice()->topn, false);
+	/* the CPU backend reads the table again, alone; its failure raises */
 	if (rc != GPUOPS_OK)
-	{
-		GpuopsNodeFailed(st, rc);
-		rc = RunOn(st, cpu, true);
-		if (rc != GPUOPS_OK)
-			GpuopsDeviceFailed(GpuopsNodeName(st), rc, false);
-	}
+		GpuopsNodeFallBack<&GpuopsDevice::topn>(st, rc, [st](const GpuopsTopnBackend *cpu) {
+			return RunOn(st, cpu, true);
+		});
 }
 
 static TupleTableSlot *
