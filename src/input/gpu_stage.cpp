@@ -81,8 +81,9 @@ struct GpuStageState : GpuopsNode
 	int ntaken;
 	int maxtaken;
 	Size taken_bytes;
-	uint64 streamed; /* chunks taken while the input was being read, for EXPLAIN */
-	uint64 peak;	 /* the shared peak, kept when the shared memory goes away */
+	uint64 streamed;	 /* chunks taken while the input was being read, for EXPLAIN */
+	GatherState *gather; /* the Gather above (GpuStageBelow), for its leader's share */
+	uint64 peak;		 /* the shared peak, kept when the shared memory goes away */
 };
 
 extern const CustomExecMethods gpu_stage_exec_methods;
@@ -571,6 +572,7 @@ GpuStageBelow(PlanState *child)
 	if (below == NULL || !IsA(below, CustomScanState) ||
 		((CustomScanState *) below)->methods != &gpu_stage_exec_methods)
 		return NULL;
+	((GpuStageState *) below)->gather = (GatherState *) child;
 	return (GpuStageState *) below;
 }
 
@@ -650,6 +652,23 @@ ReScanGpuStageImpl(CustomScanState *node)
 	GpuopsNodeRestartInput(st, 0);
 }
 
+/*
+ * Before the workers start: when the leader will take chunks, the workers
+ * wait for it from their first chunk on.  Were streaming set only when the
+ * leader first runs its own share (ExecGpuStageImpl), workers that started
+ * earlier (the leader busy or descheduled) would fill chunks past the cap
+ * unhindered, and the consumer's first take could exceed what it may park:
+ * the rows then stayed in shared memory.  Only where Gather runs the
+ * leader's share (need_to_scan_locally, from parallel_leader_participation
+ * at its start): otherwise nobody takes, and the workers would wait forever.
+ */
+static void
+StreamFromStart(GpuStageState *st)
+{
+	if (st->consume != NULL && st->gather != NULL && st->gather->need_to_scan_locally)
+		SetStreaming(st, true);
+}
+
 static Size
 EstimateDSMGpuStageImpl(CustomScanState *, ParallelContext *)
 {
@@ -673,6 +692,7 @@ InitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *coordi
 	ConditionVariableInit(&shared->freed);
 	st->shared = shared;
 	st->area = node->ss.ps.state->es_query_dsa;
+	StreamFromStart(st);
 }
 
 static void
@@ -682,6 +702,7 @@ ReInitializeDSMGpuStageImpl(CustomScanState *node, ParallelContext *, void *)
 
 	st->area = node->ss.ps.state->es_query_dsa;
 	ForgetChunks(st);
+	StreamFromStart(st);
 }
 
 static void
