@@ -352,7 +352,7 @@ Remember(GpuStageState *st, uint64 chunk, Size bytes)
 static void ChunkIntoStore(GpuopsRowStore *store, GpuStageChunk *ch);
 
 Size
-GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
+GpuStageTake(GpuStageState *st, GpuopsRowStore *store, Size limit)
 {
 	Size before = st->taken_bytes;
 
@@ -365,7 +365,8 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 
 		/*
 		 * The list is taken whole under the lock and split outside it
-		 * (dsa_get_address may map a segment); the partial chunks go back.
+		 * (dsa_get_address may map a segment); the partial chunks, and the
+		 * full ones past the limit, go back.
 		 */
 		SpinLockAcquire(&st->shared->mutex);
 		dp = st->shared->head;
@@ -376,7 +377,7 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 			GpuStageChunk *ch = (GpuStageChunk *) dsa_get_address(st->area, dp);
 			dsa_pointer next = ch->next;
 
-			if (ch->nrows == GPUOPS_BATCH_ROWS)
+			if (ch->nrows == GPUOPS_BATCH_ROWS && (full == 0 || st->taken_bytes - before < limit))
 			{
 				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) dp, ch->size);
@@ -404,16 +405,18 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store)
 	{
 		List *keep = NIL;
 		ListCell *lc;
+		uint32 full = 0;
 		MemoryContext old = MemoryContextSwitchTo(st->local_cxt);
 
 		foreach (lc, st->local_chunks)
 		{
 			GpuStageChunk *ch = (GpuStageChunk *) lfirst(lc);
 
-			if (ch->nrows == GPUOPS_BATCH_ROWS)
+			if (ch->nrows == GPUOPS_BATCH_ROWS && (full == 0 || st->taken_bytes - before < limit))
 			{
 				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) (uintptr_t) ch, ch->size);
+				full++;
 			}
 			else
 				keep = lappend(keep, ch);

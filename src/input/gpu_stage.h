@@ -90,12 +90,14 @@ typedef void (*GpuStageConsumer)(void *arg);
 extern void GpuStageStream(GpuStageState *stage, GpuStageConsumer consume, void *arg, Size cap);
 
 /*
- * In the consumer: moves the full chunks published so far into store (in
- * place, as GpuStageCollect does); returns the bytes they take.  A store
- * that takes them must hold only full batches.  They stay allocated until
- * GpuStageRelease.
+ * In the consumer: moves full chunks published so far into store (in
+ * place, as GpuStageCollect does), at least one and, past the first, while
+ * the bytes taken stay under limit; returns the bytes they take.  The rest
+ * wait for the next call: with several workers a chunk each may wait, more
+ * than the consumer may hold at once.  A store that takes them must hold
+ * only full batches.  They stay allocated until GpuStageRelease.
  */
-extern Size GpuStageTake(GpuStageState *stage, GpuopsRowStore *store);
+extern Size GpuStageTake(GpuStageState *stage, GpuopsRowStore *store, Size limit);
 
 /* Bytes of the chunks taken and not yet released. */
 extern Size GpuStageTakenBytes(GpuStageState *stage);

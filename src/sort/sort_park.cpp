@@ -445,7 +445,12 @@ GpuSortParkStore(GpuSortState *st, bool last)
 	st->any_truncated = false;
 }
 
-/* GpuStage's consumer: takes the full chunks waiting, and parks once past the limit. */
+/*
+ * GpuStage's consumer: takes full chunks waiting, about the host memory
+ * limit's worth at a time, and parks once past the limit.  All those
+ * waiting at once (a chunk from each worker) could exceed the device's
+ * budget for parking, which then refuses to start.
+ */
 static void
 TakeStaged(void *arg)
 {
@@ -455,7 +460,7 @@ TakeStaged(void *arg)
 
 	if (st->park_failed || st->park_refused)
 		return; /* nothing more is taken: GpuSortExecute reads the input again, or collects */
-	GpuStageTake(stage, store);
+	GpuStageTake(stage, store, st->mem_limit);
 	if (st->park == NULL)
 	{
 		if (GpuopsRowStoreMemory(store) + GpuStageTakenBytes(stage) <= st->mem_limit)
