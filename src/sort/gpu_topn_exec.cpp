@@ -34,6 +34,8 @@ extern "C" {
 
 /* rows a slot-by-slot batch holds (the heap AM's path) */
 #define GPUTOPN_SLOT_BATCH 8192
+/* the rows of a worker's slot at most (ParallelBegin says why) */
+#define GPUTOPN_SLOT_ROWS (256 * 1024)
 
 typedef DeviceSession<GpuopsTopnBackend, GpuopsTopn, &GpuopsTopnBackend::topn_end> GpuTopNDevice;
 
@@ -50,9 +52,10 @@ typedef struct GpuTopNState : GpuopsNode
 	bool own_done;
 	bool by_slots; /* the heap AM's slots: the page reader cannot take the scan */
 	/*
-	 * the rows fetched by TID: the table's own slot type, copied into the
-	 * scan tuple slot, which is virtual (PostgreSQL 15's custom scans have
-	 * no other, and the projection's steps are compiled for its type)
+	 * the rows fetched by TID: the table's own slot type, whose values the
+	 * scan tuple slot points at (it is virtual: PostgreSQL 15's custom
+	 * scans have no other, and the projection's steps are compiled for
+	 * its type)
 	 */
 	TupleTableSlot *fetch_slot;
 	/* the result: TIDs in order */
@@ -180,6 +183,13 @@ ParallelBegin(GpuTopNState *st)
 	if (nworkers <= 0 || !estate->es_use_parallel_mode || !QueryParallelPossible() ||
 		!IsMVCCSnapshot(estate->es_snapshot))
 		return;
+	/*
+	 * Slots of GPUTOPN_SLOT_ROWS at most: the CUDA engine registers them
+	 * with the driver each run (new shared memory: faulted in and pinned,
+	 * about 0.45 ms a MB on the H200, 70 ms for ten slots of 16 MB), and
+	 * batches of that size already keep each add's fixed cost small.
+	 */
+	slot_rows = Min(slot_rows, (uint32) GPUTOPN_SLOT_ROWS);
 	/* every process gets some of a small table */
 	if (reltuples > 0)
 		slot_rows = (uint32) Min((double) slot_rows,
@@ -325,7 +335,32 @@ MsSince(instr_time start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
-/* One run on `backend`; with restart, the table read again from its start, alone. */
+/*
+ * The readers: the run's workers, and the leader's own reader (over their
+ * shared scan, or alone: no workers, or restart, a fallback reading the
+ * table again).  start_ms: the time they took to start.
+ */
+static void
+StartReaders(GpuTopNState *st, bool restart)
+{
+	instr_time start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (!st->by_slots && st->reader == NULL && st->par == NULL)
+	{
+		if (!restart)
+			ParallelBegin(st);
+		if (st->par == NULL)
+			st->reader = QueryReaderBegin(st->scan, st->cols, st->ncols, gpuops_reader_threads,
+										  BatchRows(st), st->run_cxt);
+	}
+	st->start_ms = MsSince(start);
+}
+
+/*
+ * One run on `backend`, its readers started (Run); with restart, the table
+ * read again from its start, alone.
+ */
 static GpuopsStatus
 RunOn(GpuTopNState *st, const GpuopsTopnBackend *backend, bool restart)
 {
@@ -342,33 +377,20 @@ RunOn(GpuTopNState *st, const GpuopsTopnBackend *backend, bool restart)
 	{
 		ReadersEnd(st);
 		table_rescan(st->scan, NULL);
+		StartReaders(st, true);
 	}
 	memset(&st->rstats, 0, sizeof(st->rstats));
-	/*
-	 * The workers first: they walk while the backend begins (a new
-	 * process's first device call makes its CUDA context, 100-300 ms)
-	 */
-	INSTR_TIME_SET_CURRENT(start);
-	if (!st->by_slots && st->reader == NULL && st->par == NULL)
-	{
-		if (!restart)
-			ParallelBegin(st);
-		if (st->par == NULL)
-			st->reader = QueryReaderBegin(st->scan, st->cols, st->ncols, gpuops_reader_threads,
-										  BatchRows(st), st->run_cxt);
-	}
-	st->start_ms = MsSince(start);
 	FillSpec(st, &spec);
 	st->dev->backend = backend;
 	st->backend_name = backend->name;
 	INSTR_TIME_SET_CURRENT(start);
 	rc = backend->topn_begin(&settings, &spec, &st->dev->handle);
-	st->begin_ms = MsSince(start);
 	if (rc != GPUOPS_OK)
 		return rc;
 	/* the CUDA engine's context is up now: the workers' slots copy at pinned speed */
 	if (st->par != NULL && backend == gpuops_cuda_device()->topn)
 		(void) QueryParallelPin(st->par);
+	st->begin_ms += MsSince(start);
 	INSTR_TIME_SET_CURRENT(start);
 	rc = st->by_slots ? AddBySlots(st, backend) : AddByPages(st, backend);
 	st->read_ms = MsSince(start);
@@ -397,7 +419,9 @@ static void
 Run(GpuTopNState *st)
 {
 	EState *estate = st->css.ss.ps.state;
+	const GpuopsTopnBackend *backend;
 	GpuopsStatus rc;
+	instr_time start;
 
 	GpuopsNodeStatDevice(st, st->rstats.rows, st->stats.copy_ms, st->stats.kernel_ms,
 						 st->stats.bytes_from_device);
@@ -417,7 +441,16 @@ Run(GpuTopNState *st)
 	else
 		table_rescan(st->scan, NULL);
 	st->by_slots = !QueryReaderUsable(st->scan);
-	rc = RunOn(st, GpuopsPrimaryDevice()->topn, false);
+	/*
+	 * The workers first: they walk while the device is made ready (in a
+	 * new session the prewarm's CUDA context and pinned pool, which
+	 * GpuopsPrimaryDevice waits for: about 190 ms on the H200)
+	 */
+	StartReaders(st, false);
+	INSTR_TIME_SET_CURRENT(start);
+	backend = GpuopsPrimaryDevice()->topn;
+	st->begin_ms = MsSince(start);
+	rc = RunOn(st, backend, false);
 	/* the CPU backend reads the table again, alone; its failure raises */
 	if (rc != GPUOPS_OK)
 		GpuopsNodeFallBack<&GpuopsDevice::topn>(st, rc, [st](const GpuopsTopnBackend *cpu) {
@@ -447,7 +480,19 @@ GpuTopNNext(ScanState *ss)
 										   st->fetch_slot))
 			elog(ERROR, "gpuops: %s: the row at (%u,%u) is no longer visible", GPUTOPN_NAME,
 				 ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
-		ExecCopySlot(slot, st->fetch_slot);
+		/*
+		 * The values, not a copy (ExecCopySlot's would allocate and copy
+		 * each by-reference one): they point into the page, which the
+		 * fetch slot keeps pinned until the next row is fetched, as long
+		 * as a scan's tuple must stay valid (a SeqScan's is the same).
+		 */
+		slot_getallattrs(st->fetch_slot);
+		ExecClearTuple(slot);
+		memcpy(slot->tts_values, st->fetch_slot->tts_values,
+			   sizeof(Datum) * slot->tts_tupleDescriptor->natts);
+		memcpy(slot->tts_isnull, st->fetch_slot->tts_isnull,
+			   sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		ExecStoreVirtualTuple(slot);
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);

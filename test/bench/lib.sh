@@ -9,13 +9,18 @@ median() { # numbers on stdin -> median
 
 # measure CONFIG_SETS SQL -> prints "median_ms|plan_of_last_run".  With
 # MEASURE_AFTER set, that SQL runs after each EXPLAIN in the same session and
-# its output follows the plan (e.g. the backend's peak memory).
+# its output follows the plan (e.g. the backend's peak memory).  Each run is
+# a new session; with MEASURE_WARMUP=1 the same EXPLAIN runs once untimed
+# before the timed one in that session (session start, a CUDA context
+# included, is then not timed, as test/bench/olap/run.sh measures).
 measure() {
-  local sets="$1" sql="$2" out times=() r ms
+  local sets="$1" sql="$2" out times=() r ms warm=()
+  [ "${MEASURE_WARMUP:-0}" = 1 ] && warm=(-c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $sql" -c "SELECT 'measure: timed run'")
   for ((r = 0; r < RUNS; r++)); do
-    out=$("${PSQL[@]}" -At -c "$sets" -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $sql" \
+    out=$("${PSQL[@]}" -At -c "$sets" "${warm[@]}" -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $sql" \
             ${MEASURE_AFTER:+-c "$MEASURE_AFTER"} 2>&1) \
       || { echo "${0##*/}: failed: $sets; $sql" >&2; printf '%s\n' "$out" | tail -n 5 >&2; echo "NaN|"; return; }
+    out=${out#*measure: timed run}
     ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out")
     times+=("${ms:-NaN}")
   done

@@ -38,7 +38,11 @@
 # row with id = ROWS, above the sort), each followed by a check that the temporary
 # directory is empty (pg_ls_tmpdir() and pg_ls_dir('base/pgsql_tmp')); the same
 # check once more at the end.  PASS/FAIL lines go to the report.
-# Environment: BENCH_RUNS, SPILL_QUERIES, SPILL_SMALL_RUNS, SPILL_WORK_MEMS, SPILL_SERIAL, SPILL_CHECK,
+# Sessions: each timed run is a new session, so gpuops' runs pay its session start (the
+# CUDA context, 0.3-0.4 s on the H200); with SPILL_WARM=1 every configuration's run
+# follows an untimed run of the same query in its session (lib.sh's MEASURE_WARMUP), as
+# test/bench/olap/run.sh measures, and the temp bytes are those of one run (half).
+# Environment: BENCH_RUNS, SPILL_QUERIES, SPILL_SMALL_RUNS, SPILL_WORK_MEMS, SPILL_SERIAL, SPILL_WARM, SPILL_CHECK,
 # SPILL_BUDGET_S, SPILL_TIMEOUT, BENCH_DB (default $PGDATABASE or postgres),
 # BENCH_RECREATE=1, BENCH_LOAD_JOBS (default 8).
 # Prints a markdown table, writes it with the tests and the gpuops plans to
@@ -73,6 +77,7 @@ CONFIGS=(
 GPUOPS_SETS=${CONFIGS[1]#*|}
 
 RUNS=1 # lib.sh's measure: one run a call, the rounds are ours
+MEASURE_WARMUP=${SPILL_WARM:-0}
 BIG_RUNS=${BENCH_RUNS:-3}
 SMALL_RUNS=${SPILL_SMALL_RUNS:-1}
 BUDGET=${SPILL_BUDGET_S:-480}
@@ -205,7 +210,8 @@ run_cell() {
     ms=${res%%|*}
     [[ $ms =~ ^[0-9.]+$ ]] && TIMES[$n/$qi/$wi/$ci]+="$ms "
     PLAN[$n/$qi/$wi/$ci]=${res#*|}
-    TEMP[$n/$qi/$wi/$ci]=$(awk -v a="$before" -v b="$after" 'BEGIN { if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) print b - a; else print "n/a" }')
+    TEMP[$n/$qi/$wi/$ci]=$(awk -v a="$before" -v b="$after" -v r=$((1 + MEASURE_WARMUP)) \
+      'BEGIN { if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) print int((b - a) / r); else print "n/a" }')
     log "$name, work_mem $(wm_label "${WORK_MEMS[$wi]}"), $title: $ms ms, temp $(pretty_bytes "${TEMP[$n/$qi/$wi/$ci]}")"
   done
   CELL_SECS[$n/$qi/$wi]=$((SECONDS - t0))
@@ -239,6 +245,7 @@ header=$(bench_header "gpuops: sorts larger than work_mem (issue 30)" \
   "server work_mem: $SERVER_WM; session work_mem per row: ${WORK_MEMS[*]}" \
   "configurations: $(for c in "${CONFIGS[@]}"; do printf '%s (%s); ' "${c%%|*}" "${c#*|}"; done | sed 's/; $//')" \
   "rounds: $BIG_RUNS at the server's work_mem, $SMALL_RUNS at the others (fewer, and checks skipped, past SPILL_BUDGET_S=$BUDGET s); median of EXPLAIN ANALYZE Execution Time, TIMING OFF" \
+  "sessions: $([ "$MEASURE_WARMUP" = 1 ] && echo "each timed run after an untimed run of the same query in its session (SPILL_WARM=1)" || echo "each timed run in a new session (its start, a CUDA context, timed)")" \
   "ratio: ${CONFIGS[0]%%|*} time / gpuops time: above 1x gpuops is faster" \
   "temp bytes: pg_stat_database.temp_bytes spilled by the last gpuops run (in parentheses: by the last ${CONFIGS[0]%%|*} run)" \
   "$MEM_NOTE" \
