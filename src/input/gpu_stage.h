@@ -79,10 +79,11 @@ extern bool GpuStageDeviceShared(GpuStageState *stage);
  * held stays within cap and a chunk per process however large the input.
  * Without streaming every chunk stays until Gather shuts down.  Set by the
  * operator above before it first runs the Gather (the workers then wait
- * from their first chunk, however late the leader's share starts); consume NULL turns it
- * off (from the consumer too: the workers then stop waiting).  When the
- * leader's own share ends it stops taking (the workers then finish
- * unhindered, their last chunks collected by GpuStageCollect).  With
+ * from their first chunk, however late the leader's share starts); consume
+ * NULL turns it off (from the consumer too: the workers then stop
+ * waiting).  When the leader's own share ends it stops taking (the
+ * workers then finish unhindered, their last chunks collected by
+ * GpuStageCollect).  With
  * parallel_leader_participation off nobody takes, and the workers never
  * wait: the rows then stay until the end, as without streaming.
  */
