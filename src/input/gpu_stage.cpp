@@ -664,6 +664,10 @@ ReScanGpuStageImpl(CustomScanState *node)
  * the rows then stayed in shared memory.  Only where Gather runs the
  * leader's share (need_to_scan_locally, from parallel_leader_participation
  * at its start): otherwise nobody takes, and the workers would wait forever.
+ * On a rescan Gather sets need_to_scan_locally again only after the shared
+ * memory (it is false once the leader's share ended): streaming then starts
+ * with the leader's share, and the consumer's bounded takes (GpuStageTake)
+ * still keep each park within its budget.
  */
 static void
 StreamFromStart(GpuStageState *st)
