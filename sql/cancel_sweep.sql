@@ -119,6 +119,9 @@ SELECT * FROM cs_case('top-N by row position', '',
 SELECT * FROM cs_case('top-N by row position, workers',
   'SET gpuops.enable_sort = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET min_parallel_table_scan_size = 0',
   $q$SELECT string_agg(id::text, ',') FROM (SELECT id FROM cs_a ORDER BY k DESC, id LIMIT 20) s$q$, 'GpuTopN');
+SELECT * FROM cs_case('top-N by row position, workers fetching',
+  'SET gpuops.enable_sort = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET min_parallel_table_scan_size = 0',
+  $q$SELECT md5(string_agg(id::text || t, ',')) FROM (SELECT id, t FROM cs_a ORDER BY k DESC, id LIMIT 30000) s$q$, 'GpuTopN');
 SELECT * FROM cs_case('hash join', 'SET enable_hashjoin = off; SET enable_mergejoin = off; SET gpuops.enable_mergejoin = off',
   $q$SELECT count(*) || ' ' || sum(a.id + b.id) FROM cs_a a JOIN cs_b b ON a.k = b.k$q$, 'GpuHashJoin');
 SELECT * FROM cs_case('hash join, shared build',

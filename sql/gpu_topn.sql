@@ -76,6 +76,23 @@ SET parallel_setup_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT check_topn('SELECT k8 AS k1, id AS k2, t FROM topn_rows ORDER BY k8 DESC, id LIMIT 3000', 2);
 SELECT check_topn('SELECT f8 AS k1, id AS k2, d FROM topn_rows ORDER BY f8, id LIMIT 10000', 2);
+-- the workers fetch the rows by TID too (a bound of two chunks and more:
+-- query_parallel_fetch.h), each chunk's rows while they fit in its slot
+-- and the leader the rest: here wide rows come first, far wider than the
+-- table's average row that sizes the slots
+CREATE TABLE topn_wide AS
+SELECT i AS id,
+       CASE WHEN i % 10 = 0 THEN -(i::int8 * 7919 % 100003) ELSE i::int8 * 7919 % 100003 END AS k,
+       CASE WHEN i % 10 = 0 THEN (SELECT string_agg(md5(i::text || j), '') FROM generate_series(1, 45) j)
+            ELSE 'r' || i END AS t
+FROM generate_series(1, 60000) i;
+ANALYZE topn_wide;
+SELECT check_topn('SELECT k AS k1, id AS k2, t FROM topn_wide ORDER BY k, id LIMIT 9000', 2);
+SELECT check_topn('SELECT k AS k1, id AS k2, t FROM topn_wide ORDER BY k DESC, id LIMIT 20 OFFSET 4000', 2);
+SELECT (j->>'Rows Fetched By Workers')::int8 BETWEEN 0 AND 9000 AS fetched_by_workers_counted,
+       (j->>'Actual Rows')::numeric::int8 AS rows_out
+FROM node_analyze('SELECT * FROM topn_wide ORDER BY k, id LIMIT 9000', 'GpuTopN') j;
+DROP TABLE topn_wide;
 SELECT j->>'Bound' AS bound, (j->>'Workers Planned')::int > 0 AS workers_planned,
        (j->>'Rows Read')::int8 AS rows_read, (j->>'Rows Kept')::int8 >= 500 AS kept_at_least_bound,
        (j->>'Actual Rows')::numeric::int8 AS rows_out

@@ -362,7 +362,7 @@ ReadDim(GpuQueryState *st, int d)
 		par = QueryParallelBegin(
 			rel, estate->es_snapshot, st->dim_read_cols[d], dim->read_ncols, nworkers, slot_rows, 0,
 			false, gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0,
-			st->dim_read_qual[d]);
+			st->dim_read_qual[d], 0);
 		reader = QueryReaderBegin(QueryParallelLeaderScan(par), st->dim_read_cols[d],
 								  dim->read_ncols, 0, Max(slot_rows / 4, 1024u) & ~7u, read_cxt);
 	}

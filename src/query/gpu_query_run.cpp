@@ -323,7 +323,7 @@ ParallelBegin(GpuQueryState *st)
 		st->read_pages == 1				? 0
 			: gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
 										: 0,
-		NULL);
+		NULL, 0);
 	st->slots_pinned = false;
 	/* the leader's own batches are small: it ships the workers' first */
 	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,

@@ -39,10 +39,12 @@ extern "C" {
 #include "device.h"
 #include "expr_eval.hpp"
 #include "query_parallel.h"
+#include "query_parallel_fetch.h"
 
 #define QP_KEY_SHARED UINT64CONST(0x6770755100000001)
 #define QP_KEY_PSCAN UINT64CONST(0x6770755100000002)
 #define QP_KEY_SLOTS UINT64CONST(0x6770755100000003)
+#define QP_KEY_FETCH UINT64CONST(0x6770755100000004)
 #define QP_WHY_LEN 128
 #define QP_POLL_MS 20 /* the leader's wait: how often it looks at the workers' status */
 
@@ -81,6 +83,7 @@ typedef struct QPShared
 
 	bool has_filter; /* the workers keep the rows filter passes */
 	GpuopsExprProgram filter;
+	bool has_fetch; /* the workers stay for the fetch phase (query_parallel_fetch.h) */
 
 	slock_t mutex; /* everything below */
 	ConditionVariable filled;
@@ -107,6 +110,9 @@ struct QueryParallel
 	bool workers_gone;
 	bool pinned;			  /* the slots are pinned for the CUDA engine */
 	QueryPagesBuf held_pages; /* the pages form: the held slot's pages */
+	QFShared *fetch_sh;		  /* the fetch phase's shared memory, or NULL */
+	QueryFetch fetch;		  /* ... and the leader's view of it */
+	bool fetching;			  /* ... begun */
 	char why[QP_WHY_LEN];
 };
 
@@ -143,7 +149,7 @@ QueryParallelPossible(void)
 QueryParallel *
 QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
 				   int nworkers, uint32 slot_rows, uint32 max_pages, bool in_place,
-				   int worker_threads, const GpuopsExprProgram *filter)
+				   int worker_threads, const GpuopsExprProgram *filter, uint32 fetch_row_bytes)
 {
 	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	int nslots = nworkers + 2; /* a slot per worker filling, two for the leader to ship */
@@ -152,6 +158,7 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 									: SlotLayout(cols, ncols, slot_rows, data_off, null_off);
 	Size shared_bytes = add_size(offsetof(QPShared, slots), mul_size(sizeof(QPSlot), nslots));
 	Size pscan_bytes = table_parallelscan_estimate(rel, snapshot);
+	Size fetch_bytes = fetch_row_bytes > 0 ? QueryFetchShmemSize(nworkers, fetch_row_bytes) : 0;
 	ParallelContext *pcxt;
 	QPShared *sh;
 
@@ -166,7 +173,9 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	shm_toc_estimate_chunk(&pcxt->estimator, shared_bytes);
 	shm_toc_estimate_chunk(&pcxt->estimator, pscan_bytes);
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(slot_bytes, nslots));
-	shm_toc_estimate_keys(&pcxt->estimator, 3);
+	if (fetch_bytes > 0)
+		shm_toc_estimate_chunk(&pcxt->estimator, fetch_bytes);
+	shm_toc_estimate_keys(&pcxt->estimator, fetch_bytes > 0 ? 4 : 3);
 	InitializeParallelDSM(pcxt);
 
 	sh = (QPShared *) shm_toc_allocate(pcxt->toc, shared_bytes);
@@ -197,6 +206,13 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	shm_toc_insert(pcxt->toc, QP_KEY_PSCAN, qp->pscan);
 	qp->slots = (char *) shm_toc_allocate(pcxt->toc, mul_size(slot_bytes, nslots));
 	shm_toc_insert(pcxt->toc, QP_KEY_SLOTS, qp->slots);
+	if (fetch_bytes > 0)
+	{
+		qp->fetch_sh = QueryFetchShmemInit(shm_toc_allocate(pcxt->toc, fetch_bytes), nworkers,
+										   fetch_row_bytes);
+		shm_toc_insert(pcxt->toc, QP_KEY_FETCH, qp->fetch_sh);
+		sh->has_fetch = true;
+	}
 
 	/* without dynamic shared memory none start, and the leader reads it all */
 	LaunchParallelWorkers(pcxt);
@@ -444,6 +460,8 @@ QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers)
 	sh->stop = true;
 	SpinLockRelease(&sh->mutex);
 	ConditionVariableBroadcast(&sh->freed);
+	if (qp->fetch_sh != NULL)
+		QueryFetchStop(qp->fetch_sh);
 	WaitForParallelWorkersToFinish(qp->pcxt);
 	*workers = sh->sum;
 	if (qp->leader_scan != NULL)
@@ -452,6 +470,46 @@ QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers)
 	DestroyParallelContext(qp->pcxt);
 	qp->pcxt = NULL;
 	qp->nheld = 0;
+	qp->fetch_sh = NULL;
+	qp->fetching = false;
+}
+
+void
+QueryParallelReadStats(QueryParallel *qp, QueryReaderStats *workers)
+{
+	memset(workers, 0, sizeof(*workers));
+	if (qp->pcxt == NULL)
+		return;
+	SpinLockAcquire(&qp->sh->mutex);
+	*workers = qp->sh->sum;
+	SpinLockRelease(&qp->sh->mutex);
+}
+
+/* QueryFetchRow's workers_stopped */
+static bool
+FetchWorkersStopped(void *arg)
+{
+	return WorkersStopped((QueryParallel *) arg);
+}
+
+bool
+QueryParallelFetchBegin(QueryParallel *qp, const uint64 *tids, uint64 ntids)
+{
+	/* fewer rows than two chunks: the workers' start would cost more than they save */
+	if (qp->fetch_sh == NULL || qp->pcxt == NULL || qp->launched == 0 || qp->workers_gone ||
+		qp->why[0] != '\0' || ntids < 2 * QF_CHUNK_ROWS)
+		return false;
+	QueryFetchStart(&qp->fetch, qp->fetch_sh, tids, ntids);
+	qp->fetching = true;
+	return true;
+}
+
+HeapTupleHeader
+QueryParallelFetchRow(QueryParallel *qp, uint64 i, uint32 *len)
+{
+	if (!qp->fetching)
+		return NULL;
+	return QueryFetchRow(&qp->fetch, i, len, FetchWorkersStopped, qp);
 }
 
 /* ---- the workers ---- */
@@ -715,8 +773,6 @@ ReadMain(dsm_segment *, shm_toc *toc)
 		QueryReaderStatsGet(reader, &stats);
 		QueryReaderEnd(reader);
 	}
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
 	SpinLockAcquire(&sh->mutex);
 	if (why != NULL && sh->why[0] == '\0')
 	{
@@ -734,6 +790,12 @@ ReadMain(dsm_segment *, shm_toc *toc)
 	ConditionVariableBroadcast(&sh->filled);
 	if (why != NULL)
 		ConditionVariableBroadcast(&sh->freed);
+	/* the fetch phase, under the snapshot the rows were read with */
+	if (sh->has_fetch && why == NULL && reader != NULL)
+		QueryFetchWork((QFShared *) shm_toc_lookup(toc, QP_KEY_FETCH, false), rel,
+					   scan->rs_snapshot);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
 	MemoryContextDelete(cxt);
 }
 

@@ -34,6 +34,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "storage/dsm.h"
 #include "storage/shm_toc.h"
@@ -59,13 +60,16 @@ extern bool QueryParallelPossible(void);
  * only when none of its slots is left to ship.
  * With filter (a program over the columns: a dimension's quals), the
  * workers keep only the rows it passes, and stop the read where it cannot
- * decide a row.  Memory in the current context.  The leader reads its own
- * share through QueryParallelLeaderScan (unfiltered).
+ * decide a row.  With fetch_row_bytes > 0 (rows of about that many bytes
+ * on the page) the workers stay after their read for the fetch phase
+ * (QueryParallelFetchBegin).  Memory in the current context.  The leader
+ * reads its own share through QueryParallelLeaderScan (unfiltered).
  */
 extern QueryParallel *QueryParallelBegin(Relation rel, Snapshot snapshot,
 										 const QueryReadColumn *cols, int ncols, int nworkers,
 										 uint32 slot_rows, uint32 max_pages, bool in_place,
-										 int worker_threads, const GpuopsExprProgram *filter);
+										 int worker_threads, const GpuopsExprProgram *filter,
+										 uint32 fetch_row_bytes);
 
 /* A scan of the same pages (the same block allocator) for the leader's own reader. */
 extern TableScanDesc QueryParallelLeaderScan(QueryParallel *qp);
@@ -123,6 +127,30 @@ extern bool QueryParallelNextBatch(QueryParallel *qp, QueryReader *leader_reader
  * batches, read and walk time).  Idempotent.
  */
 extern void QueryParallelEnd(QueryParallel *qp, QueryReaderStats *workers);
+
+/*
+ * The workers' reading summed (pages, rows, batches, read and walk time):
+ * final once every batch was taken (QP_DONE), while the workers may stay
+ * for the fetch phase.
+ */
+extern void QueryParallelReadStats(QueryParallel *qp, QueryReaderStats *workers);
+
+/*
+ * The fetch phase (query_parallel_fetch.h), after every batch was taken:
+ * the workers fetch the rows at tids (ntids of them, the leader's memory,
+ * valid until QueryParallelEnd), in that order.  False where they do not
+ * (no fetch_row_bytes at the begin, no worker left, too few rows): the
+ * caller fetches every row itself.
+ */
+extern bool QueryParallelFetchBegin(QueryParallel *qp, const uint64 *tids, uint64 ntids);
+
+/*
+ * Row i of the fetch (i going up by one from 0): its tuple as on the page,
+ * *len bytes in shared memory, valid until the next call; or NULL: the
+ * caller fetches it itself (no fetch phase, a chunk no worker took, a row
+ * that did not fit).  Waits interruptibly for a worker's chunk.
+ */
+extern HeapTupleHeader QueryParallelFetchRow(QueryParallel *qp, uint64 i, uint32 *len);
 
 /* The workers' entry point (CreateParallelContext's function). */
 extern "C" PGDLLEXPORT void gpuops_query_read_main(dsm_segment *seg, shm_toc *toc);

@@ -30,6 +30,7 @@ extern "C" {
 #include "guc.h"
 #include "node.h"
 #include "query_parallel.h"
+#include "query_parallel_fetch.h"
 #include "query_reader.h"
 
 /* rows a slot-by-slot batch holds (the heap AM's path) */
@@ -58,6 +59,10 @@ typedef struct GpuTopNState : GpuopsNode
 	 * its type)
 	 */
 	TupleTableSlot *fetch_slot;
+	/* a row a worker fetched (query_parallel.h's fetch phase): its tuple in shared memory */
+	TupleTableSlot *shared_slot;
+	HeapTupleData shared_tuple;
+	bool workers_read_counted; /* rstats has the workers' reading */
 	/* the result: TIDs in order */
 	bool done;
 	uint64 *tids;
@@ -73,6 +78,7 @@ typedef struct GpuTopNState : GpuopsNode
 	double end_ms;	  /* the readers and workers ended */
 	double finish_ms; /* the backend's finish: the TIDs in order */
 	double fetch_ms;  /* the rows fetched by TID */
+	uint64 fetched_by_workers;
 } GpuTopNState;
 
 extern const CustomExecMethods gpu_topn_exec_methods;
@@ -169,6 +175,26 @@ BatchRows(const GpuTopNState *st)
 	return (uint32) rows & ~7u;
 }
 
+/*
+ * The bytes of a row on the table's pages (the workers' fetch phase sizes
+ * its room by it), or 0: no fetch phase, the bound is too small for it
+ * (fewer than two of its chunks, QueryParallelFetchBegin).
+ */
+static uint32
+FetchRowBytes(GpuTopNState *st)
+{
+	Relation rel = st->css.ss.ss_currentRelation;
+	double tuples = rel->rd_rel->reltuples;
+	double pages = (double) RelationGetNumberOfBlocks(rel);
+
+	if (st->plan.bound < 2 * QF_CHUNK_ROWS)
+		return 0;
+	/* never analyzed: a guess; a row that does not fit is fetched by the leader */
+	if (tuples <= 0 || pages <= 0)
+		return 256;
+	return (uint32) Min(Max(pages * BLCKSZ / tuples, 32.0), 8192.0);
+}
+
 /* Starts the run's workers when the plan has them and the executor is in parallel mode. */
 static void
 ParallelBegin(GpuTopNState *st)
@@ -196,10 +222,12 @@ ParallelBegin(GpuTopNState *st)
 								 Max(1024.0, reltuples / (2.0 * (nworkers + 1))));
 	slot_rows = (slot_rows + 7) & ~7u;
 	old = MemoryContextSwitchTo(st->run_cxt);
-	st->par = QueryParallelBegin(
-		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->ncols, nworkers,
-		slot_rows, 0, false,
-		gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1) : 0, NULL);
+	st->par = QueryParallelBegin(st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols,
+								 st->ncols, nworkers, slot_rows, 0, false,
+								 gpuops_reader_threads > 0
+									 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
+									 : 0,
+								 NULL, FetchRowBytes(st));
 	/* the leader's own batches are small: it ships the workers' first */
 	st->reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols, st->ncols, 0,
 								  Max(slot_rows / 4, 1024u) & ~7u, st->run_cxt);
@@ -208,12 +236,13 @@ ParallelBegin(GpuTopNState *st)
 	st->own_done = false;
 }
 
-/* Ends the run's readers and workers, adding the workers' reading to rstats. */
+/*
+ * The read is over: ends the leader's reader and adds its reading and the
+ * workers' to rstats; the workers stay for the fetch phase.
+ */
 static void
-ReadersEnd(GpuTopNState *st)
+ReadDone(GpuTopNState *st)
 {
-	QueryReaderStats w;
-
 	if (st->reader != NULL)
 	{
 		QueryReaderStats own;
@@ -225,14 +254,37 @@ ReadersEnd(GpuTopNState *st)
 		QueryReaderEnd(st->reader);
 		st->reader = NULL;
 	}
-	if (st->par != NULL)
+	if (st->par != NULL && !st->workers_read_counted)
 	{
-		QueryParallelEnd(st->par, &w);
-		st->par = NULL;
+		QueryReaderStats w;
+
+		QueryParallelReadStats(st->par, &w);
 		st->rstats.pages += w.pages;
 		st->rstats.rows += w.rows;
 		st->rstats.walk_ms += w.walk_ms;
+		st->workers_read_counted = true;
 	}
+}
+
+/* Ends the run's workers (after their read, or their fetch). */
+static void
+WorkersEnd(GpuTopNState *st)
+{
+	if (st->par != NULL)
+	{
+		QueryReaderStats w;
+
+		QueryParallelEnd(st->par, &w);
+		st->par = NULL;
+	}
+}
+
+/* Ends the run's readers and workers, their reading in rstats. */
+static void
+ReadersEnd(GpuTopNState *st)
+{
+	ReadDone(st);
+	WorkersEnd(st);
 }
 
 /* Every row through the heap AM's slots (a scan the page reader cannot take). */
@@ -346,6 +398,7 @@ StartReaders(GpuTopNState *st, bool restart)
 	instr_time start;
 
 	INSTR_TIME_SET_CURRENT(start);
+	st->workers_read_counted = false;
 	if (!st->by_slots && st->reader == NULL && st->par == NULL)
 	{
 		if (!restart)
@@ -395,7 +448,11 @@ RunOn(GpuTopNState *st, const GpuopsTopnBackend *backend, bool restart)
 	rc = st->by_slots ? AddBySlots(st, backend) : AddByPages(st, backend);
 	st->read_ms = MsSince(start);
 	INSTR_TIME_SET_CURRENT(start);
-	ReadersEnd(st);
+	/* the workers stay for the fetch, unless the read failed */
+	if (rc == GPUOPS_OK)
+		ReadDone(st);
+	else
+		ReadersEnd(st);
 	st->end_ms = MsSince(start);
 	if (rc != GPUOPS_OK)
 		return rc;
@@ -411,6 +468,9 @@ RunOn(GpuTopNState *st, const GpuopsTopnBackend *backend, bool restart)
 	st->ntids = n;
 	/* the device's memory goes now: only the TIDs are needed */
 	st->dev->end();
+	/* the workers fetch the rows in parallel, or leave it to the leader */
+	if (st->par != NULL && !QueryParallelFetchBegin(st->par, st->tids, n))
+		WorkersEnd(st);
 	st->finish_ms = MsSince(start);
 	return GPUOPS_OK;
 }
@@ -429,6 +489,7 @@ Run(GpuTopNState *st)
 	st->done = true;
 	st->ntids = st->next = 0;
 	st->fetch_ms = 0;
+	st->fetched_by_workers = 0;
 	MemoryContextReset(st->run_cxt);
 	st->tids = NULL;
 	if (st->scan == NULL)
@@ -458,41 +519,67 @@ Run(GpuTopNState *st)
 		});
 }
 
+/*
+ * The scan tuple: from's values, not a copy (ExecCopySlot's would allocate
+ * and copy each by-reference one).  They point into the page, which the
+ * fetch slot keeps pinned until the next row is fetched, or into the
+ * workers' shared memory, valid as long (QueryParallelFetchRow): as long
+ * as a scan's tuple must stay valid (a SeqScan's is the same).
+ */
+static TupleTableSlot *
+StoreValues(TupleTableSlot *slot, TupleTableSlot *from)
+{
+	slot_getallattrs(from);
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, from->tts_values, sizeof(Datum) * slot->tts_tupleDescriptor->natts);
+	memcpy(slot->tts_isnull, from->tts_isnull, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	return ExecStoreVirtualTuple(slot);
+}
+
 static TupleTableSlot *
 GpuTopNNext(ScanState *ss)
 {
 	GpuTopNState *st = (GpuTopNState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	HeapTupleHeader shared = NULL;
+	ItemPointerData tid;
+	uint32 len = 0;
 	instr_time start, end;
 
-	if (st->next >= st->ntids)
-		return ExecClearTuple(slot);
 	INSTR_TIME_SET_CURRENT(start);
+	if (st->next >= st->ntids)
 	{
-		ItemPointerData tid;
-
+		/* the last row's values are no longer needed: its workers may go */
+		WorkersEnd(st);
+		slot = ExecClearTuple(slot);
+	}
+	else
+	{
+		if (st->par != NULL)
+			shared = QueryParallelFetchRow(st->par, st->next, &len);
 		QueryTidFromWord(st->tids[st->next++], &tid);
-		/*
-		 * Visible when it was read, under the same MVCC snapshot: it is
-		 * visible now (a snapshot's rows are neither pruned nor removed)
-		 */
-		if (!table_tuple_fetch_row_version(ss->ss_currentRelation, &tid, ss->ps.state->es_snapshot,
-										   st->fetch_slot))
-			elog(ERROR, "gpuops: %s: the row at (%u,%u) is no longer visible", GPUTOPN_NAME,
-				 ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
-		/*
-		 * The values, not a copy (ExecCopySlot's would allocate and copy
-		 * each by-reference one): they point into the page, which the
-		 * fetch slot keeps pinned until the next row is fetched, as long
-		 * as a scan's tuple must stay valid (a SeqScan's is the same).
-		 */
-		slot_getallattrs(st->fetch_slot);
-		ExecClearTuple(slot);
-		memcpy(slot->tts_values, st->fetch_slot->tts_values,
-			   sizeof(Datum) * slot->tts_tupleDescriptor->natts);
-		memcpy(slot->tts_isnull, st->fetch_slot->tts_isnull,
-			   sizeof(bool) * slot->tts_tupleDescriptor->natts);
-		ExecStoreVirtualTuple(slot);
+		if (shared != NULL)
+		{
+			st->shared_tuple.t_len = len;
+			st->shared_tuple.t_self = tid;
+			st->shared_tuple.t_tableOid = RelationGetRelid(ss->ss_currentRelation);
+			st->shared_tuple.t_data = shared;
+			ExecStoreHeapTuple(&st->shared_tuple, st->shared_slot, false);
+			st->fetched_by_workers++;
+			slot = StoreValues(slot, st->shared_slot);
+		}
+		else
+		{
+			/*
+			 * Visible when it was read, under the same MVCC snapshot: it is
+			 * visible now (a snapshot's rows are neither pruned nor removed)
+			 */
+			if (!table_tuple_fetch_row_version(ss->ss_currentRelation, &tid,
+											   ss->ps.state->es_snapshot, st->fetch_slot))
+				elog(ERROR, "gpuops: %s: the row at (%u,%u) is no longer visible", GPUTOPN_NAME,
+					 ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
+			slot = StoreValues(slot, st->fetch_slot);
+		}
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
@@ -542,6 +629,9 @@ BeginGpuTopNImpl(CustomScanState *node, EState *estate, int eflags)
 	st->fetch_slot = ExecAllocTableSlot(&estate->es_tupleTable,
 										RelationGetDescr(node->ss.ss_currentRelation),
 										table_slot_callbacks(node->ss.ss_currentRelation));
+	st->shared_slot = ExecAllocTableSlot(&estate->es_tupleTable,
+										 RelationGetDescr(node->ss.ss_currentRelation),
+										 &TTSOpsHeapTuple);
 	st->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuTopN run",
 										ALLOCSET_DEFAULT_SIZES);
 	st->dev = GpuopsNodeDevice<GpuTopNDevice>(st, estate);
@@ -571,7 +661,8 @@ ReScanGpuTopNImpl(CustomScanState *node)
 	GpuTopNState *st = (GpuTopNState *) node;
 
 	st->stat.running = false; /* gpuops.stat: the next row asked for starts a run */
-	/* no Params (no quals, column keys): the same rows again */
+	/* no Params (no quals, column keys): the same rows again, fetched by the leader */
+	WorkersEnd(st);
 	st->next = 0;
 }
 
@@ -626,6 +717,8 @@ ExplainGpuTopNImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Kernel Time", "ms", st->stats.kernel_ms, 3, es);
 		ExplainPropertyFloat("Fetch Time", "ms", st->fetch_ms, 3, es);
 	}
+	if (st->workers_launched > 0)
+		ExplainPropertyInteger("Rows Fetched By Workers", NULL, (int64) st->fetched_by_workers, es);
 	ExplainPropertyInteger("Device Memory", "kB", (int64) (st->stats.device_bytes / 1024), es);
 }
 
