@@ -4,7 +4,7 @@
  *    GpuopsQueryPages and GpuopsQueryTuple): one row at a time, the same
  *    code in the CUDA kernel (a thread a row) and in the CPU twin.
  *
- * The words are those of the host's reader (src/query/query_deform.cpp's
+ * The words are those of the host's reader (src/input/query_deform.cpp's
  * ValueWords and DeformTuple): PostgreSQL's attribute walk (alignment,
  * the null bitmap, varlena lengths), integers sign-extended, floats as
  * the double's bits, numerics through stored_numeric_word, short text

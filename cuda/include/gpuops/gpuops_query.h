@@ -149,7 +149,7 @@ typedef struct GpuopsQueryDim
  * hands over the pages as stored and, per row, the line pointer of a
  * visible tuple; the backend turns each into the batch columns by the
  * tuple shape below, with the same words as the host's reader
- * (src/query/query_deform.cpp).  A value with no device form escapes at
+ * (src/input/query_deform.cpp).  A value with no device form escapes at
  * its row, escape_index the column: GPUOPS_QESC_VALUE (compressed or
  * external), GPUOPS_QESC_LONG_TEXT (a text over 16 bytes).
  */
@@ -171,7 +171,7 @@ typedef enum GpuopsQueryPageForm
  * it, on the host reader's values and in the page deformer alike): = or
  * <> a constant, IN or NOT IN a list, LIKE or NOT LIKE a constant
  * pattern, under a deterministic collation (equal means equal bytes).
- * The caller compiles it (src/query/query_text_test.cpp).  Fixed-size and
+ * The caller compiles it (src/input/query_text_test.cpp).  Fixed-size and
  * pointer-free: it travels to parallel workers in shared memory.
  */
 #define GPUOPS_QTT_BYTES 256	 /* the constants' bytes, all together */

@@ -9,7 +9,7 @@
  * which deforms them (query/page_deform.hpp); the same functions compile
  * for the CPU twin and for src/, so one copy of each rule exists.  These
  * are on-disk formats, stable across PostgreSQL 15-18 (pg_upgrade keeps
- * them); src/query/query_deform.cpp checks the page and tuple constants against
+ * them); src/input/query_deform.cpp checks the page and tuple constants against
  * PostgreSQL's own macros at compile time and the line pointer's bit
  * layout once at run time.  Little-endian only (the varlena header's
  * length bits sit in the first byte's low end there); src/ does not use

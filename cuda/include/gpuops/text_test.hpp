@@ -1,7 +1,7 @@
 /*
  * text_test.hpp
  *    A text test (gpuops_query.h's GpuopsQueryTextTest) on a value's bytes:
- *    one code for the host reader (src/query/query_text_test.cpp) and the
+ *    one code for the host reader (src/input/query_text_test.cpp) and the
  *    page deformer (page_deform.hpp: the CUDA kernel and the CPU twin), so
  *    that both forms of a read decide every row alike.
  */
