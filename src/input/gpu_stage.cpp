@@ -82,7 +82,7 @@ struct GpuStageState : GpuopsNode
 	int maxtaken;
 	Size taken_bytes;
 	uint64 streamed;	 /* chunks taken while the input was being read, for EXPLAIN */
-	GatherState *gather; /* the Gather above (GpuStageBelow), for its leader's share */
+	GatherState *gather; /* the Gather above (GpuStageSetGather), for its leader's share */
 	uint64 peak;		 /* the shared peak, kept when the shared memory goes away */
 };
 
@@ -351,6 +351,17 @@ Remember(GpuStageState *st, uint64 chunk, Size bytes)
 
 static void ChunkIntoStore(GpuopsRowStore *store, GpuStageChunk *ch);
 
+/*
+ * Whether GpuStageTake takes ch: a full chunk (a partial one is still
+ * being filled), at least one, and more only while the bytes taken since
+ * `before` stay under limit.
+ */
+static bool
+TakesChunk(const GpuStageState *st, const GpuStageChunk *ch, uint32 full, Size before, Size limit)
+{
+	return ch->nrows == GPUOPS_BATCH_ROWS && (full == 0 || st->taken_bytes - before < limit);
+}
+
 Size
 GpuStageTake(GpuStageState *st, GpuopsRowStore *store, Size limit)
 {
@@ -377,7 +388,7 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store, Size limit)
 			GpuStageChunk *ch = (GpuStageChunk *) dsa_get_address(st->area, dp);
 			dsa_pointer next = ch->next;
 
-			if (ch->nrows == GPUOPS_BATCH_ROWS && (full == 0 || st->taken_bytes - before < limit))
+			if (TakesChunk(st, ch, full, before, limit))
 			{
 				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) dp, ch->size);
@@ -412,7 +423,7 @@ GpuStageTake(GpuStageState *st, GpuopsRowStore *store, Size limit)
 		{
 			GpuStageChunk *ch = (GpuStageChunk *) lfirst(lc);
 
-			if (ch->nrows == GPUOPS_BATCH_ROWS && (full == 0 || st->taken_bytes - before < limit))
+			if (TakesChunk(st, ch, full, before, limit))
 			{
 				ChunkIntoStore(store, ch);
 				Remember(st, (uint64) (uintptr_t) ch, ch->size);
@@ -575,8 +586,13 @@ GpuStageBelow(PlanState *child)
 	if (below == NULL || !IsA(below, CustomScanState) ||
 		((CustomScanState *) below)->methods != &gpu_stage_exec_methods)
 		return NULL;
-	((GpuStageState *) below)->gather = (GatherState *) child;
 	return (GpuStageState *) below;
+}
+
+void
+GpuStageSetGather(GpuStageState *stage, GatherState *gather)
+{
+	stage->gather = gather;
 }
 
 /* Frees the chunks kept in the leader's memory (no parallel mode), and their totals. */

@@ -59,6 +59,13 @@ extern List *GpuopsExprTlist(List *exprs);
 /* The GpuStage under `child` when child is such a Gather, else NULL. */
 extern GpuStageState *GpuStageBelow(PlanState *child);
 
+/*
+ * Tells stage which Gather is above it (the node that collects its rows
+ * calls it at its Begin): whether that Gather runs the leader's share
+ * decides whether the workers may wait for the leader (streaming).
+ */
+extern void GpuStageSetGather(GpuStageState *stage, GatherState *gather);
+
 /* After Gather is exhausted: moves every staged row into store (empty or unused). */
 extern void GpuStageCollect(GpuStageState *stage, GpuopsRowStore *store);
 

@@ -49,7 +49,10 @@ GpuopsNodeBegin(GpuopsNode *n, EState *estate, int eflags, int ninputs, TupleDes
 		if (in->stage == NULL)
 			all_staged = false;
 		else
+		{
+			GpuStageSetGather(in->stage, castNode(GatherState, in->ps));
 			staged_shared |= GpuStageDeviceShared(in->stage);
+		}
 	}
 	/*
 	 * Over GpuStages alone, whose workers only read rows, the device is this
