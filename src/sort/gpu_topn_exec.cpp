@@ -672,6 +672,18 @@ ReScanGpuTopNImpl(CustomScanState *node)
 	st->next = 0;
 }
 
+/*
+ * The executor is done with the node's rows (its parallel mode ends next:
+ * ExecutePlan, or a Limit above at the end of its window): the workers,
+ * which may still be waiting to fetch, go now, as a Gather's do.  Rows
+ * asked for after a rescan are fetched by the leader.
+ */
+static void
+ShutdownGpuTopNImpl(CustomScanState *node)
+{
+	WorkersEnd((GpuTopNState *) node);
+}
+
 static void
 ExplainGpuTopNImpl(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -740,7 +752,7 @@ const CustomExecMethods gpu_topn_exec_methods = {
 	NULL, /* InitializeDSMCustomScan */
 	NULL, /* ReInitializeDSMCustomScan */
 	NULL, /* InitializeWorkerCustomScan */
-	NULL, /* ShutdownCustomScan */
+	GuardedShutdown<ShutdownGpuTopNImpl>,
 	GuardedExplain<ExplainGpuTopNImpl>,
 };
 
