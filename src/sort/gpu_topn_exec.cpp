@@ -236,6 +236,15 @@ ParallelBegin(GpuTopNState *st)
 	st->own_done = false;
 }
 
+/* Adds a reader's figures to the run's (EXPLAIN's Heap Pages, Walk Time). */
+static void
+AddReadStats(GpuTopNState *st, const QueryReaderStats *r)
+{
+	st->rstats.pages += r->pages;
+	st->rstats.rows += r->rows;
+	st->rstats.walk_ms += r->walk_ms;
+}
+
 /*
  * The read is over: ends the leader's reader and adds its reading and the
  * workers' to rstats; the workers stay for the fetch phase.
@@ -243,25 +252,19 @@ ParallelBegin(GpuTopNState *st)
 static void
 ReadDone(GpuTopNState *st)
 {
+	QueryReaderStats r;
+
 	if (st->reader != NULL)
 	{
-		QueryReaderStats own;
-
-		QueryReaderStatsGet(st->reader, &own);
-		st->rstats.pages += own.pages;
-		st->rstats.rows += own.rows;
-		st->rstats.walk_ms += own.walk_ms;
+		QueryReaderStatsGet(st->reader, &r);
+		AddReadStats(st, &r);
 		QueryReaderEnd(st->reader);
 		st->reader = NULL;
 	}
 	if (st->par != NULL && !st->workers_read_counted)
 	{
-		QueryReaderStats w;
-
-		QueryParallelReadStats(st->par, &w);
-		st->rstats.pages += w.pages;
-		st->rstats.rows += w.rows;
-		st->rstats.walk_ms += w.walk_ms;
+		QueryParallelReadStats(st->par, &r);
+		AddReadStats(st, &r);
 		st->workers_read_counted = true;
 	}
 }
