@@ -8,7 +8,8 @@
  * variables, the workers' figures and a stopping reason), the parallel
  * table scan (its block allocator and the serialized snapshot), and the
  * slots themselves, each one batch of columns laid out the same way in
- * every process.  A slot goes FREE -> FILLING (a worker copies its
+ * every process; with a fetch phase also its ring of chunk slots
+ * (query_parallel_fetch.h).  A slot goes FREE -> FILLING (a worker copies its
  * reader's batch in) -> FULL -> TAKEN (the leader hands it to the device)
  * -> FREE.  The leader waits on `filled` (a slot was filled, a worker
  * finished or stopped the read), a worker on `freed` (a slot was freed,
