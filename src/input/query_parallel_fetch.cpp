@@ -192,6 +192,7 @@ EnterChunk(QueryFetch *f, uint64 c, bool (*workers_stopped)(void *), void *arg)
 	QFShared *sh = f->sh;
 	int s = (int) (c % sh->nslots);
 	QFSlotState state;
+	uint32 ndone;
 
 	if (f->cur >= 0)
 	{
@@ -214,14 +215,17 @@ EnterChunk(QueryFetch *f, uint64 c, bool (*workers_stopped)(void *), void *arg)
 	if (sh->slots[s].state == QF_ISSUED)
 		sh->slots[s].state = QF_LEADER;
 	state = sh->slots[s].state;
+	ndone = sh->slots[s].ndone;
 	SpinLockRelease(&sh->mutex);
 	if (state == QF_FETCHING)
 	{
 		ConditionVariablePrepareToSleep(&sh->done);
 		for (;;)
 		{
+			/* (the lock's barrier: the worker's copies are seen) */
 			SpinLockAcquire(&sh->mutex);
 			state = sh->slots[s].state;
+			ndone = sh->slots[s].ndone;
 			SpinLockRelease(&sh->mutex);
 			if (state != QF_FETCHING)
 				break;
@@ -242,10 +246,7 @@ EnterChunk(QueryFetch *f, uint64 c, bool (*workers_stopped)(void *), void *arg)
 		ConditionVariableCancelSleep();
 	}
 	f->cur_leader = state == QF_LEADER;
-	/* (the lock's barrier: the worker's copies are seen) */
-	SpinLockAcquire(&sh->mutex);
-	f->cur_done = sh->slots[s].ndone;
-	SpinLockRelease(&sh->mutex);
+	f->cur_done = ndone;
 }
 
 HeapTupleHeader
@@ -263,7 +264,6 @@ QueryFetchRow(QueryFetch *f, uint64 i, uint32 *len, bool (*workers_stopped)(void
 		return NULL;
 	v = SlotView(f->sh, (int) (c % f->sh->nslots));
 	*len = v.len[r];
-	f->from_workers++;
 	return (HeapTupleHeader) (v.data + v.off[r]);
 }
 

@@ -50,7 +50,6 @@ typedef struct QueryFetch
 	int64 cur;	   /* the chunk being returned, or -1 */
 	bool cur_leader;
 	uint32 cur_done; /* rows of cur in its slot */
-	uint64 from_workers;
 } QueryFetch;
 
 /* Shared memory for the phase with nworkers workers and rows of about row_bytes. */
