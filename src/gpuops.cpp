@@ -34,6 +34,7 @@ extern PGDLLEXPORT void _PG_init(void);
 #include "op_stats.h"
 #include "page_service.h"
 #include "planner_hooks.h"
+#include "recent_buffers.h"
 
 static void
 InitImpl(void)
@@ -48,6 +49,7 @@ InitImpl(void)
 	GpuopsDeviceSessionsInit();
 	GpuopsOpStatsInit();
 	GpuopsPageServiceInit();
+	GpuopsRecentBuffersInit();
 	GpuopsRegisterInterruptCheck();
 	GpuSortRegister();
 	GpuHashJoinRegister();

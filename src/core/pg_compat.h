@@ -54,34 +54,45 @@ extern "C" {
 #endif
 
 /*
- * Makes page the heap scan's current page (rs_cbuf, rs_cblock), pruned, with
- * the offsets of its tuples visible to the scan's snapshot in rs_vistuples,
- * as a page-at-a-time sequential scan does.  Until 16 that is heapgetpage
- * (then the old-snapshot test); 17 split it: the scan reads its buffers
- * through a read stream and heap_prepare_pagescan prepares the buffer in
- * hand, so a caller reading pages of its own choosing reads the buffer
- * itself, as heapam_scan_sample_next_block does; 17 also removed
+ * Makes the page the heap scan holds pinned (rs_cbuf, for rs_cblock) its
+ * current page, pruned, with the offsets of its tuples visible to the
+ * scan's snapshot in rs_vistuples, as a page-at-a-time sequential scan
+ * does.  Until 16 that is heapgetpage (which reads the page again: it
+ * drops rs_cbuf and pins the block itself), then the old-snapshot test;
+ * 17 split it: the scan reads its buffers (through a read stream) and
+ * heap_prepare_pagescan prepares the one in hand, and removed
  * old_snapshot_threshold and with it TestForOldSnapshot.
  */
 static inline void
-GpuopsHeapPreparePage(HeapScanDesc scan, BlockNumber page)
+GpuopsHeapPreparePinnedPage(HeapScanDesc scan)
 {
 #if PG_VERSION_NUM >= 170000
-	if (BufferIsValid(scan->rs_cbuf))
-	{
-		ReleaseBuffer(scan->rs_cbuf);
-		scan->rs_cbuf = InvalidBuffer;
-	}
-	scan->rs_cbuf = ReadBufferExtended(scan->rs_base.rs_rd, MAIN_FORKNUM, page, RBM_NORMAL,
-									   scan->rs_strategy);
-	scan->rs_cblock = page;
 	heap_prepare_pagescan(&scan->rs_base);
 #else
-	heapgetpage(&scan->rs_base, page);
+	heapgetpage(&scan->rs_base, scan->rs_cblock);
 	TestForOldSnapshot(scan->rs_base.rs_snapshot, scan->rs_base.rs_rd,
 					   BufferGetPage(scan->rs_cbuf));
 #endif
 }
+
+/* The old-snapshot test of a page read under snapshot (none from 17: see above). */
+#if PG_VERSION_NUM >= 170000
+#define GpuopsTestForOldSnapshot(snapshot, rel, page) ((void) 0)
+#else
+#define GpuopsTestForOldSnapshot(snapshot, rel, page) TestForOldSnapshot(snapshot, rel, page)
+#endif
+
+/*
+ * ReadRecentBuffer for a relation's fork: 16 changed its first argument
+ * from the RelFileNode to the RelFileLocator (rd_node to rd_locator).
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuopsReadRecentBuffer(rel, fork, block, buf) \
+	ReadRecentBuffer((rel)->rd_locator, fork, block, buf)
+#else
+#define GpuopsReadRecentBuffer(rel, fork, block, buf) \
+	ReadRecentBuffer((rel)->rd_node, fork, block, buf)
+#endif
 
 /*
  * The equalities that join inner to the rels outer (from the equivalence

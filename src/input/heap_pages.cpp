@@ -11,11 +11,13 @@ extern "C" {
 #include "access/tableam.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "utils/rel.h"
 #include "pg_compat.h"
 }
 
 #include "heap_pages.h"
+#include "recent_buffers.h"
 
 bool
 HeapPageWalkUsable(TableScanDesc sd)
@@ -28,8 +30,68 @@ HeapPageWalkUsable(TableScanDesc sd)
 void
 HeapPageWalkInit(HeapPageWalk *walk, TableScanDesc sd)
 {
+	Snapshot snapshot = sd->rs_snapshot;
+
 	walk->scan = (HeapScanDesc) sd;
 	walk->on_page = false;
+	/*
+	 * (a serializable transaction's need to check for conflicts can end
+	 * during the walk, never begin)
+	 */
+	walk->list_visible = !snapshot->takenDuringRecovery &&
+		!CheckForSerializableConflictOutNeeded(sd->rs_rd, snapshot);
+	walk->want_lsn = false;
+	walk->lsn_valid = false;
+}
+
+/*
+ * Makes block the page in hand (heap_pages.h says what differs from
+ * heapgetpage).
+ */
+static void
+PreparePage(HeapPageWalk *walk, BlockNumber block)
+{
+	HeapScanDesc scan = walk->scan;
+	Relation rel = scan->rs_base.rs_rd;
+	Buffer buf;
+	Page page;
+
+	walk->lsn_valid = false;
+	if (BufferIsValid(scan->rs_cbuf))
+	{
+		ReleaseBuffer(scan->rs_cbuf);
+		scan->rs_cbuf = InvalidBuffer;
+	}
+	buf = RecentBufferRead(rel, block, scan->rs_strategy);
+	scan->rs_cbuf = buf;
+	scan->rs_cblock = block;
+	page = BufferGetPage(buf);
+	/* (a look without the lock first: a page that is not all-visible skips it) */
+	if (walk->list_visible && PageIsAllVisible(page))
+	{
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		GpuopsTestForOldSnapshot(scan->rs_base.rs_snapshot, rel, page);
+		if (PageIsAllVisible(page))
+		{
+			OffsetNumber lines = PageGetMaxOffsetNumber(page);
+			ItemId lpp = PageGetItemId(page, FirstOffsetNumber);
+			int n = 0;
+
+			for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++, lpp++)
+				if (ItemIdIsNormal(lpp))
+					scan->rs_vistuples[n++] = off;
+			scan->rs_ntuples = n;
+			if (walk->want_lsn)
+			{
+				walk->lsn = BufferGetLSNAtomic(buf);
+				walk->lsn_valid = true;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			return;
+		}
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	}
+	GpuopsHeapPreparePinnedPage(scan);
 }
 
 bool
@@ -83,7 +145,7 @@ HeapPageWalkNext(HeapPageWalk *walk)
 		}
 	}
 	CHECK_FOR_INTERRUPTS();
-	GpuopsHeapPreparePage(scan, page);
+	PreparePage(walk, page);
 	walk->on_page = true;
 	return true;
 }

@@ -7,8 +7,18 @@
  *    rs_cbuf (pinned), rs_cblock, rs_vistuples and rs_ntuples describe the
  *    page in hand.
  *
+ * Two steps of heapgetpage cost less here, with the same outcome:
+ * - Each page is pinned through the recent-buffer table (recent_buffers.h)
+ *   rather than the buffer mapping table, where the table knows its buffer.
+ * - A page whose PD_ALL_VISIBLE flag is set has every normal line pointer
+ *   visible (heapgetpage's own rule, outside recovery), so they are listed
+ *   under the share lock without a visibility call per tuple, and no
+ *   pruning is tried (such a page has nothing dead to prune).  A
+ *   serializable transaction that must check each tuple for a conflict
+ *   takes heapgetpage's path for every page.
+ *
  * Used by the batch source that reads a Seq Scan's pages (heap_source.cpp)
- * and by GpuQuery's fact-table reader (src/query/).
+ * and by the page reader of GpuQuery and GpuTopN (query_reader.h).
  */
 #ifndef GPUOPS_HEAP_PAGES_H
 #define GPUOPS_HEAP_PAGES_H
@@ -18,12 +28,18 @@ extern "C" {
 
 #include "access/heapam.h"
 #include "access/relscan.h"
+#include "access/xlogdefs.h"
 }
 
 typedef struct HeapPageWalk
 {
 	HeapScanDesc scan;
-	bool on_page; /* a page is in hand (the scan's rs_cbuf) */
+	bool on_page;	   /* a page is in hand (the scan's rs_cbuf) */
+	bool list_visible; /* all-visible pages listed here (see above) */
+	bool want_lsn;	   /* set by the caller: read lsn where the share lock is held anyway */
+	bool lsn_valid;	   /* lsn is the page in hand's, read under its share lock after
+						  * its tuples were listed */
+	XLogRecPtr lsn;
 } HeapPageWalk;
 
 /*

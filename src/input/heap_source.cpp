@@ -12,9 +12,10 @@
  * visible tuple straight into the batch.
  *
  * What stays PostgreSQL's: the scan descriptor (created as SeqNext would,
- * or by the parallel scan's DSM callbacks), the page's preparation (GpuopsHeapPreparePage, pg_compat.h: pruning, the
- * visibility of every tuple under the scan's snapshot, serializable
- * checks), the old-snapshot test, rescans (ExecReScan of the child), and
+ * or by the parallel scan's DSM callbacks), the page's preparation by
+ * heapgetpage's rules (heap_pages.h: pruning, the visibility of every
+ * tuple under the scan's snapshot, serializable checks), the old-snapshot
+ * test, rescans (ExecReScan of the child), and
  * the end of the scan (ExecEndNode).  The child's EXPLAIN ANALYZE row count
  * and the table's tuples-read statistic are kept too.
  *

@@ -807,6 +807,7 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 	instr_time start, end;
 
 	INSTR_TIME_SET_CURRENT(start);
+	r->walk.want_lsn = cacheable;
 	while (npages < buf->max_pages)
 	{
 		int n;
@@ -824,9 +825,9 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 		buf->first_row[npages] = rows;
 		if (buf->in_place)
 		{
-			/* a pin of our own: the walk drops its pin at the next page */
-			IncrBufferRefCount(scan->rs_cbuf);
-			buf->index[npages] = (uint32) (scan->rs_cbuf - 1);
+			Buffer pinned = scan->rs_cbuf;
+
+			buf->index[npages] = (uint32) (pinned - 1);
 			buf->block[npages] = scan->rs_cblock;
 			/*
 			 * The LSN that names the page for the device cache, read after
@@ -839,12 +840,20 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 			 * two 4-byte halves could be read torn.
 			 */
 			buf->lsn[npages] = 0;
-			if (cacheable)
+			if (cacheable && r->walk.lsn_valid)
+				buf->lsn[npages] = r->walk.lsn; /* (read so by the walk) */
+			else if (cacheable)
 			{
-				LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
-				buf->lsn[npages] = BufferGetLSNAtomic(scan->rs_cbuf);
-				LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+				LockBuffer(pinned, BUFFER_LOCK_SHARE);
+				buf->lsn[npages] = BufferGetLSNAtomic(pinned);
+				LockBuffer(pinned, BUFFER_LOCK_UNLOCK);
 			}
+			/*
+			 * The walk's pin becomes the listed page's (it would drop it at
+			 * the next page): one pin a page, not a second taken and the
+			 * first dropped.
+			 */
+			scan->rs_cbuf = InvalidBuffer;
 		}
 		else
 			memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
