@@ -141,7 +141,7 @@ BatchPages(const GpuQueryState *st, int nprocs)
 	double pages = Max(((double) ((size_t) gpuops_batch_size_mb << 20)) / BLCKSZ, 16.0);
 
 	/*
-	 * Gathered by the page service, a batch is one request (64 MB of
+	 * Gathered by the page service, a batch is one request (32 MB of
 	 * pages), so that the CUDA engine can hold it while the service
 	 * gathers it (GpuopsQueryPages.may_hold): the leader's hand-offs then
 	 * overlap the gathers.  Waited for in turn, batches of 64 MB (two

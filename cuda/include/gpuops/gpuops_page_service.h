@@ -64,15 +64,10 @@
 GPUOPS_C_BEGIN
 
 /*
- * Pages a request and each of a channel's two staging areas hold (64 MB of
- * 8 KB pages; 1 GB of device memory for the default 8 channels): a larger
- * list is gathered in parts.  A GpuQuery batch read through the service is
- * one request, and each batch costs the leader a hand-off (the service's
- * answer, the row index copied up, two kernel launches and their waits)
- * whatever its size: with 4096 pages, SSB's 1.85M-page fact table took
- * ~500 of them.
+ * Pages a request and each of a channel's two staging areas hold (32 MB of
+ * 8 KB pages): a larger list is gathered in parts.
  */
-#define GPUOPS_PAGE_SERVICE_PAGES 8192
+#define GPUOPS_PAGE_SERVICE_PAGES 4096
 #define GPUOPS_PAGE_SERVICE_MAX_CHANNELS 64
 #define GPUOPS_PAGE_SERVICE_HANDLE_BYTES 64 /* sizeof(cudaIpcMemHandle_t) */
 
