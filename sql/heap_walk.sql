@@ -3,7 +3,7 @@
 -- a visibility call per tuple, and every page is pinned through the
 -- recent-buffer table (src/input/recent_buffers.h) where it knows the
 -- buffer.  Each result is compared with PostgreSQL's under the same
--- snapshot (check_walk), reading pages in place, copied, and through the
+-- snapshot (check_pages), reading pages in place, copied, and through the
 -- host form: on pages all-visible; on pages another session changed
 -- (dblink) after this one's REPEATABLE READ snapshot was taken, serial and
 -- parallel; in a SERIALIZABLE transaction (which takes heapgetpage's path);
@@ -20,20 +20,6 @@ CREATE EXTENSION dblink;
 SELECT dblink_connect('hw', format('host=%s port=%s dbname=%s user=%s',
        split_part(current_setting('unix_socket_directories'), ',', 1),
        current_setting('port'), current_database(), current_user)) AS connected;
-
-CREATE FUNCTION check_walk(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE a text; b text; c text;
-BEGIN
-  a := check_agg_on(q, 'GpuQuery');
-  PERFORM set_config('gpuops.query_pages_in_place', 'off', true);
-  c := check_agg_on(q, 'GpuQuery');
-  PERFORM set_config('gpuops.query_pages_in_place', 'on', true);
-  PERFORM set_config('gpuops.query_read_pages', 'off', true);
-  b := check_agg_on(q, 'GpuQuery');
-  PERFORM set_config('gpuops.query_read_pages', 'on', true);
-  RETURN CASE WHEN a = b AND a = c THEN a ELSE a || ' | copied: ' || c || ' | host: ' || b END;
-END $$;
 
 -- vacuum_visible(t): VACUUM t (through the dblink session, so that it can
 -- be retried from here) until every page is all-visible, which VACUUM can
@@ -61,8 +47,8 @@ ANALYZE hw;
 SELECT vacuum_visible('hw') AS all_visible;
 SELECT relpages > 300 AS many_pages FROM pg_class WHERE relname = 'hw';
 
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
-SELECT check_walk('SELECT count(*), sum(v) FROM hw WHERE id % 5 = 0 AND t LIKE ''r1%''');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT count(*), sum(v) FROM hw WHERE id % 5 = 0 AND t LIKE ''r1%''');
 
 -- Another session deletes, updates (HOT and not) and inserts after this
 -- transaction's snapshot: those pages lose PD_ALL_VISIBLE, and the rows
@@ -74,26 +60,26 @@ SELECT dblink_exec('hw', 'UPDATE hw SET v = -v WHERE id BETWEEN 40000 AND 41000'
 SELECT dblink_exec('hw', 'UPDATE hw SET t = repeat(''u'', 40) WHERE id BETWEEN 50000 AND 50100');
 SELECT dblink_exec('hw', 'INSERT INTO hw SELECT i, i % 97, i, ''new'' FROM generate_series(60001, 61000) i');
 SELECT count(*) AS same_snapshot, sum(v) FILTER (WHERE v < 0) AS negated FROM hw;
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
-SELECT check_walk('SELECT count(*), sum(v) FROM hw WHERE id % 5 = 0 AND t LIKE ''r1%''');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT count(*), sum(v) FROM hw WHERE id % 5 = 0 AND t LIKE ''r1%''');
 SET LOCAL max_parallel_workers_per_gather = 2;
 SET LOCAL parallel_setup_cost = 0;
 SET LOCAL min_parallel_table_scan_size = 0;
 SET LOCAL gpuops.tuple_cost = 0;
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
 COMMIT;
 
 -- a new snapshot sees the changes: changed pages and all-visible ones mixed
 ANALYZE hw;
 SELECT relallvisible < relpages AS some_not_all_visible FROM pg_class WHERE relname = 'hw';
 SELECT count(*) AS after_change, sum(v) FILTER (WHERE v < 0) AS negated FROM hw;
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
-SELECT check_walk('SELECT count(*), sum(v) FROM hw WHERE id % 5 = 0 AND t LIKE ''r1%''');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT count(*), sum(v) FROM hw WHERE id % 5 = 0 AND t LIKE ''r1%''');
 
 -- SERIALIZABLE: every page takes heapgetpage's path (its conflict checks)
 SELECT vacuum_visible('hw') AS all_visible;
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
 COMMIT;
 
 -- new blocks in new buffers: what the recent-buffer table held for the old
@@ -102,16 +88,15 @@ TRUNCATE hw;
 INSERT INTO hw
 SELECT i, i % 31, i * 3, 's' || i FROM generate_series(1, 40000) i;
 SELECT vacuum_visible('hw') AS all_visible;
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
 -- and a second table read in between, then the first again
 CREATE TABLE hw2 AS SELECT i AS id, i % 31 AS g, i::int8 AS v, 'x' AS t
 FROM generate_series(1, 50000) i;
 SELECT vacuum_visible('hw2') AS all_visible;
-SELECT check_walk('SELECT g, count(*), sum(v) FROM hw2 GROUP BY g');
-SELECT check_walk('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
+SELECT check_pages('SELECT g, count(*), sum(v) FROM hw2 GROUP BY g');
+SELECT check_pages('SELECT g, count(*), sum(v), min(id), max(id) FROM hw GROUP BY g');
 
 SELECT dblink_disconnect('hw');
 DROP TABLE hw, hw2;
-DROP FUNCTION check_walk(text);
 DROP FUNCTION vacuum_visible(text);
 DROP EXTENSION dblink;

@@ -26,21 +26,6 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
--- check_pages(q): check_agg_on for GpuQuery, with the pages form (in
--- place, then copied) and without
-CREATE FUNCTION check_pages(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE a text; b text; c text;
-BEGIN
-  a := check_agg_on(q, 'GpuQuery');
-  PERFORM set_config('gpuops.query_pages_in_place', 'off', true);
-  c := check_agg_on(q, 'GpuQuery');
-  PERFORM set_config('gpuops.query_pages_in_place', 'on', true);
-  PERFORM set_config('gpuops.query_read_pages', 'off', true);
-  b := check_agg_on(q, 'GpuQuery');
-  PERFORM set_config('gpuops.query_read_pages', 'on', true);
-  RETURN CASE WHEN a = b AND a = c THEN a ELSE a || ' | copied: ' || c || ' | host: ' || b END;
-END $$;
 
 -- every alignment and column form; NULLs (so the null bitmap) in every
 -- column; short and 4-byte varlena headers; a dropped column; columns
@@ -167,4 +152,4 @@ RESET gpuops.batch_size;
 RESET gpuops.cpu_fallback;
 
 DROP TABLE qp, qp_toast, qp_wide, qp_held;
-DROP FUNCTION check_pages(text), pages_lines(text);
+DROP FUNCTION pages_lines(text);

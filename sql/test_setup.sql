@@ -154,6 +154,22 @@ BEGIN
   RETURN format('%s=%s rows=%s missing=%s extra=%s', lower(node), used, n, missing, extra);
 END $$;
 
+-- check_pages(q): check_agg_on for GpuQuery, with the pages form (in
+-- place, then copied) and without (query_pages, heap_walk)
+CREATE FUNCTION check_pages(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE a text; b text; c text;
+BEGIN
+  a := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_pages_in_place', 'off', true);
+  c := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_pages_in_place', 'on', true);
+  PERFORM set_config('gpuops.query_read_pages', 'off', true);
+  b := check_agg_on(q, 'GpuQuery');
+  PERFORM set_config('gpuops.query_read_pages', 'on', true);
+  RETURN CASE WHEN a = b AND a = c THEN a ELSE a || ' | copied: ' || c || ' | host: ' || b END;
+END $$;
+
 -- check_agg(q): check_agg_on for GpuAgg.
 CREATE FUNCTION check_agg(q text) RETURNS text
 LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuAgg') $$;
