@@ -14,6 +14,13 @@
  * still holds that block, and the read goes through the mapping table
  * otherwise (then the entry is set).  Entries are written without a lock:
  * a 4-byte store is atomic, and a lost or stale one costs a lookup.
+ *
+ * One difference from ReadBufferExtended: a buffer pinned through
+ * ReadRecentBuffer keeps its usage count (PostgreSQL pins it with
+ * PinBuffer_Locked), where a read without a strategy raises it and a
+ * bulk read's ring strategy raises it from 0 to 1; under pressure on
+ * shared buffers, pages read only by these walks are evicted a little
+ * sooner.
  */
 #ifndef GPUOPS_RECENT_BUFFERS_H
 #define GPUOPS_RECENT_BUFFERS_H
