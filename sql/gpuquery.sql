@@ -9,26 +9,10 @@ SET max_parallel_workers_per_gather = 0;
 SET gpuops.cpu_fallback = off;
 SET gpuops.enable_query = on;
 
--- explain_lines(q, pat): EXPLAIN ANALYZE's lines matching pat, without timings
-CREATE FUNCTION explain_lines(q text, pat text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ pat THEN
-      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
-    END IF;
-  END LOOP;
-END $$;
 -- explain_escape(q): the GpuQuery lines (rows, groups, and why it escaped or
 -- fell back, if it did; not the backend's name, cpu or cuda)
 CREATE FUNCTION explain_escape(q text) RETURNS SETOF text
 LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Escaped|Fallback|Rows Read|Rows Passed|Groups:') $$;
-
--- check_query(q): test_setup's check_agg_on for GpuQuery (gpuquery=t when
--- planned, rows, and rows missing / extra against PostgreSQL)
-CREATE FUNCTION check_query(q text) RETURNS text
-LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuQuery') $$;
 
 -- lineitem's shape: numeric(15,2) money, char(1) flags, dates
 CREATE TABLE qli (
@@ -320,6 +304,4 @@ RESET parallel_setup_cost;
 SET max_parallel_workers_per_gather = 0;
 
 DROP TABLE qli, qempty, qnan, qpart;
-DROP FUNCTION check_query(text);
 DROP FUNCTION explain_escape(text);
-DROP FUNCTION explain_lines(text, text);

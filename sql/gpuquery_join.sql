@@ -18,20 +18,10 @@ SET gpuops.enable_mergejoin = off;
 SET gpuops.enable_nestloop = off;
 SET gpuops.enable_agg = off;
 
-CREATE FUNCTION check_query(q text) RETURNS text
-LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuQuery') $$;
 -- explain_join(q): EXPLAIN ANALYZE's GpuQuery lines (lookups with their
 -- rows, rows passed, groups, escape), without timings or the backend
 CREATE FUNCTION explain_join(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Lookups|^ +(\(|[a-z]+\.)|Join Filter|Escaped|Fallback|Rows Read|Rows Passed|Groups:|Workers' THEN
-      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
-    END IF;
-  END LOOP;
-END $$;
+LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Lookups|^ +(\(|[a-z]+\.)|Join Filter|Escaped|Fallback|Rows Read|Rows Passed|Groups:|Workers') $$;
 
 -- dimensions: a date table (dense keys: direct lookup), customers
 -- (int4 keys joined from an int8 fact column), nations (int2 keys, a
@@ -200,4 +190,3 @@ SELECT check_query($$SELECT c.ck, c.bal, sum(c.bal) FROM jf f, jc c WHERE f.ckey
 DROP TABLE jf, jd, jc, jn, js, jdup;
 DROP FUNCTION query_keys(text);
 DROP FUNCTION explain_join(text);
-DROP FUNCTION check_query(text);

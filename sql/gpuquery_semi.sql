@@ -17,20 +17,10 @@ SET gpuops.enable_mergejoin = off;
 SET gpuops.enable_nestloop = off;
 SET gpuops.enable_agg = off;
 
-CREATE FUNCTION check_query(q text) RETURNS text
-LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuQuery') $$;
 -- explain_semi(q): EXPLAIN ANALYZE's GpuQuery lines (lookups with their
 -- kind and rows, rows passed, groups, escapes), without timings
 CREATE FUNCTION explain_semi(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Lookups|Escaped|Fallback|Rows Passed|Groups:' THEN
-      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
-    END IF;
-  END LOOP;
-END $$;
+LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Lookups|Escaped|Fallback|Rows Passed|Groups:') $$;
 
 -- the fact table: keys with NULLs, keys no other table holds
 CREATE TABLE sf (id int8, k int4, k2 int8, g int4, v numeric(12,2), flag char(1));
@@ -122,4 +112,3 @@ SELECT check_query($$SELECT count(*) FROM sf f WHERE f.k NOT IN (SELECT d.k FROM
 
 DROP TABLE sf, sd, se, sn;
 DROP FUNCTION explain_semi(text);
-DROP FUNCTION check_query(text);

@@ -16,18 +16,8 @@ SET gpuops.enable_mergejoin = off;
 SET gpuops.enable_nestloop = off;
 SET gpuops.enable_agg = off;
 
-CREATE FUNCTION check_query(q text) RETURNS text
-LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuQuery') $$;
 CREATE FUNCTION explain_text(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Lookups|Escaped|Rows Read|Rows Passed|Groups:' THEN
-      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
-    END IF;
-  END LOOP;
-END $$;
+LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Lookups|Escaped|Rows Read|Rows Passed|Groups:') $$;
 
 -- a fact table with TPC-H's kinds of text: a flag, modes in char(10), an
 -- instruction over 16 bytes in char(25), free text, NULLs, trailing blanks
@@ -173,5 +163,4 @@ WHERE f.pk = p.pk AND p.brand LIKE 'Brand#1%' AND p.psize < 30$$);
 SET gpuops.min_rows = 0;
 
 DROP TABLE tf, tp, tp2, tlong;
-DROP FUNCTION check_query(text);
 DROP FUNCTION explain_text(text);

@@ -17,15 +17,7 @@ SET gpuops.query_pages_in_place = on;
 
 -- pages_lines(q): the GpuQuery lines that say how it read, without timings
 CREATE FUNCTION pages_lines(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'GpuQuery|Deformed By|Pages Read|Escaped|Workers Launched' THEN
-      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
-    END IF;
-  END LOOP;
-END $$;
+LANGUAGE sql AS $$ SELECT explain_lines(q, 'GpuQuery|Deformed By|Pages Read|Escaped|Workers Launched') $$;
 
 -- every alignment and column form; NULLs (so the null bitmap) in every
 -- column; short and 4-byte varlena headers; a dropped column; columns

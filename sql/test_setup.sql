@@ -154,6 +154,24 @@ BEGIN
   RETURN format('%s=%s rows=%s missing=%s extra=%s', lower(node), used, n, missing, extra);
 END $$;
 
+-- check_query(q): check_agg_on for GpuQuery (gpuquery=t when
+-- planned, rows, and rows missing / extra against PostgreSQL)
+CREATE FUNCTION check_query(q text) RETURNS text
+LANGUAGE sql AS $$ SELECT check_agg_on(q, 'GpuQuery') $$;
+
+-- explain_lines(q, pat): EXPLAIN ANALYZE's lines matching pat, without
+-- timings (the GpuQuery tests' view of a plan)
+CREATE FUNCTION explain_lines(q text, pat text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ pat THEN
+      RETURN NEXT regexp_replace(l, '\(actual.*\)', '');
+    END IF;
+  END LOOP;
+END $$;
+
 -- check_pages(q): check_agg_on for GpuQuery, with the pages form (in
 -- place, then copied) and without (query_pages, heap_walk)
 CREATE FUNCTION check_pages(q text) RETURNS text
