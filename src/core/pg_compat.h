@@ -57,11 +57,11 @@ extern "C" {
  * Makes the page the heap scan holds pinned (rs_cbuf, for rs_cblock) its
  * current page, pruned, with the offsets of its tuples visible to the
  * scan's snapshot in rs_vistuples, as a page-at-a-time sequential scan
- * does.  Until 16 that is heapgetpage (which reads the page again: it
- * drops rs_cbuf and pins the block itself), then the old-snapshot test;
- * 17 split it: the scan reads its buffers (through a read stream) and
- * heap_prepare_pagescan prepares the one in hand, and removed
- * old_snapshot_threshold and with it TestForOldSnapshot.
+ * does.  17 has it: heap_prepare_pagescan (the scan reads its buffers
+ * through a read stream; 17 also removed old_snapshot_threshold and with
+ * it TestForOldSnapshot).  15 and 16 have only heapgetpage, which drops
+ * the pin and looks the block up again; below is its body after that
+ * read, as it is in 15 and 16 (the 17 function is the same code).
  */
 static inline void
 GpuopsHeapPreparePinnedPage(HeapScanDesc scan)
@@ -69,9 +69,40 @@ GpuopsHeapPreparePinnedPage(HeapScanDesc scan)
 #if PG_VERSION_NUM >= 170000
 	heap_prepare_pagescan(&scan->rs_base);
 #else
-	heapgetpage(&scan->rs_base, scan->rs_cblock);
-	TestForOldSnapshot(scan->rs_base.rs_snapshot, scan->rs_base.rs_rd,
-					   BufferGetPage(scan->rs_cbuf));
+	Relation rel = scan->rs_base.rs_rd;
+	Snapshot snapshot = scan->rs_base.rs_snapshot;
+	Buffer buffer = scan->rs_cbuf;
+	Page page;
+	OffsetNumber lines;
+	ItemId lpp;
+	bool all_visible;
+	int ntup = 0;
+
+	heap_page_prune_opt(rel, buffer);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	TestForOldSnapshot(snapshot, rel, page);
+	lines = PageGetMaxOffsetNumber(page);
+	all_visible = PageIsAllVisible(page) && !snapshot->takenDuringRecovery;
+	lpp = PageGetItemId(page, FirstOffsetNumber);
+	for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++, lpp++)
+	{
+		HeapTupleData loctup;
+		bool valid;
+
+		if (!ItemIdIsNormal(lpp))
+			continue;
+		loctup.t_tableOid = RelationGetRelid(rel);
+		loctup.t_data = (HeapTupleHeader) PageGetItem(page, lpp);
+		loctup.t_len = ItemIdGetLength(lpp);
+		ItemPointerSet(&loctup.t_self, scan->rs_cblock, off);
+		valid = all_visible || HeapTupleSatisfiesVisibility(&loctup, snapshot, buffer);
+		HeapCheckForSerializableConflictOut(valid, rel, &loctup, buffer, snapshot);
+		if (valid)
+			scan->rs_vistuples[ntup++] = off;
+	}
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+	scan->rs_ntuples = ntup;
 #endif
 }
 

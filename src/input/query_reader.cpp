@@ -857,8 +857,9 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 		}
 		else
 			memcpy(buf->pages + (Size) npages * BLCKSZ, BufferGetPage(scan->rs_cbuf), BLCKSZ);
-		for (int k = 0; k < n; k++)
-			buf->lineno[rows + k] = scan->rs_vistuples[k];
+		StaticAssertStmt(sizeof(buf->lineno[0]) == sizeof(scan->rs_vistuples[0]),
+						 "line numbers are OffsetNumbers");
+		memcpy(buf->lineno + rows, scan->rs_vistuples, n * sizeof(buf->lineno[0]));
 		rows += n;
 		npages++;
 	}
