@@ -23,6 +23,7 @@ PageCache::init(uint32_t nslots, uint64_t nbuffers)
 	owner_.assign(nslots, kNone);
 	round_.assign(nslots, 0);
 	ref_.assign(nslots, 0);
+	read_round_.assign(nslots, 0);
 	if (nslots == nbuffers)
 		for (uint32_t b = 0; b < nslots; b++)
 			slot_[b] = owner_[b] = b;
@@ -39,10 +40,14 @@ PageCache::next_round()
 {
 	if (++round_no_ == 0)
 		round_no_ = 1;
+	round64_++;
 	full_ = false;
 }
 
-/* The clock: the next slot not used this round nor since the hand last passed it. */
+/*
+ * The clock: the next slot not used this round nor since the hand last
+ * passed it, nor possibly still read.
+ */
 uint32_t
 PageCache::take(uint32_t buffer)
 {
@@ -53,7 +58,7 @@ PageCache::take(uint32_t buffer)
 		uint32_t s = hand_;
 
 		hand_ = hand_ + 1 == nslots_ ? 0 : hand_ + 1;
-		if (round_[s] == round_no_)
+		if (round_[s] == round_no_ || !writable(s))
 			continue;
 		if (ref_[s])
 		{
@@ -71,7 +76,7 @@ PageCache::take(uint32_t buffer)
 }
 
 uint32_t
-PageCache::lookup(uint32_t buffer, const uint32_t rel[3], uint32_t block, uint64_t lsn)
+PageCache::lookup(uint32_t buffer, const uint32_t rel[3], uint32_t block, uint64_t lsn, bool direct)
 {
 	if (nslots_ == 0 || lsn == 0 || buffer >= slot_.size())
 		return kPageNoCache;
@@ -83,8 +88,13 @@ PageCache::lookup(uint32_t buffer, const uint32_t rel[3], uint32_t block, uint64
 
 	if (s == kNone && (s = take(buffer)) == kNone)
 		return kPageNoCache;
+	/* another page where a backend may still read this one: the staging area takes it */
+	if (!hit && !writable(s))
+		return kPageNoCache;
 	round_[s] = round_no_;
 	ref_[s] = 1;
+	if (direct)
+		read_round_[s] = round64_;
 	if (hit)
 		return s | kPageHit;
 	have = want;

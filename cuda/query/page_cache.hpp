@@ -44,12 +44,24 @@ class PageCache
 	void next_round();
 
 	/*
+	 * Slots are also read after their round, by backends reading pages where
+	 * they lie (gpuops_page_service.h, `direct`): a slot handed out so in
+	 * a round from `first_unread` on may still be read, and is not written.
+	 * Set before each round's lookups; round() is the round's number, for
+	 * the caller's record of which round answered which request.
+	 */
+	void set_first_unread(uint64_t first_unread) { first_unread_ = first_unread; }
+	uint64_t round() const { return round64_; }
+
+	/*
 	 * Page `buffer` (relation rel, block, LSN lsn as its lister read it):
 	 * its op.  A hit when the buffer's slot holds that page at that LSN;
 	 * otherwise a store into the buffer's slot (taken now if it has none),
-	 * or kPageNoCache: lsn 0, or no slot free this round.
+	 * or kPageNoCache: lsn 0, no slot free this round, or the slot may
+	 * still be read.  direct: the slot will be read after the round.
 	 */
-	uint32_t lookup(uint32_t buffer, const uint32_t rel[3], uint32_t block, uint64_t lsn);
+	uint32_t lookup(uint32_t buffer, const uint32_t rel[3], uint32_t block, uint64_t lsn,
+					bool direct = false);
 
   private:
 	static constexpr uint32_t kNone = 0xffffffffu;
@@ -62,13 +74,25 @@ class PageCache
 	};
 
 	uint32_t take(uint32_t buffer);
+	/*
+	 * Whether slot s may be given another page: never handed out to be read
+	 * later, or in a round before this one whose reads are all done.
+	 */
+	bool writable(uint32_t s) const
+	{
+		return read_round_[s] == 0 || (read_round_[s] < first_unread_ && read_round_[s] < round64_);
+	}
 
 	uint32_t nslots_ = 0;
-	std::vector<Key> key_;		  /* per buffer: the page its slot holds */
-	std::vector<uint32_t> slot_;  /* per buffer: its slot, or kNone */
-	std::vector<uint32_t> owner_; /* per slot: its buffer, or kNone */
-	std::vector<uint32_t> round_; /* per slot: the round that used it last */
-	std::vector<uint8_t> ref_;	  /* per slot: used since the clock passed it */
+	std::vector<Key> key_;			   /* per buffer: the page its slot holds */
+	std::vector<uint32_t> slot_;	   /* per buffer: its slot, or kNone */
+	std::vector<uint32_t> owner_;	   /* per slot: its buffer, or kNone */
+	std::vector<uint32_t> round_;	   /* per slot: the round that used it last */
+	std::vector<uint8_t> ref_;		   /* per slot: used since the clock passed it */
+	std::vector<uint64_t> read_round_; /* per slot: the last round it was handed out to be read
+										* later (round64_), or 0 */
+	uint64_t round64_ = 1;			   /* the round, never wrapping */
+	uint64_t first_unread_ = 0;		   /* set_first_unread */
 	uint32_t hand_ = 0;
 	uint32_t round_no_ = 1;
 	bool full_ = false; /* no slot could be taken this round */

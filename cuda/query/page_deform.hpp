@@ -191,12 +191,18 @@ page_of_row(const uint32_t *first_row, uint32_t npages, uint32_t row)
 	return static_cast<uint32_t>(run_of(first_row, npages, row));
 }
 
-/* Page pg of the batch: in its pages, or in place (base, index). */
+/* Page pg of the batch: in its pages, or in place (base, index; or pages by index). */
 GPUOPS_HD const uint8_t *
 page_at(const GpuopsQueryPages &P, uint32_t pg)
 {
-	return P.base != nullptr ? P.base + (uint64_t) P.index[pg] * P.page_size
-							 : P.pages + (uint64_t) pg * P.page_size;
+	uint32_t i;
+
+	if (P.base == nullptr)
+		return P.pages + (uint64_t) pg * P.page_size;
+	i = P.index[pg];
+	return (i & GPUOPS_QUERY_PAGE_IN_PAGES) != 0
+		? P.pages + (uint64_t) (i & ~GPUOPS_QUERY_PAGE_IN_PAGES) * P.page_size
+		: P.base + (uint64_t) i * P.page_size;
 }
 
 /*

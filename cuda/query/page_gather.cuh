@@ -25,23 +25,27 @@ constexpr unsigned kGatherThreads = 256;
  * over the bus at once (a copy per 8 KB page would be an API call each).
  * With ops (the page service), ops[p] (page_cache.hpp) may instead take
  * the page from slot s of cache (kPageHit | s), or also keep it there (s).
- * base and page_size are 16-byte aligned.
+ * With out_pos, page p goes to out + out_pos[p] x page_size instead, or
+ * only to its slot (out_pos[p] all ones: a page read from the cache where
+ * it lies).  base and page_size are 16-byte aligned.
  */
 __global__ void __launch_bounds__(kGatherThreads)
 	page_gather_kernel(const uint8_t *base, const uint32_t *index, uint32_t npages,
 					   uint32_t page_size, uint8_t *out, const uint32_t *ops = nullptr,
-					   uint8_t *cache = nullptr)
+					   uint8_t *cache = nullptr, const uint32_t *out_pos = nullptr)
 {
 	const uint32_t words = page_size / 16;
 
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		uint32_t op = ops != nullptr ? ops[p] : kPageNoCache;
+		uint32_t at = out_pos != nullptr ? out_pos[p] : p;
 		bool hit = op != kPageNoCache && (op & kPageHit) != 0;
 		const uint8_t *from = hit ? cache + (uint64_t) (op & ~kPageHit) * page_size
 								  : base + (uint64_t) index[p] * page_size;
 		const uint4 *src = reinterpret_cast<const uint4 *>(from);
-		uint4 *dst = reinterpret_cast<uint4 *>(out + (uint64_t) p * page_size);
+		uint4 *dst = at != ~0u ? reinterpret_cast<uint4 *>(out + (uint64_t) at * page_size)
+							   : nullptr;
 		uint4 *keep = op != kPageNoCache && !hit
 			? reinterpret_cast<uint4 *>(cache + (uint64_t) op * page_size)
 			: nullptr;
@@ -50,7 +54,8 @@ __global__ void __launch_bounds__(kGatherThreads)
 		{
 			uint4 v = src[w];
 
-			dst[w] = v;
+			if (dst != nullptr)
+				dst[w] = v;
 			if (keep != nullptr)
 				keep[w] = v;
 		}

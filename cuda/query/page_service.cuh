@@ -41,19 +41,38 @@ struct PageServiceTimes
  * then abandons it).
  */
 uint64_t page_service_ask(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
-						  uint32_t off, uint32_t n, uint32_t area);
+						  uint32_t off, uint32_t n, uint32_t area, bool direct);
 void page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times);
 const uint8_t *page_service_area(Runtime &rt, const GpuopsPageLink &link, uint32_t area);
+
+/*
+ * Direct requests (ask's `direct`): the pages stay where they lie.  After
+ * the answer, page_service_loc(link)[p] says where page p is until the
+ * next answer: a slot of page_service_cache (this context's mapping of the
+ * service's device cache; nullptr when it has none or the device refuses
+ * the mapping: then ask for no direct request), or, with
+ * GPUOPS_PAGE_LOC_STAGING set, a page of the request's staging area.  The
+ * caller says, through page_service_read, once its reads of every answer
+ * up to seq are done (after each deforming, and after its last; a caller
+ * that made no direct request says it too, with its last seq, so that its
+ * channel is freed at once when released): until then the service keeps
+ * the slots they read.  page_service_read throws GPUOPS_ERR_DEVICE when
+ * the service stopped meanwhile (its memory may have gone under the reads).
+ */
+const uint8_t *page_service_cache(Runtime &rt, const GpuopsPageLink &link);
+const uint32_t *page_service_loc(const GpuopsPageLink &link);
+void page_service_read(const GpuopsPageLink &link, uint64_t seq, bool check = true);
 
 /*
  * All of P's pages into dst (device memory, npages x page_size),
  * in requests of up to GPUOPS_PAGE_SERVICE_PAGES for area 0, each copied
  * from the staging area on cs and waited for (`copied`) before the next;
- * returns with every page in dst.  Throws as above.
+ * returns with every page in dst, and its last request's number (read).
+ * Throws as above.
  */
-void page_service_gather(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
-						 uint8_t *dst, cudaStream_t cs, cudaEvent_t copied,
-						 PageServiceTimes *times);
+uint64_t page_service_gather(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
+							 uint8_t *dst, cudaStream_t cs, cudaEvent_t copied,
+							 PageServiceTimes *times);
 
 } /* namespace cuda */
 } /* namespace gpuops */

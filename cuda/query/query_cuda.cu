@@ -93,6 +93,16 @@ struct CudaQuery
 	 */
 	cudaEvent_t area_read[2] = {nullptr, nullptr};
 	bool area_busy[2] = {false, false};
+	uint64_t area_seq[2] = {0, 0}; /* the request each area was last asked for */
+	uint64_t asked_seq = 0;		   /* this engine's last request */
+	/*
+	 * Held batches read where the service's answer says their pages lie
+	 * (page_service.cuh, direct requests): mostly its device cache, which
+	 * this context maps; per area the answer's locations, pinned.
+	 */
+	bool direct = false;
+	const uint8_t *cache_dev = nullptr;
+	uint32_t *loc_host = nullptr; /* 2 x GPUOPS_PAGE_SERVICE_PAGES */
 	/*
 	 * The batch held over one add (GpuopsQueryPages.may_hold): its pages
 	 * asked of the page service into staging area `area`, its rows not yet
@@ -140,6 +150,8 @@ struct CudaQuery
 	bool may_hold(const GpuopsQueryBatch *b) const;
 	void add_held();
 	void free_area(uint32_t area);
+	void await_held();
+	uint64_t ask(const GpuopsQueryPages &P, uint32_t area);
 	void add(const GpuopsQueryBatch *b, int area = -1);
 	void upload(const GpuopsQueryBatch *b, InputSet &set, int area);
 	void upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area);
@@ -209,8 +221,17 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	GPUOPS_CUDA_TRY(cudaEventCreate(&kstart));
 	GPUOPS_CUDA_TRY(cudaEventCreate(&kend));
 	if (use_service)
+	{
 		for (cudaEvent_t &e : area_read)
 			GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+		cache_dev = page_service_cache(*rt, service);
+		if (cache_dev != nullptr)
+		{
+			GPUOPS_CUDA_TRY(
+				cudaMallocHost(&loc_host, 2 * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t)));
+			direct = true;
+		}
+	}
 	for (InputSet &set : sets)
 	{
 		GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&set.copied, cudaEventDisableTiming));
@@ -394,6 +415,12 @@ CudaQuery::release() noexcept
 			if (s && cudaStreamSynchronize(s) != cudaSuccess)
 				(void) cudaGetLastError();
 	}
+	/* nothing reads the service's memory any more: its slots may change, its channel go */
+	if (use_service && asked_seq > 0)
+		page_service_read(service, asked_seq, false);
+	if (loc_host)
+		(void) cudaFreeHost(loc_host);
+	loc_host = nullptr;
 	for (InputSet &set : sets)
 	{
 		for (DeviceArray *a :
@@ -496,7 +523,8 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 		set.first_row.get(rt, (P.npages + 1ull) * 4, cs);
 		set.page_count = P.npages + 1ull;
 	}
-	if (area < 0 && P.base != nullptr && !use_service && set.index_count < P.npages)
+	if (((area < 0 && P.base != nullptr && !use_service) || (area >= 0 && direct)) &&
+		set.index_count < P.npages)
 	{
 		set.index.get(rt, P.npages * 4ull, cs);
 		set.index_count = P.npages;
@@ -507,8 +535,23 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 		set.lineno_rows = n;
 	}
 	note_memory();
+	dev.base = nullptr;
+	dev.index = nullptr;
 	if (area >= 0)
+	{
 		dev.pages = page_service_area(*rt, service, static_cast<uint32_t>(area));
+		if (direct)
+		{
+			/* in the cache but for a few in the staging area (dev.pages): where, by index */
+			GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.index.as<void>(),
+											loc_host + area * GPUOPS_PAGE_SERVICE_PAGES,
+											P.npages * 4ull, cudaMemcpyHostToDevice, cs));
+			static_assert(GPUOPS_PAGE_LOC_STAGING == GPUOPS_QUERY_PAGE_IN_PAGES,
+						  "a page in the staging area is one of the batch's pages");
+			dev.base = cache_dev;
+			dev.index = set.index.as<uint32_t>();
+		}
+	}
 	else if (P.base != nullptr)
 		gather_pages(P, set);
 	else
@@ -521,8 +564,6 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.uploaded, cs));
 	if (area < 0)
 		dev.pages = set.pages.as<uint8_t>();
-	dev.base = nullptr;
-	dev.index = nullptr;
 	dev.first_row = set.first_row.as<uint32_t>();
 	dev.lineno = set.lineno.as<uint16_t>();
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.dstart, cs));
@@ -556,8 +597,8 @@ CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
 		if (P.base != service.service->base)
 			fail(GPUOPS_ERR_INTERNAL, "query pages in place: not shared buffers' pages");
 		free_area(0); /* page_service_gather asks into area 0 */
-		page_service_gather(*rt, service, P, set.pages.as<uint8_t>(), cs, set.uploaded,
-							&service_times);
+		asked_seq = page_service_gather(*rt, service, P, set.pages.as<uint8_t>(), cs, set.uploaded,
+										&service_times);
 		return;
 	}
 	if (P.base != mapped_host)
@@ -711,8 +752,27 @@ CudaQuery::add_held()
 		stats.rows += held.batch.nrows; /* read, as an add after the escape counts them */
 		return;
 	}
-	page_service_await(service, held.seq, &service_times);
+	await_held();
 	add(&held.batch, static_cast<int>(held.area));
+}
+
+/* The held batch's answer waited for; a direct one's locations kept for its deforming. */
+void
+CudaQuery::await_held()
+{
+	page_service_await(service, held.seq, &service_times);
+	if (direct)
+		memcpy(loc_host + held.area * GPUOPS_PAGE_SERVICE_PAGES, page_service_loc(service),
+			   held.pages.npages * sizeof(uint32_t));
+}
+
+/* P's pages asked of the page service into staging area `area` (read where they lie if direct). */
+uint64_t
+CudaQuery::ask(const GpuopsQueryPages &P, uint32_t area)
+{
+	asked_seq = page_service_ask(*rt, service, P, 0, P.npages, area, direct);
+	area_seq[area] = asked_seq;
+	return asked_seq;
 }
 
 /* Staging area `area` no longer read by a deforming: the service may gather into it. */
@@ -723,6 +783,7 @@ CudaQuery::free_area(uint32_t area)
 	{
 		::gpuops::cuda::sync_event(area_read[area]);
 		area_busy[area] = false;
+		page_service_read(service, area_seq[area]);
 	}
 }
 
@@ -787,9 +848,9 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		/* the held pages are in their area: this batch's go to the other one */
 		uint32_t area = held.area ^ 1u;
 
-		page_service_await(service, held.seq, &service_times);
+		await_held();
 		free_area(area);
-		uint64_t seq = page_service_ask(*rt, service, *b->pages, 0, b->pages->npages, area);
+		uint64_t seq = ask(*b->pages, area);
 		stats.copy_ms += ms_since(t0);
 		held.active = false;
 		add(&held.batch, static_cast<int>(held.area));
@@ -802,7 +863,7 @@ CudaQuery::query_add(const GpuopsQueryBatch *b)
 		if (hold)
 		{
 			free_area(0);
-			held.seq = page_service_ask(*rt, service, *b->pages, 0, b->pages->npages, 0);
+			held.seq = ask(*b->pages, 0);
 			held.area = 0;
 			stats.copy_ms += ms_since(t0);
 		}
@@ -837,6 +898,9 @@ CudaQuery::query_finish(uint64_t *ngroups_out)
 		fail(GPUOPS_ERR_INTERNAL, "query finished twice");
 	add_held();
 	resolve();
+	/* (the kernel waited for every deforming: no page of the service's is read any more) */
+	if (use_service && asked_seq > 0)
+		page_service_read(service, asked_seq);
 	maybe_inject(GPUOPS_FAULT_KERNEL_ERROR, settings.fault);
 	ngroups = host_counters[kGroups];
 	keys.assign(ngroups * kw, 0);

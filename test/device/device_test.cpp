@@ -276,6 +276,7 @@ main(int argc, char **argv)
 	dt::pairfilter_tests();
 	dt::topn_tests();
 	dt::query_tests();
+	dt::page_cache_tests();
 
 	if (dt::engines.cuda)
 	{

@@ -195,6 +195,7 @@ void nestloop_tests();
 void pairfilter_tests();
 void topn_tests();
 void query_tests();
+void page_cache_tests();
 
 } /* namespace dt */
 

@@ -30,6 +30,24 @@
  * Two areas a channel let a backend's next request be gathered while it
  * deforms the last one (query_cuda.cu: a batch held over one add).
  *
+ * Read where they lie (a request with `direct` set): the service copies
+ * nothing that its device cache holds.  Its answer says where each page
+ * is (loc): a slot of the cache, which the backend reads through its own
+ * IPC mapping of the cache, or GPUOPS_PAGE_LOC_STAGING | p, page p of the
+ * staging area (a page the cache could not take).  Pages not cached are
+ * gathered into their slot, a request whose pages are all cached costs the
+ * device nothing, and the service's copy no longer competes for the GPU
+ * with the backend's own kernels: two processes' contexts take turns on
+ * the device, and the 32 MB copy a request cost as long as the deforming.
+ * Such a slot is read after the answer, so the service keeps it as it is
+ * until the reader says it is done: the backend raises read_seq (never
+ * lowers it) once its reads of every request up to that one are done, and
+ * a slot handed out in a round that some unread request's answer came in
+ * is never overwritten (a changed page goes to the staging area instead).
+ * A channel whose owner leaves with reads unfinished stays abandoned until
+ * read_seq catches up or the owner's process is gone (its context, and
+ * every read of it, end with it).
+ *
  * A backend that leaves with a request in flight (a cancel) marks the
  * channel abandoned instead of freeing it; the service frees it once the
  * request is done, so no new owner's request meets a gather still running.
@@ -89,12 +107,19 @@ typedef struct GpuopsPageChannel
 	uint32_t cached;	/* the last answer: its pages copied from the device cache */
 	uint32_t npages;	/* the request's pages, up to GPUOPS_PAGE_SERVICE_PAGES */
 	uint32_t area;		/* the staging area they go to: 0 or 1 */
+	uint32_t direct;	/* read where they lie: the answer's loc says where */
+	uint64_t read_seq;	/* the owner's reads of the answers up to this one are done */
 	uint32_t rel[3];	/* the pages' relation: tablespace, database, file number */
 	uint32_t index
 		[GPUOPS_PAGE_SERVICE_PAGES]; /* buffer numbers: page p at base + index[p] x page_size */
 	uint32_t block[GPUOPS_PAGE_SERVICE_PAGES]; /* page p's block number in rel */
 	uint64_t lsn[GPUOPS_PAGE_SERVICE_PAGES];   /* its LSN as listed; 0: not to be cached */
+	uint32_t loc[GPUOPS_PAGE_SERVICE_PAGES];   /* a direct answer: page p's cache slot, or
+												* GPUOPS_PAGE_LOC_STAGING | its staging page */
 } GpuopsPageChannel;
+
+/* A direct answer's page in the staging area (equal to GPUOPS_QUERY_PAGE_IN_PAGES) */
+#define GPUOPS_PAGE_LOC_STAGING 0x80000000u
 
 typedef struct GpuopsPageService
 {
@@ -112,8 +137,9 @@ typedef struct GpuopsPageService
 	uint64_t requests;	  /* requests served, over the service's life */
 	uint64_t pages;		  /* pages gathered, over the service's life */
 	uint64_t cached;	  /* ... of them copied from the device cache */
-	uint8_t handle[GPUOPS_PAGE_SERVICE_HANDLE_BYTES]; /* the staging areas, one allocation */
-	GpuopsPageChannel channels[1];					  /* nchannels of them */
+	uint8_t handle[GPUOPS_PAGE_SERVICE_HANDLE_BYTES];		/* the staging areas, one allocation */
+	uint8_t cache_handle[GPUOPS_PAGE_SERVICE_HANDLE_BYTES]; /* the device cache (cache_bytes) */
+	GpuopsPageChannel channels[1];							/* nchannels of them */
 } GpuopsPageService;
 
 /* Bytes of a GpuopsPageService with nchannels channels. */

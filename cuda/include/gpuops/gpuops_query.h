@@ -223,6 +223,12 @@ typedef struct GpuopsQueryTuple
 	GpuopsQueryTextTest tests[GPUOPS_QUERY_MAX_TESTS];
 } GpuopsQueryTuple;
 
+/*
+ * GpuopsQueryPages.index: the page is one of pages, not at base.  No buffer
+ * number has it; only the CUDA backend sets it, in its own copy of a batch.
+ */
+#define GPUOPS_QUERY_PAGE_IN_PAGES 0x80000000u
+
 typedef struct GpuopsQueryPages
 {
 	uint32_t npages;
@@ -232,10 +238,13 @@ typedef struct GpuopsQueryPages
 	const uint16_t *lineno;	   /* per row: its tuple's line pointer (1-based) in its page */
 	/*
 	 * Pages read in place: page p is the page_size bytes at base + index[p]
-	 * x page_size (pages unused).  For the CUDA backend base lies in memory
-	 * mapped with gpuops_cuda_host_map, or the page service gathers them
-	 * (GpuopsQuerySpec.pages_service); they are read before query_add returns,
-	 * unless may_hold.
+	 * x page_size (pages unused; the CUDA backend's own deforming of pages
+	 * in the page service's device cache also reads, where index[p] has
+	 * GPUOPS_QUERY_PAGE_IN_PAGES set, page index[p] minus that bit of
+	 * pages: the service's staging area).  For the CUDA
+	 * backend base lies in memory mapped with gpuops_cuda_host_map, or the
+	 * page service gathers them (GpuopsQuerySpec.pages_service); they are
+	 * read before query_add returns, unless may_hold.
 	 */
 	const uint8_t *base;
 	const uint32_t *index;
