@@ -71,6 +71,12 @@ struct CudaQuery
 	QueryLayout L;
 	cudaStream_t cs = nullptr; /* copies */
 	cudaStream_t ks = nullptr; /* kernels */
+	/*
+	 * A held batch's row index and page locations, copied up on a stream of
+	 * their own: the host waits for them (the caller's buffers), and on cs
+	 * they would wait behind the last batch's deforming.
+	 */
+	cudaStream_t us = nullptr;
 	unsigned max_grid = 1;
 	int ntags = 0;
 	uint32_t stride = 0;
@@ -93,8 +99,9 @@ struct CudaQuery
 	 */
 	cudaEvent_t area_read[2] = {nullptr, nullptr};
 	bool area_busy[2] = {false, false};
-	uint64_t area_seq[2] = {0, 0}; /* the request each area was last asked for */
-	uint64_t asked_seq = 0;		   /* this engine's last request */
+	bool area_staged[2] = {false, false}; /* its last request put pages in the area itself */
+	uint64_t area_seq[2] = {0, 0};		  /* the request each area was last asked for */
+	uint64_t asked_seq = 0;				  /* this engine's last request */
 	/*
 	 * Held batches read where the service's answer says their pages lie
 	 * (page_service.cuh, direct requests): mostly its device cache, which
@@ -149,7 +156,7 @@ struct CudaQuery
 	}
 	bool may_hold(const GpuopsQueryBatch *b) const;
 	void add_held();
-	void free_area(uint32_t area);
+	void free_area(uint32_t area, bool whole = false);
 	void await_held();
 	uint64_t ask(const GpuopsQueryPages &P, uint32_t area);
 	void add(const GpuopsQueryBatch *b, int area = -1);
@@ -224,6 +231,7 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	{
 		for (cudaEvent_t &e : area_read)
 			GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&us, cudaStreamNonBlocking));
 		cache_dev = page_service_cache(*rt, service);
 		if (cache_dev != nullptr)
 		{
@@ -411,10 +419,13 @@ CudaQuery::release() noexcept
 {
 	if (rt)
 	{
-		for (cudaStream_t s : {cs, ks})
+		for (cudaStream_t s : {us, cs, ks})
 			if (s && cudaStreamSynchronize(s) != cudaSuccess)
 				(void) cudaGetLastError();
 	}
+	if (us)
+		(void) cudaStreamDestroy(us);
+	us = nullptr;
 	/* nothing reads the service's memory any more: its slots may change, its channel go */
 	if (use_service && asked_seq > 0)
 		page_service_read(service, asked_seq, false);
@@ -510,6 +521,8 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 	uint64_t n = b->nrows;
 	uint64_t bytes = (uint64_t) P.npages * P.page_size;
 	GpuopsQueryPages dev = P;
+	cudaStream_t up = area >= 0 ? us : cs; /* the row index's stream */
+	bool grew = false;
 
 	if (P.npages == 0 || P.page_size == 0)
 		fail(GPUOPS_ERR_INTERNAL, "query pages batch of %u rows without pages", b->nrows);
@@ -522,19 +535,34 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 	{
 		set.first_row.get(rt, (P.npages + 1ull) * 4, cs);
 		set.page_count = P.npages + 1ull;
+		grew = true;
 	}
 	if (((area < 0 && P.base != nullptr && !use_service) || (area >= 0 && direct)) &&
 		set.index_count < P.npages)
 	{
 		set.index.get(rt, P.npages * 4ull, cs);
 		set.index_count = P.npages;
+		grew = true;
 	}
 	if (set.lineno_rows < n)
 	{
 		set.lineno.get(rt, n * 2 + 8, cs);
 		set.lineno_rows = n;
+		grew = true;
 	}
 	note_memory();
+	if (up != cs)
+	{
+		/*
+		 * The set's arrays are written once the deforming that last read
+		 * them is done (`copied`); arrays just allocated on cs, once cs is
+		 * (the first batches only)
+		 */
+		if (grew)
+			::gpuops::cuda::sync_stream(cs);
+		else
+			GPUOPS_CUDA_TRY(cudaStreamWaitEvent(up, set.copied, 0));
+	}
 	dev.base = nullptr;
 	dev.index = nullptr;
 	if (area >= 0)
@@ -545,7 +573,7 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 			/* in the cache but for a few in the staging area (dev.pages): where, by index */
 			GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.index.as<void>(),
 											loc_host + area * GPUOPS_PAGE_SERVICE_PAGES,
-											P.npages * 4ull, cudaMemcpyHostToDevice, cs));
+											P.npages * 4ull, cudaMemcpyHostToDevice, up));
 			static_assert(GPUOPS_PAGE_LOC_STAGING == GPUOPS_QUERY_PAGE_IN_PAGES,
 						  "a page in the staging area is one of the batch's pages");
 			dev.base = cache_dev;
@@ -558,10 +586,12 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 		GPUOPS_CUDA_TRY(
 			cudaMemcpyAsync(set.pages.as<void>(), P.pages, bytes, cudaMemcpyHostToDevice, cs));
 	GPUOPS_CUDA_TRY(cudaMemcpyAsync(set.first_row.as<void>(), P.first_row, (P.npages + 1ull) * 4,
-									cudaMemcpyHostToDevice, cs));
+									cudaMemcpyHostToDevice, up));
 	GPUOPS_CUDA_TRY(
-		cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, cs));
-	GPUOPS_CUDA_TRY(cudaEventRecord(set.uploaded, cs));
+		cudaMemcpyAsync(set.lineno.as<void>(), P.lineno, n * 2, cudaMemcpyHostToDevice, up));
+	GPUOPS_CUDA_TRY(cudaEventRecord(set.uploaded, up));
+	if (up != cs)
+		GPUOPS_CUDA_TRY(cudaStreamWaitEvent(cs, set.uploaded, 0));
 	if (area < 0)
 		dev.pages = set.pages.as<uint8_t>();
 	dev.first_row = set.first_row.as<uint32_t>();
@@ -596,7 +626,7 @@ CudaQuery::gather_pages(const GpuopsQueryPages &P, InputSet &set)
 	{
 		if (P.base != service.service->base)
 			fail(GPUOPS_ERR_INTERNAL, "query pages in place: not shared buffers' pages");
-		free_area(0); /* page_service_gather asks into area 0 */
+		free_area(0, true); /* page_service_gather asks into area 0, and copies it whole */
 		asked_seq = page_service_gather(*rt, service, P, set.pages.as<uint8_t>(), cs, set.uploaded,
 										&service_times);
 		return;
@@ -761,9 +791,17 @@ void
 CudaQuery::await_held()
 {
 	page_service_await(service, held.seq, &service_times);
+	area_staged[held.area] = true;
 	if (direct)
-		memcpy(loc_host + held.area * GPUOPS_PAGE_SERVICE_PAGES, page_service_loc(service),
-			   held.pages.npages * sizeof(uint32_t));
+	{
+		uint32_t *loc = loc_host + held.area * GPUOPS_PAGE_SERVICE_PAGES;
+		uint32_t any = 0;
+
+		memcpy(loc, page_service_loc(service), held.pages.npages * sizeof(uint32_t));
+		for (uint32_t p = 0; p < held.pages.npages; p++)
+			any |= loc[p];
+		area_staged[held.area] = (any & GPUOPS_PAGE_LOC_STAGING) != 0;
+	}
 }
 
 /* P's pages asked of the page service into staging area `area` (read where they lie if direct). */
@@ -775,16 +813,32 @@ CudaQuery::ask(const GpuopsQueryPages &P, uint32_t area)
 	return asked_seq;
 }
 
-/* Staging area `area` no longer read by a deforming: the service may gather into it. */
+/*
+ * Staging area `area` no longer read by a deforming: the service may
+ * gather into it (whole: all of it, for page_service_gather).  A direct
+ * request that put no page in its area left nothing there to read: its
+ * deforming is waited for only when it is done already (then its reads
+ * are reported), so that the host does not wait on the device for
+ * each batch; a later report, or the finish's, covers it otherwise.
+ */
 void
-CudaQuery::free_area(uint32_t area)
+CudaQuery::free_area(uint32_t area, bool whole)
 {
-	if (area_busy[area])
+	if (!area_busy[area])
+		return;
+	if (!whole && !area_staged[area])
 	{
-		::gpuops::cuda::sync_event(area_read[area]);
-		area_busy[area] = false;
-		page_service_read(service, area_seq[area]);
+		cudaError_t e = cudaEventQuery(area_read[area]);
+
+		if (e == cudaErrorNotReady)
+		{
+			(void) cudaGetLastError();
+			return;
+		}
 	}
+	::gpuops::cuda::sync_event(area_read[area]);
+	area_busy[area] = false;
+	page_service_read(service, area_seq[area]);
 }
 
 /*
