@@ -250,7 +250,7 @@ page_service_ask(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages
 	return seq;
 }
 
-void
+uint32_t
 page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times)
 {
 	const GpuopsPageChannel &ch = link.service->channels[link.channel];
@@ -263,6 +263,7 @@ page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *t
 	times->pages += ch.npages;
 	times->cached += ch.cached;
 	times->wait_ms += ms_since(t0);
+	return ch.staged;
 }
 
 uint64_t
@@ -474,6 +475,7 @@ plan_gather(GpuopsPageChannel &ch, bool direct, uint32_t *list, uint32_t *cached
 	uint32_t m = 0;
 
 	*cached = 0;
+	ch.staged = direct ? 0 : n;
 	for (uint32_t p = 0; p < n; p++)
 	{
 		uint32_t op = service.cache != nullptr
@@ -490,6 +492,7 @@ plan_gather(GpuopsPageChannel &ch, bool direct, uint32_t *list, uint32_t *cached
 			continue;
 		}
 		ch.loc[p] = op == kPageNoCache ? GPUOPS_PAGE_LOC_STAGING | p : op & ~kPageHit;
+		ch.staged += op == kPageNoCache;
 		if (hit)
 			continue;
 		index[m] = ch.index[p];

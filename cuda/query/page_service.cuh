@@ -28,7 +28,8 @@ struct PageServiceTimes
  * P (read in place from shared buffers, n up to GPUOPS_PAGE_SERVICE_PAGES,
  * with their names for the device cache) for the channel's staging area
  * `area` (0 or 1) and returns at once with the request's number;
- * page_service_await waits for that answer, after which
+ * page_service_await waits for that answer (it returns how many of the
+ * pages the answer put in the staging area: all, unless direct), after which
  * page_service_area(area) holds the pages (n x page_size of device
  * memory, the service's) until the next request for that area.  A request
  * still unanswered when ask is called (an earlier engine's, left at a
@@ -42,7 +43,7 @@ struct PageServiceTimes
  */
 uint64_t page_service_ask(Runtime &rt, const GpuopsPageLink &link, const GpuopsQueryPages &P,
 						  uint32_t off, uint32_t n, uint32_t area, bool direct);
-void page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times);
+uint32_t page_service_await(const GpuopsPageLink &link, uint64_t seq, PageServiceTimes *times);
 const uint8_t *page_service_area(Runtime &rt, const GpuopsPageLink &link, uint32_t area);
 
 /*

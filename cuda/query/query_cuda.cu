@@ -72,9 +72,11 @@ struct CudaQuery
 	cudaStream_t cs = nullptr; /* copies */
 	cudaStream_t ks = nullptr; /* kernels */
 	/*
-	 * A held batch's row index and page locations, copied up on a stream of
-	 * their own: the host waits for them (the caller's buffers), and on cs
-	 * they would wait behind the last batch's deforming.
+	 * A held batch's row index and page locations, copied up on another of
+	 * the runtime's streams: the host waits for them (the caller's
+	 * buffers), and on cs they would wait behind the last batch's
+	 * deforming.  (With fewer streams it is ks or cs, whose order only
+	 * makes the copies later.)
 	 */
 	cudaStream_t us = nullptr;
 	unsigned max_grid = 1;
@@ -109,6 +111,7 @@ struct CudaQuery
 	 */
 	bool direct = false;
 	const uint8_t *cache_dev = nullptr;
+	int loc_buffer = -1;		  /* the runtime's pinned staging buffer they are in */
 	uint32_t *loc_host = nullptr; /* 2 x GPUOPS_PAGE_SERVICE_PAGES */
 	/*
 	 * The batch held over one add (GpuopsQueryPages.may_hold): its pages
@@ -231,12 +234,14 @@ CudaQuery::init(const GpuopsSettings *settings, const GpuopsQuerySpec *spec)
 	{
 		for (cudaEvent_t &e : area_read)
 			GPUOPS_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-		GPUOPS_CUDA_TRY(cudaStreamCreateWithFlags(&us, cudaStreamNonBlocking));
+		us = rt->stream(2);
 		cache_dev = page_service_cache(*rt, service);
-		if (cache_dev != nullptr)
+		/* none free (or too small): the pages are copied, as without a cache */
+		if (cache_dev != nullptr &&
+			rt->buffer_bytes() >= 2 * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t) &&
+			(loc_buffer = rt->try_acquire_buffer()) >= 0)
 		{
-			GPUOPS_CUDA_TRY(
-				cudaMallocHost(&loc_host, 2 * GPUOPS_PAGE_SERVICE_PAGES * sizeof(uint32_t)));
+			loc_host = static_cast<uint32_t *>(rt->buffer(loc_buffer));
 			direct = true;
 		}
 	}
@@ -423,14 +428,12 @@ CudaQuery::release() noexcept
 			if (s && cudaStreamSynchronize(s) != cudaSuccess)
 				(void) cudaGetLastError();
 	}
-	if (us)
-		(void) cudaStreamDestroy(us);
-	us = nullptr;
 	/* nothing reads the service's memory any more: its slots may change, its channel go */
 	if (use_service && asked_seq > 0)
 		page_service_read(service, asked_seq, false);
-	if (loc_host)
-		(void) cudaFreeHost(loc_host);
+	if (loc_buffer >= 0)
+		rt->release_now(loc_buffer); /* (the streams are synchronized) */
+	loc_buffer = -1;
 	loc_host = nullptr;
 	for (InputSet &set : sets)
 	{
@@ -790,18 +793,10 @@ CudaQuery::add_held()
 void
 CudaQuery::await_held()
 {
-	page_service_await(service, held.seq, &service_times);
-	area_staged[held.area] = true;
+	area_staged[held.area] = page_service_await(service, held.seq, &service_times) > 0;
 	if (direct)
-	{
-		uint32_t *loc = loc_host + held.area * GPUOPS_PAGE_SERVICE_PAGES;
-		uint32_t any = 0;
-
-		memcpy(loc, page_service_loc(service), held.pages.npages * sizeof(uint32_t));
-		for (uint32_t p = 0; p < held.pages.npages; p++)
-			any |= loc[p];
-		area_staged[held.area] = (any & GPUOPS_PAGE_LOC_STAGING) != 0;
-	}
+		memcpy(loc_host + held.area * GPUOPS_PAGE_SERVICE_PAGES, page_service_loc(service),
+			   held.pages.npages * sizeof(uint32_t));
 }
 
 /* P's pages asked of the page service into staging area `area` (read where they lie if direct). */

@@ -105,6 +105,7 @@ typedef struct GpuopsPageChannel
 	uint64_t done_seq;	/* the service's answers so far */
 	int32_t status;		/* the last answer: GPUOPS_OK or a device failure */
 	uint32_t cached;	/* the last answer: its pages copied from the device cache */
+	uint32_t staged;	/* the last answer: its pages in the staging area (all, unless direct) */
 	uint32_t npages;	/* the request's pages, up to GPUOPS_PAGE_SERVICE_PAGES */
 	uint32_t area;		/* the staging area they go to: 0 or 1 */
 	uint32_t direct;	/* read where they lie: the answer's loc says where */
