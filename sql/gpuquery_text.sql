@@ -140,6 +140,29 @@ FROM generate_series(1, 500) i;
 ANALYZE tp2;
 SELECT * FROM explain_text($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
 SELECT check_query($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
+-- a dimension's short text (char(n), varchar(n), n <= 16) read from its
+-- pages as its stored bytes and coded there: NULLs, '', trailing blanks
+-- (distinct in varchar, not in char), 16 bytes, UTF-8; bpchar keeps its
+-- padding in the groups.  varchar(25) stays with the plan; a 16-character
+-- value over 16 bytes sends the dimension to its plan at run time.
+CREATE TABLE tv (pk int4 PRIMARY KEY, tag varchar(16), code char(4), label varchar(16), wide varchar(25));
+INSERT INTO tv SELECT i,
+       (ARRAY[NULL, '', 'x', 'x ', 'exactly16bytes!!', 'café'])[i % 6 + 1],
+       CASE WHEN i % 4 = 0 THEN 'AB' WHEN i % 4 = 1 THEN 'AB  ' ELSE 'A' || (i % 3) END,
+       CASE WHEN i = 333 THEN repeat('é', 16) ELSE 'ok ' || (i % 5) END,
+       'wide ' || (i % 7)
+FROM generate_series(1, 500) i;
+ANALYZE tv;
+SELECT * FROM explain_text($$SELECT v.tag, v.code, count(*), sum(f.qty) FROM tf f, tv v
+WHERE f.pk = v.pk GROUP BY v.tag, v.code$$);
+SELECT check_query($$SELECT v.tag, v.code, count(*), sum(f.qty) FROM tf f, tv v
+WHERE f.pk = v.pk GROUP BY v.tag, v.code$$);
+SELECT check_query($$SELECT v.code, length(v.tag), count(*) FROM tf f, tv v
+WHERE f.pk = v.pk AND v.pk > 100 GROUP BY v.code, v.tag$$);
+SELECT * FROM explain_text($$SELECT v.label, count(*) FROM tf f, tv v WHERE f.pk = v.pk GROUP BY v.label$$);
+SELECT check_query($$SELECT v.label, count(*) FROM tf f, tv v WHERE f.pk = v.pk GROUP BY v.label$$);
+SELECT * FROM explain_text($$SELECT v.wide, count(*) FROM tf f, tv v WHERE f.pk = v.pk GROUP BY v.wide$$);
+SELECT check_query($$SELECT v.wide, count(*) FROM tf f, tv v WHERE f.pk = v.pk GROUP BY v.wide$$);
 -- with workers: a dimension's pages shared out among them and the leader,
 -- and a compressed value one of them meets sends it to its plan
 SET max_parallel_workers_per_gather = 2;
@@ -151,6 +174,12 @@ SELECT check_query($$SELECT p.container, count(*), sum(f.qty) FROM tf f, tp p
 WHERE f.pk = p.pk AND p.brand LIKE 'Brand#1%' AND p.psize < 30 GROUP BY p.container$$);
 SELECT * FROM explain_text($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
 SELECT check_query($$SELECT count(*) FROM tf f, tp2 p WHERE f.pk = p.pk AND p.descr NOT LIKE 'part 1%'$$);
+-- the workers keep the rows the dimension's quals pass, short text with them
+SELECT * FROM explain_text($$SELECT v.tag, v.code, count(*) FROM tf f, tv v
+WHERE f.pk = v.pk AND v.pk % 3 <> 0 GROUP BY v.tag, v.code$$);
+SELECT check_query($$SELECT v.tag, v.code, count(*), sum(f.qty) FROM tf f, tv v
+WHERE f.pk = v.pk AND v.pk % 3 <> 0 GROUP BY v.tag, v.code$$);
+SELECT check_query($$SELECT v.label, count(*) FROM tf f, tv v WHERE f.pk = v.pk AND v.pk % 3 <> 0 GROUP BY v.label$$);
 RESET min_parallel_table_scan_size;
 RESET parallel_setup_cost;
 SET max_parallel_workers_per_gather = 0;
@@ -162,5 +191,5 @@ SELECT check_query($$SELECT count(*), sum(f.qty) FROM tf f, tp p
 WHERE f.pk = p.pk AND p.brand LIKE 'Brand#1%' AND p.psize < 30$$);
 SET gpuops.min_rows = 0;
 
-DROP TABLE tf, tp, tp2, tlong;
+DROP TABLE tf, tp, tp2, tv, tlong;
 DROP FUNCTION explain_text(text);

@@ -166,10 +166,6 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	Assert(nworkers > 0 && ncols <= GPUOPS_QUERY_MAX_COLS);
 	if (max_pages > 0 && filter != NULL)
 		elog(ERROR, "gpuops: GpuQuery's parallel read: a filtered read of pages");
-	/* a filtered read copies rows word by word (FillSlotFiltered): no bytes columns */
-	for (int c = 0; c < ncols && filter != NULL; c++)
-		if (cols[c].form == QCOL_TEXT16 || cols[c].form == QCOL_BPCHAR16)
-			elog(ERROR, "gpuops: GpuQuery's parallel read: a filtered read of a text column");
 	pcxt = CreateParallelContext("gpuops", "gpuops_query_read_main", nworkers);
 	shm_toc_estimate_chunk(&pcxt->estimator, shared_bytes);
 	shm_toc_estimate_chunk(&pcxt->estimator, pscan_bytes);
@@ -669,7 +665,15 @@ FillSlotFiltered(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch
 			continue;
 		for (int c = 0; c < sh->ncols; c++)
 		{
-			((uint64 *) (base + sh->data_off[c]))[n] = batch->cols.words[c][i];
+			if (sh->cols[c].form == QCOL_TEXT16 || sh->cols[c].form == QCOL_BPCHAR16)
+			{
+				/* (a dimension's short text, for the leader's dictionary) */
+				((uint64 *) (base + sh->data_off[c]))[2 * n] = batch->bytes16[c][2 * (Size) i];
+				((uint64 *) (base +
+							 sh->data_off[c]))[2 * n + 1] = batch->bytes16[c][2 * (Size) i + 1];
+			}
+			else
+				((uint64 *) (base + sh->data_off[c]))[n] = batch->cols.words[c][i];
 			if (batch->cols.nulls[c] != NULL)
 			{
 				((uint8 *) (base + sh->null_off[c]))[n] = batch->cols.nulls[c][i];

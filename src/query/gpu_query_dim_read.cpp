@@ -13,9 +13,10 @@
  * Taken for a plain heap table of at least gpuops.min_rows rows (smaller
  * ones cost more to set up than to read through the executor) whose quals
  * compile into one program without Params (bound per scan, which a
- * rescan's staging would need) and whose payload has a word form: no text
- * payload (those are dictionary codes, which the child plan's staging
- * gives), text tests allowed.  The child plan stays: EXPLAIN shows it,
+ * rescan's staging would need) and whose payload has a word form or is
+ * short text (char(n), varchar(n), n <= 16: the staging turns the
+ * reader's bytes into dictionary codes, as it does the child plan's
+ * values), text tests allowed.  The child plan stays: EXPLAIN shows it,
  * and it stages the dimension when the reader cannot (a compressed text
  * value, a qual the program cannot decide).
  */
@@ -25,6 +26,7 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
+#include "catalog/pg_type_d.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
@@ -61,6 +63,22 @@ ReadableTable(PlannerInfo *root, RelOptInfo *rel)
 	return heap;
 }
 
+/*
+ * A text payload the reader's 16 bytes are likely to hold: char(n) or
+ * varchar(n) of at most 16 characters.  A longer value (multibyte
+ * characters) still stops the read at run time, and the child plan stages
+ * the dimension; text without a length is left to the child plan, where
+ * that would happen often.
+ */
+static bool
+ShortText(Node *input)
+{
+	Var *v = IsA(input, Var) ? (Var *) input : NULL;
+
+	return v != NULL && (v->vartype == BPCHAROID || v->vartype == VARCHAROID) &&
+		v->vartypmod >= VARHDRSZ && v->vartypmod - VARHDRSZ <= 16;
+}
+
 /* Dimension d read from its pages, if it can be (dim->read_relid set); else left as it was. */
 static void
 PlanDimRead(PlannerInfo *root, GpuQueryBuild *b, DeviceExprInputs *in, int d)
@@ -94,11 +112,12 @@ PlanDimRead(PlannerInfo *root, GpuQueryBuild *b, DeviceExprInputs *in, int d)
 	inputs = list_append_unique(inputs, key);
 	for (int p = 0; p < dim->npayload; p++)
 	{
-		int c = plan->ncols + dim->first_pay + p;
+		int pay = dim->first_pay + p;
+		Node *input = (Node *) list_nth(in->outer_exprs, in->outer_cols[plan->ncols + pay]);
 
-		if (plan->pay_dict[dim->first_pay + p])
-			return; /* text payload: dictionary codes, which the child plan's staging gives */
-		inputs = list_append_unique(inputs, list_nth(in->outer_exprs, in->outer_cols[c]));
+		if (plan->pay_dict[pay] == 2 || (plan->pay_dict[pay] == 1 && !ShortText(input)))
+			return; /* whole values by row, or text that may not fit the reader's 16 bytes */
+		inputs = list_append_unique(inputs, input);
 	}
 	foreach (lc, inputs)
 		if (!IsA(lfirst(lc), Var) && GpuQueryInputVar((Node *) lfirst(lc)) == NULL)
@@ -124,9 +143,18 @@ PlanDimRead(PlannerInfo *root, GpuQueryBuild *b, DeviceExprInputs *in, int d)
 		Node *input = (Node *) list_nth(rin.outer_exprs, rin.outer_cols[c]);
 		Var *v = GpuQueryInputVar(input);
 		int form = IsA(input, Var) ? GpuQueryColumnForm(v->vartype) : QCOL_TEXT_TEST;
+		bool dict = false;
 
+		for (int p = 0; p < dim->npayload; p++)
+			dict |= pay_read[p] == c && plan->pay_dict[dim->first_pay + p] == 1;
+		/*
+		 * A dictionary-coded payload is read as its stored bytes (bpchar's
+		 * blanks kept, as the child plan's value is), which the staging codes
+		 */
+		if (dict)
+			form = QCOL_TEXT16;
 		if (v == NULL || v->varattno <= 0 || (int) v->varno != (int) rel->relid || form < 0 ||
-			form == QCOL_TEXT16 || form == QCOL_BPCHAR16)
+			(!dict && (form == QCOL_TEXT16 || form == QCOL_BPCHAR16)))
 			return;
 		dim->read_attnums[c] = v->varattno;
 		dim->read_forms[c] = form;

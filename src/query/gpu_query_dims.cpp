@@ -142,6 +142,41 @@ DictCode(GpuQueryDict *d, Datum value, MemoryContext cxt)
 	return d->n++;
 }
 
+/*
+ * The code of a text value the reader gave as its stored bytes, zero
+ * padded to 16 (text holds no zero byte, so the value is the bytes before
+ * the first one).  A direct-mapped memo of recent values spares the
+ * varlena, the hash and the probe for most rows: a dimension's text
+ * columns hold few distinct values (nations, cities, brands).
+ */
+static const int kDictMemoBits = 10;
+
+static uint32
+DictCodeBytes(GpuQueryDict *d, const uint64 *w, MemoryContext cxt)
+{
+	uint64 *e;
+	char value[VARHDRSZ_SHORT + 16];
+	int len = 16;
+
+	if (d->memo == NULL)
+		d->memo = (uint64 *) MemoryContextAllocZero(cxt, sizeof(uint64) * 3 << kDictMemoBits);
+	e = d->memo +
+		3 *
+			(((w[0] * UINT64CONST(0x9E3779B97F4A7C15)) ^
+			  (w[1] * UINT64CONST(0xC2B2AE3D27D4EB4F))) >>
+			 (64 - kDictMemoBits));
+	if (e[2] != 0 && e[0] == w[0] && e[1] == w[1])
+		return (uint32) (e[2] - 1);
+	while (len > 0 && ((const char *) w)[len - 1] == '\0')
+		len--;
+	SET_VARSIZE_1B(value, VARHDRSZ_SHORT + len);
+	memcpy(value + VARHDRSZ_SHORT, w, len);
+	e[0] = w[0];
+	e[1] = w[1];
+	e[2] = (uint64) DictCode(d, PointerGetDatum(value), cxt) + 1;
+	return (uint32) (e[2] - 1);
+}
+
 /* A by-row dictionary (GpuQueryDict) for a column of type. */
 static GpuQueryDict *
 DictByRowNew(MemoryContext cxt, Oid type)
@@ -248,9 +283,16 @@ StageBatch(GpuQueryState *st, int d, const GpuopsQueryBatch *batch, bool filtere
 		for (int p = 0; p < dim->npayload; p++)
 		{
 			const uint8 *nulls = batch->cols.nulls[dim->pay_read[p]];
+			GpuQueryDict *dict = st->dicts[dim->first_pay + p];
 
-			memcpy(r->words[p] + n, batch->cols.words[dim->pay_read[p]],
-				   sizeof(uint64) * batch->nrows);
+			if (dict != NULL)
+				for (uint32 i = 0; i < batch->nrows; i++)
+					r->words[p][n + i] = nulls != NULL && nulls[i]
+						? 0
+						: DictCodeBytes(dict, batch->bytes16[dim->pay_read[p]] + 2 * (Size) i, cxt);
+			else
+				memcpy(r->words[p] + n, batch->cols.words[dim->pay_read[p]],
+					   sizeof(uint64) * batch->nrows);
 			if (nulls != NULL && r->nulls[p] == NULL)
 			{
 				r->nulls[p] = (uint8 *) MemoryContextAllocHuge(cxt, r->cap);
@@ -299,7 +341,11 @@ StageBatch(GpuQueryState *st, int d, const GpuopsQueryBatch *batch, bool filtere
 			}
 			if (r->nulls[p] != NULL)
 				r->nulls[p][n] = isnull ? 1 : 0;
-			r->words[p][n] = isnull ? 0 : row.word(dim->pay_read[p]);
+			r->words[p][n] = isnull ? 0
+				: st->dicts[dim->first_pay + p] != NULL
+				? DictCodeBytes(st->dicts[dim->first_pay + p],
+								batch->bytes16[dim->pay_read[p]] + 2 * (Size) i, cxt)
+				: row.word(dim->pay_read[p]);
 		}
 		r->nrows = n + 1;
 	}

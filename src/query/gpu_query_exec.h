@@ -44,6 +44,7 @@ typedef struct GpuQueryDict
 	bool typbyval;
 	char *arena; /* where the next value's copy goes (DictKeep) */
 	Size arena_left;
+	uint64 *memo; /* DictCodeBytes' recent codes: (two words, code + 1) by the words' hash */
 } GpuQueryDict;
 
 /* A dimension staged for the backend (gpu_query_dims.cpp). */
