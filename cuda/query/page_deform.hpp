@@ -2,8 +2,7 @@
  * page_deform.hpp
  *    A pages batch's rows turned into the batch columns (gpuops_query.h's
  *    GpuopsQueryPages and GpuopsQueryTuple): one row at a time, the same
- *    code in the CUDA kernel (a thread a row, from the block's copy of its
- *    pages in shared memory) and in the CPU twin.
+ *    code in the CUDA kernel (a thread a row) and in the CPU twin.
  *
  * The words are those of the host's reader (src/input/query_deform.cpp's
  * ValueWords and DeformTuple): PostgreSQL's attribute walk (alignment,
@@ -207,16 +206,16 @@ page_at(const GpuopsQueryPages &P, uint32_t pg)
 }
 
 /*
- * Row i, the tuple at line pointer lineno of page (a copy of it, or where
- * it lies), into o's row i: kQueryPass, or the escape code of a value with
- * no device form.
+ * Row i of the pages batch (in page pg) into o's row i: kQueryPass, or
+ * the escape code of a value with no device form.
  */
 GPUOPS_HD uint32_t
-page_deform_tuple(const PageShape &S, const uint8_t *page, uint16_t lineno, uint32_t i,
-				  const PageOut &o)
+page_deform_row(const PageShape &S, const GpuopsQueryPages &P, uint32_t pg, uint32_t i,
+				const PageOut &o)
 {
 	const GpuopsQueryTuple &T = S.T;
-	HeapItem it = heap_item(page, lineno);
+	const uint8_t *page = page_at(P, pg);
+	HeapItem it = heap_item(page, P.lineno[i]);
 	const uint8_t *tup = page + it.off;
 	int tup_natts = heap_u16(tup + kTupInfomask2Off) & kTupNattsMask;
 	bool hasnulls = (heap_u16(tup + kTupInfomaskOff) & kTupHasNull) != 0;
@@ -264,14 +263,6 @@ page_deform_tuple(const PageShape &S, const uint8_t *page, uint16_t lineno, uint
 		page_put(S, o, c, i, T.missing_null[c] != 0, T.missing_word[c][0], T.missing_word[c][1]);
 	}
 	return kQueryPass;
-}
-
-/* Row i of the pages batch (in page pg) into o's row i (page_deform_tuple). */
-GPUOPS_HD uint32_t
-page_deform_row(const PageShape &S, const GpuopsQueryPages &P, uint32_t pg, uint32_t i,
-				const PageOut &o)
-{
-	return page_deform_tuple(S, page_at(P, pg), P.lineno[i], i, o);
 }
 
 } // namespace gpuops

@@ -526,12 +526,9 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 	GpuopsQueryPages dev = P;
 	cudaStream_t up = area >= 0 ? us : cs; /* the row index's stream */
 	bool grew = false;
-	uint32_t group = deform_group(P.page_size); /* pages a deforming block stages */
 
 	if (P.npages == 0 || P.page_size == 0)
 		fail(GPUOPS_ERR_INTERNAL, "query pages batch of %u rows without pages", b->nrows);
-	if (P.page_size % 16 != 0 || P.page_size > kDeformStageBytes)
-		fail(GPUOPS_ERR_INTERNAL, "query pages of %u bytes", P.page_size);
 	if (area < 0 && set.page_bytes < bytes)
 	{
 		set.pages.get(rt, bytes, cs);
@@ -603,12 +600,10 @@ CudaQuery::upload_pages(const GpuopsQueryBatch *b, InputSet &set, int area)
 	dev.first_row = set.first_row.as<uint32_t>();
 	dev.lineno = set.lineno.as<uint16_t>();
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.dstart, cs));
-	/* a block a group of pages (a block's worth of its rows), each group's blocks resident */
-	page_deform_kernel<<<std::min((P.npages + group - 1) / group, 2 * max_grid), kThreads,
-						 group * P.page_size, cs>>>(
+	page_deform_kernel<<<std::max(1u, std::min(blocks(n), max_grid)), kThreads, 0, cs>>>(
 		shape, dev,
 		PageOut{set.words.as<uint64_t>(), set.nulls.as<uint8_t>(), set.bytes.as<uint64_t>(), n},
-		stats.rows - n, counters.as<ull>() + kEscape);
+		b->nrows, stats.rows - n, counters.as<ull>() + kEscape);
 	GPUOPS_CUDA_CHECK_LAUNCH("query page deform");
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.dend, cs));
 	GPUOPS_CUDA_TRY(cudaEventRecord(set.copied, cs));

@@ -148,93 +148,19 @@ run_row(const BatchArgs &A, const QueryLayout &L, uint64_t i, ull *tags, ull *pa
 
 
 /*
- * A block's pages in shared memory (page_deform_kernel): 32 KB, four 8 kB
- * pages; one page of the largest size PostgreSQL builds with (32 kB); at
- * most 32 of the smallest (1 kB).
- */
-constexpr uint32_t kDeformStageBytes = 32768;
-constexpr uint32_t kDeformMaxGroup = 32;
-constexpr int kDeformLoads = 8; /* 16-byte loads a thread has in flight */
-
-/* The pages a block stages at once, for pages of page_size bytes. */
-GPUOPS_HD uint32_t
-deform_group(uint32_t page_size)
-{
-	uint32_t g = page_size == 0 ? 1 : kDeformStageBytes / page_size;
-
-	return g < 1 ? 1 : (g > kDeformMaxGroup ? kDeformMaxGroup : g);
-}
-
-/*
- * A pages batch's rows into the set's columns (page_deform.hpp); a value
- * with no device form escapes at its row (base + i).  Launched with
- * deform_group(P.page_size) x P.page_size bytes of dynamic shared memory;
- * page_size is a multiple of 16 and every page 16-byte aligned.
- *
- * Why a block stages whole pages before its threads deform a row each:
- * with a thread reading its tuple where the page lies, each row is a chain
- * of dependent loads (the page's place, its line pointer, the tuple's
- * header, each varlena header on the way to the columns) across pages
- * scattered in the page service's cache.  On the H100 that took ~0.3 ms a
- * batch of 4096 pages, ~14x the same kernel on pages just written into a
- * staging area (L2-resident).  Copied whole, a page is 512 independent,
- * coalesced 16-byte loads, and the walk then reads shared memory.  The
- * page of a row is found among the group's few pages instead of by a
- * binary search over the batch's.
+ * A pages batch's rows into the set's columns (page_deform.hpp), a thread
+ * a row; a value with no device form escapes at its row (base + i).
  */
 __global__ void __launch_bounds__(kThreads)
-	page_deform_kernel(const __grid_constant__ PageShape S, GpuopsQueryPages P, PageOut o, ull base,
-					   ull *escape)
+	page_deform_kernel(const __grid_constant__ PageShape S, GpuopsQueryPages P, PageOut o,
+					   uint32_t nrows, ull base, ull *escape)
 {
-	extern __shared__ uint4 staged[];
-	__shared__ const uint4 *src[kDeformMaxGroup];
-	__shared__ uint32_t first[kDeformMaxGroup + 1];
-	const uint32_t group = deform_group(P.page_size);
-	const uint32_t words = P.page_size / 16; /* a page's 16-byte words */
-
-	for (uint32_t g0 = blockIdx.x * group; g0 < P.npages; g0 += gridDim.x * group)
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nrows; i += gridDim.x * blockDim.x)
 	{
-		uint32_t np = min(group, P.npages - g0);
-		uint32_t total = np * words;
+		uint32_t code = page_deform_row(S, P, page_of_row(P.first_row, P.npages, i), i, o);
 
-		if (threadIdx.x <= np)
-			first[threadIdx.x] = P.first_row[g0 + threadIdx.x];
-		if (threadIdx.x < np)
-			src[threadIdx.x] = reinterpret_cast<const uint4 *>(page_at(P, g0 + threadIdx.x));
-		__syncthreads();
-		for (uint32_t w0 = 0; w0 < total; w0 += kDeformLoads * blockDim.x)
-		{
-			uint4 r[kDeformLoads];
-
-			/* every load issued before the first store: they overlap */
-#pragma unroll
-			for (int k = 0; k < kDeformLoads; k++)
-			{
-				uint32_t w = w0 + k * blockDim.x + threadIdx.x;
-
-				if (w < total)
-					r[k] = __ldcs(src[w / words] + w % words); /* read once: evict first */
-			}
-#pragma unroll
-			for (int k = 0; k < kDeformLoads; k++)
-			{
-				uint32_t w = w0 + k * blockDim.x + threadIdx.x;
-
-				if (w < total)
-					staged[w] = r[k];
-			}
-		}
-		__syncthreads();
-		for (uint32_t i = first[0] + threadIdx.x; i < first[np]; i += blockDim.x)
-		{
-			uint32_t j = static_cast<uint32_t>(run_of(first, np, i));
-			uint32_t code = page_deform_tuple(
-				S, reinterpret_cast<const uint8_t *>(staged) + j * P.page_size, P.lineno[i], i, o);
-
-			if (code != kQueryPass)
-				atomicMin(escape, ((base + i) << kEscapeShift) | code);
-		}
-		__syncthreads(); /* staged and first are written again */
+		if (code != kQueryPass)
+			atomicMin(escape, ((base + i) << kEscapeShift) | code);
 	}
 }
 
