@@ -665,15 +665,16 @@ FillSlotFiltered(QPShared *sh, char *slots, int s, const GpuopsQueryBatch *batch
 			continue;
 		for (int c = 0; c < sh->ncols; c++)
 		{
+			uint64 *out = (uint64 *) (base + sh->data_off[c]);
+
 			if (sh->cols[c].form == QCOL_TEXT16 || sh->cols[c].form == QCOL_BPCHAR16)
 			{
 				/* (a dimension's short text, for the leader's dictionary) */
-				((uint64 *) (base + sh->data_off[c]))[2 * n] = batch->bytes16[c][2 * (Size) i];
-				((uint64 *) (base +
-							 sh->data_off[c]))[2 * n + 1] = batch->bytes16[c][2 * (Size) i + 1];
+				out[2 * n] = batch->bytes16[c][2 * (Size) i];
+				out[2 * n + 1] = batch->bytes16[c][2 * (Size) i + 1];
 			}
 			else
-				((uint64 *) (base + sh->data_off[c]))[n] = batch->cols.words[c][i];
+				out[n] = batch->cols.words[c][i];
 			if (batch->cols.nulls[c] != NULL)
 			{
 				((uint8 *) (base + sh->null_off[c]))[n] = batch->cols.nulls[c][i];

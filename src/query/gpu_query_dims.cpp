@@ -154,17 +154,14 @@ static const int kDictMemoBits = 10;
 static uint32
 DictCodeBytes(GpuQueryDict *d, const uint64 *w, MemoryContext cxt)
 {
+	uint64 h = (w[0] * UINT64CONST(0x9E3779B97F4A7C15)) ^ (w[1] * UINT64CONST(0xC2B2AE3D27D4EB4F));
 	uint64 *e;
 	char value[VARHDRSZ_SHORT + 16];
 	int len = 16;
 
 	if (d->memo == NULL)
 		d->memo = (uint64 *) MemoryContextAllocZero(cxt, sizeof(uint64) * 3 << kDictMemoBits);
-	e = d->memo +
-		3 *
-			(((w[0] * UINT64CONST(0x9E3779B97F4A7C15)) ^
-			  (w[1] * UINT64CONST(0xC2B2AE3D27D4EB4F))) >>
-			 (64 - kDictMemoBits));
+	e = d->memo + 3 * (h >> (64 - kDictMemoBits));
 	if (e[2] != 0 && e[0] == w[0] && e[1] == w[1])
 		return (uint32) (e[2] - 1);
 	while (len > 0 && ((const char *) w)[len - 1] == '\0')
