@@ -41,12 +41,13 @@
 # Timing: psql's \timing of the query itself, run to completion with its rows written
 # to a file (client-side wall time); the median of --reps runs.  Every engine runs a
 # query in its own session: warm-up(s) first, then the timed runs, so that session
-# start (a CUDA context) is not timed.  Results: the timed run's rows in output order
-# compared byte for byte with PostgreSQL's ("yes"; "order" = the same rows in another
-# order; "NO").  Memory: "peak MB" = the leader backend's VmHWM - RssShmem from
-# /proc/self/status at the end of its session (its private peak, roughly; parallel
-# workers not counted); "dev MB" = the sum of "Device Memory" over gpuops' nodes in
-# the warm-up's EXPLAIN ANALYZE.
+# start (a CUDA context) is not timed; a gpuops engine's session ends with one more run as
+# EXPLAIN ANALYZE (timing on: GpuQuery's stage times, logged as "stages"), not timed.
+# Results: the timed run's rows in output order compared byte for byte with PostgreSQL's
+# ("yes"; "order" = the same rows in another order; "NO").  Memory: "peak MB" = the leader
+# backend's VmHWM - RssShmem from /proc/self/status at the end of its session (its private
+# peak, roughly; parallel workers not counted); "dev MB" = the sum of "Device Memory" over
+# gpuops' nodes in the warm-up's EXPLAIN ANALYZE.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
@@ -275,6 +276,8 @@ run_engine() {
       if [ "$i" = 0 ]; then echo "\\o $pre.out"; else echo "\\o /dev/null"; fi
       echo "\\timing on"; echo "$q;"; echo "\\timing off"
     done
+    # gpuops' stages in a warm run (its EXPLAIN gives them with TIMING on only), after the timed runs
+    if [ "$eng" != pg ] && [ "$WARMUP" -ge 1 ]; then echo "\\o $pre.stages"; echo "EXPLAIN (ANALYZE, COSTS OFF) $q;"; fi
     echo "\\o"
     echo "\\set ON_ERROR_STOP 0"
     echo "SELECT 'mem ' || coalesce(max(v) FILTER (WHERE k = 'VmHWM'), 0) || ' ' || coalesce(max(v) FILTER (WHERE k = 'RssShmem'), 0)
@@ -288,6 +291,23 @@ run_engine() {
   ms=$(tr , '\n' <<<"$all" | sort -g | awk 'NF { a[++n] = $1 } END {
     if (n == 0) print "error"; else if (n % 2) print a[(n + 1) / 2]; else printf "%.3f\n", (a[n / 2] + a[n / 2 + 1]) / 2 }')
   echo "$ms $(awk '/^mem / { d = $2 - $3; print (d > 0 ? d : 0) }' "$pre.log" | tail -1) ${all:--}"
+}
+
+# stages PLAN: a GpuQuery's stage times from a warm EXPLAIN ANALYZE (run_engine's .stages), one
+# line; the first GpuQuery's own (the nodes below it, its dimensions' plans, come after its lines)
+stages() {
+  [ -s "$1" ] || { echo "none"; return; }
+  awk '/Execution Time:/ { ex = $3 }
+    /Custom Scan \(GpuQuery\)/ { g = 1 }
+    g && /^ *Workers Launched:/ && !w { w = $3 }
+    g && /^ *(Read Time|Workers Read Time|Walk Time|Lookup Staging Time|Page Service Time|Copy Time|Kernel Time):/ {
+      k = $0; sub(/^ */, "", k); sub(/:.*/, "", k); v = $0; sub(/.*: */, "", v); sub(/ ms/, "", v); if (!(k in t)) t[k] = v }
+    END {
+      if (!g) { printf "execution %s ms (no GpuQuery)\n", ex; exit }
+      printf "execution %s ms; GpuQuery: lookups %s, read (the leader'"'"'s loop) %s, workers'"'"' read %s (%d workers), walk %s, page service %s, copy %s, kernel %s ms\n",
+        ex, t["Lookup Staging Time"] == "" ? "0" : t["Lookup Staging Time"], t["Read Time"],
+        t["Workers Read Time"] == "" ? "0" : t["Workers Read Time"], w, t["Walk Time"],
+        t["Page Service Time"] == "" ? "0" : t["Page Service Time"], t["Copy Time"], t["Kernel Time"] }' "$1"
 }
 
 exec_ms() { sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1 ms/p' "$1" 2>/dev/null | head -1 | grep . || echo "none"; }
@@ -350,6 +370,7 @@ for suite in "${SUITES[@]}"; do
     done
     row="$row |"; table+=("$row"); echo "$row"
     log "$suite $name timed runs: $detail"
+    for e in "${ENG[@]:1}"; do log "$suite $name $e stages (a warm EXPLAIN ANALYZE): $(stages "$base.$e.stages")"; done
   done
   for e in "${ENG[@]:1}"; do
     gm=$(awk '{ for (i = 1; i <= NF; i++) { s += log($i); n++ } } END { if (n) printf "%.2fx over %d queries", exp(s / n), n; else print "n/a" }' <<<"${logs[$e]:-}")
