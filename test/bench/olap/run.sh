@@ -264,6 +264,7 @@ run_engine() {
   q=$(grep -v '^[[:space:]]*--' "$qf"); q=${q%;}
   v=ENGINE_SETS_$eng; sets=${!v}
   script=$pre.sql
+  rm -f "$pre.stages" # (an earlier run's, where $OUT is reused)
   {
     echo "SET max_parallel_workers_per_gather = $WORKERS;"
     echo "$sets"
