@@ -57,6 +57,7 @@ extern "C" {
 #include <vector>
 
 #include "device.h"
+#include "guc.h"
 #include "heap_pages.h"
 #include "query_deform.h"
 #include "thread_signals.hpp"
@@ -889,6 +890,19 @@ QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf)
 	if (r->walk_done)
 		return 0;
 	return FillPages(r, buf);
+}
+
+uint32
+QueryReaderBatchRows(const QueryReadColumn *cols, int ncols)
+{
+	double row_bytes = 0;
+	double rows;
+
+	for (int c = 0; c < ncols; c++)
+		row_bytes += cols[c].form == QCOL_TEXT16 || cols[c].form == QCOL_BPCHAR16 ? 17 : 9;
+	rows = (double) ((size_t) gpuops_batch_size_mb << 20) / Max(row_bytes, 1.0);
+	rows = Max(Min(rows, 4.0 * 1024 * 1024), 1024.0);
+	return (uint32) rows & ~7u;
 }
 
 void

@@ -103,6 +103,12 @@ struct QueryBatchRow
  * memory context reset callback of `cxt` on error.
  */
 extern bool QueryReaderUsable(TableScanDesc scan);
+/*
+ * A batch's rows for these columns within gpuops.batch_size_mb (each a
+ * word and a null byte, 16 bytes for short text), 1024 to 4M, a multiple
+ * of 8.
+ */
+extern uint32 QueryReaderBatchRows(const QueryReadColumn *cols, int ncols);
 extern QueryReader *QueryReaderBegin(TableScanDesc scan, const QueryReadColumn *cols, int ncols,
 									 int nthreads, uint32 batch_rows, MemoryContext cxt);
 

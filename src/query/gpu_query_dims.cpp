@@ -362,8 +362,7 @@ ReadDim(GpuQueryState *st, int d)
 {
 	const GpuQueryDimPlan *dim = &st->plan->dims[d];
 	EState *estate = st->css.ss.ps.state;
-	double row_bytes = 0; /* a batch row: each column's word (16 bytes: short text) and null */
-	double rows;
+	uint32 rows = QueryReaderBatchRows(st->dim_read_cols[d], dim->read_ncols);
 	int nworkers = dim->read_workers;
 	MemoryContext read_cxt, old;
 	Relation rel;
@@ -375,10 +374,6 @@ ReadDim(GpuQueryState *st, int d)
 	GpuopsQueryBatch batch;
 	const char *why = NULL;
 
-	for (int c = 0; c < dim->read_ncols; c++)
-		row_bytes += st->dim_read_cols[d][c].form == QCOL_TEXT16 ? 17.0 : 9.0;
-	rows = Max(Min(((size_t) gpuops_batch_size_mb << 20) / Max(row_bytes, 9.0), 4.0 * 1024 * 1024),
-			   1024.0);
 	if (st->dim_read_rti[d] == 0)
 	{
 		st->dim_read_why[d] = "its plan does not scan the table";

@@ -79,14 +79,7 @@ EscapeWhat(const GpuQueryState *st, const GpuopsQueryStats *s)
 static uint32
 BatchRows(const GpuQueryState *st)
 {
-	double row_bytes = 0;
-	double rows;
-
-	for (int c = 0; c < st->plan->ncols; c++)
-		row_bytes += st->cols[c].form == QCOL_TEXT16 || st->cols[c].form == QCOL_BPCHAR16 ? 17 : 9;
-	rows = (double) ((size_t) gpuops_batch_size_mb << 20) / Max(row_bytes, 1.0);
-	rows = Max(Min(rows, 4.0 * 1024 * 1024), 1024.0);
-	return (uint32) rows & ~7u;
+	return QueryReaderBatchRows(st->cols, st->plan->ncols);
 }
 
 /* The spec: the plan's programs, the qual's Params bound to their values now. */
