@@ -43,15 +43,24 @@ is_sticky(cudaError_t err)
 Runtime *the_runtime = nullptr;
 
 /*
- * Polls query() (cudaStreamQuery or cudaEventQuery) until the work is done:
- * a short spin for the usual short waits, then sleeps of 50 us, checking
- * the caller's interrupt between them.
+ * Polls query() (cudaStreamQuery or cudaEventQuery) until the work is done,
+ * checking the caller's interrupt between polls: a spin of up to kSpin for
+ * the usual short waits, then sleeps of 50 us.  Why a spin by time: a
+ * query's leader waits twice a batch for work of ~20-60 us (its copies,
+ * the batch before's kernel); after 64 polls it slept, and a 50 us sleep
+ * ends ~100 us later (the timer's slack), so the H100's trace (SSB SF 20
+ * Q1.1, ~500 batches) found the host ~97 us late on the median copy, ~40
+ * ms of a 176 ms loop.
  */
 template <class Query>
 static void
 poll_until_done(Query query, const char *what)
 {
-	for (int spins = 0;; spins++)
+	constexpr auto kSpin = std::chrono::microseconds(500);
+	auto start = std::chrono::steady_clock::now();
+	bool spinning = true;
+
+	for (;;)
 	{
 		cudaError_t err = query();
 
@@ -60,7 +69,9 @@ poll_until_done(Query query, const char *what)
 		if (err != cudaErrorNotReady)
 			throw_cuda(err, what);
 		check_interrupt();
-		if (spins >= 64)
+		if (spinning)
+			spinning = std::chrono::steady_clock::now() - start < kSpin;
+		else
 			std::this_thread::sleep_for(std::chrono::microseconds(50));
 	}
 }
