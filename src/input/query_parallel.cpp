@@ -154,16 +154,17 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 {
 	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	/*
-	 * A slot per worker filling and two for the leader to ship; in the
-	 * pages form two per worker, so that it walks into one while the
-	 * leader ships the other (in place, the leader holds a slot over one
-	 * more add, then the worker unpins it).  With one per worker the
-	 * H100's trace (SSB SF 20 Q1.1) had each worker walking for 84-125 ms
-	 * of the leader's 176 ms loop and waiting for a free slot the rest.
-	 * A pages slot is the row index of 4096 pages (~2.4 MB); a slot of
-	 * columns is gpuops.batch_size, so those stay one per worker.
+	 * A slot per worker filling and two for the leader to ship; with
+	 * pages read in place two per worker, so that it walks into one while
+	 * the leader ships the other (the leader holds a slot over one more
+	 * add, then the worker unpins it).  With one per worker the H100's
+	 * trace (SSB SF 20 Q1.1) had each worker walking for 84-125 ms of the
+	 * leader's 176 ms loop and waiting for a free slot the rest.  Such a
+	 * slot is a page list and row index (~2.4 MB for 4096 pages); a slot
+	 * of copied pages or of columns is tens of MB, so those stay one per
+	 * worker.
 	 */
-	int nslots = (max_pages > 0 ? 2 : 1) * nworkers + 2;
+	int nslots = (max_pages > 0 && in_place ? 2 : 1) * nworkers + 2;
 	Size data_off[GPUOPS_QUERY_MAX_COLS], null_off[GPUOPS_QUERY_MAX_COLS];
 	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages, in_place)
 									: SlotLayout(cols, ncols, slot_rows, data_off, null_off);
