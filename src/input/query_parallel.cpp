@@ -147,12 +147,9 @@ QueryParallelPossible(void)
 	return IsInParallelMode() && !IsParallelWorker() && max_parallel_workers > 0;
 }
 
-QueryParallel *
-QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
-				   int nworkers, uint32 slot_rows, uint32 max_pages, bool in_place,
-				   int worker_threads, const GpuopsExprProgram *filter, uint32 fetch_row_bytes)
+int
+QueryParallelSlots(int nworkers, bool pages_in_place)
 {
-	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	/*
 	 * A slot per worker filling and two for the leader to ship; with
 	 * pages read in place two per worker, so that it walks into one while
@@ -164,7 +161,16 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	 * of copied pages or of columns is tens of MB, so those stay one per
 	 * worker.
 	 */
-	int nslots = (max_pages > 0 && in_place ? 2 : 1) * nworkers + 2;
+	return (pages_in_place ? 2 : 1) * nworkers + 2;
+}
+
+QueryParallel *
+QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols, int ncols,
+				   int nworkers, uint32 slot_rows, uint32 max_pages, bool in_place,
+				   int worker_threads, const GpuopsExprProgram *filter, uint32 fetch_row_bytes)
+{
+	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
+	int nslots = QueryParallelSlots(nworkers, max_pages > 0 && in_place);
 	Size data_off[GPUOPS_QUERY_MAX_COLS], null_off[GPUOPS_QUERY_MAX_COLS];
 	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages, in_place)
 									: SlotLayout(cols, ncols, slot_rows, data_off, null_off);

@@ -51,6 +51,13 @@ typedef struct QueryParallel QueryParallel;
 extern bool QueryParallelPossible(void);
 
 /*
+ * The slots of a read by nworkers (QueryParallelBegin's), with pages read
+ * in place or not: with them, as many batches of pages may be pinned at
+ * once (beside the leader's own).
+ */
+extern int QueryParallelSlots(int nworkers, bool pages_in_place);
+
+/*
  * Starts up to nworkers workers reading rel's pages under `snapshot` into
  * slots of slot_rows rows, each worker with worker_threads reader threads.
  * With max_pages > 0 the slots hold pages instead (query_reader.h's

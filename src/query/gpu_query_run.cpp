@@ -147,12 +147,14 @@ BatchPages(const GpuQueryState *st, int nprocs)
 		pages = Min(pages, Max(16.0, relpages / (2.0 * nprocs)));
 	/*
 	 * Read in place, every slot and the leader's buffer may hold their
-	 * pages pinned at once (nworkers + 3 batches): together at most a
-	 * quarter of shared buffers, so that other backends always find one
-	 * to evict (ReadPages checks there is room for 16 pages each).
+	 * pages pinned at once: together at most a quarter of shared buffers,
+	 * so that other backends always find one to evict (ReadPages checks
+	 * there is room for 16 pages each).
 	 */
 	if (st->in_place)
-		pages = Min(pages, (double) NBuffers / (4.0 * (Max(st->plan->nworkers, 0) + 3)));
+		pages = Min(pages,
+					(double) NBuffers /
+						(4.0 * (QueryParallelSlots(Max(st->plan->nworkers, 0), true) + 1)));
 	return (uint32) pages;
 }
 
