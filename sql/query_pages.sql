@@ -112,6 +112,23 @@ SELECT check_pages('SELECT a1, sum(a130), count(a140) FROM qp_wide GROUP BY a1')
 SELECT * FROM pages_lines('SELECT a140, count(*) FROM qp_wide GROUP BY a140');
 SELECT check_pages('SELECT a140, count(*), sum(a1) FROM qp_wide GROUP BY a140');
 
+-- a batch of pages has room for 1.5 times the rows a page that pg_class
+-- gives (at least 16 full pages' worth): with statistics from wide rows,
+-- the narrow rows inserted since end each batch early, by its rows, and
+-- none is lost (more batches than its pages alone would make)
+CREATE TABLE qp_dense (id int4, pad text) WITH (autovacuum_enabled = off);
+ALTER TABLE qp_dense ALTER pad SET STORAGE EXTERNAL;
+INSERT INTO qp_dense SELECT i, repeat('p', 2000) FROM generate_series(1, 2000) i;
+ANALYZE qp_dense;
+DELETE FROM qp_dense;
+INSERT INTO qp_dense SELECT i, NULL FROM generate_series(1, 100000) i;
+SELECT relpages >= 400 AND reltuples = 2000 AS stale FROM pg_class WHERE relname = 'qp_dense';
+SET gpuops.query_page_cost = 0; -- (else the stale statistics cost GpuQuery out)
+SELECT check_pages('SELECT id % 7 AS k, count(*), sum(id), min(id), max(id) FROM qp_dense GROUP BY 1');
+SELECT (regexp_match(l, 'Batches: (\d+)'))[1]::int >= 20 AS ended_by_rows
+FROM explain_lines('SELECT id % 7 AS k, count(*), sum(id) FROM qp_dense GROUP BY 1', 'Batches') l;
+RESET gpuops.query_page_cost;
+
 -- the parallel read: workers copy pages straight into the shared slots;
 -- small batches, so that every process ships several
 SET max_parallel_workers_per_gather = 2;
@@ -123,6 +140,11 @@ SELECT * FROM pages_lines('SELECT c1, count(*), sum(n) FROM qp GROUP BY c1');
 SELECT check_pages('SELECT c1, count(*), sum(n), min(d), max(big) FROM qp GROUP BY c1');
 SELECT check_pages('SELECT t, count(*) FROM qp GROUP BY t');
 SELECT check_pages('SELECT t, count(*), sum(n) FROM qp_toast WHERE big > 5 GROUP BY t');
+SET gpuops.query_page_cost = 0;
+SELECT check_pages('SELECT id % 7 AS k, count(*), sum(id), min(id), max(id) FROM qp_dense GROUP BY 1');
+SELECT (regexp_match(l, 'Batches: (\d+)'))[1]::int >= 20 AS ended_by_rows
+FROM explain_lines('SELECT id % 7 AS k, count(*), sum(id) FROM qp_dense GROUP BY 1', 'Batches') l;
+RESET gpuops.query_page_cost;
 -- read in place, the backend holds a worker's batch over one add (the
 -- CUDA engine while the page service gathers it; the CPU backend too, for
 -- this): the leader must not wait for the workers meanwhile, since a
@@ -143,5 +165,5 @@ RESET gpuops.fault_injection;
 RESET gpuops.batch_size;
 RESET gpuops.cpu_fallback;
 
-DROP TABLE qp, qp_toast, qp_wide, qp_held;
+DROP TABLE qp, qp_toast, qp_wide, qp_held, qp_dense;
 DROP FUNCTION pages_lines(text);

@@ -172,7 +172,7 @@ QueryParallelBegin(Relation rel, Snapshot snapshot, const QueryReadColumn *cols,
 	QueryParallel *qp = (QueryParallel *) palloc0(sizeof(QueryParallel));
 	int nslots = QueryParallelSlots(nworkers, max_pages > 0 && in_place);
 	Size data_off[GPUOPS_QUERY_MAX_COLS], null_off[GPUOPS_QUERY_MAX_COLS];
-	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages, in_place)
+	Size slot_bytes = max_pages > 0 ? QueryPagesBufBytes(max_pages, slot_rows, in_place)
 									: SlotLayout(cols, ncols, slot_rows, data_off, null_off);
 	Size shared_bytes = add_size(offsetof(QPShared, slots), mul_size(sizeof(QPSlot), nslots));
 	Size pscan_bytes = table_parallelscan_estimate(rel, snapshot);
@@ -294,7 +294,7 @@ SlotBatch(QueryParallel *qp, int s, GpuopsQueryBatch *batch)
 	batch->cols.nrows = slot->nrows;
 	if (sh->max_pages > 0)
 	{
-		QueryPagesBufInit(&qp->held_pages, base, sh->max_pages, sh->in_place);
+		QueryPagesBufInit(&qp->held_pages, base, sh->max_pages, sh->slot_rows, sh->in_place);
 		QueryPagesBufView(&qp->held_pages, slot->npages, qp->rel);
 		batch->pages = &qp->held_pages.view;
 		return;
@@ -562,7 +562,7 @@ UnpinReturned(QPShared *sh, char *slots)
 	{
 		QueryPagesBuf buf;
 
-		QueryPagesBufInit(&buf, SlotBase(slots, sh, mine[k]), sh->max_pages, true);
+		QueryPagesBufInit(&buf, SlotBase(slots, sh, mine[k]), sh->max_pages, sh->slot_rows, true);
 		QueryPagesUnpin(buf.index, sh->slots[mine[k]].npages);
 	}
 	if (nmine > 0)
@@ -735,7 +735,7 @@ ReadPages(QPShared *sh, char *slots, QueryReader *reader)
 
 		if (s < 0)
 			break;
-		QueryPagesBufInit(&buf, SlotBase(slots, sh, s), sh->max_pages, sh->in_place);
+		QueryPagesBufInit(&buf, SlotBase(slots, sh, s), sh->max_pages, sh->slot_rows, sh->in_place);
 		n = QueryReaderNextPages(reader, &buf); /* (no rows: no page, no pin) */
 		SpinLockAcquire(&sh->mutex);
 		sh->slots[s].nrows = n;
@@ -773,7 +773,7 @@ ReadMain(dsm_segment *, shm_toc *toc)
 								  cxt);
 	if (reader != NULL && sh->max_pages > 0)
 	{
-		QueryReaderUsePages(reader, 0, sh->in_place);
+		QueryReaderUsePages(reader, 0, 0, sh->in_place);
 		ReadPages(sh, slots, reader);
 		AwaitShipped(sh, slots);
 		reader_done = true;

@@ -643,8 +643,20 @@ QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char **escape)
 
 /* ---- the pages form ---- */
 
+uint32
+QueryPagesRows(Relation rel, uint32 max_pages)
+{
+	double rows = (double) max_pages * MaxHeapTuplesPerPage;
+	double relpages = rel->rd_rel->relpages, reltuples = rel->rd_rel->reltuples;
+
+	if (relpages > 0 && reltuples > 0)
+		rows = Min(rows, Max(1.5 * reltuples / relpages * max_pages, 16.0 * MaxHeapTuplesPerPage));
+	/* (a multiple of 8: it is also a reader's batch of rows) */
+	return ((uint32) rows + 7) & ~7u;
+}
+
 Size
-QueryPagesBufBytes(uint32 max_pages, bool in_place)
+QueryPagesBufBytes(uint32 max_pages, uint32 max_rows, bool in_place)
 {
 	/* in place: buffer and block numbers, LSNs (as QueryPagesBufInit lays them out) */
 	Size bytes = in_place ? add_size(mul_size(2, MAXALIGN(mul_size(max_pages, sizeof(uint32)))),
@@ -652,15 +664,16 @@ QueryPagesBufBytes(uint32 max_pages, bool in_place)
 						  : mul_size(max_pages, BLCKSZ);
 
 	bytes = add_size(bytes, MAXALIGN(mul_size(max_pages + 1, sizeof(uint32))));
-	return add_size(bytes,
-					MAXALIGN(mul_size(mul_size(max_pages, MaxHeapTuplesPerPage), sizeof(uint16))));
+	return add_size(bytes, MAXALIGN(mul_size(max_rows, sizeof(uint16))));
 }
 
 void
-QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place)
+QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, uint32 max_rows, bool in_place)
 {
+	Assert(max_pages == 0 || max_rows >= MaxHeapTuplesPerPage);
 	memset(buf, 0, sizeof(*buf));
 	buf->max_pages = max_pages;
+	buf->max_rows = max_rows;
 	buf->in_place = in_place;
 	if (in_place)
 	{
@@ -765,14 +778,15 @@ QueryPagesMapStart(void)
 }
 
 void
-QueryReaderUsePages(QueryReader *r, uint32 max_pages, bool in_place)
+QueryReaderUsePages(QueryReader *r, uint32 max_pages, uint32 max_rows, bool in_place)
 {
 	r->pages_mode = true;
 	if (max_pages > 0 && r->own.max_pages == 0)
 		QueryPagesBufInit(&r->own,
 						  (char *) MemoryContextAllocHuge(GetMemoryChunkContext(r),
-														  QueryPagesBufBytes(max_pages, in_place)),
-						  max_pages, in_place);
+														  QueryPagesBufBytes(max_pages, max_rows,
+																			 in_place)),
+						  max_pages, max_rows, in_place);
 }
 
 void
@@ -788,16 +802,17 @@ QueryReaderPinPages(QueryReader *r)
 {
 	if (!r->own_pinned && r->own.max_pages > 0)
 		r->own_pinned = GpuopsPinHostMemory(OwnPagesMemory(r),
-											QueryPagesBufBytes(r->own.max_pages, r->own.in_place));
+											QueryPagesBufBytes(r->own.max_pages, r->own.max_rows,
+															   r->own.in_place));
 	return r->own_pinned;
 }
 
 /*
  * Copies pages with visible tuples into buf while it has room: each page
  * whole (pinned by the walk while it is copied), its visible line
- * pointers listed.  A page always fits (max_pages x MaxHeapTuplesPerPage
- * rows), and the walk takes the next page only when there is room for it,
- * so nothing carries over to the next call.
+ * pointers listed.  The walk takes the next page only while there is room
+ * for a full one (MaxHeapTuplesPerPage rows), so nothing carries over to
+ * the next call.
  */
 static uint32
 FillPages(QueryReader *r, QueryPagesBuf *buf)
@@ -809,7 +824,7 @@ FillPages(QueryReader *r, QueryPagesBuf *buf)
 
 	INSTR_TIME_SET_CURRENT(start);
 	r->walk.want_lsn = cacheable;
-	while (npages < buf->max_pages)
+	while (npages < buf->max_pages && rows + MaxHeapTuplesPerPage <= buf->max_rows)
 	{
 		int n;
 

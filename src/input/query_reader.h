@@ -125,24 +125,37 @@ extern bool QueryReaderNext(QueryReader *r, GpuopsQueryBatch *batch, const char 
  * line pointers; the query backend deforms them (page_deform.hpp).  The
  * backend walks the pages as before (visibility stays PostgreSQL's); no
  * thread is needed.  A pages batch's buffers: up to max_pages pages, and
- * as many rows as they can hold.
+ * up to max_rows rows (a batch ends where the next page might not fit).
  */
 typedef struct QueryPagesBuf
 {
 	uint32 max_pages;
+	uint32 max_rows;
 	bool in_place;		   /* pages left in shared buffers, pinned (below) */
 	uint8 *pages;		   /* max_pages x BLCKSZ (not in place) */
 	uint32 *index;		   /* max_pages: buffer numbers (in place) */
 	uint32 *block;		   /* max_pages: block numbers (in place) */
 	uint64 *lsn;		   /* max_pages: LSNs as listed (in place) */
 	uint32 *first_row;	   /* max_pages + 1 */
-	uint16 *lineno;		   /* max_pages x MaxHeapTuplesPerPage */
+	uint16 *lineno;		   /* max_rows */
 	GpuopsQueryPages view; /* what the last fill put there */
 } QueryPagesBuf;
 
-/* The bytes of a pages buffer of max_pages pages, and one laid out in mem. */
-extern Size QueryPagesBufBytes(uint32 max_pages, bool in_place);
-extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, bool in_place);
+/*
+ * The rows a pages buffer of max_pages of rel's pages makes room for: 1.5
+ * times the table's average a page (its statistics), at least 16 full
+ * pages' worth, at most every page full.  The rows index is most of an
+ * in-place buffer, and a parallel read's slots are allocated and pinned
+ * for the device at each query's start: for SSB's lineorder (65 rows a
+ * page) a slot of 4096 pages is ~0.9 MB, not the ~2.4 MB of 4096 full
+ * pages.  Stale statistics cost batches that end early, never rows.
+ */
+extern uint32 QueryPagesRows(Relation rel, uint32 max_pages);
+
+/* The bytes of a pages buffer, and one laid out in mem. */
+extern Size QueryPagesBufBytes(uint32 max_pages, uint32 max_rows, bool in_place);
+extern void QueryPagesBufInit(QueryPagesBuf *buf, char *mem, uint32 max_pages, uint32 max_rows,
+							  bool in_place);
 
 /*
  * buf->view for its first npages pages, read from rel (by this process or
@@ -178,11 +191,11 @@ extern bool QueryPagesMapStart(void);
 /*
  * The reader reads pages from now on (its columns must have a pages form:
  * query_deform.h's QueryDeformPagesShape), in place or copied:
- * QueryReaderNext fills a buffer of max_pages pages of its own (max_pages >
- * 0), QueryReaderNextPages one the caller gives (laid out alike).
+ * QueryReaderNext fills a buffer of max_pages pages and max_rows rows of
+ * its own (max_pages > 0), QueryReaderNextPages one the caller gives.
  * QueryReaderUnpinPages drops the pins of its own buffer's last fill.
  */
-extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages, bool in_place);
+extern void QueryReaderUsePages(QueryReader *r, uint32 max_pages, uint32 max_rows, bool in_place);
 extern uint32 QueryReaderNextPages(QueryReader *r, QueryPagesBuf *buf);
 extern void QueryReaderUnpinPages(QueryReader *r);
 

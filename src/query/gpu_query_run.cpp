@@ -259,7 +259,12 @@ SerialReader(GpuQueryState *st)
 									  st->read_pages == 1 ? 0 : gpuops_reader_threads,
 									  BatchRows(st), st->run_cxt);
 		if (st->read_pages == 1)
-			QueryReaderUsePages(st->reader, BatchPages(st, 1), st->in_place);
+		{
+			uint32 pages = BatchPages(st, 1);
+
+			QueryReaderUsePages(st->reader, pages,
+								QueryPagesRows(st->css.ss.ss_currentRelation, pages), st->in_place);
+		}
 	}
 }
 
@@ -295,15 +300,19 @@ static bool
 ParallelBegin(GpuQueryState *st)
 {
 	EState *estate = st->css.ss.ps.state;
+	Relation rel = st->css.ss.ss_currentRelation;
 	int nworkers = st->plan->nworkers;
-	uint32 slot_rows;
+	uint32 pages = 0, slot_rows;
 	MemoryContext old;
 
 	st->workers_launched = 0;
 	if (nworkers <= 0 || !estate->es_use_parallel_mode || !QueryParallelPossible() ||
 		!IsMVCCSnapshot(estate->es_snapshot))
 		return false;
-	slot_rows = SlotRows(st, nworkers);
+	/* a slot of pages has room for the rows such pages hold */
+	if (st->read_pages == 1)
+		pages = BatchPages(st, nworkers + 1);
+	slot_rows = pages > 0 ? QueryPagesRows(rel, pages) : SlotRows(st, nworkers);
 	st->par_cxt = AllocSetContextCreate(st->run_cxt, "GpuQuery parallel read",
 										ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(st->par_cxt);
@@ -312,21 +321,24 @@ ParallelBegin(GpuQueryState *st)
 	 * each (a worker alone both walks and deforms: the deforming then
 	 * bounds it), none where there are none (CI's mode).
 	 */
-	st->par = QueryParallelBegin(
-		st->css.ss.ss_currentRelation, estate->es_snapshot, st->cols, st->plan->ncols, nworkers,
-		slot_rows, st->read_pages == 1 ? BatchPages(st, nworkers + 1) : 0, st->in_place,
-		st->read_pages == 1				? 0
-			: gpuops_reader_threads > 0 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
-										: 0,
-		NULL, 0);
+	st->par = QueryParallelBegin(rel, estate->es_snapshot, st->cols, st->plan->ncols, nworkers,
+								 slot_rows, pages, st->in_place,
+								 st->read_pages == 1 ? 0
+									 : gpuops_reader_threads > 0
+									 ? Max(gpuops_reader_threads / (nworkers + 1), 1)
+									 : 0,
+								 NULL, 0);
 	st->slots_pinned = false;
 	/* the leader's own batches are small: it ships the workers' first */
 	st->leader_reader = QueryReaderBegin(QueryParallelLeaderScan(st->par), st->cols,
 										 st->plan->ncols, 0, Max(slot_rows / 4, 1024u) & ~7u,
 										 st->par_cxt);
-	if (st->read_pages == 1)
-		QueryReaderUsePages(st->leader_reader, Max(BatchPages(st, nworkers + 1) / 4, 16u),
-							st->in_place);
+	if (pages > 0)
+	{
+		uint32 own = Max(pages / 4, 16u);
+
+		QueryReaderUsePages(st->leader_reader, own, QueryPagesRows(rel, own), st->in_place);
+	}
 	MemoryContextSwitchTo(old);
 	st->workers_launched = QueryParallelLaunched(st->par);
 	st->own_done = false;
