@@ -7,7 +7,9 @@
 # The TSV (tab-separated, '#' lines are comments, one header line):
 #   id  label  rows  pg_serial_ms  pg_workers_ms  gpuops_ms  gpuops_plan  date  card
 # test/bench/results/latest.tsv holds the numbers of the README's table, each
-# copied from doc/benchmarks.md. gnuplot (Debian's gnuplot-nox) is installed
+# copied from doc/benchmarks.md; test/bench/results/olap.tsv the SSB and
+# TPC-H-shaped queries (-> doc/img/olap.png). A time not measured is "-":
+# its bar is left out, and a column of them is left out of the chart. gnuplot (Debian's gnuplot-nox) is installed
 # with apt-get when missing and this runs as root; otherwise it says so.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -36,12 +38,15 @@ grep -v '^#' "$IN" | tail -n +2 | grep -v '^[[:space:]]*$' > "$DATA"
 CARDS=$(cut -f9 "$DATA" | sort -u | paste -sd/ -)
 DATES=$(cut -f8 "$DATA" | sort -u | sed -n '1p;$p' | paste -sd' ' - | sed 's/ / to /')
 ROWS=$(wc -l < "$DATA")
+SERIAL="\"$DATA\" using (\$4/\$6):xtic(2) title \"vs PostgreSQL serial\" lc rgb \"#9ecae1\", \"\" using (\$5/\$6)"
+if ! cut -f4 "$DATA" | grep -qv '^-$'; then SERIAL="\"$DATA\" using (\$5/\$6):xtic(2)"; fi
 mkdir -p "$(dirname "$OUT")"
 
 gnuplot <<EOF
 set terminal pngcairo size 1100,$((260 + 34 * ROWS)) font "sans,11"
 set output "$OUT"
 set datafile separator "\t"
+set datafile missing "-"
 set title "gpuops vs PostgreSQL 15, execution time ratio (NVIDIA $CARDS, $DATES)"
 set style data histograms
 set style histogram clustered gap 1
@@ -54,8 +59,8 @@ set grid ytics
 set key top left
 set xtics rotate by -30 left noenhanced
 set bmargin 9
+set rmargin 10
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 lc rgb "#444444"
-plot "$DATA" using (\$4/\$6):xtic(2) title "vs PostgreSQL serial" lc rgb "#9ecae1", \
-     "" using (\$5/\$6) title "vs PostgreSQL, 8 workers" lc rgb "#08519c"
+plot $SERIAL title "vs PostgreSQL, 8 workers" lc rgb "#08519c"
 EOF
 echo "plot.sh: wrote $OUT ($ROWS queries, from $IN)"
