@@ -124,6 +124,16 @@ FillSpec(GpuQueryState *st, GpuopsQuerySpec *spec)
 }
 
 /*
+ * Batches of pages read in place that may be pinned at once: every slot of
+ * the parallel read (QueryParallelSlots) and the leader's own buffer.
+ */
+static int
+PinnedBatches(const GpuQueryState *st)
+{
+	return QueryParallelSlots(Max(st->plan->nworkers, 0), true) + 1;
+}
+
+/*
  * Pages a batch of the pages form holds: gpuops.batch_size of them, fewer
  * for a small table so that every process gets some of it.
  */
@@ -152,9 +162,7 @@ BatchPages(const GpuQueryState *st, int nprocs)
 	 * there is room for 16 pages each).
 	 */
 	if (st->in_place)
-		pages = Min(pages,
-					(double) NBuffers /
-						(4.0 * (QueryParallelSlots(Max(st->plan->nworkers, 0), true) + 1)));
+		pages = Min(pages, (double) NBuffers / (4.0 * PinnedBatches(st)));
 	return (uint32) pages;
 }
 
@@ -233,7 +241,7 @@ ReadPages(GpuQueryState *st, const GpuopsQueryBackend *primary)
 		MemoryContextSwitchTo(old);
 		st->in_place = st->read_pages == 1 && QueryPagesInPlacePossible(rel) &&
 			gpuops_query_pages_in_place != GPUOPS_READ_PAGES_OFF &&
-			NBuffers / (4 * (Max(st->plan->nworkers, 0) + 3)) >= 16 &&
+			NBuffers / (4 * PinnedBatches(st)) >= 16 &&
 			/*
 			 * On the GPU: through the page service, whatever the table's
 			 * size (it costs nothing to set up), or this process's own
