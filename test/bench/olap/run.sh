@@ -227,8 +227,23 @@ describe() {
   done
 }
 
+# fits SUITE DB: logs the tables' size against shared_buffers.  Tables that do
+# not fit are read through the OS's cache by both engines on every run, so the
+# figures would not be those of data in shared buffers (TPC-H at SF 20 is
+# ~24 GB of tables: 12 MB at SF 0.01).
+fits() {
+  local suite=$1 db=$2 list
+  list=$(for t in $(all_tables "$suite"); do printf "'\"%s\"'," "$t"; done)
+  log "$suite: $("${PSQL[@]}" -d "$db" -At -c "SELECT CASE WHEN t > b
+      THEN format('the tables (%s MB) do not fit shared_buffers (%s MB): both engines read the rest from the OS cache; set shared_buffers above %s MB for figures of data in shared buffers', t, b, t)
+      ELSE format('the tables (%s MB) fit shared_buffers (%s MB)', t, b) END
+    FROM (SELECT (SELECT sum(pg_relation_size(c::regclass)) / 1048576 FROM unnest(ARRAY[${list%,}]) c)::int8 AS t,
+                 (SELECT setting::int8 * current_setting('block_size')::int8 / 1048576 FROM pg_settings WHERE name = 'shared_buffers') AS b) s")"
+}
+
 prewarm() {
   local suite=$1 db=$2 t cmds=() t0
+  fits "$suite" "$db"
   "${PSQL[@]}" -d "$db" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" 2>/dev/null || { log "$suite: no pg_prewarm, the warm-up runs warm the tables"; return 0; }
   t0=$(now)
   for t in $(all_tables "$suite"); do cmds+=("psql -X -q -At -d '$db' -c 'SELECT pg_prewarm('\''\"$t\"'\'')' >/dev/null"); done
