@@ -157,7 +157,7 @@ QueryParallelSlots(int nworkers, bool pages_in_place)
 	 * add, then the worker unpins it).  With one per worker the H100's
 	 * trace (SSB SF 20 Q1.1) had each worker walking for 84-125 ms of the
 	 * leader's 176 ms loop and waiting for a free slot the rest.  Such a
-	 * slot is a page list and row index (QueryPagesRows: ~0.9 MB for 4096
+	 * slot is a page list and row index (QueryPagesRows: ~1 MB for 4096
 	 * of SSB lineorder's pages); a slot of copied pages or of columns is
 	 * tens of MB, so those stay one per worker.
 	 */

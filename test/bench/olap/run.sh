@@ -232,13 +232,14 @@ describe() {
 # figures would not be those of data in shared buffers (TPC-H at SF 20 is
 # ~24 GB of tables: 12 MB at SF 0.01).
 fits() {
-  local suite=$1 db=$2 list
-  list=$(for t in $(all_tables "$suite"); do printf "'\"%s\"'," "$t"; done)
-  log "$suite: $("${PSQL[@]}" -d "$db" -At -c "SELECT CASE WHEN t > b
-      THEN format('the tables (%s MB) do not fit shared_buffers (%s MB): both engines read the rest from the OS cache; set shared_buffers above %s MB for figures of data in shared buffers', t, b, t)
-      ELSE format('the tables (%s MB) fit shared_buffers (%s MB)', t, b) END
-    FROM (SELECT (SELECT sum(pg_relation_size(c::regclass)) / 1048576 FROM unnest(ARRAY[${list%,}]) c)::int8 AS t,
-                 (SELECT setting::int8 * current_setting('block_size')::int8 / 1048576 FROM pg_settings WHERE name = 'shared_buffers') AS b) s")"
+  local suite=$1 db=$2 t list=() tmb bmb
+  for t in $(all_tables "$suite"); do list+=("'\"$t\"'"); done
+  read -r tmb bmb < <("${PSQL[@]}" -d "$db" -At -F ' ' -c "SELECT (sum(pg_relation_size(c::regclass)) / 1048576)::int8,
+      pg_size_bytes(current_setting('shared_buffers')) / 1048576 FROM unnest(ARRAY[$(IFS=,; echo "${list[*]}")]) c")
+  if [ -z "$bmb" ]; then log "$suite: the tables' size against shared_buffers could not be read"
+  elif [ "$tmb" -gt "$bmb" ]; then
+    log "$suite: the tables ($tmb MB) do not fit shared_buffers ($bmb MB): both engines read the rest from the OS cache; set shared_buffers above $tmb MB for figures of data in shared buffers"
+  else log "$suite: the tables ($tmb MB) fit shared_buffers ($bmb MB)"; fi
 }
 
 prewarm() {
